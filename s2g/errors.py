@@ -1,0 +1,18 @@
+"""One exception type for every user-facing failure.
+
+The CLI turns an :class:`S2GError` into ``s2g: error: <message>`` on stderr and a
+non-zero exit, so every message must be one self-contained line that names the
+file, record, read or limit at fault.
+"""
+
+
+class S2GError(Exception):
+    """A problem with the user's input or request (not a bug in s2g)."""
+
+
+class GraphError(S2GError):
+    """Malformed, unsupported or cyclic graph."""
+
+
+class ReadError(S2GError):
+    """Malformed or unsupported read input."""

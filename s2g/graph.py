@@ -1,0 +1,535 @@
+"""GFA -> oriented DAG -> FlatGraph (CSR arrays in topological order).
+
+Who does what (measured numbers in README.md, "Graph loading"):
+
+* **Parsing** is a streaming reader written here: one ``str.split`` per line. gfapy
+  1.2.3 takes 12 s for the 5k-segment DRB1 graph, refuses ``VN:Z:1.1`` headers and
+  ``W`` lines (../shared/notes/gfa-facts.md), so it cannot be the loader of
+  million-segment pangenomes. ``load_graph(..., validate=True)`` (CLI ``--validate``)
+  additionally runs gfapy's full GFA 1.0 validation where gfapy can read the file.
+* **Orientation**: segment ``s`` gives nodes ``2s`` (``s+``) and ``2s+1`` (``s-``); a
+  link and its mirror become two edges (ARCHITECTURE.md, "Both strands").
+* **Topological order**: Kahn's algorithm with a LIFO stack (it follows chains, so a
+  node's predecessor is usually the previous node and fewer columns need the
+  node_bound store), compiled with Numba because it runs over millions of nodes;
+  deterministic for a given file. networkx is used where a graph algorithm is
+  needed on the part that did *not* sort: strongly connected components and one
+  explicit cycle for the error message, and the depth-first search whose back edges
+  ``break_cycles`` removes. The tests check the order against networkx.
+* **FlatGraph**: numpy arrays, ready to copy to a device, plus names for output.
+"""
+from __future__ import annotations
+
+import gzip
+import heapq
+import io
+import os
+import warnings
+from dataclasses import dataclass, field
+
+import numba
+import numpy as np
+
+from ._numba import NJIT
+from .errors import GraphError
+
+# base codes shared by graph and reads: A=0 C=1 G=2 T=3, anything else N=4
+BASE_CODE = np.full(256, 4, dtype=np.uint8)
+for _i, _c in enumerate("ACGT"):
+    BASE_CODE[ord(_c)] = _i
+    BASE_CODE[ord(_c.lower())] = _i
+BASE_CODE[ord("U")] = BASE_CODE[ord("u")] = 3
+CODE_BASE = np.frombuffer(b"ACGTN", dtype=np.uint8)
+COMPLEMENT_CODE = np.array([3, 2, 1, 0, 4], dtype=np.uint8)
+
+
+@dataclass
+class FlatGraph:
+    """The oriented, topologically sorted graph as flat arrays (see ARCHITECTURE.md).
+
+    Node ``v`` (0..n_nodes-1, in topological order) owns bases
+    ``base[node_start[v]:node_start[v+1]]``; its predecessors are
+    ``pred_idx[pred_ptr[v]:pred_ptr[v+1]]`` (ascending). A node is *simple* when its
+    only predecessor is ``v-1``: its first column reads the previous column. Every
+    other predecessor relation goes through the node_bound store: ``slot[u] >= 0``
+    is the slot holding ``u``'s last column until its last non-simple successor has
+    been computed; ``n_slots`` slots suffice (liveness, like register allocation).
+    """
+
+    base: np.ndarray          # uint8[n_bases]
+    node_start: np.ndarray    # int32[n_nodes+1]
+    pred_ptr: np.ndarray      # int32[n_nodes+1]
+    pred_idx: np.ndarray      # int32[n_edges]
+    slot: np.ndarray          # int32[n_nodes], -1 = no slot needed
+    n_slots: int
+    node_seg: np.ndarray      # int32[n_nodes]: segment index
+    node_rev: np.ndarray      # uint8[n_nodes]: 1 for the reverse-complement copy
+    is_sink: np.ndarray       # uint8[n_nodes]: no successor
+    seg_names: list
+    seg_len: np.ndarray       # int64[n_segments]
+    n_links: int = 0
+    n_paths: int = 0
+    n_walks: int = 0
+    strands: str = "both"
+    broken_edges: int = 0
+    source: str = ""
+    paths: dict = field(default_factory=dict)  # name -> list of (segment index, is_rev)
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.node_start) - 1
+
+    @property
+    def n_bases(self) -> int:
+        return int(self.node_start[-1])
+
+    @property
+    def n_segments(self) -> int:
+        return len(self.seg_names)
+
+    def node_name(self, v: int) -> str:
+        return ("<" if self.node_rev[v] else ">") + self.seg_names[self.node_seg[v]]
+
+    def node_of_column(self, j: int) -> int:
+        return int(np.searchsorted(self.node_start, j, side="right") - 1)
+
+    def sequence(self, v: int) -> str:
+        s, t = self.node_start[v], self.node_start[v + 1]
+        return CODE_BASE[self.base[s:t]].tobytes().decode()
+
+    def max_in_degree(self) -> int:
+        return int(np.diff(self.pred_ptr).max(initial=0))
+
+    def kernel_arrays(self):
+        """The arrays every kernel takes, in one fixed order."""
+        return (self.base, self.node_start, self.pred_ptr, self.pred_idx, self.slot,
+                self.is_sink)
+
+
+# --------------------------------------------------------------------------- parsing
+
+@dataclass
+class GfaRecords:
+    seg_names: list
+    seg_seqs: list            # bytes, upper case, before N-masking
+    link_a: np.ndarray        # int64 segment index
+    link_ar: np.ndarray       # 0 '+', 1 '-'
+    link_b: np.ndarray
+    link_br: np.ndarray
+    version: str
+    paths: dict
+    n_paths: int
+    n_walks: int
+
+
+def _open_text(path):
+    if not os.path.exists(path):
+        raise GraphError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise GraphError(f"{path}: is a directory, expected a GFA file")
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(2)
+    except OSError as exc:
+        raise GraphError(f"{path}: cannot read: {exc.strerror}") from None
+    raw = gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+    return io.TextIOWrapper(raw, encoding="ascii", errors="replace", newline=None)
+
+
+_ORIENT = {"+": 0, "-": 1}
+
+
+def _check_overlap(ov: str, where: str):
+    # '*' (unknown) and any all-zero CIGAR are blunt; anything else overlaps.
+    if ov in ("*", "0M", "0", ""):
+        return
+    digits = "".join(ch if ch.isdigit() else " " for ch in ov).split()
+    if digits and all(int(d) == 0 for d in digits):
+        return
+    raise GraphError(f"{where}: overlap {ov!r} is not supported (only blunt 0M links)")
+
+
+def parse_gfa(path: str, keep_paths: bool = False) -> GfaRecords:
+    """Stream a GFA1 file into segment and link records (no gfapy; see module doc)."""
+    seg_index: dict = {}
+    seg_names: list = []
+    seg_seqs: list = []
+    raw_links: list = []
+    path_steps: list = []   # (where, name, [segment tokens]) checked after all S lines
+    version = "1.0"
+    n_paths = n_walks = 0
+    fname = os.path.basename(path)
+    with _open_text(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line or line[0] in "#\n\r":
+                continue
+            rec = line[0]
+            where = f"{fname}:{lineno}"
+            if rec == "S":
+                f = line.rstrip("\r\n").split("\t")
+                if len(f) < 3 or not f[1]:
+                    raise GraphError(f"{where}: malformed S line (expected 'S<TAB>name<TAB>sequence')")
+                name, seq = f[1], f[2]
+                if seq == "*":
+                    raise GraphError(f"{where}: segment {name!r} has no sequence ('*'); s2g needs sequences")
+                if not seq.isascii() or not seq.isalpha():
+                    bad = next(c for c in seq if not (c.isascii() and c.isalpha()))
+                    raise GraphError(f"{where}: segment {name!r} has invalid character {bad!r} in its sequence")
+                if name in seg_index:
+                    raise GraphError(f"{where}: duplicate segment name {name!r}")
+                seg_index[name] = len(seg_names)
+                seg_names.append(name)
+                seg_seqs.append(seq.upper().encode())
+            elif rec == "L":
+                f = line.rstrip("\r\n").split("\t")
+                if len(f) < 5 or f[2] not in _ORIENT or f[4] not in _ORIENT:
+                    raise GraphError(f"{where}: malformed L line (expected 'L<TAB>from<TAB>+/-<TAB>to<TAB>+/-<TAB>overlap')")
+                _check_overlap(f[5] if len(f) > 5 else "*", f"{where}: link {f[1]}{f[2]} -> {f[3]}{f[4]}")
+                raw_links.append((f[1], f[2], f[3], f[4], lineno))
+            elif rec == "P":
+                f = line.rstrip("\r\n").split("\t")
+                if len(f) < 3:
+                    raise GraphError(f"{where}: malformed P line")
+                steps = f[2].split(",") if f[2] not in ("", "*") else []
+                # P overlaps are not checked: paths are not aligned to, and vg writes
+                # segment lengths there (cactus-BRCA2.gfa) although its links are blunt.
+                path_steps.append((where, f[1], [(s[:-1], s[-1]) for s in steps]))
+                n_paths += 1
+            elif rec == "W":
+                f = line.rstrip("\r\n").split("\t")
+                if len(f) < 7:
+                    raise GraphError(f"{where}: malformed W line (expected 7 columns)")
+                walk, toks, k = f[6], [], 0
+                while k < len(walk):
+                    o = walk[k]
+                    if o not in "<>":
+                        raise GraphError(f"{where}: malformed walk {walk[:40]!r} (steps start with '>' or '<')")
+                    e = k + 1
+                    while e < len(walk) and walk[e] not in "<>":
+                        e += 1
+                    toks.append((walk[k + 1:e], "+" if o == ">" else "-"))
+                    k = e
+                path_steps.append((where, f"{f[1]}#{f[2]}#{f[3]}:{f[4]}-{f[5]}", toks))
+                n_walks += 1
+            elif rec == "H":
+                for tag in line.rstrip("\r\n").split("\t")[1:]:
+                    if tag.startswith("VN:Z:"):
+                        version = tag[5:]
+                        if version.startswith("2"):
+                            raise GraphError(f"{where}: GFA {version} is not supported (GFA 1.0 and 1.1 only)")
+            elif rec in "EFGOU":
+                raise GraphError(f"{where}: '{rec}' is a GFA2 record; s2g reads GFA 1.0 and 1.1")
+            # C (containment) and custom record types carry nothing for alignment.
+    if not seg_names:
+        raise GraphError(f"{path}: empty graph (no S lines)")
+    n = len(raw_links)
+    la = np.empty(n, np.int64); lar = np.empty(n, np.uint8)
+    lb = np.empty(n, np.int64); lbr = np.empty(n, np.uint8)
+    for k, (a, oa, b, ob, lineno) in enumerate(raw_links):
+        ia = seg_index.get(a)
+        ib = seg_index.get(b)
+        if ia is None or ib is None:
+            missing = a if ia is None else b
+            raise GraphError(f"{fname}:{lineno}: link refers to unknown segment {missing!r}")
+        la[k], lar[k], lb[k], lbr[k] = ia, _ORIENT[oa], ib, _ORIENT[ob]
+    paths = {}
+    for where, name, toks in path_steps:
+        idx = []
+        for s, o in toks:
+            i = seg_index.get(s)
+            if i is None or o not in _ORIENT:
+                raise GraphError(f"{where}: path/walk {name!r} refers to unknown segment or orientation {s + o!r}")
+            idx.append((i, _ORIENT[o]))
+        if keep_paths:
+            paths[name] = idx
+    return GfaRecords(seg_names, seg_seqs, la, lar, lb, lbr, version, paths, n_paths, n_walks)
+
+
+# --------------------------------------------------------------------- graph kernels
+
+@numba.njit(**NJIT)
+def _kahn_lifo(n, succ_ptr, succ_idx, indeg):
+    """Topological order by Kahn's algorithm with a LIFO stack; returns (order, count)."""
+    deg = indeg.copy()
+    stack = np.empty(n, np.int64)
+    top = 0
+    for v in range(n - 1, -1, -1):      # so the smallest source is popped first
+        if deg[v] == 0:
+            stack[top] = v
+            top += 1
+    order = np.empty(n, np.int64)
+    cnt = 0
+    while top > 0:
+        top -= 1
+        u = stack[top]
+        order[cnt] = u
+        cnt += 1
+        for k in range(succ_ptr[u + 1] - 1, succ_ptr[u] - 1, -1):
+            w = succ_idx[k]
+            deg[w] -= 1
+            if deg[w] == 0:
+                stack[top] = w
+                top += 1
+    return order, cnt
+
+
+@numba.njit(**NJIT)
+def _liveness_slots(n, pred_ptr, pred_idx):
+    """node_bound slots: node u needs one while any non-simple successor is pending.
+
+    A successor v is simple when pred(v) == [v-1] (it reads the previous column).
+    u's slot is live from u to last_use[u] = its last non-simple successor and may be
+    given to a node x only when x > last_use[u] (strictly after, so a kernel never
+    overwrites a column another thread may still read). Smallest free slot first.
+    """
+    last_use = np.full(n, -1, np.int64)
+    for v in range(n):
+        a, b = pred_ptr[v], pred_ptr[v + 1]
+        if b - a == 1 and pred_idx[a] == v - 1:
+            continue
+        for k in range(a, b):
+            u = pred_idx[k]
+            if v > last_use[u]:
+                last_use[u] = v
+    slot = np.full(n, -1, np.int32)
+    free = [np.int64(0)]          # min-heap of free slot ids (seeded for typing)
+    free.pop()
+    busy = [(np.int64(0), np.int64(0))]  # min-heap of (last_use, slot)
+    busy.pop()
+    n_slots = 0
+    for x in range(n):
+        while len(busy) > 0 and busy[0][0] < x:
+            _, s = heapq.heappop(busy)
+            heapq.heappush(free, s)
+        if last_use[x] >= 0:
+            if len(free) > 0:
+                s = heapq.heappop(free)
+            else:
+                s = np.int64(n_slots)
+                n_slots += 1
+            slot[x] = s
+            heapq.heappush(busy, (last_use[x], s))
+    return slot, n_slots
+
+
+def _csr(n, src, dst):
+    """CSR of dst grouped by src, each group sorted ascending."""
+    order = np.lexsort((dst, src))
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=ptr[1:])
+    return ptr, dst[order]
+
+
+def _cycle_report(n, src, dst, remaining, seg_names):
+    """networkx on the part Kahn could not sort: cyclic components and one cycle."""
+    import networkx as nx
+
+    rem = np.zeros(n, bool)
+    rem[remaining] = True
+    keep = rem[src] & rem[dst]
+    g = nx.DiGraph()
+    g.add_edges_from(zip(src[keep].tolist(), dst[keep].tolist()))
+    comps = [c for c in nx.strongly_connected_components(g)
+             if len(c) > 1 or any(g.has_edge(v, v) for v in c)]
+    # a cycle and its mirror on the other strand are one cycle of the GFA
+    seg_sets = {frozenset(v >> 1 for v in c) for c in comps}
+    first = min(comps, key=lambda c: min(c))
+    cyc = nx.find_cycle(g.subgraph(first), source=min(first))
+    names = [seg_names[u >> 1] + ("-" if u & 1 else "+") for u, _ in cyc]
+    shown = " -> ".join(names[:6] + (["..."] if len(names) > 6 else []) + [names[0]])
+    return len(seg_sets), seg_names[cyc[0][0] >> 1], shown
+
+
+def _back_edges(n, src, dst, remaining):
+    """Edges to drop so the unsorted remainder becomes acyclic: DFS back edges (networkx)."""
+    import networkx as nx
+
+    rem = np.zeros(n, bool)
+    rem[remaining] = True
+    keep = np.nonzero(rem[src] & rem[dst])[0]
+    g = nx.DiGraph()
+    g.add_nodes_from(sorted(remaining.tolist()))
+    g.add_edges_from(sorted(zip(src[keep].tolist(), dst[keep].tolist())))
+    on_stack, back = set(), set()
+    # one traversal over all roots (ascending), so every node is visited once
+    for u, v, kind in nx.dfs_labeled_edges(g):
+        if kind == "forward":
+            on_stack.add(v)
+        elif kind == "reverse":
+            on_stack.discard(v)
+        elif kind == "nontree" and v in on_stack:
+            back.add((u, v))
+    return back
+
+
+def load_graph(path: str, strands: str = "both", break_cycles: bool = False,
+               validate: bool = False, keep_paths: bool = False) -> FlatGraph:
+    """Read a GFA 1.0/1.1 file into a :class:`FlatGraph`.
+
+    ``strands``: ``"both"`` (default; every segment in both orientations) or
+    ``"forward"`` (``+`` nodes and ``+ +`` links only). ``break_cycles`` drops
+    depth-first back edges instead of refusing a cyclic graph (with a warning that
+    counts them). ``validate`` also runs gfapy's GFA 1.0 validation (slow).
+    """
+    if strands not in ("both", "forward"):
+        raise GraphError(f"unknown strands {strands!r}; choose 'both' or 'forward'")
+    rec = parse_gfa(path, keep_paths=keep_paths)
+    if validate:
+        _gfapy_validate(path, rec)
+    n_seg = len(rec.seg_names)
+    seg_len = np.fromiter((len(s) for s in rec.seg_seqs), np.int64, n_seg)
+    # edges of the doubled graph: node 2s+r
+    src = np.concatenate([2 * rec.link_a + rec.link_ar, 2 * rec.link_b + (1 - rec.link_br)])
+    dst = np.concatenate([2 * rec.link_b + rec.link_br, 2 * rec.link_a + (1 - rec.link_ar)])
+    n = 2 * n_seg
+    if strands == "forward":
+        fwd = ((src & 1) == 0) & ((dst & 1) == 0)
+        src, dst = src[fwd], dst[fwd]
+    if len(src):
+        code = np.unique(src * n + dst)
+        src, dst = code // n, code % n
+    alive = np.ones(n, bool)
+    if strands == "forward":
+        alive[1::2] = False
+    broken = 0
+    while True:
+        succ_ptr, succ_idx = _csr(n, src, dst)
+        indeg = np.bincount(dst, minlength=n).astype(np.int64)
+        # nodes of the other strand (forward mode) are skipped by giving them a fake in-degree
+        indeg_eff = np.where(alive, indeg, 1)
+        order, cnt = _kahn_lifo(n, succ_ptr, succ_idx, indeg_eff)
+        if cnt == int(alive.sum()):
+            order = order[:cnt]
+            break
+        sorted_mask = np.zeros(n, bool)
+        sorted_mask[order[:cnt]] = True
+        remaining = np.nonzero(alive & ~sorted_mask)[0]
+        if not break_cycles:
+            n_cyc, seg, shown = _cycle_report(n, src, dst, remaining, rec.seg_names)
+            raise GraphError(
+                f"{os.path.basename(path)}: graph is cyclic ({n_cyc} cyclic component(s); "
+                f"segment {seg!r} is on the cycle {shown}); s2g aligns to DAGs: "
+                "use --break-cycles to drop back edges")
+        back = _back_edges(n, src, dst, remaining)
+        drop = np.isin(src * n + dst, np.fromiter((u * n + v for u, v in back), np.int64, len(back)))
+        broken += int(drop.sum())
+        src, dst = src[~drop], dst[~drop]
+    if broken:
+        warnings.warn(f"{os.path.basename(path)}: --break-cycles removed {broken} edge(s) "
+                      "(DFS back edges, counted on both strands) to make the graph acyclic",
+                      stacklevel=2)
+    return _flatten(rec, seg_len, order, src, dst, n, strands, broken, path)
+
+
+def _flatten(rec, seg_len, order, src, dst, n, strands, broken, path) -> FlatGraph:
+    n_nodes = len(order)
+    rank = np.full(n, -1, np.int64)
+    rank[order] = np.arange(n_nodes)
+    node_seg = (order >> 1).astype(np.int32)
+    node_rev = (order & 1).astype(np.uint8)
+    lens = seg_len[node_seg]
+    node_start = np.zeros(n_nodes + 1, np.int64)
+    np.cumsum(lens, out=node_start[1:])
+    if node_start[-1] >= 2**31 - 1:
+        raise GraphError(f"{path}: {node_start[-1]} bases in the DP exceed the int32 limit of this version")
+    # bases in topological order; reverse nodes get the reverse complement
+    fwd_codes = BASE_CODE[np.frombuffer(b"".join(rec.seg_seqs), np.uint8)]
+    seg_off = np.zeros(len(seg_len) + 1, np.int64)
+    np.cumsum(seg_len, out=seg_off[1:])
+    base = np.empty(int(node_start[-1]), np.uint8)
+    _fill_bases(base, node_start, node_seg, node_rev, seg_off, fwd_codes, COMPLEMENT_CODE)
+    rs, rd = rank[src], rank[dst]
+    pred_ptr, pred_idx = _csr(n_nodes, rd, rs)
+    has_succ = np.zeros(n_nodes, np.uint8)
+    has_succ[rs] = 1
+    pred_ptr = pred_ptr.astype(np.int32)
+    pred_idx = pred_idx.astype(np.int32)
+    slot, n_slots = _liveness_slots(n_nodes, pred_ptr, pred_idx)
+    return FlatGraph(
+        base=base, node_start=node_start.astype(np.int32), pred_ptr=pred_ptr,
+        pred_idx=pred_idx, slot=slot, n_slots=int(n_slots), node_seg=node_seg,
+        node_rev=node_rev, is_sink=(1 - has_succ).astype(np.uint8),
+        seg_names=rec.seg_names, seg_len=seg_len, n_links=len(rec.link_a),
+        n_paths=rec.n_paths, n_walks=rec.n_walks, strands=strands, broken_edges=broken,
+        source=path, paths=rec.paths)
+
+
+@numba.njit(**NJIT)
+def _fill_bases(base, node_start, node_seg, node_rev, seg_off, codes, comp):
+    for v in range(len(node_seg)):
+        s = seg_off[node_seg[v]]
+        ln = seg_off[node_seg[v] + 1] - s
+        o = node_start[v]
+        if node_rev[v]:
+            for k in range(ln):
+                base[o + k] = comp[codes[s + ln - 1 - k]]
+        else:
+            for k in range(ln):
+                base[o + k] = codes[s + k]
+
+
+def _gfapy_validate(path, rec):
+    try:
+        import gfapy
+    except ImportError:  # pragma: no cover - gfapy is a core dependency
+        raise GraphError("--validate needs gfapy (pip install gfapy)") from None
+    if rec.version.startswith("1.1") or rec.n_walks:
+        raise GraphError(f"{path}: --validate uses gfapy, which reads GFA 1.0 only "
+                         f"(this file is GFA {rec.version}{' with W lines' if rec.n_walks else ''})")
+    try:
+        gfapy.Gfa.from_file(path, vlevel=1)
+    except gfapy.Error as exc:
+        msg = str(exc).strip().splitlines()
+        raise GraphError(f"{path}: gfapy validation failed: {msg[0] if msg else type(exc).__name__}") from None
+
+
+@numba.njit(**NJIT)
+def _components(n, a, b):
+    parent = np.arange(n)
+    for k in range(len(a)):
+        x, y = a[k], b[k]
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        while parent[y] != y:
+            parent[y] = parent[parent[y]]
+            y = parent[y]
+        if x != y:
+            parent[max(x, y)] = min(x, y)
+    c = 0
+    for v in range(n):
+        r = v
+        while parent[r] != r:
+            r = parent[r]
+        if r == v:
+            c += 1
+    return c
+
+
+def graph_info(path: str, strands: str = "both") -> dict:
+    """Facts for ``s2g info``: sizes, components, cycles, in-degree, node_bound slots."""
+    rec = parse_gfa(path)
+    info = {
+        "file": path, "gfa_version": rec.version, "segments": len(rec.seg_names),
+        "links": int(len(rec.link_a)), "paths": rec.n_paths, "walks": rec.n_walks,
+        "bases": int(sum(len(s) for s in rec.seg_seqs)),
+        "components": int(_components(len(rec.seg_names), rec.link_a, rec.link_b)),
+    }
+    try:
+        g = load_graph(path, strands=strands)
+        info["cyclic_components"] = 0
+        info["back_edges"] = 0
+    except GraphError as exc:
+        if "cyclic" not in str(exc):
+            raise
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            g = load_graph(path, strands=strands, break_cycles=True)
+        info["cyclic_components"] = int(str(exc).split("(")[1].split()[0])
+        info["back_edges"] = g.broken_edges
+    info.update({
+        "strands": strands, "dp_nodes": g.n_nodes, "dp_bases": g.n_bases,
+        "max_in_degree": g.max_in_degree(), "node_bound_slots": g.n_slots,
+        "nodes_needing_slot": int((g.slot >= 0).sum()),
+    })
+    return info

@@ -1,0 +1,73 @@
+"""Result types: one small frozen record per read, arrays per batch (STYLE.md habit 8)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from .scoring import NEG_INF
+
+
+@dataclass(frozen=True)
+class Traceback:
+    """Where the optimal alignment lies, in read and path coordinates.
+
+    ``path``: oriented node ids (``FlatGraph`` topological indices) in walk order;
+    ``path_start``/``path_end``: 0-based, end-exclusive offsets in the concatenated
+    oriented path sequence; ``cigar``: ``=``/``X``/``I``/``D`` runs (clips are
+    implied by ``qstart``/``qend`` as in GAF).
+    """
+
+    qstart: int
+    qend: int
+    path: tuple
+    path_len: int
+    path_start: int
+    path_end: int
+    cigar: str
+    matches: int
+    block_len: int
+    edits: int
+
+
+@dataclass(frozen=True)
+class AlignResult:
+    name: str
+    qlen: int
+    score: Optional[int]       # None: no alignment
+    end_i: int                 # read row of the end cell (1-based rows, 0 = none)
+    end_j: int                 # graph column (topological base index), -1 = none
+    traceback: Optional[Traceback] = None
+
+    @property
+    def aligned(self) -> bool:
+        return self.score is not None
+
+
+class BatchResult:
+    """Scores and end cells as arrays (what kernels fill) plus optional tracebacks."""
+
+    def __init__(self, names, lengths, score, end_i, end_j, tracebacks=None):
+        self.names = names
+        self.lengths = np.asarray(lengths)
+        self.score = score
+        self.end_i = end_i
+        self.end_j = end_j
+        self.tracebacks = tracebacks
+
+    def __len__(self):
+        return len(self.names)
+
+    def aligned(self) -> np.ndarray:
+        return (self.score > NEG_INF) & (self.end_j >= 0)
+
+    def __getitem__(self, r) -> AlignResult:
+        ok = bool(self.score[r] > NEG_INF and self.end_j[r] >= 0)
+        tb = self.tracebacks[r] if self.tracebacks is not None else None
+        return AlignResult(self.names[r], int(self.lengths[r]), int(self.score[r]) if ok else None,
+                           int(self.end_i[r]), int(self.end_j[r]), tb)
+
+    def __iter__(self):
+        for r in range(len(self)):
+            yield self[r]

@@ -1,0 +1,92 @@
+"""Variant registry: a table, not a class tree (STYLE.md habit 2; sgkit's distance api).
+
+Each entry names a module that exposes the common contract::
+
+    align_batch(graph: FlatGraph, reads: ReadBatch, scoring: Scoring, mode: Mode,
+                traceback: bool = False) -> BatchResult
+
+Modules are imported only when a variant is used, so ``import s2g`` and
+``s2g --help`` never touch CUDA (STYLE.md habit 3).
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from ..errors import S2GError
+
+
+@dataclass(frozen=True)
+class VariantInfo:
+    name: str
+    module: str
+    device: str       # "cpu" or "cuda"
+    summary: str
+    limits: str
+    rank: int         # larger = preferred by --variant auto among those that can run
+
+
+REGISTRY: dict = {}
+
+
+def register(info: VariantInfo) -> None:
+    REGISTRY[info.name] = info
+
+
+register(VariantInfo(
+    "v0", "s2g.variants.v0_cpu", "cpu",
+    "Sequential CPU baseline and correctness oracle: one read at a time, nodes in "
+    "topological order, one column at a time, int64 scores.",
+    "none beyond memory: 16 x (n_slots + 3) x (read length + 1) bytes per read", 0))
+register(VariantInfo(
+    "cpu", "s2g.variants.cpu_parallel", "cpu",
+    "V0's kernel on every core (Numba prange over reads); identical results; the "
+    "default without a GPU.",
+    "as v0, per thread", 10))
+
+
+def list_variants():
+    return list(REGISTRY.values())
+
+
+def get_variant(name: str):
+    """The module of variant ``name`` (imported now), or a clear error."""
+    info = REGISTRY.get(name)
+    if info is None:
+        raise S2GError(f"unknown variant {name!r}; registered: {', '.join(REGISTRY)}")
+    ok, why = can_run(info)
+    if not ok:
+        raise S2GError(f"variant {name!r} cannot run here: {why}")
+    return importlib.import_module(info.module)
+
+
+_CUDA_STATE = None
+
+
+def cuda_available():
+    """(True, device name) or (False, reason); imports numba.cuda only when called."""
+    global _CUDA_STATE
+    if _CUDA_STATE is None:
+        try:
+            from numba import cuda
+            if cuda.is_available():
+                _CUDA_STATE = (True, cuda.get_current_device().name.decode()
+                               if isinstance(cuda.get_current_device().name, bytes)
+                               else str(cuda.get_current_device().name))
+            else:
+                _CUDA_STATE = (False, "no CUDA GPU or driver found")
+        except Exception as exc:  # a broken CUDA install must not break CPU use
+            _CUDA_STATE = (False, f"CUDA unavailable ({type(exc).__name__}: {exc})")
+    return _CUDA_STATE
+
+
+def can_run(info: VariantInfo):
+    if info.device == "cpu":
+        return True, "CPU"
+    return cuda_available()
+
+
+def pick_auto() -> str:
+    """The fastest registered variant this machine can run."""
+    best = max((v for v in REGISTRY.values() if can_run(v)[0]), key=lambda v: v.rank)
+    return best.name
