@@ -44,6 +44,33 @@ register(VariantInfo(
     "default without a GPU.",
     "as v0, per thread", 10))
 
+# GPU variants (modules owned by their issues; each module docstring has the details)
+register(VariantInfo(
+    "v1", "s2g.variants.v1_antidiag", "cuda",
+    "Anti-diagonal tiling, naive: one thread per cell, H/E/F fully in global memory, "
+    "one kernel launch per anti-diagonal.",
+    "3 full (m+1) x (N+1) int32 matrices per read must fit in free device memory", 1))
+register(VariantInfo(
+    "v2", "s2g.variants.v2_rolling", "cuda",
+    "Rolling row buffers plus a node_bound store of predecessor columns; host-driven "
+    "launches per anti-diagonal.",
+    "node_bound: n_slots x (m+1) per read in global memory", 2))
+register(VariantInfo(
+    "v3", "s2g.variants.v3_coop", "cuda",
+    "One cooperative kernel, grid-wide barrier per anti-diagonal, three rotating "
+    "anti-diagonal buffers, strided rows, atomic max of the packed best cell.",
+    "grid limited by cooperative-launch occupancy", 3))
+register(VariantInfo(
+    "v4", "s2g.variants.v4_interread", "cuda",
+    "One thread block per read, rolling buffers and node_bound in shared memory, "
+    "block barrier per anti-diagonal; long reads in passes.",
+    "shared memory per block", 4))
+register(VariantInfo(
+    "fast", "s2g.variants.fast", "cuda",
+    "Production fast path: warp per read, rows in registers, columns streamed as a "
+    "wavefront with warp shuffles, compact GPU traceback.",
+    "see module docstring", 20))
+
 
 def list_variants():
     return list(REGISTRY.values())
