@@ -11,6 +11,7 @@ Modules are imported only when a variant is used, so ``import s2g`` and
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass
 
 from ..errors import S2GError
@@ -108,6 +109,8 @@ def cuda_available():
 
 
 def can_run(info: VariantInfo):
+    if importlib.util.find_spec(info.module) is None:
+        return False, f"module {info.module} is not installed"
     if info.device == "cpu":
         return True, "CPU"
     return cuda_available()
