@@ -1,0 +1,115 @@
+"""Traceback by invariants (STYLE.md habit 9) and tiny hand-drawn graphs.
+
+For every aligned read the GAF line is checked against the GFA *text* and the read
+(tests/naive.py ``check_gaf_line``): the path is a walk of the GFA in the right
+orientations, the CIGAR consumes qend-qstart read bases and path_end-path_start path
+bases, ``=``/``X`` agree with the bases, the CIGAR re-scores to AS, AS is the naive
+optimum, local CIGARs start and end with ``=``, semiglobal/global consume the whole
+read and global spans a whole source-to-sink walk.
+"""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_v0 import MODES, SETTINGS, batch_of, dag_cases, scorings, write_tmp
+
+import naive
+import s2g
+from s2g.gaf import gaf_line
+
+
+def aligned_lines(graph, reads, sc, mode, variant="v0", **kw):
+    res = s2g.align(graph, batch_of(reads), sc, mode=mode, variant=variant, **kw)
+    return res, [gaf_line(graph, r) for r in res]
+
+
+@SETTINGS
+@given(case=dag_cases(), mode=st.sampled_from(MODES), sc=scorings,
+       strands=st.sampled_from(["both", "both", "forward"]), variant=st.sampled_from(["v0", "cpu"]))
+def test_traceback_invariants_on_random_dags(case, mode, sc, strands, variant):
+    text, reads = case
+    graph = s2g.load_graph(write_tmp(text), strands=strands)
+    segs, links = naive.parse_gfa_text(text)
+    bg = naive.base_graph(segs, links, strands)
+    res, lines = aligned_lines(graph, reads, sc, mode, variant)
+    for k, read in enumerate(reads):
+        expect = naive.graph_align(bg, read, mode, *sc.as_tuple())[0] if read else None
+        if expect is None:
+            assert lines[k].split("\t")[2:12] == ["0", "0", "*", "*", "0", "0", "0", "0", "0", "255"]
+            continue
+        got = naive.check_gaf_line(lines[k], segs, links, read, mode, *sc.as_tuple(),
+                                   strands=strands, expected_score=expect)
+        tb = res[k].traceback
+        assert tb.qend == res[k].end_i, "the traceback must end at the reported end row"
+        assert graph.node_of_column(res[k].end_j) == tb.path[-1], "the path must end at the end column's node"
+        assert (got["qstart"], got["qend"]) == (tb.qstart, tb.qend)
+
+
+# ----------------------------------------------------------------- hand-drawn graphs
+#
+#   bubble:          G            (2)
+#        ACGTAC --<     >-- TTGCA
+#         (1)      C    (4)
+#                 (3)
+BUBBLE = ("S\t1\tACGTAC\nS\t2\tG\nS\t3\tC\nS\t4\tTTGCA\n"
+          "L\t1\t+\t2\t+\t0M\nL\t1\t+\t3\t+\t0M\nL\t2\t+\t4\t+\t0M\nL\t3\t+\t4\t+\t0M\n")
+
+#   inversion: 1+ then segment 2 read backwards, then 3+
+#        AAACCC -->  <GGTTA  --> CATCAT
+#         (1)          (2)        (3)
+INVERSION = ("S\t1\tAAACCC\nS\t2\tGGTTA\nS\t3\tCATCAT\n"
+             "L\t1\t+\t2\t-\t0M\nL\t2\t-\t3\t+\t0M\n")
+
+
+def revcomp(s):
+    return naive.revcomp(s)
+
+
+@pytest.mark.parametrize("text,read,mode,path,cigar", [
+    # allele G of the bubble, exact
+    (BUBBLE, "ACGTACGTTGCA", "global", ">1>2>4", "12="),
+    # allele C
+    (BUBBLE, "GTACCTTG", "local", ">1>3>4", "8="),
+    # the reverse complement walks the other strand: <4<3<1
+    (BUBBLE, revcomp("GTACCTTG"), "local", "<4<3<1", "8="),
+    # an inversion link: 1+ -> 2- (TAACC) -> 3+
+    (INVERSION, "CCCTAACCCAT", "local", ">1<2>3", "11="),
+    (INVERSION, revcomp("CCCTAACCCAT"), "semiglobal", "<3>2<1", "11="),
+    # a read with one mismatch in the middle of the allele-G walk
+    (BUBBLE, "GTACGATGCA", "local", ">1>2>4", "5=1X4="),
+], ids=["bubble-G-global", "bubble-C-local", "bubble-reverse", "inversion", "inversion-reverse",
+        "mismatch"])
+def test_hand_drawn_paths(gfa_file, text, read, mode, path, cigar):
+    graph = s2g.load_graph(gfa_file(text))
+    _, lines = aligned_lines(graph, [read], s2g.Scoring(), mode)
+    f = lines[0].split("\t")
+    assert f[5] == path and f[-1] == f"cg:Z:{cigar}", lines[0]
+    segs, links = naive.parse_gfa_text(text)
+    naive.check_gaf_line(lines[0], segs, links, read, mode, *s2g.Scoring().as_tuple())
+
+
+def test_deletion_across_a_bubble(gfa_file):
+    # the read skips the 1-base allele and one base more: a 2-base deletion
+    # ACGTAC [G T] TGCA -> ACGTAC TGCA ; score 10*2 - (4 + 2*2) = 12
+    graph = s2g.load_graph(gfa_file(BUBBLE))
+    res, lines = aligned_lines(graph, ["ACGTACTGCA"], s2g.Scoring(), "global")
+    assert res[0].score == 12
+    segs, links = naive.parse_gfa_text(BUBBLE)
+    naive.check_gaf_line(lines[0], segs, links, "ACGTACTGCA", "global", 2, 4, 4, 2, expected_score=12)
+
+
+def test_insertion_before_the_graph_in_semiglobal(gfa_file):
+    # semiglobal must consume the whole read: 3 leading bases can only be inserted
+    graph = s2g.load_graph(gfa_file("S\t1\tACGT\n"), strands="forward")
+    res, lines = aligned_lines(graph, ["TTTACGT"], s2g.Scoring(), "semiglobal")
+    assert res[0].score == 4 * 2 - (4 + 3 * 2)
+    assert lines[0].split("\t")[-1] == "cg:Z:3I4="
+
+
+def test_traceback_window_limit_is_a_clear_error(gfa_file):
+    graph = s2g.load_graph(gfa_file(BUBBLE))
+    with pytest.raises(s2g.S2GError, match="max-traceback-cells") as exc:
+        s2g.align(graph, batch_of(["ACGTACGTTGCA"]), mode="local", variant="v0",
+                  max_traceback_cells=10)
+    assert "\n" not in str(exc.value)
