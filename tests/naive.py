@@ -339,3 +339,8 @@ def random_dag_gfa(draw, st, max_segs=5, max_len=5, with_n=True):
     text = "H\tVN:Z:1.0\n" + "".join(f"S\t{k}\t{v}\n" for k, v in segs.items())
     text += "".join(f"L\t{a}\t{oa}\t{b}\t{ob}\t0M\n" for a, oa, b, ob in links)
     return text
+
+
+def align_gfa_text(text, read, mode="local", a=2, b=4, o=4, e=2, strands="both"):
+    segs, links = parse_gfa_text(text)
+    return graph_align(base_graph(segs, links, strands), read, mode, a, b, o, e)
