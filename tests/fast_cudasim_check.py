@@ -1,0 +1,69 @@
+"""Run the `fast` kernel under the CUDA simulator against V0 (exact scores and end cells).
+
+Invoked by tests/test_fast.py in a subprocess with NUMBA_ENABLE_CUDASIM=1 (numba must
+see the variable before it is imported). The simulator has no warp shuffles, so the
+kernel is built in its simulator form: the same code with a shared-memory exchange and
+syncthreads in place of shfl_up_sync / shfl_xor_sync / syncwarp, one warp per block.
+Usage: python tests/fast_cudasim_check.py [n_cases]   -> prints "OK <cases>" or fails.
+"""
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "set NUMBA_ENABLE_CUDASIM=1"
+
+from s2g.graph import load_graph  # noqa: E402
+from s2g.reads import ReadBatch  # noqa: E402
+from s2g.scoring import Mode, Scoring  # noqa: E402
+from s2g.simulate import sample_reads, snp_graph  # noqa: E402
+from s2g.variants import fast, v0_cpu  # noqa: E402
+
+
+def case(seed, tmp):
+    rng = np.random.default_rng(seed)
+    sg, ref = snp_graph(int(rng.integers(8, 40)), int(rng.integers(2, 8)), int(rng.integers(1, 4)),
+                        seed)
+    path = os.path.join(tmp, f"g{seed}.gfa")
+    sg.write_gfa(path, ref)
+    g = load_graph(path, strands="both" if seed % 2 else "forward")
+    sims = sample_reads(sg, 3, int(rng.integers(3, 30)), 0.1, 0.5, seed + 7)
+    seqs = [s for _, s, _ in sims]
+    seqs.append("".join(rng.choice(list("ACGTN"), int(rng.integers(1, 25)))))
+    seqs.append("")
+    reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
+    sc = Scoring(*[int(x) for x in rng.integers(1, 6, 4)])
+    return g, reads, sc
+
+
+def check(g, reads, sc, mode, G, K):
+    ref = v0_cpu.align_batch(g, reads, sc, mode)
+    lens = reads.lengths()
+    idx = np.nonzero(lens > 0)[0]
+    offs = np.zeros(len(idx) + 1, np.int64)
+    np.cumsum(lens[idx], out=offs[1:])
+    codes = np.concatenate([reads.codes(int(r)) for r in idx])
+    s, i, j = fast.run_kernel(g, codes, offs, lens[idx], sc, mode, G=G, K=K)
+    for n, r in enumerate(idx):
+        want = (int(ref.score[r]), int(ref.end_i[r]), int(ref.end_j[r]))
+        got = (int(s[n]), int(i[n]), int(j[n])) if j[n] >= 0 else (int(ref.score[r]) if ref.end_j[r] < 0 else None, -1, -1)
+        if want != got:
+            raise AssertionError(f"mode={mode.name} G={G} K={K} read {r} len {lens[r]}: "
+                                 f"fast {got} != v0 {want}")
+
+
+def main():
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+    configs = [(8, 4), (4, 2), (16, 1), (8, 2)]   # small strips force several passes
+    with tempfile.TemporaryDirectory() as tmp:
+        for c in range(n):
+            g, reads, sc = case(c, tmp)
+            for mode in Mode:
+                G, K = configs[(c + int(mode)) % len(configs)]
+                check(g, reads, sc, mode, G, K)
+    print("OK", n)
+
+
+if __name__ == "__main__":
+    main()
