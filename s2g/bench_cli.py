@@ -1,0 +1,48 @@
+"""``s2g bench``: the benchmark suite of ``bench/`` (issue 4) as an s2g subcommand.
+
+The suite lives in the top-level ``bench`` package next to ``s2g`` in the repository
+(it is not installed with s2g); this module finds it from the checkout, so
+``s2g bench`` and ``python -m bench`` take the same options.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .errors import S2GError
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _harness():
+    try:
+        from bench import harness
+    except ImportError:
+        if not os.path.isfile(os.path.join(_ROOT, "bench", "harness.py")):
+            raise S2GError("the benchmark suite (bench/) ships with the source checkout, not with an "
+                           "installed s2g; run it from a clone of the repository") from None
+        sys.path.insert(0, _ROOT)
+        from bench import harness
+    if not harness.__file__.startswith(os.path.join(_ROOT, "bench")) and \
+            os.path.isfile(os.path.join(_ROOT, "bench", "harness.py")):
+        raise S2GError(f"a different 'bench' package shadows s2g's: {harness.__file__}")
+    return harness
+
+
+def add_parser(sub):
+    p = sub.add_parser("bench", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                       help="run the benchmark suite (GCUPS, speedup over V0 and abPOA)",
+                       description="Benchmark suite: read length, number of reads, branching factor, "
+                                   "node length and real graphs; every runnable variant checked against "
+                                   "V0 and timed; abPOA as the peer; JSON + RESULTS.md + HEADLINE.md + PNG "
+                                   "in bench/results/<device>/. Same as `python -m bench`.")
+    try:
+        _harness().add_arguments(p)
+    except S2GError:
+        pass
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    return _harness().run(args)

@@ -1,0 +1,75 @@
+"""The benchmark harness in quick mode (CPU variants, tiny sizes) into a tmp dir.
+
+Checks that every experiment writes its JSON, that each record carries the fields
+the issue asks for, that the timed variants agree with V0 (status ok), and that
+GCUPS is cells / kernel time. abPOA is run when pyabpoa is installed, else skipped.
+"""
+import json
+import os
+
+import pytest
+
+from bench import harness
+
+REQUIRED = ("experiment", "variant", "mode", "graph", "graph_bases", "n_reads", "read_len", "cells",
+            "kernel_s", "kernel_min_s", "kernel_max_s", "gcups", "e2e_s", "device", "commit", "date",
+            "reps", "timing", "versions", "check")
+
+
+@pytest.fixture(scope="module")
+def quick_results(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    code = harness.main(["--quick", "--out", str(out), "--no-plots", "--quiet", "--variants", "v0,cpu"])
+    assert code == 0
+    return out
+
+
+def test_every_experiment_written(quick_results):
+    for exp in harness.EXPERIMENTS:
+        doc = json.loads((quick_results / f"{exp}.json").read_text())
+        assert doc["experiment"] == exp and doc["records"]
+    assert (quick_results / "RESULTS.md").exists()
+    head = (quick_results / "HEADLINE.md").read_text()
+    assert "| device | variant |" in head and "python -m bench" in head
+
+
+def test_records(quick_results):
+    n_ok = 0
+    for exp in harness.EXPERIMENTS:
+        for r in json.loads((quick_results / f"{exp}.json").read_text())["records"]:
+            assert r["experiment"] == exp
+            if r["variant"] == "abpoa":
+                assert r["status"] in ("ok", "skipped", "error")
+                continue
+            assert r["status"] == "ok", r.get("reason")
+            for k in REQUIRED:
+                assert k in r, k
+            assert r["check"]["status"] == "ok" and r["check"]["n_reads"] >= 1
+            assert r["timing"] == "host" and r["reps"] >= 5
+            assert r["kernel_min_s"] <= r["kernel_s"] <= r["kernel_max_s"]
+            assert r["gcups"] == pytest.approx(r["cells"] / r["kernel_s"] / 1e9)
+            assert r["cells"] == r["graph_bases"] * r["read_bases"]
+            assert r["e2e_s"] > 0 and r["mode"] == "local"
+            if r["variant"] == "v0":
+                assert r["speedup_vs_v0"] == pytest.approx(1.0)
+            n_ok += 1
+    assert n_ok >= 10
+
+
+def test_bad_variant_is_an_error(tmp_path, capsys):
+    assert harness.main(["--quick", "--out", str(tmp_path), "--variants", "nope"]) == 1
+    assert "unknown variant" in capsys.readouterr().err
+
+
+def test_s2g_bench_subcommand():
+    from s2g.cli import build_parser
+    args = build_parser().parse_args(["bench", "--quick", "--experiments", "n_reads"])
+    assert args.func.__module__ == "s2g.bench_cli" and args.quick
+
+
+def test_harness_imports_without_matplotlib_or_cuda():
+    import subprocess
+    import sys
+    code = ("import sys; import bench.harness, bench.report, bench.peer; "
+            "assert 'matplotlib' not in sys.modules and 'numba.cuda' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
