@@ -94,6 +94,7 @@ BLOCK = 128                  # 4 warps: enough blocks per SM for latency hiding,
 SHORT_G = 8                  # lanes per read for reads up to SHORT_G * MAX_K bases
 MAX_K = 24                   # rows per lane (registers: 2 x K scores + K read codes)
 LONG_G, LONG_K = 8, 24       # long reads: strips of 192 rows
+K_CHOICES = (4, 8, 12, 19, 24)   # 19: 8 x 19 = 152 rows covers a 150 bp read in one strip
 BLOCKS_PER_SM = 16           # persistent grid: at most this many blocks per SM
 BND_MEM_FRACTION = 0.25      # long-read strip buffers use at most this of free memory
 
@@ -261,7 +262,7 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False):
                 for s in range(N + G - 1):
                     j = s - t
                     if t == 0 and j < N:
-                        if p == 0:
+                        if p == 0 or not live:    # a dead strip reads no stale buffer
                             hu = row0[j]
                             fu = NI
                         else:
@@ -300,6 +301,7 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False):
                         hoa = hu
                         dd = dgo
                         cm = NI
+                        vm = NI
                         for r in range(K):
                             ev = max(HO[r], int32(E[r] - e32))
                             f = max(hoa, int32(f - e32))
@@ -312,6 +314,8 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False):
                             E[r] = ev
                             if IS_LOCAL:
                                 cm = max(cm, hoa)
+                            elif r == rm:       # row m (an SSA value: no dynamic register index)
+                                vm = hoa
                         sl = info >> CI_SLOT_SHIFT
                         if sl != 0:
                             sp = sbase + (sl - 1) * (SW * G)
@@ -328,10 +332,7 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False):
                                     if pi_ < 0 and HO[r] == cm:
                                         pi_ = row_base + r + 1
                         elif own_m and (IS_SEMI or (info & CI_SINK) != 0):
-                            v = NI
-                            for r in range(K):
-                                if r == rm:
-                                    v = HO[r]
+                            v = vm
                             if v > pb_:
                                 pb_ = v
                                 pj_ = j
@@ -427,8 +428,10 @@ def get_kernel(G, K, mode):
 
 def choose_config(max_len: int):
     """(G, K) for a batch: one strip of SHORT_G lanes when it covers the reads."""
-    if max_len <= SHORT_G * MAX_K:
-        return SHORT_G, max(1, -(-max_len // SHORT_G))
+    need = max(1, -(-max_len // SHORT_G))
+    for K in K_CHOICES:               # few distinct kernels to compile (JIT costs seconds each)
+        if need <= K:
+            return SHORT_G, K
     return LONG_G, LONG_K
 
 

@@ -1,0 +1,225 @@
+"""Benchmark and on-device check of the `fast` variant (one call of the GPU machine).
+
+    python -m bench.fast --out DIR [--quick]
+
+1. correctness: scores and end cells equal to the CPU oracle (cpu = V0's kernel on all
+   cores) on random small graphs in every mode, on reads of the benchmark graph and of
+   the real graphs, and on long reads (several strips);
+2. kernel GCUPS (CUDA events around the launch, after a warm-up, median of >= 5 or 3
+   for long reads) for several (G lanes, K rows) configurations: simulated SNP graph
+   100 kbp, node length 50, branching 2, both strands, 150 bp reads; long reads; real
+   graphs (150 bp pieces of their haplotypes).
+Writes DIR/fast.json and prints a short table last.
+"""
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+
+from s2g.graph import load_graph
+from s2g.reads import ReadBatch
+from s2g.scoring import Mode, Scoring
+from s2g.simulate import sample_reads, snp_graph
+from s2g.variants import cpu_parallel, fast
+
+REAL = "../shared/data/real"
+REAL_LOCAL = "shared/data/real"
+
+
+def fasta(path):
+    seqs, cur = [], []
+    with open(path) as fh:
+        for line in fh:
+            if line.startswith(">"):
+                if cur:
+                    seqs.append("".join(cur))
+                cur = []
+            elif line.strip():
+                cur.append(line.strip().upper())
+    if cur:
+        seqs.append("".join(cur))
+    return seqs
+
+
+def pieces(seqs, n, length, rng, err=0.01):
+    out = []
+    comp = str.maketrans("ACGT", "TGCA")
+    seqs = [s for s in seqs if len(s) >= length]
+    for _ in range(n):
+        s = seqs[int(rng.integers(len(seqs)))]
+        p = int(rng.integers(0, len(s) - length + 1))
+        r = np.array(list(s[p:p + length]))
+        mut = rng.random(length) < err
+        r[mut] = rng.choice(list("ACGT"), int(mut.sum()))
+        r = "".join(r)
+        out.append(r.translate(comp)[::-1] if rng.random() < 0.5 else r)
+    return out
+
+
+def batch(seqs):
+    return ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
+
+
+def arrays(reads):
+    lens = reads.lengths()
+    return reads.codes_flat, reads.offsets, lens
+
+
+def time_kernel(g, reads, sc, mode, G, K, reps):
+    from numba import cuda
+    codes, offs, lens = arrays(reads)
+    fast.run_kernel(g, codes, offs, lens, sc, mode, G=G, K=K)          # warm-up / JIT
+    ms = []
+    for _ in range(reps):
+        ev = (cuda.event(), cuda.event())
+        res = fast.run_kernel(g, codes, offs, lens, sc, mode, G=G, K=K, events=ev)
+        ev[1].synchronize()
+        ms.append(cuda.event_elapsed_time(*ev))
+    cells = float(g.n_bases) * float(lens.sum())
+    med = float(np.median(ms))
+    return {"G": G, "K": K, "reads": int(len(lens)), "read_len_mean": float(lens.mean()),
+            "graph_bases": g.n_bases, "cells": cells, "ms": ms, "median_ms": med,
+            "gcups": cells / (med * 1e-3) / 1e9}, res
+
+
+def check(g, reads, sc, mode, G=None, K=None, label=""):
+    ref = cpu_parallel.align_batch(g, reads, sc, mode)
+    codes, offs, lens = arrays(reads)
+    s, i, j = fast.run_kernel(g, codes, offs, lens, sc, mode, G=G, K=K)
+    ok = j >= 0
+    got = np.stack([np.where(ok, s, ref.score * 0 - (1 << 29)), np.where(ok, i, -1), j])
+    want = np.stack([ref.score, ref.end_i, ref.end_j])
+    bad = np.nonzero((got != want).any(axis=0))[0]
+    if len(bad):
+        r = int(bad[0])
+        print(f"MISMATCH {label} mode={mode.name} G={G} K={K}: {len(bad)}/{len(lens)} reads; "
+              f"read {r}: fast {got[:, r].tolist()} cpu {want[:, r].tolist()}", flush=True)
+    return len(bad)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=".")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--reads", type=int, default=16384)
+    ap.add_argument("--configs", default="8x19,16x10,32x5,4x38")
+    ap.add_argument("--long", default="10000:2048:8x24,10000:2048:32x16,50000:256:8x24")
+    ap.add_argument("--skip-check", action="store_true")
+    args = ap.parse_args()
+    from numba import cuda
+    dev = cuda.get_current_device()
+    name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+    out = {"device": name, "date": time.strftime("%Y-%m-%d %H:%M:%S"), "command": " ".join(sys.argv),
+           "python": platform.python_version(), "sms": dev.MULTIPROCESSOR_COUNT, "runs": [],
+           "checks": {}}
+    print("device:", name, flush=True)
+    sc = Scoring()
+    rng = np.random.default_rng(5)
+    tmp = tempfile.mkdtemp()
+    real = REAL if os.path.isdir(REAL) else REAL_LOCAL
+    bad_total = 0
+    # ---- 1. correctness on small random graphs, every mode and several configs
+    if not args.skip_check:
+        t0 = time.time()
+        nb = 0
+        for c in range(12):
+            sg, ref = snp_graph(int(rng.integers(20, 3000)), int(rng.integers(1, 60)),
+                                int(rng.integers(1, 5)), c)
+            p = os.path.join(tmp, f"s{c}.gfa")
+            sg.write_gfa(p, ref)
+            g = load_graph(p)
+            L = int(rng.integers(1, 400))
+            seqs = [s for _, s, _ in sample_reads(sg, 40, L, 0.05, 0.5, c + 100)]
+            seqs += ["".join(rng.choice(list("ACGTN"), int(rng.integers(1, 300)))) for _ in range(8)]
+            s2 = Scoring(*[int(x) for x in rng.integers(1, 7, 4)])
+            for mode in Mode:
+                for G, K in [(None, None), (32, 2)]:
+                    nb += check(g, batch(seqs), s2, mode, G, K, f"rand{c}")
+        out["checks"]["random"] = {"mismatched_reads": nb, "seconds": time.time() - t0}
+        bad_total += nb
+        print(f"check random graphs: {nb} mismatches ({time.time() - t0:.0f} s)", flush=True)
+    # ---- 2. benchmark graph, 150 bp
+    sg, ref = snp_graph(100000, 50, 2, 1)
+    p = os.path.join(tmp, "snp100k.gfa")
+    sg.write_gfa(p, ref)
+    g = load_graph(p)
+    seqs = [s for _, s, _ in sample_reads(sg, args.reads, 150, 0.01, 0.5, 2)]
+    rb = batch(seqs)
+    if not args.skip_check:
+        nb = check(g, batch(seqs[:384]), sc, Mode.LOCAL, label="snp100k")
+        nb += check(g, batch(seqs[:64]), sc, Mode.SEMIGLOBAL, label="snp100k")
+        out["checks"]["snp100k_150"] = nb
+        bad_total += nb
+        print(f"check snp100k 150bp: {nb} mismatches", flush=True)
+    for cfg in args.configs.split(","):
+        G, K = map(int, cfg.split("x"))
+        r, _ = time_kernel(g, rb, sc, Mode.LOCAL, G, K, 5 if not args.quick else 3)
+        r.update(workload="snp100k_n50_b2 both strands, 150 bp, local")
+        out["runs"].append(r)
+        print(f"  150bp G={G} K={K}: {r['median_ms']:.1f} ms {r['gcups']:.0f} GCUPS", flush=True)
+    # ---- 3. long reads
+    for spec in args.long.split(","):
+        if not spec:
+            continue
+        L, n, cfg = spec.split(":")
+        L, n = int(L), int(n)
+        G, K = map(int, cfg.split("x"))
+        seqs_l = [s for _, s, _ in sample_reads(sg, n, L, 0.01, 0.5, 3)]
+        rl = batch(seqs_l)
+        if not args.skip_check and L == 10000 and G == 8:
+            nb = check(g, batch(seqs_l[:8]), sc, Mode.LOCAL, G, K, label="long10k")
+            out["checks"]["long10k"] = nb
+            bad_total += nb
+            print(f"check 10 kbp: {nb} mismatches", flush=True)
+        r, _ = time_kernel(g, rl, sc, Mode.LOCAL, G, K, 3)
+        r.update(workload=f"snp100k_n50_b2 both strands, {L} bp, local")
+        out["runs"].append(r)
+        print(f"  {L}bp G={G} K={K}: {r['median_ms']:.1f} ms {r['gcups']:.0f} GCUPS", flush=True)
+    # ---- 4. real graphs
+    specs = [("c4_gwfa/C4-90.gfa", ["c4_gwfa/C4-NA19240.1.fa", "c4_gwfa/C4-NA19240.2.fa"], False),
+             ("drb1_odgi/DRB1-3123.gfa", ["drb1_odgi/DRB1-3123.fa"], False),
+             ("lpa_odgi/LPA.gfa", ["lpa_odgi/LPA.fa"], True),
+             ("mt_minigraph/MT.gfa", ["mt_minigraph/MT-human.fa", "mt_minigraph/MT-chimp.fa"], True),
+             ("cactus_brca2_vg/cactus-BRCA2.gfa", None, False)]
+    for gp, fas, brk in specs:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            g = load_graph(os.path.join(real, gp), break_cycles=brk)
+        if fas:
+            hs = sum((fasta(os.path.join(real, f)) for f in fas), [])
+        else:
+            with open(os.path.join(real, "cactus_brca2_vg/cactus-BRCA2.fastq")) as fh:
+                hs = [ln.strip().upper() for k, ln in enumerate(fh) if k % 4 == 1]
+            hs = ["".join(c if c in "ACGT" else "N" for c in s) for s in hs]
+        seqs = pieces(hs, 4096 if not args.quick else 1024, 150, rng)
+        if not args.skip_check:
+            nb = check(g, batch(seqs[:48]), sc, Mode.LOCAL, label=gp)
+            nb += check(g, batch(seqs[:16]), sc, Mode.GLOBAL, label=gp)
+            if fas and gp.startswith("c4"):
+                long_s = pieces(hs, 3, 10000, rng)
+                nb += check(g, batch(long_s), sc, Mode.LOCAL, label=gp + " long")
+            out["checks"][gp] = nb
+            bad_total += nb
+            print(f"check {gp}: {nb} mismatches", flush=True)
+        r, _ = time_kernel(g, batch(seqs), sc, Mode.LOCAL, 8, 19, 5 if not args.quick else 3)
+        r.update(workload=f"{gp} (n_slots {g.n_slots}), 150 bp pieces, local")
+        out["runs"].append(r)
+        print(f"  {gp}: {r['gcups']:.0f} GCUPS", flush=True)
+    out["mismatches_total"] = bad_total
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "fast.json"), "w") as fh:
+        json.dump(out, fh, indent=1)
+    print(f"\n{name}  mismatches={bad_total}")
+    print(f"{'workload':58s} {'G':>3s} {'K':>3s} {'ms':>9s} {'GCUPS':>7s}")
+    for r in out["runs"]:
+        print(f"{r['workload'][:58]:58s} {r['G']:3d} {r['K']:3d} {r['median_ms']:9.1f} {r['gcups']:7.0f}")
+
+
+if __name__ == "__main__":
+    main()

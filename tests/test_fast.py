@@ -1,0 +1,211 @@
+"""Tests of the `fast` variant (s2g/variants/fast.py).
+
+Layers: (1) the PTX of the kernel for sm_90 — the cell loop must be 32-bit (no
+simulator checks types); (2) the same kernel in its simulator form under
+NUMBA_ENABLE_CUDASIM=1, in a subprocess, against V0; (3) ``-m gpu`` on a real GPU:
+random graphs and reads in every mode, real graphs, long reads (several strips).
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from s2g.scoring import Mode, Scoring
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+# ------------------------------------------------------------------ (1) PTX
+
+def _blocks(ptx):
+    """Basic blocks of a PTX function body: lists of instruction mnemonics."""
+    out, cur = [], []
+    for line in ptx.splitlines():
+        s = line.strip()
+        if s.startswith("$L__") and s.endswith(":"):
+            out.append(cur)
+            cur = []
+            continue
+        m = re.match(r"(?:@!?%p\d+\s+)?([a-z][\w.]*)", s)
+        if m:
+            cur.append(m.group(1))
+            if m.group(1).startswith("bra"):
+                out.append(cur)
+                cur = []
+    out.append(cur)
+    return out
+
+
+WIDE = re.compile(r"^(add|sub|max|min|mul|mad|selp|neg|abs)\.(s64|u64|b64|lo\.s64|wide)")
+
+
+def cell_loop_stats(ptx, K):
+    """(64-bit ops, 32-bit max ops) in the block with the most max.s32: the unrolled cells."""
+    blk = max(_blocks(ptx), key=lambda b: sum(op == "max.s32" for op in b))
+    wide = sum(bool(WIDE.match(op)) or op.startswith("mul.wide") for op in blk)
+    return wide, sum(op == "max.s32" for op in blk), len(blk)
+
+
+def _ptx(fn, sig):
+    try:
+        from numba import cuda
+        return cuda.compile_ptx(fn, sig, cc=(9, 0))[0]
+    except Exception as exc:  # no NVVM: the toolchain is a test dependency (pyproject)
+        pytest.skip(f"compile_ptx unavailable: {type(exc).__name__}: {exc}")
+
+
+@pytest.mark.parametrize("mode", [Mode.LOCAL, Mode.GLOBAL])
+def test_ptx_cell_loop_is_32bit(mode):
+    from s2g.variants import fast
+    K = 6
+    ptx = _ptx(fast.kernel_source(8, K, int(mode)), fast.kernel_signature())
+    wide, maxes, n = cell_loop_stats(ptx, K)
+    assert maxes >= 3 * K, f"cell loop not found/unrolled: {maxes} max.s32 in the largest block"
+    assert wide == 0, f"{wide} 64-bit arithmetic ops in the cell loop ({n} instructions)"
+    assert "max.s64" not in ptx and "min.s64" not in ptx
+    assert "ld.local" not in ptx and "st.local" not in ptx, "row registers spilled to local memory"
+    # about 12 PTX instructions per cell (module docstring); fail if it grows a lot
+    assert n / K < 16, f"{n / K:.1f} PTX instructions per cell"
+
+
+def test_ptx_counter_detects_64bit():
+    """The counter above is not vacuous: int64 arithmetic in a loop is found."""
+    from numba import types as T
+
+    def k64(x, y):
+        acc = x[0]
+        for r in range(8):
+            acc = max(acc + y[r], acc - 3)
+        x[0] = acc
+
+    ptx = _ptx(k64, (T.int64[::1], T.int64[::1]))
+    blk = max(_blocks(ptx), key=len)
+    assert sum(bool(WIDE.match(op)) for op in blk) > 0
+
+
+# ------------------------------------------------------------------ (2) simulator
+
+def test_cuda_simulator_matches_v0():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO))
+    p = subprocess.run([sys.executable, str(REPO / "tests" / "fast_cudasim_check.py"), "3"],
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0 and "OK" in p.stdout, p.stdout[-2000:] + p.stderr[-4000:]
+
+
+def test_config_and_tables():
+    from s2g.variants import fast
+    assert fast.choose_config(150) == (8, 19)
+    assert fast.choose_config(1) == (8, 4)
+    G, K = fast.choose_config(10_000)
+    assert (G, K) == (fast.LONG_G, fast.LONG_K)
+
+
+# ------------------------------------------------------------------ (3) GPU
+
+def _gpu():
+    from s2g.variants.registry import cuda_available
+    ok, why = cuda_available()
+    if not ok:
+        pytest.skip(f"no GPU: {why}")
+
+
+def _cmp(g, reads, sc, mode, **kw):
+    from s2g.variants import fast, v0_cpu
+    ref = v0_cpu.align_batch(g, reads, sc, mode)
+    if kw:
+        lens = reads.lengths()
+        idx = np.nonzero(lens > 0)[0]
+        offs = np.zeros(len(idx) + 1, np.int64)
+        np.cumsum(lens[idx], out=offs[1:])
+        codes = np.concatenate([reads.codes(int(r)) for r in idx])
+        s, i, j = fast.run_kernel(g, codes, offs, lens[idx], sc, mode, **kw)
+        got = (np.full(reads.n_reads, ref.score.min(initial=0) * 0 - (1 << 29)),
+               np.full(reads.n_reads, -1), np.full(reads.n_reads, -1))
+        ok = j >= 0
+        got[0][idx] = np.where(ok, s, -(1 << 29))
+        got[1][idx] = np.where(ok, i, -1)
+        got[2][idx] = j
+    else:
+        res = fast.align_batch(g, reads, sc, mode)
+        got = (res.score, res.end_i, res.end_j)
+    bad = np.nonzero((got[0] != ref.score) | (got[1] != ref.end_i) | (got[2] != ref.end_j))[0]
+    assert len(bad) == 0, [(int(r), int(got[0][r]), int(got[1][r]), int(got[2][r]),
+                            int(ref.score[r]), int(ref.end_i[r]), int(ref.end_j[r])) for r in bad[:3]]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", list(Mode))
+def test_gpu_random_graphs(mode):
+    _gpu()
+    sys.path.insert(0, str(REPO / "tests"))
+    import gpu_cases as gc
+    rng = np.random.default_rng(11 + int(mode))
+    for _ in range(25):
+        g = gc.random_graph(rng, n_seg=int(rng.integers(1, 12)), max_seg_len=int(rng.integers(1, 30)))
+        reads = gc.random_reads(rng, 40, int(rng.integers(1, 300)))
+        sc = gc.random_scoring(rng)
+        _cmp(g, reads, sc, mode)
+        _cmp(g, reads, sc, mode, G=16, K=3)       # several strips
+
+
+def _real(name, brk):
+    from s2g.graph import load_graph
+    d = REPO.parent / "shared" / "data" / "real"
+    if not d.is_dir():
+        d = REPO / "shared" / "data" / "real"
+    if not d.is_dir():
+        pytest.skip("real graphs not found")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return load_graph(str(d / name), break_cycles=brk), d
+
+
+def _fasta(path):
+    seqs, cur = [], []
+    for line in open(path):
+        if line.startswith(">"):
+            if cur:
+                seqs.append("".join(cur))
+            cur = []
+        else:
+            cur.append(line.strip().upper())
+    if cur:
+        seqs.append("".join(cur))
+    return ["".join(c if c in "ACGT" else "N" for c in s) for s in seqs]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name,fa,brk", [
+    ("c4_gwfa/C4-90.gfa", "c4_gwfa/C4-NA19240.1.fa", False),
+    ("drb1_odgi/DRB1-3123.gfa", "drb1_odgi/DRB1-3123.fa", False),
+    ("lpa_odgi/LPA.gfa", "lpa_odgi/LPA.fa", True),
+    ("mt_minigraph/MT.gfa", "mt_minigraph/MT-chimp.fa", True),
+])
+def test_gpu_real_graphs_and_long_reads(name, fa, brk):
+    _gpu()
+    from s2g.reads import ReadBatch
+    g, d = _real(name, brk)
+    hs = [s for s in _fasta(str(d / fa)) if len(s) >= 150]
+    rng = np.random.default_rng(3)
+    seqs = []
+    for k in range(24):
+        s = hs[k % len(hs)]
+        p = int(rng.integers(0, len(s) - 150 + 1))
+        seqs.append(s[p:p + 150])
+    reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
+    _cmp(g, reads, Scoring(), Mode.LOCAL)
+    _cmp(g, reads.subset(range(6)), Scoring(), Mode.SEMIGLOBAL)
+    if name.startswith("c4"):                  # long reads: 10 kbp pieces, many strips
+        s = max(hs, key=len)
+        lr = ReadBatch.from_sequences(["l10k", "l10k2"], [s[1000:11000], s[20000:30000]])
+        _cmp(g, lr, Scoring(), Mode.LOCAL)
+    if name.startswith("mt"):                  # a 50 kbp read (three haplotype copies)
+        s = (hs[0] * 4)[:50000]
+        _cmp(g, ReadBatch.from_sequences(["l50k"], [s]), Scoring(), Mode.LOCAL)
