@@ -35,11 +35,11 @@ from ._cuda_common import (K_PREV, K_VIRT, LOCAL, NEG, finish_cell, is_candidate
 
 SIG_DIAG = void(uint8[::1], int32[::1], int32[::1], int32, int32,
                 int32[::1], int32[::1], int32[::1], int32[::1], int32[::1], int32[::1],
-                int32, int32, int32, int32, int32, int32, int32,
+                int32, int32, int32, int32, int32, int32,
                 int32[::1], int32[::1], int32[::1], int32[::1], int32[::1], int32[::1], int32[::1])
 
 
-@cuda.jit(device=True)
+@cuda.jit(device=True, inline=True)
 def rolling_cell(d, f_row, codes, row_i, row_m, T, N, colw, col_node, pred_ptr, pred_slot,
                  row0h, diag0, mode, a, nb, o, e, HB, EB, FB, SH, SE, bh, bj):
     """Cell (i, d - i) of flat row ``f_row`` from the rolling buffers (s2g.dp recurrence).

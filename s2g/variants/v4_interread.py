@@ -80,14 +80,16 @@ def _block(codes, rstart, N, S, colw, col_node, pred_ptr, pred_last, pred_slot, 
         gin = (int64(r) * 2 + (p & 1)) * gstride         # boundary row above this strip
         gout = (int64(r) * 2 + ((p + 1) & 1)) * gstride  # boundary row for the next strip
         write_out = (p + 1 < npass) and (t == rows - 1)
-        for dd in range(rows + N - 1):
-            j = int32(dd - t)
+        # rotating buffer offsets of anti-diagonals dd, dd-1, dd-2 (H) and dd, dd-1 (E, F),
+        # rotated in registers: a 64-bit ``dd % 3`` per step cost more than the cell
+        c0 = int32(0)
+        c1 = int32(2 * T)
+        c2 = int32(T)
+        p0 = int32(0)
+        p1 = int32(T)
+        j = int32(-t)
+        for _dd in range(rows + N - 1):
             if active and j >= 0 and j < N:               # guard: cell inside the matrix
-                c0 = (dd % 3) * T
-                c1 = ((dd + 2) % 3) * T
-                c2 = ((dd + 1) % 3) * T
-                p0 = (dd & 1) * T
-                p1 = ((dd + 1) & 1) * T
                 w = colw[j]
                 kind = (w >> 3) & 3
                 s = sub_score32(qb, int32(w & 7), a, nb)
@@ -139,6 +141,9 @@ def _block(codes, rstart, N, S, colw, col_node, pred_ptr, pred_last, pred_slot, 
                     bj = j
                     bi = i
             cuda.syncthreads()     # anti-diagonal dd complete in the block
+            c0, c1, c2 = c2, c0, c1
+            p0, p1 = p1, p0
+            j = int32(j + 1)
     if bj >= 0:
         cuda.atomic.max(best, r, pack_key(bh, bj, bi, m))
 
