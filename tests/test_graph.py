@@ -263,6 +263,15 @@ def test_bad_gfa_is_a_one_line_error(gfa_file, text, pattern):
     assert "\n" not in str(exc.value)
 
 
+def test_headerless_gfa2_file_is_named_gfa2(gfa_file):
+    """A GFA2 file without a VN:Z:2.0 header starts with GFA2 S lines (name, length,
+    sequence); the error should say GFA2 rather than blame a character of the length."""
+    with pytest.raises(GraphError) as exc:
+        s2g.load_graph(gfa_file("S\t1\t4\tACGT\nS\t2\t2\tGG\nE\te1\t1+\t2+\t4$\t4$\t0\t0\t*\n"))
+    assert "GFA2" in str(exc.value) or "GFA 2" in str(exc.value), \
+        f"a GFA2 file is reported as {str(exc.value)!r} (parse_gfa reads its length column as the sequence)"
+
+
 def test_blunt_overlaps_are_accepted(gfa_file):
     for ov in ("0M", "*", "0M0I"):
         g = s2g.load_graph(gfa_file(f"S\t1\tAC\nS\t2\tG\nL\t1\t+\t2\t+\t{ov}\n"))
