@@ -1,0 +1,140 @@
+"""s2g on a Dask cluster (issue 6): the same GAF, byte for byte, as one process.
+
+One local cluster of 2 worker processes (1 thread each) serves the whole module;
+reads go in small chunks so several are in flight and arrive out of order. The
+worker-failure test SIGKILLs a worker mid-chunk (test hook: the first time a given
+chunk runs) and checks that the output is still the single-process output.
+"""
+from __future__ import annotations
+
+import io
+import itertools
+import os
+
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+from conftest import REPO  # noqa: E402
+
+import s2g  # noqa: E402
+from s2g import cli  # noqa: E402
+from s2g import distributed as sd  # noqa: E402
+from s2g.errors import S2GError  # noqa: E402
+
+GFA = str(REPO / "graphs" / "example.gfa")
+FQ = str(REPO / "graphs" / "example.fq")
+N_READS = 60       # of the 200 in example.fq: enough for 10 chunks, quick on 2 cores
+CHUNK = 6
+
+
+@pytest.fixture(scope="module")
+def reads(tmp_path_factory):
+    """The first N_READS records of example.fq."""
+    with open(FQ) as fh:
+        text = "".join(itertools.islice(fh, 4 * N_READS))
+    path = tmp_path_factory.mktemp("reads") / "reads.fq"
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def expected(reads, tmp_path_factory):
+    """The single-process CLI's GAF."""
+    out = tmp_path_factory.mktemp("single") / "single.gaf"
+    assert cli.main(["align", GFA, reads, "-o", str(out), "-v", "cpu", "-q", "--no-progress"]) == 0
+    text = out.read_text()
+    assert text.count("\n") == N_READS
+    return text
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=40)
+    c = distributed.Client(cluster)
+    c.wait_for_workers(2, timeout=60)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def _run(client, reads, **kw):
+    buf = io.StringIO()
+    kw.setdefault("chunk_size", CHUNK)
+    stats = sd.align_file(client, GFA, reads, buf, variant="cpu", threads=1, **kw)
+    return buf.getvalue(), stats
+
+
+def test_two_workers_same_gaf_as_one_process(client, reads, expected):
+    text, stats = _run(client, reads, client_graph=s2g.load_graph(GFA))
+    assert text == expected
+    assert stats["reads"] == N_READS and stats["chunks"] == N_READS // CHUNK
+    # both workers took chunks, and each loaded the graph once, not once per chunk
+    per_worker = client.run(sd.worker_stats)
+    assert len(per_worker) == 2
+    assert all(w["graph_loads"] == 1 for w in per_worker.values()), per_worker
+    assert sum(w["chunks"] for w in per_worker.values()) >= N_READS // CHUNK
+    # a second run reuses the cached graph and warm kernels
+    assert _run(client, reads, window=2)[0] == expected
+    assert all(w["graph_loads"] == 1 for w in client.run(sd.worker_stats).values())
+
+
+def test_cli_dask_scheduler_address(client, reads, expected, tmp_path, capsys):
+    out = tmp_path / "dask.gaf"
+    code = cli.main(["align", GFA, reads, "-o", str(out), "-v", "cpu", "--no-progress",
+                     "--batch-size", str(CHUNK), "--dask", client.scheduler.address])
+    assert code == 0
+    assert out.read_bytes() == expected.encode()
+    assert "60 reads, " in capsys.readouterr().err
+
+
+def test_broadcast_flatgraph(client, reads, expected):
+    buf = io.StringIO()
+    sd.align_file(client, s2g.load_graph(GFA), reads, buf, variant="cpu", chunk_size=CHUNK * 2)
+    assert buf.getvalue() == expected
+
+
+def test_deterministic_error_stops_run_naming_read(client, reads):
+    # a traceback limit is an S2GError inside the chunk: returned, not retried
+    with pytest.raises(S2GError, match=r"read 'read\d+'.*--max-traceback-cells"):
+        _run(client, reads, max_traceback_cells=10)
+    # any other exception: bisected on the worker down to the read that fails alone
+    with pytest.raises(S2GError, match=r"read 'read17' \(record 17\): RuntimeError"):
+        _run(client, reads, _test={"_fail_read": "read17"})
+
+
+def test_bad_read_in_input_names_it(client, tmp_path):
+    bad = tmp_path / "bad.fa"
+    bad.write_text(">ok\nACGT\n>broken\nAC!GT\n")
+    with pytest.raises(S2GError, match=r"'broken'"):
+        _run(client, str(bad))
+
+
+def test_worker_killed_mid_chunk(client, reads, expected, tmp_path):
+    marker = tmp_path / "killed"
+    pids = {w["pid"] for w in client.run(sd.worker_stats).values()}
+    # the chunk starting at read 19 (0-based 18) kills its worker the first time it runs
+    text, stats = _run(client, reads, retries=0, _test={"_kill_once": (str(marker), 3 * CHUNK)})
+    assert marker.exists(), "the kill hook never ran"
+    assert text == expected            # every read once, in input order
+    assert stats["reads"] == N_READS
+    # the nanny replaced the dead process
+    client.wait_for_workers(2, timeout=60)
+    new_pids = {w["pid"] for w in client.run(sd.worker_stats).values()}
+    assert len(pids & new_pids) == 1, (pids, new_pids)
+
+
+def test_gpu_count_respects_visible_devices(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    assert sd.gpu_count() == 2
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert sd.gpu_count() == 0
+
+
+def test_empty_input(client, tmp_path):
+    empty = tmp_path / "empty.fq"
+    empty.write_text("")
+    text, stats = _run(client, str(empty))
+    assert text == "" and stats["reads"] == 0
+    assert os.path.getsize(empty) == 0
