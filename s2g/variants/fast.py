@@ -90,7 +90,7 @@ from ..scoring import NEG_INF, Mode, fits_int32
 
 # ---------------------------------------------------------------- limits and config
 WARP = 32
-BLOCK = 128                  # 4 warps: enough blocks per SM for latency hiding, small tail
+BLOCK = int(os.environ.get("S2G_FAST_BLOCK", 128))  # 4 warps: enough blocks per SM for latency hiding, small tail
 SHORT_G = 8                  # lanes per read for reads up to SHORT_G * MAX_K bases
 MAX_K = 24                   # rows per lane (registers: 2 x K scores + K read codes)
 LONG_G, LONG_K = 8, 24       # long reads: strips of 192 rows
@@ -507,7 +507,10 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None, st
     d_len = cuda.to_device(lengths.astype(np.int32), stream=stream)
     d_ord = cuda.to_device(order, stream=stream)
     n_slots = max(graph.n_slots, 1)
-    store = cuda.device_array(groups * n_slots * (2 * K + 1) * G, np.int32, stream=stream)
+    if os.environ.get("S2G_FAST_ZERO"):
+        store = cuda.to_device(np.zeros(groups * n_slots * (2 * K + 1) * G, np.int32), stream=stream)
+    else:
+        store = cuda.device_array(groups * n_slots * (2 * K + 1) * G, np.int32, stream=stream)
     npass = -(-max_len // (G * K))
     bn = groups * graph.n_bases if npass > 1 else 1
     bndH = cuda.device_array(bn, np.int32, stream=stream)
