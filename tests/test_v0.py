@@ -26,7 +26,8 @@ from s2g.scoring import Mode
 from s2g.variants import cpu_parallel, registry, v0_cpu
 
 MODES = ["local", "semiglobal", "global"]
-SETTINGS = settings(max_examples=60, deadline=None,
+#: S2G_EXAMPLES=2000 for a thorough run; the default keeps the suite fast
+SETTINGS = settings(max_examples=int(os.environ.get("S2G_EXAMPLES", 60)), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 _TMP = tempfile.mkdtemp(prefix="s2g-test-v0-")
 
