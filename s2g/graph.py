@@ -172,6 +172,9 @@ def parse_gfa(path: str, keep_paths: bool = False) -> GfaRecords:
                 name, seq = f[1], f[2]
                 if seq == "*":
                     raise GraphError(f"{where}: segment {name!r} has no sequence ('*'); s2g needs sequences")
+                if seq.isdigit() and len(f) > 3:
+                    raise GraphError(f"{where}: S line with a length column: this looks like GFA2; "
+                                     "s2g reads GFA 1.0 and 1.1")
                 if not seq.isascii() or not seq.isalpha():
                     bad = next(c for c in seq if not (c.isascii() and c.isalpha()))
                     raise GraphError(f"{where}: segment {name!r} has invalid character {bad!r} in its sequence")

@@ -8,8 +8,8 @@ next backbone node is ``branching``. Building stops once ``total_bases`` are pla
 A ``P`` line ``ref`` follows the first allele of each site.
 
 Reads: a random walk through the forward graph from a uniformly random start base,
-``read_len`` bases long (shorter only if the walk hits the graph end, which the start
-draw avoids whenever the graph is long enough), each base substituted with
+``read_len`` bases long (a start whose walk runs off the graph end is redrawn, up to
+100 times; only a graph shorter than the read gives shorter reads), each base substituted with
 probability ``error_rate``; a fraction ``reverse_fraction`` is reverse-complemented.
 The truth TSV gives read name, strand, walk (``>s1>s2...``, forward orientation),
 offset of the first base in the first segment, and the number of substitutions.
@@ -91,17 +91,20 @@ def sample_reads(g: SimGraph, n_reads: int, read_len: int, error_rate: float = 0
     cum = np.concatenate([[0], np.cumsum(lens)])
     out = []
     for r in range(n_reads):
-        pos = int(rng.integers(0, cum[-1]))
-        v = int(np.searchsorted(cum, pos, side="right") - 1)
-        off = pos - int(cum[v])
-        walk, seq, start_off = [v], [], off
-        while True:
-            seq.append(g.seqs[v][off:off + read_len - sum(map(len, seq))])
-            if sum(map(len, seq)) >= read_len or not g.succ[v]:
+        for _attempt in range(100):   # redraw starts whose walk runs off the graph end
+            pos = int(rng.integers(0, cum[-1]))
+            v = int(np.searchsorted(cum, pos, side="right") - 1)
+            off = pos - int(cum[v])
+            walk, seq, start_off = [v], [], off
+            while True:
+                seq.append(g.seqs[v][off:off + read_len - sum(map(len, seq))])
+                if sum(map(len, seq)) >= read_len or not g.succ[v]:
+                    break
+                v = int(g.succ[v][rng.integers(len(g.succ[v]))])
+                off = 0
+                walk.append(v)
+            if sum(map(len, seq)) >= read_len:
                 break
-            v = int(g.succ[v][rng.integers(len(g.succ[v]))])
-            off = 0
-            walk.append(v)
         s = np.array(list("".join(seq)))
         mut = rng.random(len(s)) < error_rate
         n_sub = int(mut.sum())
