@@ -24,7 +24,8 @@ node_bound store
     row, which is the diagonal of its first row), so the store is lane-private:
     no barrier and no cross-lane hazard. It lives in global memory (L1-resident:
     a slot is read a few columns after it is written), ``n_slots x (2K+1) x 4``
-    bytes per lane, laid out so a group's lanes touch consecutive words.
+    bytes per lane, each lane's slots contiguous (one base register and immediate
+    offsets; a group-interleaved layout cost 2K 64-bit address registers).
 
 Recurrence (s2g.dp, in the ``H - o - e`` domain to save one subtraction per cell)::
 
@@ -95,6 +96,8 @@ SHORT_G = 8                  # lanes per read for reads up to SHORT_G * MAX_K ba
 MAX_K = 24                   # rows per lane (registers: 2 x K scores + K read codes)
 LONG_G, LONG_K = 8, 24       # long reads: strips of 192 rows
 K_CHOICES = (4, 8, 12, 19, 24)   # 19: 8 x 19 = 152 rows covers a 150 bp read in one strip
+#: register cap per thread (0 = ptxas's choice; it took 168 for K = 19: 3 blocks per SM)
+MAX_REGISTERS = int(os.environ.get("S2G_FAST_MAXREG", 0))
 BLOCKS_PER_SM = 16           # persistent grid: at most this many blocks per SM
 BND_MEM_FRACTION = 0.25      # long-read strip buffers use at most this of free memory
 
@@ -212,7 +215,7 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False):
         e32 = int32(e)
         sa = int32(a + o + e)             # match, in the H - o - e domain of the diagonal
         sb = int32(o + e - b)             # mismatch
-        sbase = gid * n_slots * SW * G + t
+        sbase = (gid * G + t) * n_slots * SW   # lane-contiguous: one base register, immediate offsets
         bbase = gid * N
         n_iter = (n_reads + ngroups - 1) // ngroups
         for it in range(n_iter):
@@ -290,11 +293,11 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False):
                                     HO[r] = NI
                                     E[r] = NI
                                 for k in range(mptr[j], mptr[j + 1]):
-                                    sp = sbase + mslot[k] * (SW * G)
+                                    sp = sbase + mslot[k] * SW
                                     dgo = max(dgo, store[sp])
                                     for r in range(K):
-                                        HO[r] = max(HO[r], store[sp + (1 + r) * G])
-                                        E[r] = max(E[r], store[sp + (1 + K + r) * G])
+                                        HO[r] = max(HO[r], store[sp + 1 + r])
+                                        E[r] = max(E[r], store[sp + 1 + K + r])
                                 for r in range(K):
                                     E[r] = int32(E[r] + e32)    # so max(HO, E - e) = PE
                         f = fu
@@ -318,11 +321,11 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False):
                                 vm = hoa
                         sl = info >> CI_SLOT_SHIFT
                         if sl != 0:
-                            sp = sbase + (sl - 1) * (SW * G)
+                            sp = sbase + (sl - 1) * SW
                             store[sp] = hu
                             for r in range(K):
-                                store[sp + (1 + r) * G] = HO[r]
-                                store[sp + (1 + K + r) * G] = max(HO[r], int32(E[r] - e32))
+                                store[sp + 1 + r] = HO[r]
+                                store[sp + 1 + K + r] = max(HO[r], int32(E[r] - e32))
                         if IS_LOCAL:
                             if cm > pb_:
                                 pb_ = cm
@@ -418,11 +421,12 @@ def _sim() -> bool:
 
 
 def get_kernel(G, K, mode):
-    key = (G, K, int(mode), _sim())
+    key = (G, K, int(mode), _sim(), MAX_REGISTERS)
     if key not in _KERNELS:
         from numba import cuda
         fn = kernel_source(G, K, int(mode), sim=key[3])
-        _KERNELS[key] = cuda.jit(fn) if key[3] else cuda.jit(kernel_signature())(fn)
+        opts = {"max_registers": MAX_REGISTERS} if MAX_REGISTERS and not key[3] else {}
+        _KERNELS[key] = cuda.jit(fn) if key[3] else cuda.jit(kernel_signature(), **opts)(fn)
     return _KERNELS[key]
 
 

@@ -68,9 +68,12 @@ register(VariantInfo(
     "shared memory per block", 4))
 register(VariantInfo(
     "fast", "s2g.variants.fast", "cuda",
-    "Production fast path: warp per read, rows in registers, columns streamed as a "
-    "wavefront with warp shuffles, compact GPU traceback.",
-    "see module docstring", 20))
+    "Production fast path (WORK IN PROGRESS: wrong results on a real GPU, see bench/NOTES.md): "
+    "groups of 8 lanes per read inside a warp, K rows per lane in registers, columns "
+    "streamed as a wavefront with shfl_up_sync, lane-private node_bound slots; traceback "
+    "on the CPU from the GPU's end cells.",
+    "int32 (falls back to the cpu variant when the score bound fails); long reads in "
+    "strips of 192 rows with an 8 x columns byte buffer per read in flight", 20))
 
 
 def list_variants():
