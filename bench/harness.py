@@ -418,6 +418,11 @@ def _cells(wl, k):
     return int(wl.graph.n_bases) * int(wl.reads.lengths()[:k].sum())
 
 
+def _threads():
+    import numba
+    return numba.get_num_threads()
+
+
 def _stats(xs):
     return statistics.median(xs), min(xs), max(xs)
 
@@ -502,11 +507,13 @@ def measure_variant(name, wl, cfg) -> dict:
         _call(module, wl, _subset(wl, k), cfg, is_cuda)
         t, _ = _call(module, wl, _subset(wl, k), cfg, is_cuda)
         prev = float("inf")
+        # the CPU-parallel variant splits reads over threads: give every thread a read
+        min_k = min(n, _threads()) if (not is_cuda and name != "v0") else 1
         while k < n and not cfg.past_deadline():
             # grow to the budget; past it only while time per read still falls by 30%
             # (parallel variants need reads to fill the cores / SMs), up to 4 budgets
             gaining = t / k < 0.7 * prev and t < 4 * cfg.budget
-            if t >= cfg.budget / 2 and not gaining:
+            if t >= cfg.budget / 2 and not gaining and not (k < min_k and t < 20 * cfg.budget):
                 break
             prev = t / k
             k = min(n, max(2 * k, int(k * 0.7 * cfg.budget / max(t, 1e-6))))
@@ -514,7 +521,8 @@ def measure_variant(name, wl, cfg) -> dict:
         if name == "v0":
             wl.v0["per_read_s"] = t / k
         # correctness against V0 on the first c reads (c <= k: fits the budget)
-        per_read = wl.v0.get("per_read_s", 0.0)
+        # V0's time per read (measured, or a 0.2 GCUPS prior when V0 is not timed here)
+        per_read = wl.v0.get("per_read_s") or _cells(wl, 1) / 2e8
         c = min(k, cfg.check_reads if per_read * cfg.check_reads < cfg.check_budget
                 else max(1, int(cfg.check_budget / max(per_read, 1e-9))))
         got = module.align_batch(wl.graph, _subset(wl, c), cfg.scoring, cfg.mode, traceback=False).score
@@ -652,7 +660,7 @@ class Config:
         return self.deadline is not None and time.monotonic() > self.deadline
 
 
-def pick_variants(spec, quick):
+def pick_variants(spec, quick, child=False):
     from s2g.variants import registry
     names = list(registry.REGISTRY) if spec in (None, "all") else [s.strip() for s in spec.split(",") if s.strip()]
     unknown = [n for n in names if n not in registry.REGISTRY]
@@ -665,16 +673,74 @@ def pick_variants(spec, quick):
         if quick and spec in (None, "all") and registry.REGISTRY[n].device != "cpu":
             ok, why = False, "--quick runs the CPU variants unless --variants names others"
         (runnable.append(n) if ok else skipped.__setitem__(n, why))
+    if child:
+        return runnable, skipped        # V0 only as the reference (v0_reference), not timed
     if "v0" in runnable:
         runnable.remove("v0")
     return ["v0"] + runnable, skipped   # V0 first: it is every other variant's check
+
+
+def _write_doc(out, exp, cfg, skipped, recs, extra=None):
+    doc = {"experiment": exp, "host": cfg.host, "command": cfg.command, "date": cfg.date,
+           "commit": cfg.commit, "variants_not_runnable": skipped, "records": recs}
+    doc.update(extra or {})
+    tmp = os.path.join(out, f".{exp}.json.tmp")
+    with open(tmp, "w") as fh:
+        json.dump(doc, fh, indent=1, default=_json_default)
+    os.replace(tmp, os.path.join(out, f"{exp}.json"))
+
+
+def _child_args(args, cfg, variant, exps, out, limit):
+    a = [sys.executable, "-m", "bench", "--child", "--variants", variant, "--no-peer", "--no-report",
+         "--out", out, "--experiments", ",".join(exps), "--budget", repr(cfg.budget), "--reps",
+         str(cfg.reps), "--check-reads", str(cfg.check_reads), "--real-dir", cfg.real_dir,
+         "--commit", cfg.commit]
+    if limit is not None:
+        a += ["--time-limit", f"{max(limit, 1.0):.1f}"]
+    if args.quick:
+        a.append("--quick")
+    if not cfg.e2e:
+        a.append("--no-e2e")
+    return a
+
+
+def run_isolated(args, cfg, gpu_variants, exps, log):
+    """Each CUDA variant in its own process: a kernel fault (illegal address) poisons
+    the CUDA context of the process it happens in, not the other variants' runs.
+    Returns {experiment: [records]}."""
+    import shutil
+    got = {e: [] for e in exps}
+    gpu_share = None if cfg.deadline is None else 0.7 * (cfg.deadline - time.monotonic())
+    t_start = time.monotonic()
+    for i, v in enumerate(gpu_variants):
+        limit = None
+        if gpu_share is not None:
+            left = gpu_share - (time.monotonic() - t_start)
+            limit = left / (len(gpu_variants) - i)
+            if limit < 5:
+                log(f"bench: {v}: skipped, --time-limit reached", file=sys.stderr)
+                continue
+        d = os.path.join(cfg.workdir, "child-" + v)
+        os.makedirs(d, exist_ok=True)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO] + [p for p in sys.path if p]))
+        p = subprocess.run(_child_args(args, cfg, v, exps, d, limit), cwd=REPO, env=env,
+                           timeout=None if limit is None else limit + 120)
+        if p.returncode != 0:
+            log(f"bench: {v}: process exited with {p.returncode}; keeping what it wrote", file=sys.stderr)
+        for e in exps:
+            path = os.path.join(d, f"{e}.json")
+            if os.path.exists(path):
+                with open(path) as fh:
+                    got[e] += [r for r in json.load(fh)["records"] if r["variant"] == v]
+        shutil.rmtree(d, ignore_errors=True)
+    return got
 
 
 def run_suite(args) -> int:
     import warnings
     warnings.filterwarnings("ignore", message=".*--break-cycles removed")  # recorded in params
     cfg = Config(args)
-    variants, skipped = pick_variants(args.variants, args.quick)
+    variants, skipped = pick_variants(args.variants, args.quick, child=args.child)
     exps = EXPERIMENTS if args.experiments in (None, "all") else tuple(
         e.strip() for e in args.experiments.split(",") if e.strip())
     for e in exps:
@@ -684,9 +750,17 @@ def run_suite(args) -> int:
     out = args.out or os.path.join(REPO, "bench", "results", cfg.host["results_dir"])
     os.makedirs(out, exist_ok=True)
     log = print if not args.quiet else (lambda *a, **k: None)
-    log(f"bench: variants {', '.join(variants)}; not runnable here: "
-        + (", ".join(f"{k} ({v})" for k, v in skipped.items()) or "none"), file=sys.stderr)
-    log(f"bench: device {cfg.host['gpu'] or '-'}; cpu {cfg.host['cpu']}; out {out}", file=sys.stderr)
+    if not args.child:
+        log(f"bench: variants {', '.join(variants)}; not runnable here: "
+            + (", ".join(f"{k} ({v})" for k, v in skipped.items()) or "none"), file=sys.stderr)
+        log(f"bench: device {cfg.host['gpu'] or '-'}; cpu {cfg.host['cpu']}; out {out}", file=sys.stderr)
+    from s2g.variants import registry
+    gpu = [v for v in variants if registry.REGISTRY[v].device == "cuda"]
+    isolate = args.isolate if args.isolate is not None else (not args.child and len(gpu) > 0)
+    child_recs = {}
+    if isolate and gpu:
+        child_recs = run_isolated(args, cfg, gpu, exps, log)
+        variants = [v for v in variants if v not in gpu]
     for exp in exps:
         recs = []
         for make in build_workloads(exp, cfg, cfg.workdir):
@@ -698,22 +772,60 @@ def run_suite(args) -> int:
                 log(f"bench: {exp}: workload failed: {type(exc).__name__}: {exc}", file=sys.stderr)
                 continue
             wrecs = [measure_variant(v, wl, cfg) for v in variants]
-            wrecs.append(measure_peer(wl, cfg))
+            if not args.child:
+                wrecs.append(measure_peer(wl, cfg))
             add_ratios(wrecs)
             for r in wrecs:
                 log(_line(r), file=sys.stderr)
             recs.extend(wrecs)
             _SUBSETS.clear()
-        if exp not in ("real",) and not recs:
-            continue
-        doc = {"experiment": exp, "host": cfg.host, "command": cfg.command, "date": cfg.date,
-               "commit": cfg.commit, "variants_not_runnable": skipped, "records": recs}
-        with open(os.path.join(out, f"{exp}.json"), "w") as fh:
-            json.dump(doc, fh, indent=1, default=_json_default)
-    if not args.no_report:
+            _write_doc(out, exp, cfg, skipped, recs)   # after every workload: a crash keeps the rest
+        recs += child_recs.get(exp, [])
+        add_ratios(recs)
+        for r in child_recs.get(exp, []):
+            log(_line(r), file=sys.stderr)
+        if recs:
+            _write_doc(out, exp, cfg, skipped, recs)
+    if not args.no_report and not args.child:
         from . import report
         report.write_report(out, plots=not args.no_plots)
     log(f"bench: done in {time.monotonic() - cfg.t0:.0f} s; results in {out}", file=sys.stderr)
+    return 0
+
+
+def merge(dirs, out, log=print) -> int:
+    """Records of several runs (same machine kind) in one folder; a later run's record
+    replaces an earlier one for the same (experiment, workload, variant). Ratios are
+    recomputed; every record keeps its own date, commit and command."""
+    docs = {}
+    for d in dirs:
+        for exp in EXPERIMENTS:
+            path = os.path.join(d, f"{exp}.json")
+            if not os.path.exists(path):
+                continue
+            with open(path) as fh:
+                doc = json.load(fh)
+            cur = docs.setdefault(exp, dict(doc, records={}, runs=[]))
+            cur["runs"].append({"dir": os.path.basename(os.path.normpath(d)), "date": doc["date"],
+                                "commit": doc["commit"], "command": doc["command"]})
+            for k in ("host", "date", "commit", "command", "variants_not_runnable"):
+                cur[k] = doc[k]
+            for r in doc["records"]:
+                key = (r["graph"], json.dumps(r["params"], sort_keys=True), r["variant"])
+                if r.get("status") == "ok" or key not in cur["records"] or \
+                        cur["records"][key].get("status") != "ok":
+                    cur["records"][key] = r
+    os.makedirs(out, exist_ok=True)
+    for exp, doc in docs.items():
+        recs = list(doc["records"].values())
+        for r in recs:
+            r.pop("speedup_vs_v0", None)
+            r.pop("speedup_vs_peer", None)
+        add_ratios(recs)
+        doc["records"] = recs
+        with open(os.path.join(out, f"{exp}.json"), "w") as fh:
+            json.dump(doc, fh, indent=1, default=_json_default)
+    log(f"bench: merged {len(dirs)} run(s) into {out}", file=sys.stderr)
     return 0
 
 
@@ -763,12 +875,27 @@ def add_arguments(p):
     p.add_argument("--commit", default=None, help="commit to record (default: git rev-parse HEAD)")
     p.add_argument("--report-only", metavar="DIR", default=None,
                    help="only redraw RESULTS.md, HEADLINE.md and PNGs from DIR/*.json")
+    p.add_argument("--isolate", dest="isolate", action="store_true", default=None,
+                   help="run each CUDA variant in its own process (default when CUDA variants run)")
+    p.add_argument("--no-isolate", dest="isolate", action="store_false")
+    p.add_argument("--merge", nargs="+", metavar="DIR", default=None,
+                   help="merge the JSON of earlier runs (later DIRs win) into --out, then report")
+    p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
 
 
 def run(args) -> int:
     if getattr(args, "command_line", None) is None:
         args.command_line = "s2g bench " + " ".join(sys.argv[2:])
+    if args.merge:
+        if not args.out:
+            from s2g.errors import S2GError
+            raise S2GError("--merge needs --out")
+        merge(args.merge, args.out)
+        if not args.no_report:
+            from . import report
+            report.write_report(args.out, plots=not args.no_plots)
+        return 0
     if args.report_only:
         from . import report
         report.write_report(args.report_only, plots=not args.no_plots)

@@ -9,7 +9,6 @@ with their reasons.
 """
 from __future__ import annotations
 
-import glob
 import json
 import os
 
@@ -23,9 +22,15 @@ TITLES = {
 ORDER = ["v0", "cpu", "v1", "v2", "v3", "v4", "fast", "abpoa"]
 
 
+def _color(v):
+    return f"C{ORDER.index(v) if v in ORDER else len(ORDER) + hash(v) % 2}"
+
+
 def _load(folder):
     docs = {}
-    for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
+    for path in sorted(os.path.join(folder, f"{e}.json") for e in TITLES):
+        if not os.path.exists(path):
+            continue
         with open(path) as fh:
             try:
                 doc = json.load(fh)
@@ -92,6 +97,13 @@ def headline(docs):
         r = best[v]
         lines.append(f"| {r['device']} | {v} | {r['n_reads']} | {r['gcups']:.3g} | "
                      f"{_fmt(r.get('speedup_vs_v0'), 1)} | {_fmt(r.get('speedup_vs_peer'), 2)} |")
+    bad = {}
+    for r in doc["records"]:
+        if r["variant"] not in best and r.get("status") != "ok":
+            bad.setdefault(r["variant"], f"{r.get('status')}: {str(r.get('reason', ''))[:120]}")
+    if bad:
+        lines += ["", "Not timed (no record passed the V0 check or ran): " + "; ".join(
+            f"**{v}** ({why})" for v, why in sorted(bad.items(), key=lambda x: _vkey(x[0]))) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -114,18 +126,19 @@ def plot(doc, path):
         w = 0.8 / max(1, len(variants))
         for i, v in enumerate(variants):
             ys = [next((r["gcups"] for r in ok if r["variant"] == v and r["graph"] == g), 0) for g in graphs]
-            axes[0].bar([j + i * w for j in range(len(graphs))], ys, w, label=v)
+            axes[0].bar([j + i * w for j in range(len(graphs))], ys, w, label=v, color=_color(v))
         axes[0].set_xticks([j + 0.4 - w / 2 for j in range(len(graphs))])
         axes[0].set_xticklabels(graphs, rotation=20, fontsize=8)
         axes[0].set_yscale("log")
     else:
         for v in variants:
             rs = sorted((r for r in ok if r["variant"] == v), key=_x)
-            axes[0].plot([_x(r) for r in rs], [r["gcups"] for r in rs], "o-", label=v)
+            axes[0].plot([_x(r) for r in rs], [r["gcups"] for r in rs], "o-", label=v, color=_color(v))
             if exp == "n_reads" and v not in ("v0",):
                 pts = [(r) for r in rs if r.get("speedup_vs_v0")]
                 if pts:
-                    axes[1].plot([_x(r) for r in pts], [r["speedup_vs_v0"] for r in pts], "o-", label=v)
+                    axes[1].plot([_x(r) for r in pts], [r["speedup_vs_v0"] for r in pts], "o-", label=v,
+                                 color=_color(v))
         axes[0].set_xlabel(xlabel)
         if logx:
             axes[0].set_xscale("log", base=2)
@@ -160,6 +173,9 @@ def write_report(folder, plots=True):
         parts += [f"## {TITLES.get(exp, (exp,))[0]} (`{exp}.json`)", "",
                   f"GPU: {h['gpu'] or '–'}; CPU: {h['cpu']}; date {doc['date']}; commit `{doc['commit']}`; "
                   f"command `{doc['command']}`", ""]
+        if doc.get("runs"):
+            parts += ["Merged from runs (records keep their own date and commit): " + "; ".join(
+                f"{r['dir']} ({r['date']}, `{r['commit']}`: `{r['command']}`)" for r in doc["runs"]), ""]
         if doc.get("variants_not_runnable"):
             parts += ["Not runnable here: " + "; ".join(f"{k} ({v})" for k, v in
                                                          doc["variants_not_runnable"].items()), ""]

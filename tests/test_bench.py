@@ -73,3 +73,13 @@ def test_harness_imports_without_matplotlib_or_cuda():
     code = ("import sys; import bench.harness, bench.report, bench.peer; "
             "assert 'matplotlib' not in sys.modules and 'numba.cuda' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
+
+
+def test_merge_keeps_ok_records(quick_results, tmp_path):
+    out = tmp_path / "merged"
+    assert harness.main(["--merge", str(quick_results), str(quick_results), "--out", str(out),
+                         "--no-plots"]) == 0
+    a = json.loads((quick_results / "n_reads.json").read_text())["records"]
+    b = json.loads((out / "n_reads.json").read_text())
+    assert len(b["records"]) == len(a) and len(b["runs"]) == 2
+    assert (out / "HEADLINE.md").exists()
