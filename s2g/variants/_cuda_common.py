@@ -309,11 +309,30 @@ def launch(kernel, griddim, blockdim, args, sharedmem=0, stream=0):
     per-call type resolution (V1/V2 launch once per anti-diagonal, where that
     resolution costs more than the kernel). Falls back to the ordinary launch in the
     simulator."""
-    if simulator():
+    global _FAST
+    if simulator() or not _FAST:
         kernel[griddim, blockdim, stream, sharedmem](*args)
         return
     k = next(iter(kernel.overloads.values()))
-    k.launch(args, (int(griddim), 1, 1), (int(blockdim), 1, 1), stream, sharedmem)
+    try:
+        k.launch(args, (int(griddim), 1, 1), (int(blockdim), 1, 1), _core_stream(stream), sharedmem)
+    except TypeError:   # a numba-cuda whose _Kernel.launch wants something else: be ordinary
+        _FAST = False
+        kernel[griddim, blockdim, stream, sharedmem](*args)
+
+
+_FAST = True
+_STREAMS = {}
+
+
+def _core_stream(stream):
+    """The stream object numba-cuda's _Kernel.launch expects (its dispatcher converts
+    ``0`` with ``driver._to_core_stream`` before launching; numba-cuda 0.30)."""
+    if stream not in _STREAMS:
+        from numba.cuda.cudadrv import driver
+        conv = getattr(driver, "_to_core_stream", None)
+        _STREAMS[stream] = conv(stream) if conv is not None else stream
+    return _STREAMS[stream]
 
 
 def scoring32(scoring):
