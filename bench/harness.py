@@ -704,13 +704,13 @@ def _child_args(args, cfg, variant, exps, out, limit):
     return a
 
 
-def run_isolated(args, cfg, gpu_variants, exps, log):
+def run_isolated(args, cfg, gpu_variants, exps, log, share=0.7):
     """Each CUDA variant in its own process: a kernel fault (illegal address) poisons
     the CUDA context of the process it happens in, not the other variants' runs.
     Returns {experiment: [records]}."""
     import shutil
     got = {e: [] for e in exps}
-    gpu_share = None if cfg.deadline is None else 0.7 * (cfg.deadline - time.monotonic())
+    gpu_share = None if cfg.deadline is None else share * (cfg.deadline - time.monotonic())
     t_start = time.monotonic()
     for i, v in enumerate(gpu_variants):
         limit = None
@@ -758,13 +758,18 @@ def run_suite(args) -> int:
     gpu = [v for v in variants if registry.REGISTRY[v].device == "cuda"]
     isolate = args.isolate if args.isolate is not None else (not args.child and len(gpu) > 0)
     child_recs = {}
+    if args.skip_v0 and not args.child:
+        variants = [v for v in variants if v != "v0"]
+    in_process = [v for v in variants if not (isolate and v in gpu)]
     if isolate and gpu:
-        child_recs = run_isolated(args, cfg, gpu, exps, log)
-        variants = [v for v in variants if v not in gpu]
+        order = sorted(gpu, key=lambda v: -registry.REGISTRY[v].rank)   # fast, v4, v3, ... first
+        share = 0.7 if (in_process or cfg.peer) else 1.0
+        child_recs = run_isolated(args, cfg, order, exps, log, share)
+    variants = in_process
     for exp in exps:
         recs = []
         for make in build_workloads(exp, cfg, cfg.workdir):
-            if cfg.past_deadline():
+            if cfg.past_deadline() or not (variants or (cfg.peer and not args.child)):
                 break
             try:
                 wl = load(make())
@@ -880,6 +885,9 @@ def add_arguments(p):
     p.add_argument("--no-isolate", dest="isolate", action="store_false")
     p.add_argument("--merge", nargs="+", metavar="DIR", default=None,
                    help="merge the JSON of earlier runs (later DIRs win) into --out, then report")
+    p.add_argument("--skip-v0", action="store_true",
+                   help="do not time V0 (it still checks every variant); merge V0 records from "
+                        "another run with --merge")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
 
