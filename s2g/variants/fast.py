@@ -493,7 +493,7 @@ def plan(graph, reads_max_len, n_reads, G=None, K=None):
     return G, K, groups * G // block, block, groups
 
 
-def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None, stream=0,
+def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
                events=None):
     """Launch the kernel on arrays (host numpy); returns (score, end_i, end_j) int32 arrays.
 
@@ -506,37 +506,38 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None, st
     G, K, blocks, block, groups = plan(graph, max_len, n, G, K)
     a, b, o, e = scoring.as_tuple()
     order = np.argsort(-lengths, kind="stable").astype(np.int32)
-    d_codes = cuda.to_device(codes if len(codes) else np.zeros(1, np.uint8), stream=stream)
-    d_off = cuda.to_device(offsets[:-1].astype(np.int64), stream=stream)
-    d_len = cuda.to_device(lengths.astype(np.int32), stream=stream)
-    d_ord = cuda.to_device(order, stream=stream)
+    d_codes = cuda.to_device(codes if len(codes) else np.zeros(1, np.uint8))
+    d_off = cuda.to_device(offsets[:-1].astype(np.int64))
+    d_len = cuda.to_device(lengths.astype(np.int32))
+    d_ord = cuda.to_device(order)
     n_slots = max(graph.n_slots, 1)
     if os.environ.get("S2G_FAST_ZERO"):
-        store = cuda.to_device(np.zeros(groups * n_slots * (2 * K + 1) * G, np.int32), stream=stream)
+        store = cuda.to_device(np.zeros(groups * n_slots * (2 * K + 1) * G, np.int32))
     else:
-        store = cuda.device_array(groups * n_slots * (2 * K + 1) * G, np.int32, stream=stream)
+        store = cuda.device_array(groups * n_slots * (2 * K + 1) * G, np.int32)
     npass = -(-max_len // (G * K))
     bn = groups * graph.n_bases if npass > 1 else 1
-    bndH = cuda.device_array(bn, np.int32, stream=stream)
-    bndF = cuda.device_array(bn, np.int32, stream=stream)
-    out_s = cuda.device_array(n, np.int32, stream=stream)
-    out_i = cuda.device_array(n, np.int32, stream=stream)
-    out_j = cuda.device_array(n, np.int32, stream=stream)
-    status = cuda.to_device(np.full(n, ST_NOT_RUN, np.int32), stream=stream)
+    bndH = cuda.device_array(bn, np.int32)
+    bndF = cuda.device_array(bn, np.int32)
+    out_s = cuda.device_array(n, np.int32)
+    out_i = cuda.device_array(n, np.int32)
+    out_j = cuda.device_array(n, np.int32)
+    status = cuda.to_device(np.full(n, ST_NOT_RUN, np.int32))
     kern = get_kernel(G, K, mode)
     if events:
-        events[0].record(stream)
-    kern[blocks, block, stream](tab.colinfo, tab.mptr, tab.mslot, tab.row0, d_codes, d_off, d_len,
+        events[0].record()
+    # Default stream only, synchronised: on the device, numba-cuda 0.30 launches with an
+    # explicit stream 0 misbehave (another engineer's V1-V4 raised; this kernel's run 1
+    # read stale memory), so copies, launch and events all use the default stream.
+    kern[blocks, block](tab.colinfo, tab.mptr, tab.mslot, tab.row0, d_codes, d_off, d_len,
                                 d_ord, n, n_slots, np.int32(a), np.int32(b), np.int32(o),
                                 np.int32(e), store, bndH, bndF, out_s, out_i,
                                 out_j, status)
     if events:
-        events[1].record(stream)
-    st = status.copy_to_host(stream=stream)
-    res = (out_s.copy_to_host(stream=stream), out_i.copy_to_host(stream=stream),
-           out_j.copy_to_host(stream=stream))
-    if stream:
-        stream.synchronize()
+        events[1].record()
+    cuda.synchronize()
+    st = status.copy_to_host()
+    res = (out_s.copy_to_host(), out_i.copy_to_host(), out_j.copy_to_host())
     bad = np.nonzero(st != ST_OK)[0]
     if len(bad):
         raise S2GError(f"fast: GPU kernel left {len(bad)} read(s) unprocessed (first: read index "
