@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import hashlib
-import io
 import json
 import os
 import platform
@@ -120,6 +119,7 @@ def main():
     if args.device == "cpu":
         os.environ["CUDA_VISIBLE_DEVICES"] = ""      # CPU workers even on a GPU machine
     counts = [int(x) for x in args.workers.split(",")]
+    load_start = os.getloadavg()
     tmp = tempfile.mkdtemp(prefix="s2g-dask-")
     prefix = os.path.join(tmp, "sim")
     subprocess.run([sys.executable, "-m", "s2g", "simulate", prefix, "--total-bases",
@@ -140,7 +140,7 @@ def main():
     single_process(graph, warm, variant, 2000, os.devnull)       # JIT
     n_cal, t_cal = single_process(graph, warm, variant, 2000, os.devnull)
     rate_cal = n_cal / t_cal
-    n = args.reads or int(min(args.max_reads, max(2000, rate_cal * args.seconds)))
+    n = args.reads or int(min(args.max_reads, max(256, rate_cal * args.seconds)))
     chunk = args.chunk or max(1, n // 16)
     n = (n // chunk) * chunk or chunk
     reads = os.path.join(tmp, "reads.fq")
@@ -184,7 +184,7 @@ def main():
     dev = _device_name(args.device)
     res = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "device": dev, "host": platform.node(), "cores": sd._cores(),
-           "loadavg_start": os.getloadavg(), "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
+           "loadavg_start": load_start, "loadavg_end": os.getloadavg(), "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
            "variant": variant, "variants_skipped": tried, "graph": f"simulated SNP, {args.total_bases} bp, both strands",
            "reads": n, "read_len": 150, "chunk": chunk, "threads_per_worker": args.threads, "runs": runs}
     os.makedirs(args.out, exist_ok=True)
@@ -192,7 +192,8 @@ def main():
     with open(stem + ".json", "w") as fh:
         json.dump(res, fh, indent=2)
     lines = [f"# s2g --dask local scaling ({args.device.upper()} workers)", "",
-             f"{res['date']}, {dev}, {res['cores']} cores, load average {res['loadavg_start'][0]:.1f}; "
+             f"{res['date']}, {dev}, {res['cores']} cores, load average {load_start[0]:.1f} at the start, "
+             f"{res['loadavg_end'][0]:.1f} at the end; "
              f"variant `{variant}`; {res['graph']}; {n} reads of 150 bp in chunks of {chunk}.", "",
              f"`{res['command']}`", "",
              "| run | reads/s | seconds | efficiency | same GAF as single process |",
