@@ -25,6 +25,7 @@ class VariantInfo:
     summary: str
     limits: str
     rank: int         # larger = preferred by --variant auto among those that can run
+    auto: bool = True  # False: runnable by name only (not yet verified exact on a GPU)
 
 
 REGISTRY: dict = {}
@@ -73,7 +74,7 @@ register(VariantInfo(
     "streamed as a wavefront with shfl_up_sync, lane-private node_bound slots; traceback "
     "on the CPU from the GPU's end cells.",
     "int32 (falls back to the cpu variant when the score bound fails); long reads in "
-    "strips of 192 rows with an 8 x columns byte buffer per read in flight", 20))
+    "strips of 192 rows with an 8 x columns byte buffer per read in flight", 20, auto=False))
 
 
 def list_variants():
@@ -121,5 +122,5 @@ def can_run(info: VariantInfo):
 
 def pick_auto() -> str:
     """The fastest registered variant this machine can run."""
-    best = max((v for v in REGISTRY.values() if can_run(v)[0]), key=lambda v: v.rank)
+    best = max((v for v in REGISTRY.values() if v.auto and can_run(v)[0]), key=lambda v: v.rank)
     return best.name
