@@ -129,7 +129,7 @@ def main(argv=None):
             rec["points"].append(pt)
             print(json.dumps(pt), flush=True)
     if not args.skip_cliff:
-        import s2g.variants.v4_interread as v4
+        v4 = importlib.import_module("s2g.variants.v4_interread")
         saved = cc.V4_MAX_BLOCK
         cc.V4_MAX_BLOCK = 128
         rec["cliff"] = {"block": 128, "points": []}
