@@ -54,19 +54,21 @@ register(VariantInfo(
     "3 full (m+1) x (N+1) int32 matrices per read must fit in free device memory", 1))
 register(VariantInfo(
     "v2", "s2g.variants.v2_rolling", "cuda",
-    "Rolling row buffers plus a node_bound store of predecessor columns; host-driven "
-    "launches per anti-diagonal.",
-    "node_bound: n_slots x (m+1) per read in global memory", 2))
+    "Rolling anti-diagonal buffers plus a node_bound store of predecessor columns; "
+    "all reads of a batch advance together, one host-driven launch per anti-diagonal.",
+    "(9 + 2 x n_slots) x 4 bytes per read base in global memory; launch-bound", 2))
 register(VariantInfo(
     "v3", "s2g.variants.v3_coop", "cuda",
     "One cooperative kernel, grid-wide barrier per anti-diagonal, three rotating "
     "anti-diagonal buffers, strided rows, atomic max of the packed best cell.",
-    "grid limited by cooperative-launch occupancy", 3))
+    "grid limited by cooperative-launch occupancy (strided rows cover any batch); "
+    "one grid barrier per anti-diagonal", 3))
 register(VariantInfo(
     "v4", "s2g.variants.v4_interread", "cuda",
     "One thread block per read, rolling buffers and node_bound in shared memory, "
     "block barrier per anti-diagonal; long reads in passes.",
-    "shared memory per block", 4))
+    "(7 + 2 x n_slots) x block x 4 bytes of shared memory (<= 48 KiB); reads longer "
+    "than the block (<= 256) take extra passes over the graph", 4))
 register(VariantInfo(
     "fast", "s2g.variants.fast", "cuda",
     "Production fast path (WORK IN PROGRESS: wrong results on a real GPU, see bench/NOTES.md): "
