@@ -51,7 +51,7 @@ register(VariantInfo(
     "v1", "s2g.variants.v1_antidiag", "cuda",
     "Anti-diagonal tiling, naive: one thread per cell, H/E/F fully in global memory, "
     "one kernel launch per anti-diagonal.",
-    "3 full (m+1) x (N+1) int32 matrices per read must fit in free device memory", 1))
+    "3 full (m+1) x N int32 matrices (longest read) must fit in free device memory; one launch per anti-diagonal per read", 1))
 register(VariantInfo(
     "v2", "s2g.variants.v2_rolling", "cuda",
     "Rolling anti-diagonal buffers plus a node_bound store of predecessor columns; "
