@@ -17,7 +17,7 @@ from .graph import FlatGraph, graph_info, load_graph
 from .reads import ReadBatch, iter_read_batches, read_reads
 from .result import AlignResult, BatchResult, Traceback
 from .scoring import Mode, Scoring, fits_int32, score_bound
-from .variants import registry as variants
+from . import variants
 
 __version__ = "0.1.0"
 
