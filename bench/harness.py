@@ -723,10 +723,13 @@ def run_isolated(args, cfg, gpu_variants, exps, log, share=0.7):
         d = os.path.join(cfg.workdir, "child-" + v)
         os.makedirs(d, exist_ok=True)
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO] + [p for p in sys.path if p]))
-        p = subprocess.run(_child_args(args, cfg, v, exps, d, limit), cwd=REPO, env=env,
-                           timeout=None if limit is None else limit + 120)
-        if p.returncode != 0:
-            log(f"bench: {v}: process exited with {p.returncode}; keeping what it wrote", file=sys.stderr)
+        try:
+            rc = subprocess.run(_child_args(args, cfg, v, exps, d, limit), cwd=REPO, env=env,
+                                timeout=None if limit is None else limit + 30).returncode
+        except subprocess.TimeoutExpired:
+            rc = "timeout"
+        if rc != 0:
+            log(f"bench: {v}: process exited with {rc}; keeping what it wrote", file=sys.stderr)
         for e in exps:
             path = os.path.join(d, f"{e}.json")
             if os.path.exists(path):
