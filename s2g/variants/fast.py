@@ -236,6 +236,7 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False):
                     cuda.syncthreads()
                     ow = buf[lane ^ sh]
                 else:
+                    cuda.syncwarp(FULL)
                     ow = cuda.shfl_xor_sync(FULL, wp, sh)
                 wp = max(wp, int32(ow))
             # scores below are in the H - o - e domain; local counts only H > 0
@@ -354,6 +355,11 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False):
                         nh = buf[lane - 1] if lane > 0 else bh
                         nf = buf2[lane - 1] if lane > 0 else bf
                     else:
+                        # Reconverge first: lanes that took a merge branch must meet the
+                        # others at one shuffle instruction. Without this the H200 gave
+                        # wrong scores on graphs with bubbles (exact in the simulator,
+                        # memcheck clean; bench/NOTES.md); the gpu-facts probe did the same.
+                        cuda.syncwarp(FULL)
                         nh = cuda.shfl_up_sync(FULL, bh, 1)
                         nf = cuda.shfl_up_sync(FULL, bf, 1)
                     if t > 0:
@@ -381,6 +387,7 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False):
                     oj = buf2[lane ^ msk]
                     oi = buf3[lane ^ msk]
                 else:
+                    cuda.syncwarp(FULL)
                     ob = cuda.shfl_xor_sync(FULL, best, msk)
                     oj = cuda.shfl_xor_sync(FULL, int32(bj), msk)
                     oi = cuda.shfl_xor_sync(FULL, int32(bi), msk)
