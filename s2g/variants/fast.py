@@ -422,18 +422,27 @@ def kernel_signature():
 _KERNELS: dict = {}
 
 
+#: "shfl" (warp shuffles) or "shared" (the simulator's shared-memory exchange with
+#: syncthreads, one warp per block, also on a real GPU: a diagnostic and fallback)
+EXCHANGE = os.environ.get("S2G_FAST_EXCHANGE", "shfl")
+
+
+def _shared_exchange() -> bool:
+    return _sim() or EXCHANGE == "shared"
+
+
 def _sim() -> bool:
     from numba import config
     return bool(config.ENABLE_CUDASIM)
 
 
 def get_kernel(G, K, mode):
-    key = (G, K, int(mode), _sim(), MAX_REGISTERS)
+    key = (G, K, int(mode), _shared_exchange(), MAX_REGISTERS, _sim())
     if key not in _KERNELS:
         from numba import cuda
         fn = kernel_source(G, K, int(mode), sim=key[3])
         opts = {"max_registers": MAX_REGISTERS} if MAX_REGISTERS and not key[3] else {}
-        _KERNELS[key] = cuda.jit(fn) if key[3] else cuda.jit(kernel_signature(), **opts)(fn)
+        _KERNELS[key] = cuda.jit(fn) if _sim() else cuda.jit(kernel_signature(), **opts)(fn)
     return _KERNELS[key]
 
 
@@ -488,7 +497,7 @@ def plan(graph, reads_max_len, n_reads, G=None, K=None):
     from numba import cuda
     if G is None:
         G, K = choose_config(reads_max_len)
-    block = WARP if _sim() else BLOCK
+    block = WARP if _shared_exchange() else BLOCK
     groups = min(-(-n_reads // (block // G)) * (block // G), _resident_groups(G))
     npass = -(-reads_max_len // (G * K))
     if npass > 1 and not _sim():
