@@ -195,6 +195,7 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False):
     Z = int32(0)
 
     SIM = bool(sim)      # compile-time constant: the exchange below is one of two forms
+    ROWS_OUTER = MERGE_ROWS_OUTER
 
     def fast_kernel(colinfo, mptr, mslot, row0, codes, roff, rlen, order, n_reads,
                     n_slots, a, b, o, e, store, bndH, bndF, out_s, out_i, out_j, status):
@@ -288,6 +289,23 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False):
                                     ph = Z if IS_LOCAL else int32(-(o + e * (row_base + r + 1)))
                                     HO[r] = int32(ph - oe)
                                     E[r] = int32(ph - o)        # PE + e, PE = PH - o - e
+                            elif ROWS_OUTER:
+                                # each register written once, after a scalar loop over preds
+                                k0 = mptr[j]
+                                k1 = mptr[j + 1]
+                                acc = NI
+                                for k in range(k0, k1):
+                                    acc = max(acc, store[sbase + mslot[k] * SW])
+                                dgo = acc
+                                for r in range(K):
+                                    ah = NI
+                                    ae = NI
+                                    for k in range(k0, k1):
+                                        sp = sbase + mslot[k] * SW
+                                        ah = max(ah, store[sp + 1 + r])
+                                        ae = max(ae, store[sp + 1 + K + r])
+                                    HO[r] = ah
+                                    E[r] = int32(ae + e32)      # so max(HO, E - e) = PE
                             else:
                                 dgo = NI
                                 for r in range(K):
@@ -422,6 +440,10 @@ def kernel_signature():
 _KERNELS: dict = {}
 
 
+#: merge loop order: rows outer (each register written once) or predecessors outer
+MERGE_ROWS_OUTER = os.environ.get("S2G_FAST_MERGE", "rows") == "rows"
+#: NVVM optimisation (S2G_FAST_OPT=0 compiles with opt=False: a diagnostic)
+NVVM_OPT = os.environ.get("S2G_FAST_OPT", "1") != "0"
 #: "shfl" (warp shuffles) or "shared" (the simulator's shared-memory exchange with
 #: syncthreads, one warp per block, also on a real GPU: a diagnostic and fallback)
 EXCHANGE = os.environ.get("S2G_FAST_EXCHANGE", "shfl")
@@ -437,11 +459,13 @@ def _sim() -> bool:
 
 
 def get_kernel(G, K, mode):
-    key = (G, K, int(mode), _shared_exchange(), MAX_REGISTERS, _sim())
+    key = (G, K, int(mode), _shared_exchange(), MAX_REGISTERS, _sim(), MERGE_ROWS_OUTER, NVVM_OPT)
     if key not in _KERNELS:
         from numba import cuda
         fn = kernel_source(G, K, int(mode), sim=key[3])
         opts = {"max_registers": MAX_REGISTERS} if MAX_REGISTERS and not key[3] else {}
+        if not NVVM_OPT:
+            opts["opt"] = False
         _KERNELS[key] = cuda.jit(fn) if _sim() else cuda.jit(kernel_signature(), **opts)(fn)
     return _KERNELS[key]
 
