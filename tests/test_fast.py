@@ -75,6 +75,25 @@ def test_ptx_cell_loop_is_32bit(mode):
     assert n / K < 16, f"{n / K:.1f} PTX instructions per cell"
 
 
+def _slot_store_offsets(ptx, K):
+    """Word offsets, relative to the first, of the first run of 2K+1 int32 stores whose
+    addresses are one base register plus an immediate (the node_bound slot write)."""
+    import re
+    pat = re.compile(r"st\.global\.u32\s+\[%rd\d+(?:\+(-?\d+))?\]")
+    offs = [int(m.group(1) or 0) for m in pat.finditer(ptx)]
+    return [(o - offs[0]) // 4 for o in offs[:2 * K + 1]]
+
+
+@pytest.mark.parametrize("K", [5, 19])
+def test_ptx_slot_write_is_contiguous(K):
+    """The slot write stores words sbase+0 .. sbase+2K. numba-cuda 0.30.4 once compiled
+    ``store[sp + 1 + K + r]`` into stores whose base advanced every iteration (offsets
+    0, 1, 6, 8, 13, 16, ... for K = 5): wrong scores on the GPU only."""
+    from s2g.variants import fast
+    ptx = _ptx(fast.kernel_source(8, K, int(Mode.LOCAL)), fast.kernel_signature())
+    assert sorted(_slot_store_offsets(ptx, K)) == list(range(2 * K + 1))
+
+
 def test_ptx_counter_detects_64bit():
     """The counter above is not vacuous: int64 arithmetic in a loop is found."""
     from numba import types as T

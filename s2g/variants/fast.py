@@ -340,11 +340,21 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False):
                                 vm = hoa
                         sl = info >> CI_SLOT_SHIFT
                         if sl != 0:
-                            sp = sbase + (sl - 1) * SW
-                            store[sp] = hu
+                            # Two fixed bases, then base + r. Written as
+                            # store[sp + 1 + K + r], numba-cuda 0.30.4 generated PTX
+                            # whose unrolled stores advanced the base by 1 + K + r each
+                            # iteration (stores at sp+1, sp+6, sp+8, sp+13, ... for K = 5),
+                            # scattering slot writes: wrong scores on the GPU only (the
+                            # simulator and a CPU build were exact). tests/test_fast.py
+                            # checks the store offsets in the PTX.
+                            wh = sbase + (sl - 1) * SW
+                            wo = wh + 1
+                            we_ = wh + 1 + K
+                            store[wh] = hu
                             for r in range(K):
-                                store[sp + 1 + r] = HO[r]
-                                store[sp + 1 + K + r] = max(HO[r], int32(E[r] - e32))
+                                store[wo + r] = HO[r]
+                            for r in range(K):
+                                store[we_ + r] = max(HO[r], int32(E[r] - e32))
                         if IS_LOCAL:
                             if cm > pb_:
                                 pb_ = cm
