@@ -15,4 +15,16 @@ are checked against V0 first; abPOA (pyabpoa) is timed beside it on the same
 workload as the peer. See :mod:`bench.harness` for the measurement protocol and
 :mod:`bench.peer` for the abPOA comparison. Nothing here imports matplotlib or CUDA
 at import time.
+
+On the GPU machine (../shared/device/README.md): carry ``.whl`` (numpy 2.4.6, dnaio
+1.2.4 + xopen, isal, zlib-ng, backports.zstd; pyabpoa 1.5.2, the newest cp312 wheel)
+and a copy of ``../shared/data/real`` (e.g. ``.benchdata/real``, git-ignored), then::
+
+    python3 -m bench --out $OUT --real-dir .benchdata/real --no-report --time-limit 330
+
+Each CUDA variant runs in its own process (a kernel fault poisons only its own CUDA
+context). Copy the JSON into ``bench/results/<device>/runs/<n>/`` and combine runs
+with ``python -m bench --merge bench/results/<device>/runs/1 ... --out
+bench/results/<device>`` (writes RESULTS.md, HEADLINE.md and the PNGs). The full
+suite with every variant takes about 5-6 minutes there.
 """
