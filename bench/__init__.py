@@ -25,6 +25,7 @@ and a copy of ``../shared/data/real`` (e.g. ``.benchdata/real``, git-ignored), t
 Each CUDA variant runs in its own process (a kernel fault poisons only its own CUDA
 context). Copy the JSON into ``bench/results/<device>/runs/<n>/`` and combine runs
 with ``python -m bench --merge bench/results/<device>/runs/1 ... --out
-bench/results/<device>`` (writes RESULTS.md, HEADLINE.md and the PNGs). The full
-suite with every variant takes about 5-6 minutes there.
+bench/results/<device>`` (writes RESULTS.md, HEADLINE.md and the PNGs). Run 1 on
+an H200 took 279 s with the CUDA variants failing at once; working CUDA variants
+add their own time, so bound the run with ``--time-limit`` (slices per variant).
 """
