@@ -124,8 +124,8 @@ def _progress(enabled, total=None):
 def cmd_align(args) -> int:
     import numpy as np
 
-    from . import align, load_graph
-    from .gaf import write_gaf
+    from . import load_graph
+    from .gaf import gaf_line
     from .reads import iter_read_batches
     from .scoring import Mode, Scoring
     from .variants import registry
@@ -149,23 +149,39 @@ def cmd_align(args) -> int:
     if getattr(args, "dask", None):
         from . import distributed
         return distributed.run_align(args, graph, scoring, mode, variant)
-    n = n_hit = 0
+    from . import pipeline
+    from .traceback import traceback_batch
+
+    module = registry.get_variant(variant)
+    counts = [0, 0]
     bar = _progress(args.progress)
     out = sys.stdout if args.output == "-" else _open_out(args.output)
+
+    def align_one(batch):
+        return module.align_batch(graph, batch, scoring, mode, traceback=False)
+
+    def finish_one(batch, res):
+        if not args.no_traceback:
+            traceback_batch(graph, batch, scoring, mode, res, max_cells=args.max_traceback_cells)
+        return batch.n_reads, int(np.count_nonzero(res.aligned())), "".join(
+            gaf_line(graph, r) + "\n" for r in res)
+
+    def write(item):
+        n_reads, n_aligned, text = item
+        out.write(text)
+        counts[0] += n_reads
+        counts[1] += n_aligned
+        if bar is not None:
+            bar.update(n_reads)
+
     try:
-        for batch in iter_read_batches(args.reads, args.batch_size):
-            res = align(graph, batch, scoring, mode, variant=variant,
-                        traceback=not args.no_traceback, max_traceback_cells=args.max_traceback_cells)
-            write_gaf(out, graph, res)
-            n += batch.n_reads
-            n_hit += int(np.count_nonzero(res.aligned()))
-            if bar is not None:
-                bar.update(batch.n_reads)
+        pipeline.run(iter_read_batches(args.reads, args.batch_size), align_one, finish_one, write)
     finally:
         if bar is not None:
             bar.close()
         if out is not sys.stdout:
             out.close()
+    n, n_hit = counts
     dt = time.perf_counter() - t0
     if n == 0:
         print(f"s2g: warning: {args.reads} contains no reads; the GAF output is empty", file=sys.stderr)

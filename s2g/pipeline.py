@@ -1,0 +1,75 @@
+"""Overlapped batch pipeline for ``s2g align``: read, align, finish, write.
+
+Three stages run at once, in input order, with bounded memory:
+
+* a reader thread parses and encodes the next batches (dnaio; at most ``depth`` ahead);
+* the caller's thread runs the variant's kernel on batch k (score and end cell);
+* a finisher thread does the CPU traceback and formats the GAF text of batch k-1.
+
+The kernels (Numba ``nogil``, CUDA launches) release the GIL, so on a GPU machine the
+windowed traceback and the GAF formatting of one batch hide behind the kernel of the
+next. Output is written strictly in input order, exactly as the one-stage loop wrote it.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+
+_DONE = object()
+
+
+def prefetch(iterable, depth: int = 2):
+    """Iterate ``iterable`` in a background thread, ``depth`` items ahead; errors re-raised here."""
+    q: queue.Queue = queue.Queue(maxsize=max(1, depth))
+    stop = threading.Event()
+
+    def run():
+        try:
+            for item in iterable:
+                while not stop.is_set():
+                    try:
+                        q.put((True, item), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put((True, _DONE))
+        except BaseException as exc:  # handed to the consumer, which raises it
+            q.put((False, exc))
+
+    t = threading.Thread(target=run, name="s2g-reader", daemon=True)
+    t.start()
+    try:
+        while True:
+            ok, item = q.get()
+            if not ok:
+                raise item
+            if item is _DONE:
+                return
+            yield item
+    finally:
+        stop.set()
+
+
+def run(batches, align_one, finish_one, write, depth: int = 2):
+    """``write(finish_one(batch, align_one(batch)))`` for every batch, stages overlapped.
+
+    ``align_one`` runs in the calling thread; ``finish_one`` in one worker thread (so
+    results stay in order); at most ``depth`` finished-but-unwritten batches are held.
+    Returns the number of batches.
+    """
+    n = 0
+    pending: deque = deque()
+    with ThreadPoolExecutor(1, thread_name_prefix="s2g-finish") as pool:
+        for batch in prefetch(batches, depth):
+            res = align_one(batch)
+            pending.append(pool.submit(finish_one, batch, res))
+            n += 1
+            while pending and (len(pending) > depth or pending[0].done()):
+                write(pending.popleft().result())
+        while pending:
+            write(pending.popleft().result())
+    return n

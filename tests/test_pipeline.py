@@ -1,0 +1,57 @@
+"""The overlapped read/align/finish/write pipeline keeps input order and surfaces errors."""
+import random
+import threading
+import time
+
+import pytest
+
+from s2g import pipeline
+
+
+def test_order_kept_under_random_delays():
+    rng = random.Random(3)
+    delays = [rng.random() * 0.004 for _ in range(60)]
+    out, threads = [], set()
+
+    def align_one(k):
+        time.sleep(delays[k] / 2)
+        return k * 10
+
+    def finish_one(k, r):
+        threads.add(threading.current_thread().name)
+        time.sleep(delays[-k - 1])
+        return (k, r)
+
+    n = pipeline.run(iter(range(60)), align_one, finish_one, out.append, depth=3)
+    assert n == 60
+    assert out == [(k, 10 * k) for k in range(60)]
+    assert all(t.startswith("s2g-finish") for t in threads)   # finishing ran off the main thread
+
+
+def test_reader_error_is_raised_in_caller():
+    def batches():
+        yield 1
+        raise ValueError("bad read 'x'")
+
+    out = []
+    with pytest.raises(ValueError, match="bad read"):
+        pipeline.run(batches(), lambda b: b, lambda b, r: r, out.append)
+    assert out == [1]          # what came before the error was written, nothing after
+
+
+def test_finisher_error_is_raised_in_caller():
+    def finish_one(b, r):
+        if b == 2:
+            raise RuntimeError("traceback window too large")
+        return b
+
+    out = []
+    with pytest.raises(RuntimeError, match="window"):
+        pipeline.run(iter(range(5)), lambda b: b, finish_one, out.append, depth=1)
+    assert out == [0, 1]
+
+
+def test_empty_input():
+    out = []
+    assert pipeline.run(iter(()), lambda b: b, lambda b, r: r, out.append) == 0
+    assert out == []
