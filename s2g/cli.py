@@ -140,7 +140,7 @@ def cmd_align(args) -> int:
     scoring = Scoring(args.match, args.mismatch, args.gap_open, args.gap_extend)
     mode = Mode.parse(args.mode)
     variant = registry.pick_auto() if args.variant == "auto" else args.variant
-    registry.get_variant(variant)  # fail before reading anything
+    module = registry.get_variant(variant)  # fail before reading anything
     if not os.path.exists(args.reads):
         raise S2GError(f"{args.reads}: no such file")
     t0 = time.perf_counter()
@@ -152,7 +152,6 @@ def cmd_align(args) -> int:
     from . import pipeline
     from .traceback import traceback_batch
 
-    module = registry.get_variant(variant)
     counts = [0, 0]
     bar = _progress(args.progress)
     out = sys.stdout if args.output == "-" else _open_out(args.output)
