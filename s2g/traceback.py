@@ -6,10 +6,14 @@ least ``e``, so it deletes at most ``D = (a*i_end - S) // e`` graph bases and sp
 most ``L = i_end + D`` graph bases. Only columns whose shortest walk to ``j_end``
 (counting both ends) has at most ``L`` bases can hold it: that set — the *window*,
 found by a backward search in decreasing topological order — and rows
-``0..i_end`` are recomputed with :func:`s2g.dp.column_dirs`, storing one direction
-byte per cell and, at node-first columns, which predecessor gave the diagonal and
-the deletion. Memory: ``window_columns x (i_end + 1)`` bytes (+8 bytes per cell of
-node-first columns); for a 150 bp local read on a SNP graph, a few hundred columns.
+``0..i_end`` are recomputed, storing one direction byte per cell and, at node-first
+columns, which predecessor gave the diagonal and the deletion. Memory:
+``window_columns x (i_end + 1)`` bytes (+16 bytes per cell of node-first columns); for
+a 150 bp local read on a SNP graph, a few hundred columns. When that exceeds
+``--max-traceback-cells`` (long reads), a first pass keeps only every ``Bh``-th row
+(H, E, F) and the walk recomputes one band of ``Bh`` rows at a time from its
+checkpoint: ``Bh ~ sqrt(24 x i_end)`` gives memory ``~2 x window_columns x
+sqrt(24 x i_end)`` bytes for about twice the work (50 kbp: ~2 kB per window column).
 
 A column outside the window behaves as the virtual column of :mod:`s2g.dp` (local
 and semiglobal) or as unreachable (global), which leaves the end cell's value equal
@@ -27,7 +31,7 @@ from numba import types
 from numba.typed import Dict
 
 from ._numba import NJIT
-from .dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_DIAG, H_INS, H_START, LOCAL, column_dirs, virtual_column
+from .dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_DIAG, H_INS, H_START, LOCAL, sub_score
 from .errors import S2GError
 from .result import Traceback
 from .scoring import NEG_INF
@@ -85,11 +89,180 @@ def _window(v_end, joff, L, node_start, pred_ptr, pred_idx):
 
 
 @numba.njit(**NJIT)
+def _band_column(q, lo, hi, gb, PH, PE, PX, H, E, mode, a, b, o, e, rec, drow, ck, Bh,
+                 ckH, ckE, ckF, wc):
+    """Rows ``lo..hi`` of one window column (index ``t = i - lo``) from the predecessor
+    vectors PH/PE over the same rows (see :mod:`s2g.dp`).
+
+    Row ``lo`` is the mode's row 0 when ``lo == 0``, else the checkpoint row ``lo``.
+    ``rec``: write the direction byte of every cell into ``drow``. ``ck``: save H, E
+    and F of the rows that are multiples of ``Bh`` into the checkpoints.
+    Tie order (abPOA's backtrack order): match/mismatch, then deletion (E), then
+    insertion (F); a gap that can be opened or extended with the same score is opened;
+    a local cell whose value is 0 is a start. ``PX[t]``: ``PE[t]`` extended an E.
+    """
+    if lo == 0:
+        if mode == GLOBAL:
+            H[0] = PE[0]
+            E[0] = PE[0]
+            if rec:
+                drow[0] = H_DEL | (E_EXT if PX[0] else 0)
+        else:
+            H[0] = 0
+            E[0] = NEG_INF
+            if rec:
+                drow[0] = H_START
+        f = NEG_INF
+    else:
+        m = lo // Bh
+        H[0] = ckH[m, wc]
+        E[0] = ckE[m, wc]
+        f = ckF[m, wc]
+    hup = H[0]
+    for t in range(1, hi - lo + 1):
+        i = lo + t
+        ev = PE[t]
+        fo = hup - o - e
+        fx = f - e
+        d = 0
+        if fx > fo:
+            f = fx
+            d |= F_EXT
+        else:
+            f = fo
+        h = PH[t - 1] + sub_score(q[i - 1], gb, a, b)
+        src = H_DIAG
+        if ev > h:
+            h = ev
+            src = H_DEL
+        if f > h:
+            h = f
+            src = H_INS
+        if mode == LOCAL and h <= 0:
+            h = 0
+            src = H_START
+        if rec:
+            if PX[t]:
+                d |= E_EXT
+            drow[t] = d | src
+        H[t] = h
+        E[t] = ev
+        hup = h
+        if ck and i % Bh == 0:
+            m = i // Bh
+            ckH[m, wc] = h
+            ckE[m, wc] = ev
+            ckF[m, wc] = f
+
+
+@numba.njit(**NJIT)
+def _sweep(q, lo, hi, Bh, wn, ws, we, woff, frank, widx, base, node_start, pred_ptr,
+           pred_idx, slot, n_slots, mode, a, b, o, e, rec, dirs, dpred, epred, ck,
+           ckH, ckE, ckF):
+    """One pass over the window columns for rows ``lo..hi``; returns H at (hi, last column).
+
+    A column outside the window (a predecessor not in it, or the part of a node before
+    its window start) acts as the virtual column (local, semiglobal) or as unreachable
+    (global, except at a true source). With ``rec``, ``dpred``/``epred`` record which
+    predecessor gave the diagonal and the deletion at node-first columns (-1: virtual).
+    """
+    R = hi - lo
+    S = max(n_slots, 1)
+    SH = np.empty((S, R + 1), np.int64)
+    SE = np.empty((S, R + 1), np.int64)
+    PH = np.empty(R + 1, np.int64)
+    PE = np.empty(R + 1, np.int64)
+    PX = np.zeros(R + 1, np.bool_)
+    VH = np.empty(R + 1, np.int64)
+    VE = np.empty(R + 1, np.int64)
+    for t in range(R + 1):
+        i = lo + t
+        VH[t] = 0 if (mode == LOCAL or i == 0) else -(o + e * i)
+        VE[t] = VH[t] - o - e
+    H = np.empty((2, R + 1), np.int64)
+    E = np.empty((2, R + 1), np.int64)
+    cur = 0
+    for k in range(len(wn)):
+        v = wn[k]
+        pa, pb = pred_ptr[v], pred_ptr[v + 1]
+        s0 = node_start[v]
+        r = frank[k]
+        prev_in_window = k > 0 and wn[k - 1] == v - 1
+        simple = pb - pa == 1 and pred_idx[pa] == v - 1
+        for c in range(ws[k], we[k] + 1):
+            prev = 1 - cur
+            if c > ws[k] or (c == 0 and simple and prev_in_window):
+                for t in range(R + 1):
+                    PH[t] = H[prev, t]
+                    ho = H[prev, t] - o - e
+                    ex = E[prev, t] - e
+                    PE[t] = max(ho, ex)
+                    PX[t] = ex > ho
+                if c == ws[k] and rec and r >= 0:
+                    for t in range(R + 1):
+                        dpred[r, t] = v - 1
+                        epred[r, t] = v - 1
+            else:
+                # a source, a partial node, or the stand-in for predecessors outside the
+                # window; predecessors inside it are merged below and may win
+                use_virtual = not (mode == GLOBAL and (c > 0 or pb > pa))
+                for t in range(R + 1):
+                    PH[t] = VH[t] if use_virtual else NEG_INF
+                    PE[t] = VE[t] if use_virtual else NEG_INF
+                    PX[t] = False
+                if rec and c == 0 and r >= 0:
+                    for t in range(R + 1):
+                        dpred[r, t] = -1
+                        epred[r, t] = -1
+                if c == 0 and pb > pa:
+                    # merge predecessors inside the window, ascending: lowest index wins
+                    # ties, and a real predecessor wins a tie with the virtual column
+                    for u in range(pa, pb):
+                        p = pred_idx[u]
+                        if p not in widx:
+                            continue
+                        sp = slot[p]
+                        for t in range(R + 1):
+                            hp = SH[sp, t]
+                            ho = hp - o - e
+                            ex = SE[sp, t] - e
+                            ce = max(ho, ex)
+                            if rec:
+                                if hp > PH[t] or (hp == PH[t] and dpred[r, t] == -1):
+                                    PH[t] = hp
+                                    dpred[r, t] = p
+                                if ce > PE[t] or (ce == PE[t] and epred[r, t] == -1 and ce > NEG_INF):
+                                    PE[t] = ce
+                                    PX[t] = ex > ho
+                                    epred[r, t] = p
+                            else:
+                                PH[t] = max(PH[t], hp)
+                                PE[t] = max(PE[t], ce)
+            wc = woff[k] + c - ws[k]
+            _band_column(q, lo, hi, base[s0 + c], PH, PE, PX, H[cur], E[cur], mode, a, b, o, e,
+                         rec, dirs[wc] if rec else dirs[0], ck, Bh, ckH, ckE, ckF, wc)
+            cur = 1 - cur
+        if slot[v] >= 0:
+            last = 1 - cur
+            for t in range(R + 1):
+                SH[slot[v], t] = H[last, t]
+                SE[slot[v], t] = E[last, t]
+    return H[1 - cur, R]
+
+
+@numba.njit(**NJIT)
 def traceback_read(q, end_i, end_j, score, base, node_start, pred_ptr, pred_idx, slot,
-                   n_slots, mode, a, b, o, e, max_cells):
+                   n_slots, mode, a, b, o, e, max_cells, band=0):
     """Recompute the window with direction bytes and walk back from the end cell.
 
-    Returns (status, start_i, ops reversed, consumed columns reversed, cells).
+    Memory: when ``window_columns x (i_end + 1)`` direction bytes (plus 16 bytes per
+    cell of node-first columns) fit in ``max_cells``, one pass stores them all. Otherwise
+    a first pass saves H, E and F of every ``Bh``-th row (24 bytes per window column
+    each) and the walk recomputes one band of ``Bh`` rows at a time, from the band's
+    checkpoint row, as it moves up (each band once: rows only decrease): about twice
+    the work, and memory ``window_columns x (Bh + 24 x rows / Bh)``. ``band`` forces
+    ``Bh`` (tests). Returns (status, start_i, ops reversed, consumed columns reversed,
+    cells of the window).
     """
     rows = end_i
     L = end_i + max(0, a * end_i - score) // e
@@ -106,95 +279,37 @@ def traceback_read(q, end_i, end_j, score, base, node_start, pred_ptr, pred_idx,
         if ws[k] == 0 and pred_ptr[wn[k] + 1] > pred_ptr[wn[k]]:
             frank[k] = nf
             nf += 1
-    cells = woff[nw] * (rows + 1)
+    W = woff[nw]
+    cells = W * (rows + 1)
     empty_ops = np.empty(0, np.uint8)
     empty_cols = np.empty(0, np.int64)
-    if cells + nf * (rows + 1) * 8 > max_cells:
-        return ST_TOO_BIG, 0, empty_ops, empty_cols, cells
-    dirs = np.empty((woff[nw], rows + 1), np.uint8)
-    dpred = np.empty((max(nf, 1), rows + 1), np.int64)
-    epred = np.empty((max(nf, 1), rows + 1), np.int64)
-    SH = np.empty((max(n_slots, 1), rows + 1), np.int64)
-    SE = np.empty((max(n_slots, 1), rows + 1), np.int64)
-    PH = np.empty(rows + 1, np.int64)
-    PE = np.empty(rows + 1, np.int64)
-    PX = np.zeros(rows + 1, np.bool_)
-    VH = np.empty(rows + 1, np.int64)
-    VE = np.empty(rows + 1, np.int64)
-    virtual_column(VH, VE, rows, mode, o, e)
-    H = np.empty((2, rows + 1), np.int64)
-    E = np.empty((2, rows + 1), np.int64)
-    cur = 0
-    for k in range(nw):
-        v = wn[k]
-        pa, pb = pred_ptr[v], pred_ptr[v + 1]
-        s0 = node_start[v]
-        for c in range(ws[k], we[k] + 1):
-            prev = 1 - cur
-            if c > ws[k] or (ws[k] == 0 and pb - pa == 1 and pred_idx[pa] == v - 1
-                             and k > 0 and wn[k - 1] == v - 1):
-                for i in range(rows + 1):
-                    PH[i] = H[prev, i]
-                    ho = H[prev, i] - o - e
-                    ex = E[prev, i] - e
-                    PE[i] = max(ho, ex)
-                    PX[i] = ex > ho
-                if c == ws[k] and frank[k] >= 0:
-                    for i in range(rows + 1):
-                        dpred[frank[k], i] = v - 1
-                        epred[frank[k], i] = v - 1
-            elif c > 0 or pb == pa or mode != GLOBAL:
-                # virtual column: a source, a partial node, or (local/semiglobal) the
-                # stand-in for predecessors outside the window; real ones below may win
-                use_virtual = not (mode == GLOBAL and c > 0)
-                for i in range(rows + 1):
-                    PH[i] = VH[i] if use_virtual else NEG_INF
-                    PE[i] = VE[i] if use_virtual else NEG_INF
-                    PX[i] = False
-                if c == 0 and frank[k] >= 0:
-                    for i in range(rows + 1):
-                        dpred[frank[k], i] = -1
-                        epred[frank[k], i] = -1
-            else:
-                for i in range(rows + 1):
-                    PH[i] = NEG_INF
-                    PE[i] = NEG_INF
-                    PX[i] = False
-                    dpred[frank[k], i] = -1
-                    epred[frank[k], i] = -1
-            if c == 0 and pb > pa and not (k > 0 and wn[k - 1] == v - 1 and pb - pa == 1
-                                          and pred_idx[pa] == v - 1):
-                # merge predecessors inside the window, ascending: lowest index wins ties
-                for t in range(pa, pb):
-                    p = pred_idx[t]
-                    if p not in widx:
-                        continue
-                    sp = slot[p]
-                    r = frank[k]
-                    for i in range(rows + 1):
-                        hp = SH[sp, i]
-                        if hp > PH[i] or (hp == PH[i] and dpred[r, i] == -1):
-                            PH[i] = hp
-                            dpred[r, i] = p
-                        ho = hp - o - e
-                        ex = SE[sp, i] - e
-                        ce = max(ho, ex)
-                        if ce > PE[i] or (ce == PE[i] and epred[r, i] == -1 and ce > NEG_INF):
-                            PE[i] = ce
-                            PX[i] = ex > ho
-                            epred[r, i] = p
-            wc = woff[k] + c - ws[k]
-            column_dirs(q, rows, base[s0 + c], PH, PE, H[cur], E[cur], mode, a, b, o, e,
-                        dirs[wc], PX)
-            cur = 1 - cur
-        if slot[v] >= 0:
-            last = 1 - cur
-            for i in range(rows + 1):
-                SH[slot[v], i] = H[last, i]
-                SE[slot[v], i] = E[last, i]
-    if H[1 - cur, rows] != score:
+    per_row = W + 16 * nf                  # direction bytes + two pred choices per row
+    if band > 0:
+        Bh = min(band, rows)
+    elif per_row * (rows + 1) <= max_cells:
+        Bh = rows
+    else:   # band height that minimises per_row x Bh + 24 W x rows / Bh
+        Bh = min(rows - 1, max(1, int(np.sqrt(24.0 * W * rows / per_row))))
+        if per_row * (Bh + 1) + 24 * W * (rows // Bh + 1) > max_cells:
+            return ST_TOO_BIG, 0, empty_ops, empty_cols, cells
+    dirs = np.empty((max(W, 1), Bh + 1), np.uint8)
+    dpred = np.empty((max(nf, 1), Bh + 1), np.int64)
+    epred = np.empty((max(nf, 1), Bh + 1), np.int64)
+    n_ck = rows // Bh + 1 if Bh < rows else 1
+    ckH = np.empty((n_ck, max(W, 1) if Bh < rows else 1), np.int64)
+    ckE = np.empty_like(ckH)
+    ckF = np.empty_like(ckH)
+    args = (wn, ws, we, woff, frank, widx, base, node_start, pred_ptr, pred_idx, slot, n_slots,
+            mode, a, b, o, e)
+    if Bh < rows:   # checkpoint pass over all rows, no direction bytes
+        endval = _sweep(q, 0, rows, Bh, *args, False, dirs, dpred, epred, True, ckH, ckE, ckF)
+        blo = -1
+    else:
+        endval = _sweep(q, 0, rows, Bh, *args, True, dirs, dpred, epred, False, ckH, ckE, ckF)
+        blo = 0
+    if endval != score:
         return ST_MISMATCH, 0, empty_ops, empty_cols, cells
-    # ---- walk back
+    # ---- walk back (rows only decrease; a band is recomputed when the walk enters it)
     ops = np.empty(rows + L + 2, np.uint8)
     cols = np.empty(L + 1, np.int64)
     no = 0
@@ -204,12 +319,17 @@ def traceback_read(q, end_i, end_j, score, base, node_start, pred_ptr, pred_idx,
     i = rows
     state = 0  # 0 H, 1 E, 2 F
     while True:
+        if state == 0 and i == 0 and mode != GLOBAL:
+            break
+        need = ((i - 1) // Bh) * Bh if i > 0 else 0
+        if need != blo:
+            _sweep(q, need, min(need + Bh, rows), Bh, *args, True, dirs, dpred, epred, False,
+                   ckH, ckE, ckF)
+            blo = need
         v = wn[k]
         wc = woff[k] + c - ws[k]
-        d = dirs[wc, i]
+        d = dirs[wc, i - blo]
         if state == 0:
-            if i == 0 and mode != GLOBAL:
-                break
             src = d & 3
             if src == H_START:
                 break
@@ -228,7 +348,7 @@ def traceback_read(q, end_i, end_j, score, base, node_start, pred_ptr, pred_idx,
             if c > ws[k]:
                 c -= 1
                 continue
-            p = dpred[frank[k], i] if (c == 0 and frank[k] >= 0) else -1
+            p = dpred[frank[k], i - blo] if (c == 0 and frank[k] >= 0) else -1
         elif state == 1:
             ops[no] = OP_D
             no += 1
@@ -238,7 +358,7 @@ def traceback_read(q, end_i, end_j, score, base, node_start, pred_ptr, pred_idx,
             if c > ws[k]:
                 c -= 1
                 continue
-            p = epred[frank[k], i] if (c == 0 and frank[k] >= 0) else -1
+            p = epred[frank[k], i - blo] if (c == 0 and frank[k] >= 0) else -1
         else:
             ops[no] = OP_I
             no += 1
@@ -289,14 +409,16 @@ def _to_traceback(graph, q, end_i, end_j, start_i, ops_rev, cols_rev) -> Traceba
                      edits=int(counts[OP_X] + counts[OP_I] + counts[OP_D]))
 
 
-def traceback_one(graph, q, score, end_i, end_j, scoring, mode, max_cells=MAX_CELLS, name="read"):
+def traceback_one(graph, q, score, end_i, end_j, scoring, mode, max_cells=MAX_CELLS, name="read",
+                  band=0):
     a, b, o, e = scoring.as_tuple()
     st, start_i, ops, cols, cells = traceback_read(
         q, end_i, end_j, score, graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx,
-        graph.slot, graph.n_slots, int(mode), a, b, o, e, max_cells)
+        graph.slot, graph.n_slots, int(mode), a, b, o, e, max_cells, band)
     if st == ST_TOO_BIG:
-        raise S2GError(f"read {name!r}: traceback window of {cells} cells exceeds the limit of "
-                       f"{max_cells} (--max-traceback-cells); raise it or use --no-traceback")
+        raise S2GError(f"read {name!r}: traceback window of {cells} cells does not fit in "
+                       f"{max_cells} bytes even with row checkpoints (--max-traceback-cells); "
+                       "raise it or use --no-traceback")
     if st == ST_MISMATCH:
         raise S2GError(f"internal error: windowed traceback of read {name!r} does not reproduce "
                        f"score {score} at ({end_i}, {end_j}); please report this")

@@ -113,3 +113,48 @@ def test_traceback_window_limit_is_a_clear_error(gfa_file):
         s2g.align(graph, batch_of(["ACGTACGTTGCA"]), mode="local", variant="v0",
                   max_traceback_cells=10)
     assert "\n" not in str(exc.value)
+
+
+# ---------------------------------------------------------------- row checkpoints
+
+@SETTINGS
+@given(case=dag_cases(), mode=st.sampled_from(MODES), sc=scorings, band=st.integers(1, 4))
+def test_banded_traceback_equals_one_pass(case, mode, sc, band):
+    """Recomputing bands of `band` rows from checkpoints gives the same alignment."""
+    gfa, reads = case
+    graph = s2g.load_graph(write_tmp(gfa))
+    batch = batch_of(reads)
+    res = s2g.align(graph, batch, sc, mode, variant="v0", traceback=True)
+    from s2g.traceback import traceback_one
+    for r, one in enumerate(res):
+        if not one.aligned:
+            continue
+        banded = traceback_one(graph, batch.codes(r), one.score, one.end_i, one.end_j, sc,
+                               s2g.Mode.parse(mode), band=band)
+        assert banded == one.traceback
+
+
+def test_long_read_traceback_under_a_small_limit(gfa_file):
+    """A limit below the one-pass window (but above the checkpointed need) still gives
+    the same traceback; far below it, a clear error."""
+    import numpy as np
+
+    from s2g.traceback import traceback_read
+    rng = np.random.default_rng(7)
+    seq = "".join(rng.choice(list("ACGT"), 1200))
+    graph = s2g.load_graph(gfa_file(f"S\t1\t{seq[:700]}\nS\t2\t{seq[700:]}\nL\t1\t+\t2\t+\t0M\n"),
+                           strands="forward")
+    read = list(seq[100:1000])
+    for k in range(50, 900, 97):
+        read[k] = "A" if read[k] != "A" else "C"
+    batch = batch_of(["".join(read)])
+    full = s2g.align(graph, batch, mode="local", variant="v0")[0]
+    st_, _, _, _, cells = traceback_read(
+        batch.codes(0), full.end_i, full.end_j, full.score, graph.base, graph.node_start,
+        graph.pred_ptr, graph.pred_idx, graph.slot, graph.n_slots, 0, *s2g.Scoring().as_tuple(),
+        1 << 40)
+    assert st_ == 0 and cells > 800 * 900            # the one-pass window (bytes)
+    small = s2g.align(graph, batch, mode="local", variant="v0", max_traceback_cells=cells // 2)[0]
+    assert small.traceback == full.traceback          # done in bands from row checkpoints
+    with pytest.raises(s2g.S2GError, match="max-traceback-cells"):
+        s2g.align(graph, batch, mode="local", variant="v0", max_traceback_cells=cells // 40)
