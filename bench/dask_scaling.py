@@ -216,14 +216,8 @@ def _device_name(kind):
             return f"{len(names)} x {names[0]}"
         except Exception:  # noqa: BLE001
             return "GPU (nvidia-smi unavailable)"
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "CPU"
+    from bench.harness import cpu_name
+    return cpu_name()
 
 
 if __name__ == "__main__":

@@ -135,18 +135,6 @@ def _peer_paths(g, branching):
     return paths
 
 
-def _write_peer_gfa(path, g, paths):
-    with open(path, "w") as fh:
-        fh.write("H\tVN:Z:1.0\n")
-        for n, s in zip(g.names, g.seqs):
-            fh.write(f"S\t{n}\t{s}\n")
-        for u, vs in enumerate(g.succ):
-            for v in vs:
-                fh.write(f"L\t{g.names[u]}\t+\t{g.names[v]}\t+\t0M\n")
-        for t, p in enumerate(paths):
-            fh.write(f"P\thap{t}\t" + ",".join(g.names[v] + "+" for v in p) + "\t*\n")
-
-
 _GRAPH_CACHE: dict = {}
 
 
@@ -161,7 +149,7 @@ def sim_workload(experiment, wdir, tag, total_bases, node_len, branching, n_read
         gfa = os.path.join(wdir, gname + ".gfa")
         g.write_gfa(gfa, ref)
         pgfa = os.path.join(wdir, gname + ".peer.gfa")
-        _write_peer_gfa(pgfa, g, _peer_paths(g, branching))
+        g.write_gfa(pgfa, paths={f"hap{t}": p for t, p in enumerate(_peer_paths(g, branching))})
         _GRAPH_CACHE[key] = (g, gfa, pgfa)
     g, gfa, pgfa = _GRAPH_CACHE[key]
     reads = sample_reads(g, n_reads, read_len, 0.01, 0.5, seed + 1)

@@ -34,7 +34,12 @@ class SimGraph:
     def total_bases(self) -> int:
         return sum(len(s) for s in self.seqs)
 
-    def write_gfa(self, path, ref_path=None):
+    def write_gfa(self, path, ref_path=None, paths=None):
+        """GFA 1.0 with S and L lines, a ``ref`` P line for ``ref_path`` and one P line per
+        ``paths`` item (name -> node list)."""
+        paths = dict(paths or {})
+        if ref_path:
+            paths = {"ref": ref_path, **paths}
         with open(path, "w") as fh:
             fh.write("H\tVN:Z:1.0\n")
             for n, s in zip(self.names, self.seqs):
@@ -42,8 +47,8 @@ class SimGraph:
             for u, vs in enumerate(self.succ):
                 for v in vs:
                     fh.write(f"L\t{self.names[u]}\t+\t{self.names[v]}\t+\t0M\n")
-            if ref_path:
-                fh.write("P\tref\t" + ",".join(self.names[v] + "+" for v in ref_path) + "\t*\n")
+            for name, nodes in paths.items():
+                fh.write(f"P\t{name}\t" + ",".join(self.names[v] + "+" for v in nodes) + "\t*\n")
 
 
 def snp_graph(total_bases: int, node_len: float = 50, branching: int = 2, seed: int = 0):
