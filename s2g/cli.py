@@ -186,7 +186,7 @@ def cmd_align(args) -> int:
         print(f"s2g: warning: {args.reads} contains no reads; the GAF output is empty", file=sys.stderr)
     elif not args.quiet:
         print(f"s2g: {n} reads, {n_hit} aligned, {n - n_hit} without alignment; variant {variant}; "
-              f"{dt:.2f} s ({n / dt:,.0f} reads/s)", file=sys.stderr)
+              f"{dt:.2f} s ({n / dt:,.{0 if n / dt >= 10 else 1}f} reads/s)", file=sys.stderr)
     return 0
 
 

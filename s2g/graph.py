@@ -158,6 +158,7 @@ def parse_gfa(path: str, keep_paths: bool = False) -> GfaRecords:
     path_steps: list = []   # (where, name, [segment tokens]) checked after all S lines
     version = "1.0"
     n_paths = n_walks = 0
+    skipped: dict = {}
     fname = os.path.basename(path)
     with _open_text(path) as fh:
         for lineno, line in enumerate(fh, 1):
@@ -222,7 +223,15 @@ def parse_gfa(path: str, keep_paths: bool = False) -> GfaRecords:
                             raise GraphError(f"{where}: GFA {version} is not supported (GFA 1.0 and 1.1 only)")
             elif rec in "EFGOU":
                 raise GraphError(f"{where}: '{rec}' is a GFA2 record; s2g reads GFA 1.0 and 1.1")
-            # C (containment) and custom record types carry nothing for alignment.
+            elif rec in "CJ":
+                # containments and GFA 1.2 jumps (links across a gap of unknown sequence)
+                # are not edges s2g can align through: counted, and reported below
+                skipped[rec] = skipped.get(rec, 0) + 1
+            # other (custom) record types carry nothing for alignment
+    if skipped:
+        what = {"C": "C (containment)", "J": "J (jump)"}
+        warnings.warn(f"{fname}: ignored " + ", ".join(f"{n} {what[r]} line(s)" for r, n in
+                                                      sorted(skipped.items())), stacklevel=3)
     if not seg_names:
         raise GraphError(f"{path}: empty graph (no S lines)")
     n = len(raw_links)

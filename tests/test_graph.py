@@ -304,3 +304,11 @@ def test_unreadable_file(gfa_file):
             s2g.load_graph(path)
     finally:
         os.chmod(path, 0o644)
+
+
+def test_containment_and_jump_lines_are_reported_not_aligned(gfa_file):
+    text = ("H\tVN:Z:1.2\nS\t1\tACGT\nS\t2\tGGA\nL\t1\t+\t2\t+\t0M\n"
+            "J\t2\t+\t1\t+\t*\nC\t1\t+\t2\t+\t1\t0M\n")
+    with pytest.warns(UserWarning, match=r"ignored 1 C \(containment\) line\(s\), 1 J \(jump\)"):
+        g = s2g.load_graph(gfa_file(text))
+    assert g.n_links == 1                     # the jump 2 -> 1 did not become an edge
