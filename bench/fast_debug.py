@@ -1,6 +1,5 @@
 """Device debugging of `fast` on tiny cases (kept for the record; see bench/NOTES.md)."""
 import os, sys, tempfile
-import numpy as np
 sys.path.insert(0, "tests")
 from s2g.graph import load_graph
 from s2g.reads import ReadBatch

@@ -1,5 +1,4 @@
 import os, sys, tempfile
-import numpy as np
 from s2g.graph import load_graph
 from s2g.reads import ReadBatch
 from s2g.scoring import Mode, Scoring

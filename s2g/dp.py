@@ -31,7 +31,6 @@ These small functions are ``@njit`` so both the CPU kernels and the CUDA kernels
 later variants can call them.
 """
 import numba
-import numpy as np
 
 from ._numba import NJIT
 from .scoring import NEG_INF

@@ -5,7 +5,6 @@ their own ``config.addinivalue_line("markers", ...)`` lines to ``pytest_configur
 """
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 

@@ -335,6 +335,23 @@ def _core_stream(stream):
     return _STREAMS[stream]
 
 
+def lazy_kernels(kernels):
+    """A getter that ``cuda.jit``-compiles ``kernels[name] = (fn, signature)`` on first use."""
+    compiled = {}
+
+    def get(name):
+        if name not in compiled:
+            fn, sig = kernels[name]
+            compiled[name] = cuda.jit(sig)(fn)
+        return compiled[name]
+    return get
+
+
+def empty_results(n):
+    """Score, end row and end column arrays of a batch, all "no alignment" (V0's values)."""
+    return (np.full(n, NEG_INF, np.int64), np.full(n, -1, np.int64), np.full(n, -1, np.int64))
+
+
 def scoring32(scoring):
     a, b, o, e = scoring.as_tuple()
     return np.int32(a), np.int32(-b), np.int32(o), np.int32(e), np.int32(o + e)

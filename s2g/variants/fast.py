@@ -75,7 +75,6 @@ Status
 """
 from __future__ import annotations
 
-import math
 import os
 import warnings
 

@@ -29,7 +29,7 @@ import numpy as np
 from numba import cuda, int32, int64, uint8, void
 
 from . import _cuda_common as cc
-from ._cuda_common import (K_MERGE, K_PREV, K_VIRT, LOCAL, NEG, finish_cell, is_candidate,
+from ._cuda_common import (K_PREV, K_VIRT, LOCAL, NEG, finish_cell, is_candidate,
                            sub_score32, virt_h)
 
 SIG_INIT = void(int32[:, ::1], int32[:, ::1], int32[:, ::1], int32[::1], int32)
@@ -84,14 +84,7 @@ def _diag(H, E, F, codes, q0, colw, col_node, pred_ptr, pred_last,
 
 
 KERNELS = {"init_row0": (_init_row0, SIG_INIT), "diag": (_diag, SIG_DIAG)}
-_compiled = {}
-
-
-def _kernel(name):
-    if name not in _compiled:
-        fn, sig = KERNELS[name]
-        _compiled[name] = cuda.jit(sig)(fn)
-    return _compiled[name]
+_kernel = cc.lazy_kernels(KERNELS)
 
 
 def memory_needed(max_len: int, n_bases: int) -> int:
@@ -103,9 +96,7 @@ def align_batch(graph, reads, scoring, mode, traceback=False):
     mode = cc.check_problem(graph, reads, scoring, mode, "v1")
     n = reads.n_reads
     lens = reads.lengths()
-    score = np.full(n, cc.NEG_INF, np.int64)
-    end_i = np.full(n, -1, np.int64)
-    end_j = np.full(n, -1, np.int64)
+    score, end_i, end_j = cc.empty_results(n)
     maxm = int(lens.max(initial=0))
     N = graph.n_bases
     if maxm == 0 or N == 0:

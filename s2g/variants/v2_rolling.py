@@ -27,7 +27,7 @@ node_bound store instead of full matrices (memory independent of the graph size)
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, int32, int64, uint8, void
+from numba import cuda, int32, uint8, void
 
 from . import _cuda_common as cc
 from ._cuda_common import (K_PREV, K_VIRT, LOCAL, NEG, finish_cell, is_candidate, sub_score32,
@@ -105,14 +105,7 @@ def _diag(codes, row_i, row_m, T, N, colw, col_node, pred_ptr, pred_slot, row0h,
 
 
 KERNELS = {"diag": (_diag, SIG_DIAG)}
-_compiled = {}
-
-
-def _kernel(name):
-    if name not in _compiled:
-        fn, sig = KERNELS[name]
-        _compiled[name] = cuda.jit(sig)(fn)
-    return _compiled[name]
+_kernel = cc.lazy_kernels(KERNELS)
 
 
 def row_groups(lens, limit):
@@ -143,9 +136,7 @@ def align_batch(graph, reads, scoring, mode, traceback=False):
     mode = cc.check_problem(graph, reads, scoring, mode, "v2")
     n = reads.n_reads
     lens = reads.lengths()
-    score = np.full(n, cc.NEG_INF, np.int64)
-    end_i = np.full(n, -1, np.int64)
-    end_j = np.full(n, -1, np.int64)
+    score, end_i, end_j = cc.empty_results(n)
     N = graph.n_bases
     cc.last_kernel_ms = 0.0
     if int(lens.max(initial=0)) == 0 or N == 0:

@@ -56,17 +56,10 @@ def _coop(codes, row_i, row_m, row_read, T, N, dmax, colw, col_node, pred_ptr, p
 
 
 KERNELS = {"coop": (_coop, SIG_COOP)}
-_compiled = {}
+_kernel = cc.lazy_kernels(KERNELS)
 #: grid in the simulator: it runs blocks one after another and its grid.sync() is only
 #: a block barrier (numba-cuda 0.30 simulator/kernelapi.py), so one block, strided rows.
 SIM_GRID = 1
-
-
-def _kernel(name):
-    if name not in _compiled:
-        fn, sig = KERNELS[name]
-        _compiled[name] = cuda.jit(sig)(fn)
-    return _compiled[name]
 
 
 def grid_blocks(kern, rows):
@@ -86,9 +79,7 @@ def align_batch(graph, reads, scoring, mode, traceback=False):
     mode = cc.check_problem(graph, reads, scoring, mode, "v3")
     n = reads.n_reads
     lens = reads.lengths()
-    score = np.full(n, cc.NEG_INF, np.int64)
-    end_i = np.full(n, -1, np.int64)
-    end_j = np.full(n, -1, np.int64)
+    score, end_i, end_j = cc.empty_results(n)
     N = graph.n_bases
     cc.last_kernel_ms = 0.0
     if int(lens.max(initial=0)) == 0 or N == 0:

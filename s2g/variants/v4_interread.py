@@ -149,14 +149,7 @@ def _block(codes, rstart, N, S, colw, col_node, pred_ptr, pred_last, pred_slot, 
 
 
 KERNELS = {"block": (_block, SIG_BLOCK)}
-_compiled = {}
-
-
-def _kernel(name):
-    if name not in _compiled:
-        fn, sig = KERNELS[name]
-        _compiled[name] = cuda.jit(sig)(fn)
-    return _compiled[name]
+_kernel = cc.lazy_kernels(KERNELS)
 
 
 def shared_bytes(T: int, S: int) -> int:
@@ -181,9 +174,7 @@ def align_batch(graph, reads, scoring, mode, traceback=False):
     mode = cc.check_problem(graph, reads, scoring, mode, "v4")
     n = reads.n_reads
     lens = reads.lengths()
-    score = np.full(n, cc.NEG_INF, np.int64)
-    end_i = np.full(n, -1, np.int64)
-    end_j = np.full(n, -1, np.int64)
+    score, end_i, end_j = cc.empty_results(n)
     N = graph.n_bases
     cc.last_kernel_ms = 0.0
     maxm = int(lens.max(initial=0))
