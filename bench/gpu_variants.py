@@ -25,6 +25,7 @@ import argparse
 import datetime
 import json
 import os
+import re
 import platform
 import sys
 import tempfile
@@ -147,7 +148,7 @@ def main(argv=None):
                 print("cliff", json.dumps(pt), flush=True)
         finally:
             cc.V4_MAX_BLOCK = saved
-    out = args.out or os.path.join("bench", "results", name.replace(" ", "_"))
+    out = args.out or os.path.join("bench", "results", re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-"))
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "gpu_variants.json"), "w") as fh:
         json.dump(rec, fh, indent=1)

@@ -74,7 +74,7 @@ register(VariantInfo(
     "Production fast path: groups of 8 lanes per read inside a warp, K rows per lane in "
     "registers, columns streamed as a wavefront with shfl_up_sync, lane-private "
     "node_bound slots; traceback on the CPU from the GPU's end cells. Exact against the "
-    "CPU oracle on the H200 (bench/results/NVIDIA_H200/fast_run2_*.log); far from its "
+    "CPU oracle on the H200 (bench/results/nvidia-h200/fast_run2_*.log); far from its "
     "speed target (269 GCUPS at 150 bp, bench/NOTES.md).",
     "int32 (falls back to the cpu variant when the score bound fails); long reads in "
     "strips of 192 rows with an 8 x columns byte buffer per read in flight", 20))
