@@ -64,14 +64,16 @@ def main():
             r, _ = time_kernel(g, rb, sc, Mode.LOCAL, G, K, 5)
             kern = fast.get_kernel(G, K, Mode.LOCAL)
             regs = kern.get_regs_per_thread()
+            n_sh, _ = fast.shared_slots(kern, G, K, g.n_slots, fast.BLOCK)
             lmem = kern.get_local_mem_per_thread()
             smem = kern.get_shared_mem_per_block()
             print(f"{dev.name} {tag or 'default'} graph={gname} slots={g.n_slots} G={G} K={K} "
                   f"len={args.len} ms={r['median_ms']:.1f} GCUPS={r['gcups']:.0f} regs={regs} "
-                  f"local={lmem} shared={smem} mismatches={nb}", flush=True)
+                  f"local={lmem} shared={smem} n_sh={n_sh} mismatches={nb}", flush=True)
             if args.sass:
+                sass = kern.inspect_sass()
                 with open(os.path.join(args.sass, f"sass_{G}x{K}.txt"), "w") as fh:
-                    fh.write(kern.inspect_sass())
+                    fh.write("\n".join(sass.values()) if isinstance(sass, dict) else str(sass))
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from s2g.variants import fast, v0_cpu  # noqa: E402
 
 def case(seed, tmp):
     rng = np.random.default_rng(seed)
-    sg, ref = snp_graph(int(rng.integers(8, 40)), int(rng.integers(2, 8)), int(rng.integers(1, 4)),
+    sg, ref = snp_graph(int(rng.integers(8, 40)), int(rng.integers(2, 8)), int(rng.integers(1, 6)),
                         seed)
     path = os.path.join(tmp, f"g{seed}.gfa")
     sg.write_gfa(path, ref)

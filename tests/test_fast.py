@@ -61,10 +61,12 @@ def _ptx(fn, sig):
         pytest.skip(f"compile_ptx unavailable: {type(exc).__name__}: {exc}")
 
 
-@pytest.mark.parametrize("mode", [Mode.LOCAL, Mode.GLOBAL])
-def test_ptx_cell_loop_is_32bit(mode):
+@pytest.mark.parametrize("mode,K", [(Mode.LOCAL, 6), (Mode.GLOBAL, 6), (Mode.LOCAL, 19),
+                                    (Mode.SEMIGLOBAL, 24)])
+def test_ptx_cell_loop_is_32bit(mode, K):
+    """K = 19 and 24 matter: with ``cuda.local.array(K)`` rows, LLVM stopped unrolling at
+    K >= 12 and the rows went to local memory (the kernel is now generated with scalars)."""
     from s2g.variants import fast
-    K = 6
     ptx = _ptx(fast.kernel_source(8, K, int(mode)), fast.kernel_signature())
     wide, maxes, n = cell_loop_stats(ptx, K)
     assert maxes >= 3 * K, f"cell loop not found/unrolled: {maxes} max.s32 in the largest block"
@@ -92,6 +94,25 @@ def test_ptx_slot_write_is_contiguous(K):
     from s2g.variants import fast
     ptx = _ptx(fast.kernel_source(8, K, int(Mode.LOCAL)), fast.kernel_signature())
     assert sorted(_slot_store_offsets(ptx, K)) == list(range(2 * K + 1))
+
+
+@pytest.mark.parametrize("K", [8, 19])
+def test_ptx_slot_blocks_have_no_index_arithmetic(K):
+    """Slot stores and merges: one base register + immediates. A signed index costs
+    numba's negative-index wraparound (setp, selp, 64-bit adds) on every access; the
+    kernel uses uint64 offsets. Each block with >= 2K+1 slot accesses stays near one
+    instruction per access (+ one max per load or store value)."""
+    from s2g.variants import fast
+    ptx = _ptx(fast.kernel_source(8, K, int(Mode.LOCAL)), fast.kernel_signature())
+    acc = re.compile(r"(ld|st)\.(shared|global)\.u32$")
+    found = 0
+    for blk in _blocks(ptx):
+        n_acc = sum(bool(acc.match(op)) for op in blk)
+        if n_acc >= 2 * K + 1:
+            found += 1
+            assert len(blk) <= 2 * n_acc + 12, f"{len(blk)} instructions for {n_acc} slot accesses"
+            assert not any(op.startswith("selp") for op in blk)
+    assert found == 4, f"{found} slot blocks (shared/global x load/store expected)"
 
 
 def test_ptx_counter_detects_64bit():

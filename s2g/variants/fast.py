@@ -80,7 +80,7 @@ import warnings
 
 import numba
 import numpy as np
-from numba import cuda, int32   # module level: the simulator swaps the kernel's globals
+from numba import cuda, int32, uint64   # module level: the simulator swaps the kernel's globals
 
 from .._numba import NJIT
 from ..dp import GLOBAL, LOCAL, SEMIGLOBAL
@@ -110,6 +110,11 @@ CI_SINK = 1 << 5
 CI_SLOT_SHIFT = 8
 GRAPH_N = 5
 READ_PAD = 6                 # code of rows past the read's end (never matches)
+# mword of a merge column: up to PACKED_PREDS predecessor slots + 1, SLOT_BITS each
+# (one load, prefetched with colinfo); -1: read them from the CSR (mptr, mslot)
+SLOT_BITS = 10
+SLOT_MASK = (1 << SLOT_BITS) - 1
+PACKED_PREDS = 3
 
 ST_OK, ST_NOT_RUN = 0, 1
 
@@ -118,10 +123,11 @@ ST_OK, ST_NOT_RUN = 0, 1
 
 @numba.njit(**NJIT)
 def _column_tables(base, node_start, pred_ptr, pred_idx, slot, is_sink, mode, o, e):
-    """colinfo, merge CSR over columns (mptr, mslot), and row 0 of the mode (H0 - o - e)."""
+    """colinfo, mword, merge CSR over columns (mptr, mslot), row 0 of the mode (H0 - o - e)."""
     n_nodes = len(node_start) - 1
     N = node_start[n_nodes]
     colinfo = np.empty(N, np.int32)
+    mword = np.zeros(N, np.int32)
     mptr = np.zeros(N + 1, np.int32)
     n_m = 0
     for v in range(n_nodes):
@@ -152,9 +158,17 @@ def _column_tables(base, node_start, pred_ptr, pred_idx, slot, is_sink, mode, o,
             colinfo[j] = w
             mptr[j] = k
             if j == s0 and not simple and pb > pa:
+                packed = pb - pa <= PACKED_PREDS
+                w = 0
                 for q in range(pa, pb):
-                    mslot[k] = slot[pred_idx[q]]
+                    sq = slot[pred_idx[q]]
+                    mslot[k] = sq
                     k += 1
+                    if sq + 1 >= SLOT_MASK:
+                        packed = False
+                    else:
+                        w |= (sq + 1) << (SLOT_BITS * (q - pa))
+                mword[j] = w if packed else -1
             # row 0 (s2g.dp.column: global H[0] = E[0] = PE[0]; else 0)
             if mode == GLOBAL:
                 if j > s0 or simple:
@@ -171,288 +185,295 @@ def _column_tables(base, node_start, pred_ptr, pred_idx, slot, is_sink, mode, o,
                 h0[j] = 0
             row0[j] = max(h0[j] - o - e, NEG_INF)
     mptr[N] = k
-    return colinfo, mptr, mslot, row0
+    return colinfo, mword, mptr, mslot, row0
 
 
 # ---------------------------------------------------------------- kernel factory
+#
+# The kernel is generated as Python source with its K rows written out as scalars
+# (H0..H{K-1}, E0.., Q0..): numba-cuda 0.30.4 / LLVM stopped fully unrolling
+# ``for r in range(K)`` over ``cuda.local.array(K)`` at K = 12 and 19, and the arrays
+# went to local memory (152 bytes per thread for K = 19: ld.local/st.local in the cell
+# loop; bench/NOTES.md run 3). Scalars cannot be demoted to memory, and every index in
+# the slot store and merge becomes a base register plus an immediate.
+
+def _emit_rows(K, text, indent, reverse=False):
+    """``text`` once per row r (``{r}``, ``{r1}`` = r + 1, ``{rk}`` = 1 + K + r), indented."""
+    out = []
+    for r in (range(K - 1, -1, -1) if reverse else range(K)):
+        for line in text.strip("\n").splitlines():
+            out.append(" " * indent + line.format(r=r, r1=r + 1, rk=1 + K + r))
+    return "\n".join(out)
+
+
+def _render(G: int, K: int, mode: int, sim: bool) -> str:
+    """Source text of the kernel (see the module docstring)."""
+    IS_LOCAL = mode == LOCAL
+    IS_SEMI = mode == SEMIGLOBAL
+    R = lambda text, ind, **kw: _emit_rows(K, text, ind, **kw)  # noqa: E731
+    if sim:
+        xchg_wp = ("cuda.syncthreads()\n{i}buf[lane] = wp\n{i}cuda.syncthreads()\n"
+                   "{i}ow = buf[lane ^ sh]")
+        xchg_step = ("cuda.syncthreads()\n{i}buf[lane] = bh\n{i}buf2[lane] = bf\n"
+                     "{i}cuda.syncthreads()\n{i}nh = buf[lane - 1] if lane > 0 else bh\n"
+                     "{i}nf = buf2[lane - 1] if lane > 0 else bf")
+        xchg_red = ("cuda.syncthreads()\n{i}buf[lane] = best\n{i}buf2[lane] = bj\n"
+                    "{i}buf3[lane] = bi\n{i}cuda.syncthreads()\n{i}ob = buf[lane ^ msk]\n"
+                    "{i}oj = buf2[lane ^ msk]\n{i}oi = buf3[lane ^ msk]")
+        sync = "cuda.syncthreads()"
+    else:
+        xchg_wp = "cuda.syncwarp(FULL)\n{i}ow = cuda.shfl_xor_sync(FULL, wp, sh)"
+        # Reconverge first: lanes that took a merge branch must meet the others at one
+        # shuffle (without it the H200 gave wrong scores on graphs with bubbles).
+        xchg_step = ("cuda.syncwarp(FULL)\n{i}nh = cuda.shfl_up_sync(FULL, bh, 1)\n"
+                     "{i}nf = cuda.shfl_up_sync(FULL, bf, 1)")
+        xchg_red = ("cuda.syncwarp(FULL)\n{i}ob = cuda.shfl_xor_sync(FULL, best, msk)\n"
+                    "{i}oj = cuda.shfl_xor_sync(FULL, int32(bj), msk)\n"
+                    "{i}oi = cuda.shfl_xor_sync(FULL, int32(bi), msk)")
+        sync = "cuda.syncwarp(FULL)"
+    X = lambda s, ind: s.format(i=" " * ind)  # noqa: E731
+
+    if IS_LOCAL:
+        virt = (R("H{r} = int32(-oe)\nE{r} = int32(-o)", 24))
+        cell_tail = "h = max(h, Z)\n"
+        track = "cm = max(cm, hoa)"
+        best_col = ("if cm > pb_:\n    pb_ = cm\n    pj_ = j\n"
+                    + R("if H{r} == cm:\n    pi_ = row_base + {r1}", 4, reverse=True))
+        best_col = "\n".join(" " * 20 + ln for ln in best_col.splitlines())
+        track_init = "cm = NI"
+    else:
+        virt = R("ph = int32(-(o + e * (row_base + {r1})))\nH{r} = int32(ph - oe)\n"
+                 "E{r} = int32(ph - o)", 24)
+        cell_tail = ""
+        track = "vm = hoa if rm == {r} else vm"
+        cond = "own_m" if IS_SEMI else "own_m and (info & CI_SINK) != 0"
+        best_col = (" " * 20 + f"if {cond} and vm > pb_:\n" + " " * 24 + "pb_ = vm\n"
+                    + " " * 24 + "pj_ = j\n" + " " * 24 + "pi_ = m")
+        track_init = "vm = NI"
+    cell = ("ev = max(H{r}, int32(E{r} - e32))\n"
+            "f = max(hoa, int32(f - e32))\n"
+            "h = max(max(int32(dd + (sa if Q{r} == gb else sb)), ev), f)\n"
+            + cell_tail +
+            "dd = H{r}\n"
+            "hoa = int32(h - oe)\n"
+            "H{r} = hoa\n"
+            "E{r} = ev\n" + track)
+    src = f'''
+def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_reads,
+                n_slots, n_sh, a, b, o, e, store, bndH, bndF, out_s, out_i, out_j, status):
+    N = colinfo.shape[0]
+    tid = cuda.threadIdx.x
+    lane = tid % WARP
+    t = lane % G
+    gid = (cuda.blockIdx.x * cuda.blockDim.x + tid) // G
+    ngroups = (cuda.gridDim.x * cuda.blockDim.x) // G
+    buf = cuda.shared.array(WARP, int32)
+    buf2 = cuda.shared.array(WARP, int32)
+    buf3 = cuda.shared.array(WARP, int32)
+    shm = cuda.shared.array(0, int32)             # node_bound slots 0 .. n_sh-1
+    shb = (tid // WARP) * n_sh * SWW + lane       # word 0 of slot 0, this lane
+    oe = int32(o + e)
+    e32 = int32(e)
+    sa = int32(a + o + e)
+    sb = int32(o + e - b)
+    sbase = (gid * G + t) * n_slots * SW          # global slots n_sh .. n_sh+n_slots-1
+    bbase = gid * N
+    n_iter = (n_reads + ngroups - 1) // ngroups
+    for it in range(n_iter):
+        ridx = it * ngroups + gid
+        m = 0
+        off = 0
+        rd = 0
+        if ridx < n_reads:
+            rd = order[ridx]
+            m = rlen[rd]
+            off = roff[rd]
+        npass = int32((m + GK - 1) // GK)
+        wp = npass
+        for sh in (16, 8, 4, 2, 1):
+            {X(xchg_wp, 12)}
+            wp = max(wp, int32(ow))
+        floor = {"int32(-oe)" if IS_LOCAL else "NI"}
+        best = floor
+        bi = -1
+        bj = -1
+        pm = (m - 1) // GK
+        tm = ((m - 1) % GK) // K
+        rm = (m - 1) % K
+        for p in range(wp):
+            row_base = p * GK + t * K
+{R("Q{r} = int32(codes[off + row_base + {r}]) if row_base + {r} < m else int32(READ_PAD)"
+   + chr(10) + "H{r} = NI" + chr(10) + "E{r} = NI", 12)}
+            live = p < npass
+            from_bnd = p > 0 and live
+            pb_ = floor
+            pi_ = -1
+            pj_ = -1
+            hu = NI
+            fu = NI
+            dgo = NI
+            wr_bnd = t == G - 1 and p + 1 < npass
+            own_m = p == pm and t == tm
+            ninfo = 0
+            nmw = 0
+            nhu = NI
+            nfu = NI
+            if t == 0:
+                ninfo = colinfo[0]
+                nmw = mword[0]
+                if from_bnd:
+                    nhu = bndH[bbase]
+                    nfu = bndF[bbase]
+                else:
+                    nhu = row0[0]
+            for s in range(N + G - 1):
+                j = s - t
+                info = ninfo
+                mw = nmw
+                if t == 0:
+                    hu = nhu
+                    fu = nfu
+                jn = j + 1
+                if jn >= 0 and jn < N:                # prefetch the next column's words
+                    ninfo = colinfo[jn]
+                    nmw = mword[jn]
+                    if t == 0:
+                        if from_bnd:
+                            nhu = bndH[bbase + jn]
+                            nfu = bndF[bbase + jn]
+                        else:
+                            nhu = row0[jn]
+                bh = NI
+                bf = NI
+                if j >= 0 and j < N:
+                    gb = int32(info & CI_BASE)
+                    if info & CI_VIRT:
+                        {"dgo = int32(-oe)" if IS_LOCAL else
+                         "dgo = int32(-oe) if row_base == 0 else int32(-(o + e * row_base) - oe)"}
+{virt}
+                    elif info & CI_MERGE:
+                        dgo = NI
+{R("H{r} = NI" + chr(10) + "E{r} = NI", 24)}
+                        pw = mw                       # up to 3 slots + 1, packed ...
+                        k = 0
+                        kend = 0
+                        if mw < 0:                    # ... or the CSR
+                            pw = 0
+                            k = mptr[j]
+                            kend = mptr[j + 1]
+                        while pw != 0 or k < kend:
+                            if pw != 0:
+                                sl = (pw & SLOT_MASK) - 1
+                                pw = pw >> SLOT_BITS
+                            else:
+                                sl = mslot[k]
+                                k += 1
+                            if sl < n_sh:
+                                sp = uint64(shb + sl * SWW)
+                                dgo = max(dgo, shm[sp])
+{R("H{r} = max(H{r}, shm[sp + W{r1}])", 32)}
+{R("E{r} = max(E{r}, shm[sp + W{rk}])", 32)}
+                            else:
+                                sp = uint64(sbase + (sl - n_sh) * SW)
+                                dgo = max(dgo, store[sp])
+{R("H{r} = max(H{r}, store[sp + U{r1}])", 32)}
+{R("E{r} = max(E{r}, store[sp + U{rk}])", 32)}
+{R("E{r} = int32(E{r} + e32)", 24)}
+                    f = fu
+                    hoa = hu
+                    dd = dgo
+                    {track_init}
+{R(cell, 20)}
+                    sl = info >> CI_SLOT_SHIFT
+                    if sl != 0:
+                        sl -= 1
+                        if sl < n_sh:
+                            sp = uint64(shb + sl * SWW)
+                            shm[sp] = hu
+{R("shm[sp + W{r1}] = H{r}", 28)}
+{R("shm[sp + W{rk}] = max(H{r}, int32(E{r} - e32))", 28)}
+                        else:
+                            sp = uint64(sbase + (sl - n_sh) * SW)
+                            store[sp] = hu
+{R("store[sp + U{r1}] = H{r}", 28)}
+{R("store[sp + U{rk}] = max(H{r}, int32(E{r} - e32))", 28)}
+{best_col}
+                    if wr_bnd:
+                        bndH[bbase + j] = hoa
+                        bndF[bbase + j] = f
+                    bh = hoa
+                    bf = f
+                    dgo = hu
+                {X(xchg_step, 16)}
+                if t > 0:
+                    hu = nh
+                    fu = nf
+            {sync}
+            if live and pj_ >= 0 and (pb_ > best or (pb_ == best and (bj < 0 or pj_ < bj))):
+                best = pb_
+                bj = pj_
+                bi = pi_
+        msk = 1
+        while msk < G:
+            {X(xchg_red, 12)}
+            if oj >= 0 and (ob > best or (ob == best and (bj < 0 or oj < bj
+                                                          or (oj == bj and oi < bi)))):
+                best = ob
+                bj = oj
+                bi = oi
+            msk *= 2
+        if t == 0 and ridx < n_reads:
+            if bj >= 0:
+                out_s[rd] = int32(best + oe)
+                out_i[rd] = bi
+                out_j[rd] = bj
+            else:
+                out_s[rd] = NI
+                out_i[rd] = -1
+                out_j[rd] = -1
+            status[rd] = ST_OK
+'''
+    return src
+
 
 def kernel_source(G: int, K: int, mode: int, sim: bool = False):
     """The Python function of the kernel for ``G`` lanes x ``K`` rows in ``mode``.
 
     ``sim``: build the CUDA-simulator form (shared-memory exchange + syncthreads in
     place of shuffles; launch one warp per block). Returned undecorated so that tests
-    can ``compile_ptx`` it.
+    can ``compile_ptx`` it; its text is ``fast_kernel.__s2g_source__``.
     """
     assert WARP % G == 0 and K >= 1
-    FULL = 0xFFFFFFFF
-    NI = int32(NEG_INF)
-    GK = G * K
-    SW = 2 * K + 1                       # words per lane per slot
-    IS_LOCAL = mode == LOCAL
-    IS_SEMI = mode == SEMIGLOBAL
-    IS_GLOBAL = mode == GLOBAL
-    Z = int32(0)
-
-    SIM = bool(sim)      # compile-time constant: the exchange below is one of two forms
-    ROWS_OUTER = MERGE_ROWS_OUTER
-
-    def fast_kernel(colinfo, mptr, mslot, row0, codes, roff, rlen, order, n_reads,
-                    n_slots, a, b, o, e, store, bndH, bndF, out_s, out_i, out_j, status):
-        """One group of G lanes per read; see the module docstring for the recurrence."""
-        N = colinfo.shape[0]
-        tid = cuda.threadIdx.x
-        lane = tid % WARP
-        t = lane % G
-        gid = (cuda.blockIdx.x * cuda.blockDim.x + tid) // G
-        ngroups = (cuda.gridDim.x * cuda.blockDim.x) // G
-        buf = cuda.shared.array(WARP, int32)    # exchange buffers of the simulator form only
-        buf2 = cuda.shared.array(WARP, int32)
-        buf3 = cuda.shared.array(WARP, int32)
-        HO = cuda.local.array(K, int32)
-        E = cuda.local.array(K, int32)
-        Q = cuda.local.array(K, int32)
-        oe = int32(o + e)
-        e32 = int32(e)
-        sa = int32(a + o + e)             # match, in the H - o - e domain of the diagonal
-        sb = int32(o + e - b)             # mismatch
-        sbase = (gid * G + t) * n_slots * SW   # lane-contiguous: one base register, immediate offsets
-        bbase = gid * N
-        n_iter = (n_reads + ngroups - 1) // ngroups
-        for it in range(n_iter):
-            ridx = it * ngroups + gid
-            m = 0
-            off = 0
-            rd = 0
-            if ridx < n_reads:
-                rd = order[ridx]
-                m = rlen[rd]
-                off = roff[rd]
-            npass = int32((m + GK - 1) // GK)
-            wp = npass                    # warp-uniform strip count (all lanes shuffle)
-            for sh in (16, 8, 4, 2, 1):
-                if SIM:
-                    cuda.syncthreads()
-                    buf[lane] = wp
-                    cuda.syncthreads()
-                    ow = buf[lane ^ sh]
-                else:
-                    cuda.syncwarp(FULL)
-                    ow = cuda.shfl_xor_sync(FULL, wp, sh)
-                wp = max(wp, int32(ow))
-            # scores below are in the H - o - e domain; local counts only H > 0
-            floor = int32(-oe) if IS_LOCAL else NI
-            best = floor
-            bi = -1
-            bj = -1
-            pm = (m - 1) // GK            # strip, lane and row of row m (semi/global)
-            tm = ((m - 1) % GK) // K
-            rm = (m - 1) % K
-            for p in range(wp):
-                row_base = p * GK + t * K     # rows row_base+1 .. row_base+K
-                for r in range(K):
-                    i = row_base + r
-                    Q[r] = int32(codes[off + i]) if i < m else int32(READ_PAD)
-                    HO[r] = NI
-                    E[r] = NI
-                live = p < npass              # strips past this read's end compute garbage
-                pb_ = floor                   # this strip's best for this lane
-                pi_ = -1
-                pj_ = -1
-                hu = NI                       # HO of the row above, this column
-                fu = NI                       # F of the row above, this column
-                dgo = NI                      # HO of the row above, previous column
-                wr_bnd = t == G - 1 and p + 1 < npass
-                own_m = (not IS_LOCAL) and p == pm and t == tm
-                for s in range(N + G - 1):
-                    j = s - t
-                    if t == 0 and j < N:
-                        if p == 0 or not live:    # a dead strip reads no stale buffer
-                            hu = row0[j]
-                            fu = NI
-                        else:
-                            hu = bndH[bbase + j]
-                            fu = bndF[bbase + j]
-                    bh = NI
-                    bf = NI
-                    if j >= 0 and j < N:
-                        info = colinfo[j]
-                        gb = int32(info & CI_BASE)
-                        if info & (CI_MERGE | CI_VIRT):
-                            if info & CI_VIRT:
-                                # virtual column of s2g.dp: PH = 0 (local) or -(o + e*i)
-                                if IS_LOCAL or row_base == 0:
-                                    dgo = int32(-oe)
-                                else:
-                                    dgo = int32(-(o + e * row_base) - oe)
-                                for r in range(K):
-                                    ph = Z if IS_LOCAL else int32(-(o + e * (row_base + r + 1)))
-                                    HO[r] = int32(ph - oe)
-                                    E[r] = int32(ph - o)        # PE + e, PE = PH - o - e
-                            elif ROWS_OUTER:
-                                # each register written once, after a scalar loop over preds
-                                k0 = mptr[j]
-                                k1 = mptr[j + 1]
-                                acc = NI
-                                for k in range(k0, k1):
-                                    acc = max(acc, store[sbase + mslot[k] * SW])
-                                dgo = acc
-                                for r in range(K):
-                                    ah = NI
-                                    ae = NI
-                                    for k in range(k0, k1):
-                                        sp = sbase + mslot[k] * SW
-                                        ah = max(ah, store[sp + 1 + r])
-                                        ae = max(ae, store[sp + 1 + K + r])
-                                    HO[r] = ah
-                                    E[r] = int32(ae + e32)      # so max(HO, E - e) = PE
-                            else:
-                                dgo = NI
-                                for r in range(K):
-                                    HO[r] = NI
-                                    E[r] = NI
-                                for k in range(mptr[j], mptr[j + 1]):
-                                    sp = sbase + mslot[k] * SW
-                                    dgo = max(dgo, store[sp])
-                                    for r in range(K):
-                                        HO[r] = max(HO[r], store[sp + 1 + r])
-                                        E[r] = max(E[r], store[sp + 1 + K + r])
-                                for r in range(K):
-                                    E[r] = int32(E[r] + e32)    # so max(HO, E - e) = PE
-                        f = fu
-                        hoa = hu
-                        dd = dgo
-                        cm = NI
-                        vm = NI
-                        for r in range(K):
-                            ev = max(HO[r], int32(E[r] - e32))
-                            f = max(hoa, int32(f - e32))
-                            h = max(max(int32(dd + (sa if Q[r] == gb else sb)), ev), f)
-                            if IS_LOCAL:
-                                h = max(h, Z)
-                            dd = HO[r]
-                            hoa = int32(h - oe)
-                            HO[r] = hoa
-                            E[r] = ev
-                            if IS_LOCAL:
-                                cm = max(cm, hoa)
-                            elif r == rm:       # row m (an SSA value: no dynamic register index)
-                                vm = hoa
-                        sl = info >> CI_SLOT_SHIFT
-                        if sl != 0:
-                            # Two fixed bases, then base + r. Written as
-                            # store[sp + 1 + K + r], numba-cuda 0.30.4 generated PTX
-                            # whose unrolled stores advanced the base by 1 + K + r each
-                            # iteration (stores at sp+1, sp+6, sp+8, sp+13, ... for K = 5),
-                            # scattering slot writes: wrong scores on the GPU only (the
-                            # simulator and a CPU build were exact). tests/test_fast.py
-                            # checks the store offsets in the PTX.
-                            wh = sbase + (sl - 1) * SW
-                            wo = wh + 1
-                            we_ = wh + 1 + K
-                            store[wh] = hu
-                            for r in range(K):
-                                store[wo + r] = HO[r]
-                            for r in range(K):
-                                store[we_ + r] = max(HO[r], int32(E[r] - e32))
-                        if IS_LOCAL:
-                            if cm > pb_:
-                                pb_ = cm
-                                pj_ = j
-                                pi_ = -1
-                                for r in range(K):
-                                    if pi_ < 0 and HO[r] == cm:
-                                        pi_ = row_base + r + 1
-                        elif own_m and (IS_SEMI or (info & CI_SINK) != 0):
-                            v = vm
-                            if v > pb_:
-                                pb_ = v
-                                pj_ = j
-                                pi_ = m
-                        if wr_bnd:
-                            bndH[bbase + j] = hoa
-                            bndF[bbase + j] = f
-                        bh = hoa
-                        bf = f
-                        dgo = hu
-                    if SIM:
-                        cuda.syncthreads()
-                        buf[lane] = bh
-                        buf2[lane] = bf
-                        cuda.syncthreads()
-                        nh = buf[lane - 1] if lane > 0 else bh
-                        nf = buf2[lane - 1] if lane > 0 else bf
-                    else:
-                        # Reconverge first: lanes that took a merge branch must meet the
-                        # others at one shuffle instruction. Without this the H200 gave
-                        # wrong scores on graphs with bubbles (exact in the simulator,
-                        # memcheck clean; bench/NOTES.md); the gpu-facts probe did the same.
-                        cuda.syncwarp(FULL)
-                        nh = cuda.shfl_up_sync(FULL, bh, 1)
-                        nf = cuda.shfl_up_sync(FULL, bf, 1)
-                    if t > 0:
-                        hu = nh
-                        fu = nf
-                if SIM:                       # strip buffer writes before the next strip
-                    cuda.syncthreads()
-                else:
-                    cuda.syncwarp(FULL)
-                # combine this strip into the lane's best: (score desc, j asc, i asc)
-                if live and pj_ >= 0 and (pb_ > best or (pb_ == best and (bj < 0 or pj_ < bj))):
-                    best = pb_
-                    bj = pj_
-                    bi = pi_
-            # group reduction (xor stays inside aligned power-of-two groups)
-            msk = 1
-            while msk < G:
-                if SIM:
-                    cuda.syncthreads()
-                    buf[lane] = best
-                    buf2[lane] = bj
-                    buf3[lane] = bi
-                    cuda.syncthreads()
-                    ob = buf[lane ^ msk]
-                    oj = buf2[lane ^ msk]
-                    oi = buf3[lane ^ msk]
-                else:
-                    cuda.syncwarp(FULL)
-                    ob = cuda.shfl_xor_sync(FULL, best, msk)
-                    oj = cuda.shfl_xor_sync(FULL, int32(bj), msk)
-                    oi = cuda.shfl_xor_sync(FULL, int32(bi), msk)
-                if oj >= 0 and (ob > best or (ob == best and (bj < 0 or oj < bj
-                                                              or (oj == bj and oi < bi)))):
-                    best = ob
-                    bj = oj
-                    bi = oi
-                msk *= 2
-            if t == 0 and ridx < n_reads:
-                if bj >= 0:
-                    out_s[rd] = int32(best + oe)
-                    out_i[rd] = bi
-                    out_j[rd] = bj
-                else:
-                    out_s[rd] = NI
-                    out_i[rd] = -1
-                    out_j[rd] = -1
-                status[rd] = ST_OK
-
-    return fast_kernel
+    src = _render(G, K, int(mode), bool(sim))
+    SW = 2 * K + 1                       # words per lane per slot: hu, K x HO, K x E-out
+    env = {"cuda": cuda, "int32": int32, "uint64": uint64, "WARP": WARP, "FULL": 0xFFFFFFFF,
+           "NI": int32(NEG_INF), "Z": int32(0), "G": G, "K": K, "GK": G * K, "SW": SW,
+           "SWW": SW * WARP, "CI_BASE": CI_BASE, "CI_MERGE": CI_MERGE, "CI_VIRT": CI_VIRT,
+           "CI_SINK": CI_SINK, "CI_SLOT_SHIFT": CI_SLOT_SHIFT, "READ_PAD": READ_PAD,
+           "SLOT_BITS": SLOT_BITS, "SLOT_MASK": SLOT_MASK, "ST_OK": ST_OK}
+    # unsigned offsets: a signed index costs a negative-index wraparound (setp + selp +
+    # 64-bit adds) per access in numba; uint64 base + uint64 constant costs none
+    for w in range(SW + 1):
+        env[f"U{w}"] = np.uint64(w)
+        env[f"W{w}"] = np.uint64(w * WARP)
+    code = compile(src, f"<s2g.fast kernel G={G} K={K} mode={int(mode)} sim={sim}>", "exec")
+    exec(code, env)
+    fn = env["fast_kernel"]
+    fn.__s2g_source__ = src
+    return fn
 
 
 def kernel_signature():
     """Explicit argument types of :func:`kernel_source`'s kernel (for compile_ptx)."""
     from numba import types as T
     i32a = T.int32[::1]
-    return (i32a, i32a, i32a, i32a, T.uint8[::1], T.int64[::1], T.int32[::1], i32a, T.int64,
-            T.int64, T.int32, T.int32, T.int32, T.int32, i32a, i32a, i32a, i32a, i32a, i32a, i32a)
+    return (i32a, i32a, i32a, i32a, i32a, T.uint8[::1], T.int64[::1], T.int32[::1], i32a,
+            T.int64, T.int64, T.int64, T.int32, T.int32, T.int32, T.int32, i32a, i32a, i32a,
+            i32a, i32a, i32a, i32a)
 
 
 _KERNELS: dict = {}
 
-
-#: merge loop order: rows outer (each register written once) or predecessors outer
-MERGE_ROWS_OUTER = os.environ.get("S2G_FAST_MERGE", "rows") == "rows"
-#: NVVM optimisation (S2G_FAST_OPT=0 compiles with opt=False: a diagnostic)
-NVVM_OPT = os.environ.get("S2G_FAST_OPT", "1") != "0"
 #: "shfl" (warp shuffles) or "shared" (the simulator's shared-memory exchange with
 #: syncthreads, one warp per block, also on a real GPU: a diagnostic and fallback)
 EXCHANGE = os.environ.get("S2G_FAST_EXCHANGE", "shfl")
@@ -468,13 +489,11 @@ def _sim() -> bool:
 
 
 def get_kernel(G, K, mode):
-    key = (G, K, int(mode), _shared_exchange(), MAX_REGISTERS, _sim(), MERGE_ROWS_OUTER, NVVM_OPT)
+    key = (G, K, int(mode), _shared_exchange(), MAX_REGISTERS, _sim())
     if key not in _KERNELS:
         from numba import cuda
         fn = kernel_source(G, K, int(mode), sim=key[3])
         opts = {"max_registers": MAX_REGISTERS} if MAX_REGISTERS and not key[3] else {}
-        if not NVVM_OPT:
-            opts["opt"] = False
         _KERNELS[key] = cuda.jit(fn) if _sim() else cuda.jit(kernel_signature(), **opts)(fn)
     return _KERNELS[key]
 
@@ -487,7 +506,6 @@ def choose_config(max_len: int):
             return SHORT_G, K
     return LONG_G, LONG_K
 
-
 # ---------------------------------------------------------------- host pipeline
 
 class _GraphOnDevice:
@@ -496,11 +514,13 @@ class _GraphOnDevice:
     def __init__(self, graph, mode, scoring):
         from numba import cuda
         a, b, o, e = scoring.as_tuple()
-        ci, mp, ms, r0 = _column_tables(graph.base, graph.node_start, graph.pred_ptr,
-                                        graph.pred_idx, graph.slot, graph.is_sink, int(mode), o, e)
+        ci, mw, mp, ms, r0 = _column_tables(graph.base, graph.node_start, graph.pred_ptr,
+                                            graph.pred_idx, graph.slot, graph.is_sink, int(mode),
+                                            o, e)
         self.n_cols = len(ci)
         self.n_merge_cols = int(((ci & CI_MERGE) != 0).sum())
-        self.colinfo, self.mptr = cuda.to_device(ci), cuda.to_device(mp)
+        self.colinfo, self.mword = cuda.to_device(ci), cuda.to_device(mw)
+        self.mptr = cuda.to_device(mp)
         self.mslot, self.row0 = cuda.to_device(ms), cuda.to_device(r0)
 
 
@@ -523,6 +543,55 @@ def _resident_groups(G):
         return 2 * (WARP // G)
     dev = cuda.get_current_device()
     return dev.MULTIPROCESSOR_COUNT * BLOCKS_PER_SM * BLOCK // G
+
+
+#: node_bound slots kept in shared memory (the rest in global memory); "auto" = as many
+#: as fit without lowering the occupancy that the kernel's registers allow
+SHARED_SLOTS = os.environ.get("S2G_FAST_NSH", "auto")
+SMEM_PER_SM = 233472          # H100/H200: 228 KB per SM, 227 KB per block (opt-in)
+SMEM_BLOCK_RESERVED = 1024    # the driver's per-block reserve
+
+
+def shared_slots(kern, G, K, n_slots, block):
+    """(slots in shared memory, dynamic shared bytes per block) for a launch."""
+    words = (block // WARP) * (2 * K + 1) * WARP       # one slot, every warp of a block
+    if SHARED_SLOTS != "auto":
+        n_sh = min(n_slots, int(SHARED_SLOTS))
+    elif _sim():
+        n_sh = min(n_slots, 1)                          # exercise both paths
+    else:
+        from numba import cuda
+        dev = cuda.get_current_device()
+        try:
+            per_sm = int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
+            per_block = int(dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        except Exception:                               # noqa: BLE001 - attribute names
+            per_sm, per_block = SMEM_PER_SM, 48 * 1024
+        regs = max(1, kern.get_regs_per_thread())
+        warps = 65536 // (-(-regs // 8) * 8 * WARP)
+        blocks = max(1, min(32, warps // (block // WARP)))
+        budget = min(per_block, per_sm // blocks - SMEM_BLOCK_RESERVED)
+        n_sh = max(0, min(n_slots, budget // (4 * words)))
+    nbytes = 4 * words * n_sh
+    if nbytes > 48 * 1024 and not _sim() and not _allow_shared(kern, nbytes):
+        n_sh = (48 * 1024) // (4 * words)
+        nbytes = 4 * words * n_sh
+    return n_sh, nbytes
+
+
+def _allow_shared(kern, nbytes) -> bool:
+    """Raise the kernel's dynamic shared memory limit above 48 KB (cuKernelSetAttribute)."""
+    try:
+        from numba.cuda.cudadrv import driver as drv
+        attr = drv.binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        for k in kern.overloads.values():
+            f = k._codelibrary.get_cufunc()
+            drv.driver.cuKernelSetAttribute(attr, int(nbytes), f.handle, f.device.id)
+        return True
+    except Exception as exc:                            # noqa: BLE001 - private API
+        warnings.warn(f"fast: cannot raise the shared-memory limit ({exc}); using 48 KB",
+                      RuntimeWarning, stacklevel=3)
+        return False
 
 
 def plan(graph, reads_max_len, n_reads, G=None, K=None):
@@ -559,11 +628,10 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     d_off = cuda.to_device(offsets[:-1].astype(np.int64))
     d_len = cuda.to_device(lengths.astype(np.int32))
     d_ord = cuda.to_device(order)
-    n_slots = max(graph.n_slots, 1)
-    if os.environ.get("S2G_FAST_ZERO"):
-        store = cuda.to_device(np.zeros(groups * n_slots * (2 * K + 1) * G, np.int32))
-    else:
-        store = cuda.device_array(groups * n_slots * (2 * K + 1) * G, np.int32)
+    kern = get_kernel(G, K, mode)
+    n_sh, sh_bytes = shared_slots(kern, G, K, graph.n_slots, block)
+    n_gl = max(graph.n_slots - n_sh, 1)                 # slots in global memory
+    store = cuda.device_array(groups * n_gl * (2 * K + 1) * G, np.int32)
     npass = -(-max_len // (G * K))
     bn = groups * graph.n_bases if npass > 1 else 1
     bndH = cuda.device_array(bn, np.int32)
@@ -572,16 +640,14 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     out_i = cuda.device_array(n, np.int32)
     out_j = cuda.device_array(n, np.int32)
     status = cuda.to_device(np.full(n, ST_NOT_RUN, np.int32))
-    kern = get_kernel(G, K, mode)
     if events:
         events[0].record()
-    # Default stream only, synchronised: on the device, numba-cuda 0.30 launches with an
-    # explicit stream 0 misbehave (another engineer's V1-V4 raised; this kernel's run 1
-    # read stale memory), so copies, launch and events all use the default stream.
-    kern[blocks, block](tab.colinfo, tab.mptr, tab.mslot, tab.row0, d_codes, d_off, d_len,
-                                d_ord, n, n_slots, np.int32(a), np.int32(b), np.int32(o),
-                                np.int32(e), store, bndH, bndF, out_s, out_i,
-                                out_j, status)
+    # The default stream, synchronised (numba-cuda 0.30 rejects a literal stream 0 with
+    # a shared-memory size; its default_stream() object is the same stream).
+    kern[blocks, block, cuda.default_stream(), sh_bytes](
+        tab.colinfo, tab.mword, tab.mptr, tab.mslot, tab.row0, d_codes, d_off, d_len, d_ord,
+        n, n_gl, n_sh, np.int32(a), np.int32(b), np.int32(o), np.int32(e), store, bndH, bndF,
+        out_s, out_i, out_j, status)
     if events:
         events[1].record()
     cuda.synchronize()
