@@ -22,8 +22,6 @@ to ``S`` — checked for every read; a difference is reported as an internal err
 from __future__ import annotations
 
 import heapq
-import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
@@ -425,22 +423,132 @@ def traceback_one(graph, q, score, end_i, end_j, scoring, mode, max_cells=MAX_CE
     return _to_traceback(graph, q, end_i, end_j, start_i, ops, cols)
 
 
+@numba.njit(parallel=True, **NJIT)
+def _traceback_many(idx, codes, offs, score, end_i, end_j, base, node_start, pred_ptr, pred_idx,
+                    slot, n_slots, mode, a, b, o, e, max_cells, oo, co):
+    """:func:`traceback_read` for reads ``idx`` in parallel; results in flat arrays.
+
+    Read ``k`` writes its summary: CIGAR runs in read order (``run_op``/``run_len`` from
+    ``oo[k]``), path nodes (from ``co[k]``), path length, start and end offsets, and op
+    counts — what a GAF line needs, so no per-read numpy work is left for Python.
+    ``oo``/``co``: prefix sums of the per-read bounds on ops (``i + L + 2``) and consumed
+    columns (``L + 1``, at least one path node) that traceback_read itself allocates.
+    """
+    n = len(idx)
+    run_op = np.empty(oo[n], np.uint8)
+    run_len = np.empty(oo[n], np.int64)
+    path = np.empty(co[n], np.int64)
+    st = np.empty(n, np.int64)
+    start = np.empty(n, np.int64)
+    cells = np.empty(n, np.int64)
+    n_runs = np.zeros(n, np.int64)
+    n_path = np.zeros(n, np.int64)
+    geo = np.zeros((n, 3), np.int64)         # path_len, path_start, path_end
+    counts = np.zeros((n, 4), np.int64)
+    for k in numba.prange(n):
+        r = idx[k]
+        q = codes[offs[r]:offs[r + 1]]
+        s_, si, op_r, col_r, c = traceback_read(q, end_i[r], end_j[r], score[r], base, node_start,
+                                               pred_ptr, pred_idx, slot, n_slots, mode, a, b, o,
+                                               e, max_cells, 0)
+        st[k] = s_
+        start[k] = si
+        cells[k] = c
+        if s_ != ST_OK:
+            continue
+        no = len(op_r)
+        nc = len(col_r)
+        # CIGAR runs in read order (op_r is reversed)
+        x0 = oo[k]
+        nr = 0
+        for t in range(no):
+            op = op_r[no - 1 - t]
+            counts[k, op] += 1
+            if nr > 0 and run_op[x0 + nr - 1] == op:
+                run_len[x0 + nr - 1] += 1
+            else:
+                run_op[x0 + nr] = op
+                run_len[x0 + nr] = 1
+                nr += 1
+        n_runs[k] = nr
+        # path: nodes of the consumed columns in walk order, repeats collapsed
+        p0 = co[k]
+        npth = 0
+        if nc > 0:
+            first_col = col_r[nc - 1]
+            last_col = col_r[0]
+            for t in range(nc):
+                v = np.searchsorted(node_start, col_r[nc - 1 - t], side="right") - 1
+                if npth == 0 or path[p0 + npth - 1] != v:
+                    path[p0 + npth] = v
+                    npth += 1
+        else:   # only insertions: an empty interval at the end column
+            first_col = end_j[r] + 1
+            last_col = end_j[r]
+            path[p0] = np.searchsorted(node_start, end_j[r], side="right") - 1
+            npth = 1
+        n_path[k] = npth
+        plen = 0
+        for t in range(npth):
+            v = path[p0 + t]
+            plen += node_start[v + 1] - node_start[v]
+        vl = path[p0 + npth - 1]
+        geo[k, 0] = plen
+        geo[k, 1] = first_col - node_start[path[p0]]
+        geo[k, 2] = plen - (node_start[vl + 1] - node_start[vl]) + (last_col - node_start[vl]) + 1
+    return st, start, cells, run_op, run_len, n_runs, path, n_path, geo, counts
+
+
 def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threads=None):
-    """Fill ``res.tracebacks`` for every aligned read (threads share the nogil kernel)."""
+    """Fill ``res.tracebacks`` for every aligned read: one parallel Numba call for the
+    batch (:func:`_traceback_many`), then one small Python step per read for its CIGAR
+    string. ``threads``: Numba threads for the call (default: all)."""
     ok = res.aligned()
     out = [None] * len(res)
-
-    def work(r):
-        out[r] = traceback_one(graph, reads.codes(r), int(res.score[r]), int(res.end_i[r]),
-                               int(res.end_j[r]), scoring, mode, max_cells, reads.names[r])
-
-    idx = np.nonzero(ok)[0].tolist()
-    threads = threads or min(len(idx), os.cpu_count() or 1)
-    if threads <= 1 or len(idx) < 4:
-        for r in idx:
-            work(r)
-    else:
-        with ThreadPoolExecutor(threads) as ex:
-            list(ex.map(work, idx, chunksize=max(1, len(idx) // (threads * 8))))
+    idx = np.nonzero(ok)[0].astype(np.int64)
+    if len(idx) == 0:
+        res.tracebacks = out
+        return res
+    a, b, o, e = scoring.as_tuple()
+    score = np.asarray(res.score, np.int64)
+    ei = np.asarray(res.end_i, np.int64)
+    ej = np.asarray(res.end_j, np.int64)
+    L = ei[idx] + np.maximum(0, a * ei[idx] - score[idx]) // e
+    oo = np.zeros(len(idx) + 1, np.int64)
+    co = np.zeros(len(idx) + 1, np.int64)
+    np.cumsum(ei[idx] + L + 2, out=oo[1:])
+    np.cumsum(L + 1, out=co[1:])
+    old = numba.get_num_threads()
+    if threads:
+        numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+    try:
+        st, start, cells, run_op, run_len, n_runs, path, n_path, geo, counts = _traceback_many(
+            idx, reads.codes_flat, np.asarray(reads.offsets, np.int64), score, ei, ej,
+            graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx, graph.slot,
+            graph.n_slots, int(mode), a, b, o, e, int(max_cells), oo, co)
+    finally:
+        numba.set_num_threads(old)
+    bad = np.nonzero(st != ST_OK)[0]
+    if len(bad):
+        k = int(bad[0])
+        r = int(idx[k])
+        name = reads.names[r]
+        if st[k] == ST_TOO_BIG:
+            raise S2GError(f"read {name!r}: traceback window of {int(cells[k])} cells does not fit "
+                           f"in {max_cells} bytes even with row checkpoints "
+                           "(--max-traceback-cells); raise it or use --no-traceback")
+        raise S2GError(f"internal error: windowed traceback of read {name!r} does not reproduce "
+                       f"score {int(score[r])} at ({int(ei[r])}, {int(ej[r])}); please report this")
+    ops_l, lens_l = run_op.tolist(), run_len.tolist()
+    path_l, geo_l, cnt_l = path.tolist(), geo.tolist(), counts.tolist()
+    for k, r in enumerate(idx.tolist()):
+        x0, nr, p0 = int(oo[k]), int(n_runs[k]), int(co[k])
+        cig = "".join([f"{lens_l[x]}{_OPCH[ops_l[x]]}" for x in range(x0, x0 + nr)])
+        c = cnt_l[k]
+        g3 = geo_l[k]
+        out[r] = Traceback(qstart=int(start[k]), qend=int(ei[r]),
+                           path=tuple(path_l[p0:p0 + int(n_path[k])]), path_len=g3[0],
+                           path_start=g3[1], path_end=g3[2], cigar=cig, matches=c[OP_EQ],
+                           block_len=c[0] + c[1] + c[2] + c[3], edits=c[OP_X] + c[OP_I] + c[OP_D])
     res.tracebacks = out
     return res
