@@ -789,10 +789,13 @@ def run_suite(args) -> int:
     return 0
 
 
-def merge(dirs, out, log=print) -> int:
+def merge(dirs, out, log=print, drop=()) -> int:
     """Records of several runs (same machine kind) in one folder; a later run's record
     replaces an earlier one for the same (experiment, workload, variant). Ratios are
-    recomputed; every record keeps its own date, commit and command."""
+    recomputed; every record keeps its own date, commit and command. ``drop``: records
+    left out, as ``VARIANT`` (every run) or ``RUN:VARIANT`` (the run folder's name), e.g.
+    an earlier run's errors from code since fixed; the merged document lists them under
+    ``dropped_variants``."""
     docs = {}
     for d in dirs:
         for exp in EXPERIMENTS:
@@ -804,9 +807,16 @@ def merge(dirs, out, log=print) -> int:
             cur = docs.setdefault(exp, dict(doc, records={}, runs=[]))
             cur["runs"].append({"dir": os.path.basename(os.path.normpath(d)), "date": doc["date"],
                                 "commit": doc["commit"], "command": doc["command"]})
-            for k in ("host", "date", "commit", "command", "variants_not_runnable"):
+            for k in ("host", "date", "commit", "command"):
                 cur[k] = doc[k]
+            cur["dropped_variants"] = sorted(drop)
+            cur["variants_not_runnable"] = {k: v for k, v in (doc.get("variants_not_runnable") or {}).items()
+                                            if k not in drop and f"{os.path.basename(os.path.normpath(d))}:{k}" not in drop} if isinstance(doc.get("variants_not_runnable"), dict) \
+                else doc.get("variants_not_runnable")
+            run = os.path.basename(os.path.normpath(d))
             for r in doc["records"]:
+                if r["variant"] in drop or f"{run}:{r['variant']}" in drop:
+                    continue
                 key = (r["graph"], json.dumps(r["params"], sort_keys=True), r["variant"])
                 if r.get("status") == "ok" or key not in cur["records"] or \
                         cur["records"][key].get("status") != "ok":
@@ -876,6 +886,9 @@ def add_arguments(p):
     p.add_argument("--no-isolate", dest="isolate", action="store_false")
     p.add_argument("--merge", nargs="+", metavar="DIR", default=None,
                    help="merge the JSON of earlier runs (later DIRs win) into --out, then report")
+    p.add_argument("--drop-variants", default="", metavar="V1,V2",
+                   help="with --merge: leave these records out: VARIANT or RUN:VARIANT (RUN = a merged "
+                        "folder's name); say why in the folder's NOTES.md")
     p.add_argument("--skip-v0", action="store_true",
                    help="do not time V0 (it still checks every variant); merge V0 records from "
                         "another run with --merge")
@@ -890,7 +903,7 @@ def run(args) -> int:
         if not args.out:
             from s2g.errors import S2GError
             raise S2GError("--merge needs --out")
-        merge(args.merge, args.out)
+        merge(args.merge, args.out, drop=tuple(v for v in (args.drop_variants or "").split(",") if v))
         if not args.no_report:
             from . import report
             report.write_report(args.out, plots=not args.no_plots)

@@ -104,6 +104,9 @@ def headline(docs):
     if bad:
         lines += ["", "Not timed (no record passed the V0 check or ran): " + "; ".join(
             f"**{v}** ({why})" for v, why in sorted(bad.items(), key=lambda x: _vkey(x[0]))) + "."]
+    if doc.get("dropped_variants"):
+        lines += ["", "Left out of this merge (`--drop-variants`): " + ", ".join(doc["dropped_variants"])
+                  + "; see the folder's NOTES.md."]
     return "\n".join(lines) + "\n"
 
 
@@ -176,6 +179,9 @@ def write_report(folder, plots=True):
         if doc.get("runs"):
             parts += ["Merged from runs (records keep their own date and commit): " + "; ".join(
                 f"{r['dir']} ({r['date']}, `{r['commit']}`: `{r['command']}`)" for r in doc["runs"]), ""]
+        if doc.get("dropped_variants"):
+            parts += ["Left out of this merge (`--drop-variants`): " + ", ".join(doc["dropped_variants"])
+                      + "; see the folder's NOTES.md.", ""]
         if doc.get("variants_not_runnable"):
             parts += ["Not runnable here: " + "; ".join(f"{k} ({v})" for k, v in
                                                          doc["variants_not_runnable"].items()), ""]

@@ -83,3 +83,17 @@ def test_merge_keeps_ok_records(quick_results, tmp_path):
     b = json.loads((out / "n_reads.json").read_text())
     assert len(b["records"]) == len(a) and len(b["runs"]) == 2
     assert (out / "HEADLINE.md").exists()
+
+
+def test_merge_drops_records(quick_results, tmp_path):
+    """--drop-variants VARIANT (every run) and RUN:VARIANT (one run folder)."""
+    out = tmp_path / "merged"
+    run = os.path.basename(os.path.normpath(str(quick_results)))
+    a = json.loads((quick_results / "n_reads.json").read_text())["records"]
+    names = sorted({r["variant"] for r in a})
+    assert len(names) >= 2
+    assert harness.main(["--merge", str(quick_results), "--out", str(out), "--no-plots",
+                         "--drop-variants", f"{names[0]},{run}:{names[1]}"]) == 0
+    b = json.loads((out / "n_reads.json").read_text())
+    assert {r["variant"] for r in b["records"]} == set(names) - set(names[:2])
+    assert "Left out of this merge" in (out / "HEADLINE.md").read_text()

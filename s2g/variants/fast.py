@@ -3,8 +3,7 @@
 Mapping
     A *group* of ``G`` lanes (G = 8, 16 or 32; several groups share a warp) aligns one
     read. Lane ``t`` owns ``K`` consecutive read rows of the current *strip* of
-    ``G*K`` rows, in registers (``cuda.local.array(K)`` indexed only by unrolled
-    constants). Graph columns stream through the group in topological order as a
+    ``G*K`` rows in registers (scalars of the generated source, below). Graph columns stream through the group in topological order as a
     wavefront: at step ``s`` lane ``t`` computes column ``j = s - t``, then passes its
     bottom row's ``H - o - e`` and ``F`` one lane down with ``shfl_up_sync``; lane 0
     takes the row above the strip (row 0 of the mode, or the strip above). No block or
@@ -22,10 +21,13 @@ node_bound store
     columns from FlatGraph's liveness slots. Each lane keeps its *own* rows of a slot
     (``H-o-e``, the outgoing ``max(H-o-e, E-e)``, and the H of the row above its top
     row, which is the diagonal of its first row), so the store is lane-private:
-    no barrier and no cross-lane hazard. It lives in global memory (L1-resident:
-    a slot is read a few columns after it is written), ``n_slots x (2K+1) x 4``
-    bytes per lane, each lane's slots contiguous (one base register and immediate
-    offsets; a group-interleaved layout cost 2K 64-bit address registers).
+    no barrier and no cross-lane hazard. The first ``n_sh`` slots live in shared
+    memory (word ``w`` of slot ``s`` of a lane at ``(s*(2K+1) + w)*32 + lane`` of its
+    warp's region: one bank per lane), as many as fit without lowering the occupancy
+    that the registers allow (3 of 3 on the SNP graph at K = 19); the rest in global
+    memory, each lane's slots contiguous. A merge column's predecessor slots come
+    packed in one prefetched word (``mword``, up to 3) or from the CSR (``mptr``/
+    ``mslot``). Shared slots: 995 GCUPS against 779 all-global (bench/NOTES.md run 3).
 
 Recurrence (s2g.dp, in the ``H - o - e`` domain to save one subtraction per cell)::
 
@@ -34,11 +36,19 @@ Recurrence (s2g.dp, in the ``H - o - e`` domain to save one subtraction per cell
     h  = max(dd + (q == g ? a+o+e : o+e-b), ev, f [, 0 local])
     dd = HO[r]; hoa = h - o - e; HO[r] = hoa; E[r] = ev
 
-Per cell (local, PTX, counted by tests/test_fast.py and bench/NOTES.md): about
-12 32-bit integer instructions (2 for ev, 2 for f, 2 for the substitution select,
-4 for h, 1 for HO, 1 for the running column maximum); no 64-bit arithmetic in the
-cell loop (the PTX test fails if any appears). Merging at a non-simple column costs
-about (2K+1) loads + maxima per predecessor, a slot store 2K+1 stores.
+Per cell (local): 12 32-bit PTX instructions (2 for ev, 2 for f, 2 for the
+substitution select, 4 for h, 1 for HO, 1 for the running column maximum); ptxas
+fuses the add+max pairs into Hopper's DPX VIADDMNMX and max(.,0) into VIMNMX.RELU:
+about 7.5 SASS instructions per cell (ISETP, SEL, 3 VIADDMNMX, VIMNMX.RELU, VIADD,
+half a VIMNMX3). No 64-bit arithmetic in the cell loop and no local memory (the PTX
+tests fail otherwise). Merging costs (2K+1) loads + maxima per predecessor, a slot
+store 2K+1 stores, each one instruction (uint64 offsets: no wraparound code).
+
+Generated source
+    The kernel is Python source generated per (G, K, mode) with the K rows as scalars
+    (``cuda.local.array(K)`` went to local memory at K >= 12), written to
+    ``~/.cache/s2g/kernels`` and compiled with ``cuda.jit(cache=True)``: the first run
+    compiles (13.6 s for K = 19), later runs load the cached cubin.
 
 Integer width
     int32 when :func:`s2g.scoring.fits_int32` holds (every realistic read); otherwise
@@ -61,8 +71,10 @@ Ends and ties
     is computed on the host.
 
 Traceback
-    Not on the GPU (stretch goal not done): ``traceback=True`` runs
-    :func:`s2g.traceback.traceback_batch` on the CPU from the GPU's end cells.
+    Not on the GPU (not done): ``traceback=True`` runs
+    :func:`s2g.traceback.traceback_batch` on the CPU from the GPU's end cells — one
+    parallel Numba call per batch; ``s2g align`` overlaps it with the next batch's
+    kernel (s2g.pipeline).
 
 Simulator
     Under ``NUMBA_ENABLE_CUDASIM=1`` the same kernel is built with a shared-memory
