@@ -1,12 +1,6 @@
 #!/usr/bin/env bash
 # Device call: end-to-end align (100k reads), the last GPU tests, the bench suite's GPU rows.
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1
-mkdir -p ../shared/data && ln -sfn "$PWD/.realdata" ../shared/data/real
-nvidia-smi --query-gpu=name,driver_version --format=csv
-S2G() { python3 -c 'import sys; from s2g.cli import main; sys.exit(main())' "$@"; }
-T=/tmp/e2e; mkdir -p $T
-S2G simulate $T/snp --total-bases 100000 --reads 100000 --seed 1 >/dev/null
+source bench/device_prelude.sh
 python3 -c 'import time; t=time.time(); from s2g.variants import fast; fast.get_kernel(8, 19, 0); print(f"JIT of the 8x19 local kernel: {time.time()-t:.1f} s")'
 for k in 1 2; do ( time S2G align $T/snp.gfa $T/snp.fq -o $T/out$k.gaf --variant fast ) 2>&1 | grep -v "Warn\|warn("; done
 S2G align $T/snp.gfa $T/snp.fq -o $T/nt.gaf --variant fast --no-traceback
