@@ -329,7 +329,7 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
             nmw = 0
             nhu = NI
             nfu = NI
-            if t == 0:
+            if t == 0 and N > 0:              # lane 0 starts on column 0 at step 0
                 ninfo = colinfo[0]
                 nmw = mword[0]
                 if from_bnd:
