@@ -14,7 +14,7 @@ def one(total, node, br, L, G, K, n=4, strands="both"):
     r = v0_cpu.align_batch(g, reads, Scoring(), Mode.LOCAL)
     s, i, j = fast.run_kernel(g, reads.codes_flat, reads.offsets, reads.lengths(), Scoring(), Mode.LOCAL, G=G, K=K)
     bad = int(((s != r.score) | (i != r.end_i) | (j != r.end_j)).sum())
-    print(f"{total} {node} {br} L={L} G={G} K={K} {strands} block={fast.BLOCK} zero={os.environ.get('S2G_FAST_ZERO')}: bad {bad}/{n} fast {s.tolist()} v0 {r.score.tolist()}", flush=True)
+    print(f"{total} {node} {br} L={L} G={G} K={K} {strands} block={fast.BLOCK}: bad {bad}/{n} fast {s.tolist()} v0 {r.score.tolist()}", flush=True)
 for a in sys.argv[1:]:
     t = a.split(",")
     one(*map(int, t[:6]), strands=t[6] if len(t) > 6 else "both")
