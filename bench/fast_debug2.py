@@ -1,4 +1,4 @@
-import os, sys, tempfile
+import sys, tempfile
 from s2g.graph import load_graph
 from s2g.reads import ReadBatch
 from s2g.scoring import Mode, Scoring
