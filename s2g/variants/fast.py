@@ -635,8 +635,9 @@ def shared_slots(kern, G, K, n_slots, block):
         budget = min(per_block, per_sm // blocks - SMEM_BLOCK_RESERVED)
         n_sh = max(0, min(n_slots, budget // (4 * words)))
     nbytes = 4 * words * n_sh
-    if nbytes > 48 * 1024 and not _sim() and not _allow_shared(kern, nbytes):
-        n_sh = (48 * 1024) // (4 * words)
+    static = 3 * 4 * WARP                               # the kernel's exchange buffers
+    if nbytes + static > 48 * 1024 and not _sim() and not _allow_shared(kern, nbytes):
+        n_sh = min(n_sh, (48 * 1024 - static) // (4 * words))
         nbytes = 4 * words * n_sh
     return n_sh, nbytes
 
