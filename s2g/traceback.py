@@ -436,8 +436,8 @@ def _traceback_many(idx, codes, offs, score, end_i, end_j, base, node_start, pre
     """
     n = len(idx)
     run_op = np.empty(oo[n], np.uint8)
-    run_len = np.empty(oo[n], np.int64)
-    path = np.empty(co[n], np.int64)
+    run_len = np.empty(oo[n], np.int32)
+    path = np.empty(co[n], np.int32)
     st = np.empty(n, np.int64)
     start = np.empty(n, np.int64)
     cells = np.empty(n, np.int64)
@@ -499,35 +499,20 @@ def _traceback_many(idx, codes, offs, score, end_i, end_j, base, node_start, pre
     return st, start, cells, run_op, run_len, n_runs, path, n_path, geo, counts
 
 
-def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threads=None):
-    """Fill ``res.tracebacks`` for every aligned read: one parallel Numba call for the
-    batch (:func:`_traceback_many`), then one small Python step per read for its CIGAR
-    string. ``threads``: Numba threads for the call (default: all)."""
-    ok = res.aligned()
-    out = [None] * len(res)
-    idx = np.nonzero(ok)[0].astype(np.int64)
-    if len(idx) == 0:
-        res.tracebacks = out
-        return res
-    a, b, o, e = scoring.as_tuple()
-    score = np.asarray(res.score, np.int64)
-    ei = np.asarray(res.end_i, np.int64)
-    ej = np.asarray(res.end_j, np.int64)
-    L = ei[idx] + np.maximum(0, a * ei[idx] - score[idx]) // e
+#: traceback outputs of one parallel call: at most this many ops (bounds), ~5 bytes each
+CHUNK_OPS = 1 << 24
+
+
+def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, a, b, o, e, max_cells,
+                     out):
     oo = np.zeros(len(idx) + 1, np.int64)
     co = np.zeros(len(idx) + 1, np.int64)
-    np.cumsum(ei[idx] + L + 2, out=oo[1:])
+    np.cumsum(n_ops, out=oo[1:])
     np.cumsum(L + 1, out=co[1:])
-    old = numba.get_num_threads()
-    if threads:
-        numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
-    try:
-        st, start, cells, run_op, run_len, n_runs, path, n_path, geo, counts = _traceback_many(
-            idx, reads.codes_flat, np.asarray(reads.offsets, np.int64), score, ei, ej,
-            graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx, graph.slot,
-            graph.n_slots, int(mode), a, b, o, e, int(max_cells), oo, co)
-    finally:
-        numba.set_num_threads(old)
+    st, start, cells, run_op, run_len, n_runs, path, n_path, geo, counts = _traceback_many(
+        idx, reads.codes_flat, np.asarray(reads.offsets, np.int64), score, ei, ej,
+        graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx, graph.slot,
+        graph.n_slots, mode, a, b, o, e, int(max_cells), oo, co)
     bad = np.nonzero(st != ST_OK)[0]
     if len(bad):
         k = int(bad[0])
@@ -550,5 +535,39 @@ def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threa
                            path=tuple(path_l[p0:p0 + int(n_path[k])]), path_len=g3[0],
                            path_start=g3[1], path_end=g3[2], cigar=cig, matches=c[OP_EQ],
                            block_len=c[0] + c[1] + c[2] + c[3], edits=c[OP_X] + c[OP_I] + c[OP_D])
+
+
+def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threads=None):
+    """Fill ``res.tracebacks`` for every aligned read: one parallel Numba call for the
+    batch (:func:`_traceback_many`), then one small Python step per read for its CIGAR
+    string. ``threads``: Numba threads for the call (default: all)."""
+    ok = res.aligned()
+    out = [None] * len(res)
+    idx = np.nonzero(ok)[0].astype(np.int64)
+    if len(idx) == 0:
+        res.tracebacks = out
+        return res
+    a, b, o, e = scoring.as_tuple()
+    score = np.asarray(res.score, np.int64)
+    ei = np.asarray(res.end_i, np.int64)
+    ej = np.asarray(res.end_j, np.int64)
+    # per-read bounds on ops (i + L + 2) and path nodes (L + 1); reads go in chunks of at
+    # most CHUNK_OPS ops so the flat outputs stay bounded (5 bytes per op, 4 per node)
+    L = ei[idx] + np.maximum(0, a * ei[idx] - score[idx]) // e
+    n_ops = ei[idx] + L + 2
+    ends = np.cumsum(n_ops)
+    old = numba.get_num_threads()
+    if threads:
+        numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+    try:
+        c0 = 0
+        while c0 < len(idx):
+            base_ops = ends[c0 - 1] if c0 else 0
+            c1 = max(c0 + 1, int(np.searchsorted(ends, base_ops + CHUNK_OPS, side="right")))
+            _traceback_chunk(graph, reads, idx[c0:c1], n_ops[c0:c1], L[c0:c1], score, ei, ej,
+                             int(mode), a, b, o, e, max_cells, out)
+            c0 = c1
+    finally:
+        numba.set_num_threads(old)
     res.tracebacks = out
     return res

@@ -115,6 +115,30 @@ def test_traceback_window_limit_is_a_clear_error(gfa_file):
     assert "\n" not in str(exc.value)
 
 
+# ---------------------------------------------------------------- batch traceback
+
+@SETTINGS
+@given(case=dag_cases(), mode=st.sampled_from(MODES), sc=scorings, chunk=st.integers(1, 60))
+def test_batch_traceback_equals_per_read(case, mode, sc, chunk):
+    """traceback_batch (parallel Numba call over chunks of reads) == traceback_one per read,
+    with chunks small enough to split the batch."""
+    from s2g import traceback as tb
+    gfa, reads = case
+    graph = s2g.load_graph(write_tmp(gfa))
+    batch = batch_of(reads)
+    res = s2g.align(graph, batch, sc, mode, variant="v0", traceback=False)
+    old = tb.CHUNK_OPS
+    tb.CHUNK_OPS = chunk
+    try:
+        tb.traceback_batch(graph, batch, sc, s2g.Mode.parse(mode), res)
+    finally:
+        tb.CHUNK_OPS = old
+    for r, one in enumerate(res):
+        want = (tb.traceback_one(graph, batch.codes(r), one.score, one.end_i, one.end_j, sc,
+                                 s2g.Mode.parse(mode)) if one.aligned else None)
+        assert one.traceback == want
+
+
 # ---------------------------------------------------------------- row checkpoints
 
 @SETTINGS
