@@ -81,6 +81,11 @@ Simulator
     exchange and ``syncthreads`` in place of the shuffles, one warp per block
     (tests/fast_cudasim_check.py).
 
+Diagnostics (environment, read at import; bench/fast_profile.sh uses them)
+    ``S2G_FAST_NSH`` slots kept in shared memory (``auto``), ``S2G_FAST_MAXREG`` a
+    register cap for ptxas, ``S2G_FAST_BLOCK`` threads per block (128),
+    ``S2G_FAST_EXCHANGE=shared`` the simulator's exchange on a real GPU.
+
 Status
     Every read's status starts at ST_NOT_RUN; the kernel writes ST_OK. The host raises
     :class:`s2g.errors.S2GError` if any read was not processed.
