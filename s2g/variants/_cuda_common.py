@@ -357,6 +357,28 @@ def scoring32(scoring):
     return np.int32(a), np.int32(-b), np.int32(o), np.int32(e), np.int32(o + e)
 
 
+def start_batch(graph, reads, scoring, mode, variant):
+    """The common start of V2-V4's ``align_batch``: problem checks, "no alignment"
+    results, the kernel timer reset and, when there is anything to align (``empty``
+    false), the graph's device tables, int32 scoring and the mode's row 0."""
+    global last_kernel_ms
+    from types import SimpleNamespace
+    mode = check_problem(graph, reads, scoring, mode, variant)
+    lens = reads.lengths()
+    score, end_i, end_j = empty_results(reads.n_reads)
+    last_kernel_ms = 0.0
+    b = SimpleNamespace(mode=mode, lens=lens, score=score, end_i=end_i, end_j=end_j,
+                        N=graph.n_bases, maxm=int(lens.max(initial=0)))
+    b.empty = b.maxm == 0 or b.N == 0
+    if not b.empty:
+        t = tables(graph)
+        b.dev = t.device()
+        b.a, b.nb, b.o, b.e, _ = scoring32(scoring)
+        b.row0h, b.diag0 = t.device_row0(mode, int(b.o), int(b.e))
+        b.S = max(t.n_slots, 1)
+    return b
+
+
 def finish(graph, reads, scoring, mode, score, end_i, end_j, traceback):
     res = BatchResult(reads.names, reads.lengths(), score, end_i, end_j)
     if traceback:

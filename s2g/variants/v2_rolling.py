@@ -133,19 +133,11 @@ def prepare_group(reads, r0, r1):
 
 
 def align_batch(graph, reads, scoring, mode, traceback=False):
-    mode = cc.check_problem(graph, reads, scoring, mode, "v2")
-    n = reads.n_reads
-    lens = reads.lengths()
-    score, end_i, end_j = cc.empty_results(n)
-    N = graph.n_bases
-    cc.last_kernel_ms = 0.0
-    if int(lens.max(initial=0)) == 0 or N == 0:
+    bt = cc.start_batch(graph, reads, scoring, mode, "v2")
+    mode, lens, score, end_i, end_j, N = bt.mode, bt.lens, bt.score, bt.end_i, bt.end_j, bt.N
+    if bt.empty:
         return cc.finish(graph, reads, scoring, mode, score, end_i, end_j, traceback)
-    t = cc.tables(graph)
-    dev = t.device()
-    a, nb, o, e, _ = cc.scoring32(scoring)
-    row0h, diag0 = t.device_row0(mode, int(o), int(e))
-    S = max(t.n_slots, 1)
+    dev, S, a, nb, o, e, row0h, diag0 = bt.dev, bt.S, bt.a, bt.nb, bt.o, bt.e, bt.row0h, bt.diag0
     kern = _kernel("diag")
     B = cc.BLOCK
     md = np.int32(int(mode))

@@ -171,20 +171,12 @@ def block_size(max_len: int, n_slots: int) -> int:
 
 
 def align_batch(graph, reads, scoring, mode, traceback=False):
-    mode = cc.check_problem(graph, reads, scoring, mode, "v4")
-    n = reads.n_reads
-    lens = reads.lengths()
-    score, end_i, end_j = cc.empty_results(n)
-    N = graph.n_bases
-    cc.last_kernel_ms = 0.0
-    maxm = int(lens.max(initial=0))
-    if maxm == 0 or N == 0:
+    bt = cc.start_batch(graph, reads, scoring, mode, "v4")
+    mode, lens, score, end_i, end_j, N = bt.mode, bt.lens, bt.score, bt.end_i, bt.end_j, bt.N
+    if bt.empty:
         return cc.finish(graph, reads, scoring, mode, score, end_i, end_j, traceback)
-    t = cc.tables(graph)
-    dev = t.device()
-    a, nb, o, e, _ = cc.scoring32(scoring)
-    row0h, diag0 = t.device_row0(mode, int(o), int(e))
-    S = max(t.n_slots, 1)
+    dev, S, a, nb, o, e, row0h, diag0 = bt.dev, bt.S, bt.a, bt.nb, bt.o, bt.e, bt.row0h, bt.diag0
+    n, maxm = reads.n_reads, bt.maxm
     T = block_size(maxm, S)
     shmem = shared_bytes(T, S)
     kern = _kernel("block")
