@@ -64,7 +64,7 @@ def main():
             r, _ = time_kernel(g, rb, sc, Mode.LOCAL, G, K, 5)
             kern = fast.get_kernel(G, K, Mode.LOCAL)
             regs = kern.get_regs_per_thread()
-            n_sh, _ = fast.shared_slots(kern, G, K, g.n_slots, fast.BLOCK)
+            n_sh, _ = fast.shared_slots(kern, G, K, fast.kernel_slots(g), fast.BLOCK)
             lmem = kern.get_local_mem_per_thread()
             smem = kern.get_shared_mem_per_block()
             print(f"{dev.name} {tag or 'default'} graph={gname} slots={g.n_slots} G={G} K={K} "

@@ -112,7 +112,8 @@ def test_ptx_slot_blocks_have_no_index_arithmetic(K):
             found += 1
             assert len(blk) <= 2 * n_acc + 12, f"{len(blk)} instructions for {n_acc} slot accesses"
             assert not any(op.startswith("selp") for op in blk)
-    assert found == 4, f"{found} slot blocks (shared/global x load/store expected)"
+    # shared/global x merge loads/slot stores, + the virtual slot's per-strip writes
+    assert found == 6, f"{found} slot blocks (6 expected)"
 
 
 def test_ptx_counter_detects_64bit():

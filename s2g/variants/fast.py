@@ -29,20 +29,30 @@ node_bound store
     packed in one prefetched word (``mword``, up to 3) or from the CSR (``mptr``/
     ``mslot``). Shared slots: 995 GCUPS against 779 all-global (bench/NOTES.md run 3).
 
-Recurrence (s2g.dp, in the ``H - o - e`` domain to save one subtraction per cell)::
+Recurrence (s2g.dp, in the ``H - o - e`` domain to save one subtraction per cell; F is
+carried one row ahead, so rows depend on each other through one max only)::
 
     ev = max(HO[r], E[r] - e)                      E[i][j]
-    f  = max(hoa, f - e)                           F[i][j]   (hoa = HO of the row above)
-    h  = max(dd + (q == g ? a+o+e : o+e-b), ev, f [, 0 local])
-    dd = HO[r]; hoa = h - o - e; HO[r] = hoa; E[r] = ev
+    dg = max(dd + S[r](g), ev)                     S: a+o+e on a match, o+e-b otherwise
+    u  = max(dg - o - e [, -o-e local])
+    dd = HO[r]; HO[r] = max(u, f - o - e)          H[i][j] - o - e
+    f  = max(u, f - e)                             F[i+1][j] (o >= 0: f - o - e <= f - e)
+    E[r] = ev
 
-Per cell (local): 12 32-bit PTX instructions (2 for ev, 2 for f, 2 for the
-substitution select, 4 for h, 1 for HO, 1 for the running column maximum); ptxas
-fuses the add+max pairs into Hopper's DPX VIADDMNMX and max(.,0) into VIMNMX.RELU:
-about 7.5 SASS instructions per cell (ISETP, SEL, 3 VIADDMNMX, VIMNMX.RELU, VIADD,
-half a VIMNMX3). No 64-bit arithmetic in the cell loop and no local memory (the PTX
-tests fail otherwise). Merging costs (2K+1) loads + maxima per predecessor, a slot
-store 2K+1 stores, each one instruction (uint64 offsets: no wraparound code).
+``S[r](g)`` is one PRMT (byte permute, inline PTX ``prmt.b32``, s2g.variants._ptx): row
+r keeps a 4-byte table of its scores against A, C, G, T and the column's base selects
+a byte, sign-extended (graph N selects a mismatch byte); scores that do not fit a
+signed byte fall back to compare + select. Per cell (local): 12 32-bit PTX
+instructions; ptxas fuses each add+max pair into Hopper's DPX VIADDMNMX: 5 VIADDMNMX +
+PRMT + half a VIMNMX3 (the column maximum) = 6.5 SASS instructions per cell (7.5 in
+kernel v2). No 64-bit arithmetic in the cell loop and no local memory (the PTX tests
+fail otherwise). Merging costs (2K+1) loads + maxima per predecessor, a slot store
+2K+1 stores, each one instruction (uint64 offsets: no wraparound code). Column
+counters are int32 and indices unsigned (numba's int64 loop index and negative-index
+wraparound cost ~20 instructions per column in kernel v2). The first column of a
+source node is a merge with kernel slot 0, a *virtual* column each lane writes at
+the start of a strip: a separate branch for it made ptxas copy all 2K row registers
+on every column (~4 instructions per cell; seen in the SASS, bench/NOTES.md run 4).
 
 Generated source
     The kernel is Python source generated per (G, K, mode) with the K rows as scalars
@@ -139,7 +149,13 @@ ST_OK, ST_NOT_RUN = 0, 1
 
 @numba.njit(**NJIT)
 def _column_tables(base, node_start, pred_ptr, pred_idx, slot, is_sink, mode, o, e):
-    """colinfo, mword, merge CSR over columns (mptr, mslot), row 0 of the mode (H0 - o - e)."""
+    """colinfo, mword, merge CSR over columns (mptr, mslot), row 0 of the mode (H0 - o - e).
+
+    Kernel slots are the graph's slots + 1: slot 0 is the *virtual* column before every
+    source node (each lane writes it at the start of a strip), so that a source's first
+    column is an ordinary merge column with one predecessor (no third code path whose
+    register copies cost ~4 instructions per cell on every column; bench/NOTES.md run 4).
+    """
     n_nodes = len(node_start) - 1
     N = node_start[n_nodes]
     colinfo = np.empty(N, np.int32)
@@ -148,8 +164,8 @@ def _column_tables(base, node_start, pred_ptr, pred_idx, slot, is_sink, mode, o,
     n_m = 0
     for v in range(n_nodes):
         pa, pb = pred_ptr[v], pred_ptr[v + 1]
-        if not (pb - pa == 1 and pred_idx[pa] == v - 1) and pb > pa:
-            n_m += pb - pa
+        if not (pb - pa == 1 and pred_idx[pa] == v - 1):
+            n_m += max(pb - pa, 1)
     mslot = np.zeros(max(n_m, 1), np.int32)
     row0 = np.empty(N, np.int32)      # H[0][j] - o - e
     h0 = np.empty(N, np.int64)        # H[0][j] (= E[0][j] in global mode)
@@ -163,21 +179,25 @@ def _column_tables(base, node_start, pred_ptr, pred_idx, slot, is_sink, mode, o,
             w = GRAPH_N if bc >= 4 else bc
             if j == s0:
                 if pb == pa:
-                    w |= CI_VIRT
+                    w |= CI_VIRT | CI_MERGE
                 elif not simple:
                     w |= CI_MERGE
             if j == s1 - 1:
                 if is_sink[v]:
                     w |= CI_SINK
                 if slot[v] >= 0:
-                    w |= (slot[v] + 1) << CI_SLOT_SHIFT
+                    w |= (slot[v] + 2) << CI_SLOT_SHIFT      # kernel slot + 1
             colinfo[j] = w
             mptr[j] = k
-            if j == s0 and not simple and pb > pa:
+            if j == s0 and pb == pa:
+                mslot[k] = 0                                    # the virtual slot
+                k += 1
+                mword[j] = 1
+            elif j == s0 and not simple:
                 packed = pb - pa <= PACKED_PREDS
                 w = 0
                 for q in range(pa, pb):
-                    sq = slot[pred_idx[q]]
+                    sq = slot[pred_idx[q]] + 1                  # kernel slot
                     mslot[k] = sq
                     k += 1
                     if sq + 1 >= SLOT_MASK:
@@ -222,7 +242,7 @@ def _emit_rows(K, text, indent, reverse=False):
     return "\n".join(out)
 
 
-def _render(G: int, K: int, mode: int, sim: bool) -> str:
+def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool) -> str:
     """Source text of the kernel (see the module docstring)."""
     IS_LOCAL = mode == LOCAL
     IS_SEMI = mode == SEMIGLOBAL
@@ -248,39 +268,51 @@ def _render(G: int, K: int, mode: int, sim: bool) -> str:
                     "{i}oi = cuda.shfl_xor_sync(FULL, int32(bi), msk)")
         sync = "cuda.syncwarp(FULL)"
     X = lambda s, ind: s.format(i=" " * ind)  # noqa: E731
+    ind = lambda text, n: "\n".join(" " * n + ln for ln in text.splitlines())  # noqa: E731
 
     if IS_LOCAL:
-        virt = (R("H{r} = int32(-oe)\nE{r} = int32(-o)", 24))
-        cell_tail = "h = max(h, Z)\n"
-        track = "cm = max(cm, hoa)"
+        # the virtual column before a source: H - o - e = -o-e and E-out = E - e = -o-e
+        vslot = ("vw0 = NOE\n" + R("vw{r1} = NOE", 0))
+        track = "cm = max(cm, u)"      # max H-o-e of the column (F never holds it first)
         best_col = ("if cm > pb_:\n    pb_ = cm\n    pj_ = j\n"
                     + R("if H{r} == cm:\n    pi_ = row_base + {r1}", 4, reverse=True))
         best_col = "\n".join(" " * 20 + ln for ln in best_col.splitlines())
         track_init = "cm = NI"
     else:
-        virt = R("ph = int32(-(o + e * (row_base + {r1})))\nH{r} = int32(ph - oe)\n"
-                 "E{r} = int32(ph - o)", 24)
-        cell_tail = ""
-        track = "vm = hoa if rm == {r} else vm"
+        # H[i][-1] = -(o + e i) (0 at i = 0): H - o - e and E-out = E - e are both that - o - e
+        vslot = ("vw0 = NOE if row_base == 0 else int32(-(o + e * row_base) - oe)\n"
+                 + R("vw{r1} = int32(-(o + e * (row_base + {r1})) - oe)", 0))
+        track = "vm = H{r} if rm == {r} else vm"
         cond = "own_m" if IS_SEMI else "own_m and (info & CI_SINK) != 0"
         best_col = (" " * 20 + f"if {cond} and vm > pb_:\n" + " " * 24 + "pb_ = vm\n"
                     + " " * 24 + "pj_ = j\n" + " " * 24 + "pi_ = m")
         track_init = "vm = NI"
+    # F is carried one row ahead: with dg = max(diagonal + s, E), u = max(dg - o - e
+    # [, -o-e local]) and o >= 0,
+    #   H-o-e = max(u, F - o - e)   and   F(next row) = max(H-o-e, F - e) = max(u, F - e)
+    # so the only dependency between rows is one max(F - e, u) (one DPX VIADDMNMX).
+    subst = "prmt(Q{r}, MISW, gsel)" if prmt_sub else "(sa if Q{r} == gb else sb)"
     cell = ("ev = max(H{r}, int32(E{r} - e32))\n"
-            "f = max(hoa, int32(f - e32))\n"
-            "h = max(max(int32(dd + (sa if Q{r} == gb else sb)), ev), f)\n"
-            + cell_tail +
+            f"dg = max(int32(dd + {subst}), ev)\n"
+            + ("u = max(int32(dg - oe), NOE)\n" if IS_LOCAL else "u = int32(dg - oe)\n") +
             "dd = H{r}\n"
-            "hoa = int32(h - oe)\n"
-            "H{r} = hoa\n"
+            "H{r} = max(u, int32(f - oe))\n"
+            "f = max(u, int32(f - e32))\n"
             "E{r} = ev\n" + track)
+    if prmt_sub:      # row r's table: byte c = score(read base, graph base c) + o + e
+        qload = ("c = int32(codes[off + row_base + {r}]) if row_base + {r} < m else int32(READ_PAD)\n"
+                 "Q{r} = int32(MISW ^ (DIFF << ((c & 3) * 8))) if c < 4 else MISW")
+    else:
+        qload = "Q{r} = int32(codes[off + row_base + {r}]) if row_base + {r} < m else int32(READ_PAD)"
     src = f'''
 def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_reads,
                 n_slots, n_sh, a, b, o, e, store, bndH, bndF, out_s, out_i, out_j, status):
     N = colinfo.shape[0]
+    N32 = uint32(N)
     tid = cuda.threadIdx.x
     lane = tid % WARP
-    t = lane % G
+    t = int32(lane % G)
+    lead = t == Z                                 # lane 0 of its group
     gid = (cuda.blockIdx.x * cuda.blockDim.x + tid) // G
     ngroups = (cuda.gridDim.x * cuda.blockDim.x) // G
     buf = cuda.shared.array(WARP, int32)
@@ -292,8 +324,11 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
     e32 = int32(e)
     sa = int32(a + o + e)
     sb = int32(o + e - b)
+    NOE = int32(-oe)
+    MISW = {"s32((int(sb) & 0xFF) * 0x01010101)" if sim else "int32((sb & 0xFF) * 0x01010101)"}  # PRMT: mismatch in every byte
+    DIFF = int32((sa ^ sb) & 0xFF)
     sbase = (gid * G + t) * n_slots * SW          # global slots n_sh .. n_sh+n_slots-1
-    bbase = gid * N
+    bbase = uint64(gid * N)
     n_iter = (n_reads + ngroups - 1) // ngroups
     for it in range(n_iter):
         ridx = it * ngroups + gid
@@ -318,8 +353,19 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
         rm = (m - 1) % K
         for p in range(wp):
             row_base = p * GK + t * K
-{R("Q{r} = int32(codes[off + row_base + {r}]) if row_base + {r} < m else int32(READ_PAD)"
-   + chr(10) + "H{r} = NI" + chr(10) + "E{r} = NI", 12)}
+{R(qload + chr(10) + "H{r} = NI" + chr(10) + "E{r} = NI", 12)}
+            # kernel slot 0: the virtual column before every source node (this lane's rows)
+{ind(vslot, 12)}
+            if n_sh > 0:
+                sp = uint64(shb)
+                shm[sp] = vw0
+{R("shm[sp + W{r1}] = vw{r1}", 16)}
+{R("shm[sp + W{rk}] = vw{r1}", 16)}
+            else:
+                sp = uint64(sbase)
+                store[sp] = vw0
+{R("store[sp + U{r1}] = vw{r1}", 16)}
+{R("store[sp + U{rk}] = vw{r1}", 16)}
             live = p < npass
             from_bnd = p > 0 and live
             pb_ = floor
@@ -342,32 +388,33 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
                     nfu = bndF[bbase]
                 else:
                     nhu = row0[0]
-            for s in range(N + G - 1):
-                j = s - t
+                    nfu = nhu
+            # int32 column counters and unsigned indices: numba's int64 loop index and
+            # its negative-index wraparound cost ~20 instructions per column otherwise
+            for s in range(int32(N32 + G - 1)):
+                j = int32(s - t)
                 info = ninfo
                 mw = nmw
-                if t == 0:
+                if lead:
                     hu = nhu
                     fu = nfu
-                jn = j + 1
-                if jn >= 0 and jn < N:                # prefetch the next column's words
-                    ninfo = colinfo[jn]
-                    nmw = mword[jn]
-                    if t == 0:
+                jn = int32(j + 1)
+                if uint32(jn) < N32:                  # prefetch the next column's words
+                    ninfo = colinfo[uint64(jn)]
+                    nmw = mword[uint64(jn)]
+                    if lead:
                         if from_bnd:
-                            nhu = bndH[bbase + jn]
-                            nfu = bndF[bbase + jn]
+                            nhu = bndH[bbase + uint64(jn)]
+                            nfu = bndF[bbase + uint64(jn)]
                         else:
-                            nhu = row0[jn]
+                            nhu = row0[uint64(jn)]
+                            nfu = nhu
                 bh = NI
                 bf = NI
-                if j >= 0 and j < N:
+                if uint32(j) < N32:
                     gb = int32(info & CI_BASE)
-                    if info & CI_VIRT:
-                        {"dgo = int32(-oe)" if IS_LOCAL else
-                         "dgo = int32(-oe) if row_base == 0 else int32(-(o + e * row_base) - oe)"}
-{virt}
-                    elif info & CI_MERGE:
+                    {"gsel = int32(gb * 0x1111 + 0x8880)" if prmt_sub else ""}
+                    if info & CI_MERGE:
                         dgo = NI
 {R("H{r} = NI" + chr(10) + "E{r} = NI", 24)}
                         pw = mw                       # up to 3 slots + 1, packed ...
@@ -375,8 +422,8 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
                         kend = 0
                         if mw < 0:                    # ... or the CSR
                             pw = 0
-                            k = mptr[j]
-                            kend = mptr[j + 1]
+                            k = mptr[uint64(j)]
+                            kend = mptr[uint64(j) + U1]
                         while pw != 0 or k < kend:
                             if pw != 0:
                                 sl = (pw & SLOT_MASK) - 1
@@ -395,8 +442,7 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
 {R("H{r} = max(H{r}, store[sp + U{r1}])", 32)}
 {R("E{r} = max(E{r}, store[sp + U{rk}])", 32)}
 {R("E{r} = int32(E{r} + e32)", 24)}
-                    f = fu
-                    hoa = hu
+                    f = fu                            # F of the first row (carried down)
                     dd = dgo
                     {track_init}
 {R(cell, 20)}
@@ -415,13 +461,13 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
 {R("store[sp + U{rk}] = max(H{r}, int32(E{r} - e32))", 28)}
 {best_col}
                     if wr_bnd:
-                        bndH[bbase + j] = hoa
-                        bndF[bbase + j] = f
-                    bh = hoa
+                        bndH[bbase + uint64(j)] = H{K - 1}
+                        bndF[bbase + uint64(j)] = f
+                    bh = H{K - 1}
                     bf = f
                     dgo = hu
                 {X(xchg_step, 16)}
-                if t > 0:
+                if not lead:
                     hu = nh
                     fu = nf
             {sync}
@@ -452,21 +498,29 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
     return src
 
 
-def _module_text(G: int, K: int, mode: int, sim: bool) -> str:
+def prmt_scores(a: int, b: int, o: int, e: int) -> bool:
+    """Whether the substitution scores (+ o + e) fit the PRMT byte tables (signed bytes)."""
+    return all(-128 <= v <= 127 for v in (a + o + e, o + e - b))
+
+
+def _module_text(G: int, K: int, mode: int, sim: bool, prmt_sub: bool = True) -> str:
     """A self-contained module: the kernel's constants, then the kernel."""
     SW = 2 * K + 1                       # words per lane per slot: hu, K x HO, K x E-out
     ints = {"WARP": WARP, "FULL": 0xFFFFFFFF, "G": G, "K": K, "GK": G * K, "SW": SW,
             "SWW": SW * WARP, "CI_BASE": CI_BASE, "CI_MERGE": CI_MERGE, "CI_VIRT": CI_VIRT,
             "CI_SINK": CI_SINK, "CI_SLOT_SHIFT": CI_SLOT_SHIFT, "READ_PAD": READ_PAD,
             "SLOT_BITS": SLOT_BITS, "SLOT_MASK": SLOT_MASK, "ST_OK": ST_OK}
-    head = [f"# generated by s2g.variants.fast (G={G}, K={K}, mode={mode}, sim={sim}); do not edit",
-            "import numpy as np", "from numba import cuda, int32, uint64", ""]
+    from . import _ptx
+    head = [f"# generated by s2g.variants.fast (G={G}, K={K}, mode={mode}, sim={sim}, "
+            f"prmt={prmt_sub}, _ptx v{_ptx.VERSION}); do not edit",
+            "import numpy as np", "from numba import cuda, int32, uint32, uint64",
+            "from s2g.variants._ptx import " + ("prmt_py as prmt, s32" if sim else "prmt"), ""]
     head += [f"{k} = {v}" for k, v in ints.items()]
     head += [f"NI = int32({int(NEG_INF)})", "Z = int32(0)"]
     # unsigned offsets: a signed index costs a negative-index wraparound (setp + selp +
     # 64-bit adds) per access in numba; uint64 base + uint64 constant costs none
     head += [f"U{w} = np.uint64({w})\nW{w} = np.uint64({w * WARP})" for w in range(SW + 1)]
-    return "\n".join(head) + "\n" + _render(G, K, int(mode), bool(sim))
+    return "\n".join(head) + "\n" + _render(G, K, int(mode), bool(sim), bool(prmt_sub))
 
 
 def _cache_dir():
@@ -480,7 +534,8 @@ def _cache_dir():
         return None
 
 
-def kernel_source(G: int, K: int, mode: int, sim: bool = False, cache: bool = True):
+def kernel_source(G: int, K: int, mode: int, sim: bool = False, cache: bool = True,
+                  prmt_sub: bool = True):
     """The Python function of the kernel for ``G`` lanes x ``K`` rows in ``mode``.
 
     ``sim``: build the CUDA-simulator form (shared-memory exchange + syncthreads in
@@ -496,7 +551,7 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False, cache: bool = Tr
     import hashlib
     import importlib.util
     assert WARP % G == 0 and K >= 1
-    text = _module_text(G, K, int(mode), bool(sim))
+    text = _module_text(G, K, int(mode), bool(sim), bool(prmt_sub))
     d = _cache_dir() if cache else None
     fn = None
     if d is not None:
@@ -550,11 +605,11 @@ def _sim() -> bool:
     return bool(config.ENABLE_CUDASIM)
 
 
-def get_kernel(G, K, mode):
-    key = (G, K, int(mode), _shared_exchange(), MAX_REGISTERS, _sim())
+def get_kernel(G, K, mode, prmt_sub=True):
+    key = (G, K, int(mode), _shared_exchange(), MAX_REGISTERS, _sim(), bool(prmt_sub))
     if key not in _KERNELS:
         from numba import cuda
-        fn = kernel_source(G, K, int(mode), sim=key[3])
+        fn = kernel_source(G, K, int(mode), sim=key[3], prmt_sub=bool(prmt_sub))
         opts = {"max_registers": MAX_REGISTERS} if MAX_REGISTERS and not key[3] else {}
         if _sim():
             _KERNELS[key] = cuda.jit(fn)
@@ -617,6 +672,11 @@ def _resident_groups(G):
 SHARED_SLOTS = os.environ.get("S2G_FAST_NSH", "auto")
 SMEM_PER_SM = 233472          # H100/H200: 228 KB per SM, 227 KB per block (opt-in)
 SMEM_BLOCK_RESERVED = 1024    # the driver's per-block reserve
+
+
+def kernel_slots(graph) -> int:
+    """node_bound slots per lane in the kernel: the graph's + the virtual slot 0."""
+    return graph.n_slots + 1
 
 
 def shared_slots(kern, G, K, n_slots, block):
@@ -696,9 +756,9 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     d_off = cuda.to_device(offsets[:-1].astype(np.int64))
     d_len = cuda.to_device(lengths.astype(np.int32))
     d_ord = cuda.to_device(order)
-    kern = get_kernel(G, K, mode)
-    n_sh, sh_bytes = shared_slots(kern, G, K, graph.n_slots, block)
-    n_gl = max(graph.n_slots - n_sh, 1)                 # slots in global memory
+    kern = get_kernel(G, K, mode, prmt_scores(a, b, o, e))
+    n_sh, sh_bytes = shared_slots(kern, G, K, kernel_slots(graph), block)
+    n_gl = max(kernel_slots(graph) - n_sh, 1)           # slots in global memory
     store = cuda.device_array(groups * n_gl * (2 * K + 1) * G, np.int32)
     npass = -(-max_len // (G * K))
     bn = groups * graph.n_bases if npass > 1 else 1

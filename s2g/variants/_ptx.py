@@ -1,0 +1,62 @@
+"""PTX instructions that Numba CUDA does not expose, as inline-assembly intrinsics.
+
+``prmt(a, b, sel)`` is PTX ``prmt.b32`` (byte permute, default mode): byte ``k`` of the
+result is byte ``sel[4k+2:4k]`` of the 8-byte value ``b:a`` (bytes 0-3 from ``a``, 4-7
+from ``b``), or, when ``sel[4k+3]`` is set, that byte's sign bit replicated. One SASS
+PRMT: the fast kernel uses it to look up a substitution score in a 4-byte table,
+sign-extended to 32 bits, in one instruction instead of a compare and a select.
+
+:func:`prmt_py` is the same operation in Python (the CUDA simulator's form, and the
+reference the tests compare the PTX form with).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+#: bumped whenever an intrinsic's assembly changes: the generated kernels' module text
+#: includes it, so their on-disk cache keys change with it
+VERSION = 1
+
+
+def s32(x):
+    """``x`` wrapped to a signed 32-bit value (numpy int32), as the GPU's registers do."""
+    x = int(x) & 0xFFFFFFFF
+    return np.int32(x - (1 << 32) if x >= 1 << 31 else x)
+
+
+def prmt_py(a, b, sel):
+    """``prmt.b32`` in Python; returns a signed 32-bit value (numpy int32)."""
+    x = ((int(b) & 0xFFFFFFFF) << 32) | (int(a) & 0xFFFFFFFF)
+    out = 0
+    for k in range(4):
+        n = (int(sel) >> (4 * k)) & 0xF
+        byte = (x >> (8 * (n & 7))) & 0xFF
+        if n & 8:
+            byte = 0xFF if byte & 0x80 else 0
+        out |= byte << (8 * k)
+    return s32(out)
+
+
+def _make_intrinsics():
+    from llvmlite import ir
+    from numba import types
+    from numba.core.extending import intrinsic
+
+    @intrinsic
+    def prmt(typingctx, a, b, sel):
+        sig = types.int32(types.int32, types.int32, types.int32)
+
+        def codegen(context, builder, signature, args):
+            i32 = ir.IntType(32)
+            fnty = ir.FunctionType(i32, [i32, i32, i32])
+            asm = ir.InlineAsm(fnty, "prmt.b32 $0, $1, $2, $3;", "=r,r,r,r")
+            return builder.call(asm, args)
+
+        return sig, codegen
+
+    return prmt
+
+
+prmt = _make_intrinsics()
+
+__all__ = ["prmt", "prmt_py", "s32", "VERSION"]
