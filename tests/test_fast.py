@@ -108,12 +108,13 @@ def test_ptx_slot_blocks_have_no_index_arithmetic(K):
     found = 0
     for blk in _blocks(ptx):
         n_acc = sum(bool(acc.match(op)) for op in blk)
+        if "max.s32" not in blk:
+            continue        # the virtual slot's write of constants, once per strip: not hot
         if n_acc >= 2 * K + 1:
             found += 1
             assert len(blk) <= 2 * n_acc + 12, f"{len(blk)} instructions for {n_acc} slot accesses"
             assert not any(op.startswith("selp") for op in blk)
-    # shared/global x merge loads/slot stores, + the virtual slot's per-strip writes
-    assert found == 6, f"{found} slot blocks (6 expected)"
+    assert found == 4, f"{found} slot blocks (shared/global x load/store expected)"
 
 
 def test_ptx_counter_detects_64bit():

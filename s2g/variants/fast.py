@@ -148,13 +148,14 @@ ST_OK, ST_NOT_RUN = 0, 1
 # ---------------------------------------------------------------- host-side tables
 
 @numba.njit(**NJIT)
-def _column_tables(base, node_start, pred_ptr, pred_idx, slot, is_sink, mode, o, e):
+def _column_tables(base, node_start, pred_ptr, pred_idx, slot, is_sink, mode, o, e, vslot):
     """colinfo, mword, merge CSR over columns (mptr, mslot), row 0 of the mode (H0 - o - e).
 
-    Kernel slots are the graph's slots + 1: slot 0 is the *virtual* column before every
-    source node (each lane writes it at the start of a strip), so that a source's first
-    column is an ordinary merge column with one predecessor (no third code path whose
-    register copies cost ~4 instructions per cell on every column; bench/NOTES.md run 4).
+    Kernel slots are the graph's slots + 1: slot ``vslot`` (= the graph's n_slots, the
+    last, always in global memory) is the *virtual* column before every source node
+    (each lane writes it at the start of a strip), so that a source's first column is an
+    ordinary merge column with one predecessor (no third code path, whose register
+    copies cost ~4 instructions per cell on every column; bench/NOTES.md run 4).
     """
     n_nodes = len(node_start) - 1
     N = node_start[n_nodes]
@@ -186,18 +187,18 @@ def _column_tables(base, node_start, pred_ptr, pred_idx, slot, is_sink, mode, o,
                 if is_sink[v]:
                     w |= CI_SINK
                 if slot[v] >= 0:
-                    w |= (slot[v] + 2) << CI_SLOT_SHIFT      # kernel slot + 1
+                    w |= (slot[v] + 1) << CI_SLOT_SHIFT
             colinfo[j] = w
             mptr[j] = k
             if j == s0 and pb == pa:
-                mslot[k] = 0                                    # the virtual slot
+                mslot[k] = vslot                                # the virtual slot
                 k += 1
-                mword[j] = 1
+                mword[j] = vslot + 1 if vslot + 1 < SLOT_MASK else -1
             elif j == s0 and not simple:
                 packed = pb - pa <= PACKED_PREDS
                 w = 0
                 for q in range(pa, pb):
-                    sq = slot[pred_idx[q]] + 1                  # kernel slot
+                    sq = slot[pred_idx[q]]
                     mslot[k] = sq
                     k += 1
                     if sq + 1 >= SLOT_MASK:
@@ -354,18 +355,12 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
         for p in range(wp):
             row_base = p * GK + t * K
 {R(qload + chr(10) + "H{r} = NI" + chr(10) + "E{r} = NI", 12)}
-            # kernel slot 0: the virtual column before every source node (this lane's rows)
+            # the last global slot: the virtual column before every source (this lane's rows)
 {ind(vslot, 12)}
-            if n_sh > 0:
-                sp = uint64(shb)
-                shm[sp] = vw0
-{R("shm[sp + W{r1}] = vw{r1}", 16)}
-{R("shm[sp + W{rk}] = vw{r1}", 16)}
-            else:
-                sp = uint64(sbase)
-                store[sp] = vw0
-{R("store[sp + U{r1}] = vw{r1}", 16)}
-{R("store[sp + U{rk}] = vw{r1}", 16)}
+            sp = uint64(sbase + (n_slots - 1) * SW)
+            store[sp] = vw0
+{R("store[sp + U{r1}] = vw{r1}", 12)}
+{R("store[sp + U{rk}] = vw{r1}", 12)}
             live = p < npass
             from_bnd = p > 0 and live
             pb_ = floor
@@ -638,7 +633,7 @@ class _GraphOnDevice:
         a, b, o, e = scoring.as_tuple()
         ci, mw, mp, ms, r0 = _column_tables(graph.base, graph.node_start, graph.pred_ptr,
                                             graph.pred_idx, graph.slot, graph.is_sink, int(mode),
-                                            o, e)
+                                            o, e, graph.n_slots)
         self.n_cols = len(ci)
         self.n_merge_cols = int(((ci & CI_MERGE) != 0).sum())
         self.colinfo, self.mword = cuda.to_device(ci), cuda.to_device(mw)
@@ -675,13 +670,18 @@ SMEM_BLOCK_RESERVED = 1024    # the driver's per-block reserve
 
 
 def kernel_slots(graph) -> int:
-    """node_bound slots per lane in the kernel: the graph's + the virtual slot 0."""
+    """node_bound slots per lane in the kernel: the graph's + the virtual slot (last)."""
     return graph.n_slots + 1
 
 
 def shared_slots(kern, G, K, n_slots, block):
-    """(slots in shared memory, dynamic shared bytes per block) for a launch."""
+    """(slots in shared memory, dynamic shared bytes per block) for a launch.
+
+    ``n_slots``: the kernel's slots (:func:`kernel_slots`); the last, the virtual slot,
+    always stays in global memory (it is read at source columns only).
+    """
     words = (block // WARP) * (2 * K + 1) * WARP       # one slot, every warp of a block
+    n_slots = max(n_slots - 1, 0)                       # candidates for shared memory
     if SHARED_SLOTS != "auto":
         n_sh = min(n_slots, int(SHARED_SLOTS))
     elif _sim():
@@ -758,7 +758,7 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     d_ord = cuda.to_device(order)
     kern = get_kernel(G, K, mode, prmt_scores(a, b, o, e))
     n_sh, sh_bytes = shared_slots(kern, G, K, kernel_slots(graph), block)
-    n_gl = max(kernel_slots(graph) - n_sh, 1)           # slots in global memory
+    n_gl = kernel_slots(graph) - n_sh                   # slots in global memory (>= 1)
     store = cuda.device_array(groups * n_gl * (2 * K + 1) * G, np.int32)
     npass = -(-max_len // (G * K))
     bn = groups * graph.n_bases if npass > 1 else 1
