@@ -62,13 +62,14 @@ def main():
                 return
             nb = -1 if args.no_check else check(g, batch(seqs[:256]), sc, Mode.LOCAL, G, K, gname)
             r, _ = time_kernel(g, rb, sc, Mode.LOCAL, G, K, 5)
-            kern = fast.get_kernel(G, K, Mode.LOCAL)
+            pair = fast.PAIR and fast.pair_fits(sc, Mode.LOCAL, args.len)
+            kern = fast.get_kernel(G, K, Mode.LOCAL, True, pair)
             regs = kern.get_regs_per_thread()
             n_sh, _ = fast.shared_slots(kern, G, K, fast.kernel_slots(g), fast.BLOCK)
             lmem = kern.get_local_mem_per_thread()
             smem = kern.get_shared_mem_per_block()
             print(f"{dev.name} {tag or 'default'} graph={gname} slots={g.n_slots} G={G} K={K} "
-                  f"len={args.len} ms={r['median_ms']:.1f} GCUPS={r['gcups']:.0f} regs={regs} "
+                  f"len={args.len} pair={int(pair)} ms={r['median_ms']:.1f} GCUPS={r['gcups']:.0f} regs={regs} "
                   f"local={lmem} shared={smem} n_sh={n_sh} mismatches={nb}", flush=True)
             if args.sass:
                 sass = kern.inspect_sass()

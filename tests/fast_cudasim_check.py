@@ -37,19 +37,19 @@ def case(seed, tmp):
     return g, reads, sc
 
 
-def check(g, reads, sc, mode, G, K):
+def check(g, reads, sc, mode, G, K, pair=None):
     ref = v0_cpu.align_batch(g, reads, sc, mode)
     lens = reads.lengths()
     idx = np.nonzero(lens > 0)[0]
     offs = np.zeros(len(idx) + 1, np.int64)
     np.cumsum(lens[idx], out=offs[1:])
     codes = np.concatenate([reads.codes(int(r)) for r in idx])
-    s, i, j = fast.run_kernel(g, codes, offs, lens[idx], sc, mode, G=G, K=K)
+    s, i, j = fast.run_kernel(g, codes, offs, lens[idx], sc, mode, G=G, K=K, pair=pair)
     for n, r in enumerate(idx):
         want = (int(ref.score[r]), int(ref.end_i[r]), int(ref.end_j[r]))
         got = (int(s[n]), int(i[n]), int(j[n])) if j[n] >= 0 else (int(ref.score[r]) if ref.end_j[r] < 0 else None, -1, -1)
         if want != got:
-            raise AssertionError(f"mode={mode.name} G={G} K={K} read {r} len {lens[r]}: "
+            raise AssertionError(f"mode={mode.name} G={G} K={K} pair={pair} read {r} len {lens[r]}: "
                                  f"fast {got} != v0 {want}")
 
 
@@ -62,6 +62,9 @@ def main():
             for mode in Mode:
                 G, K = configs[(c + int(mode)) % len(configs)]
                 check(g, reads, sc, mode, G, K)
+                if mode == Mode.LOCAL:        # default: the 16-bit pair kernel; also 32-bit
+                    assert fast.pair_fits(sc, mode, int(reads.lengths().max()))
+                    check(g, reads, sc, mode, G, K, pair=False)
     print("OK", n)
 
 

@@ -117,6 +117,32 @@ def test_ptx_slot_blocks_have_no_index_arithmetic(K):
     assert found == 4, f"{found} slot blocks (shared/global x load/store expected)"
 
 
+@pytest.mark.parametrize("K", [8, 19])
+def test_ptx_pair_kernel_is_packed_16bit(K):
+    """The local-mode pair kernel: two reads per group, scores in the halves of 32-bit
+    words. Its cell loop must be ``.s16x2`` DPX arithmetic (5 max + 4 add per row, each
+    add+max pair one VIADDMNMX.S16x2 after ptxas), with no 64-bit ops, no local memory."""
+    from s2g.variants import fast
+    ptx = _ptx(fast.kernel_source(8, K, int(Mode.LOCAL), pair=True), fast.kernel_signature())
+    assert "ld.local" not in ptx and "st.local" not in ptx
+    blk = max(_blocks(ptx), key=lambda b: sum(op == "max.s16x2" for op in b))
+    assert sum(op == "max.s16x2" for op in blk) >= 5 * K
+    assert sum(op == "add.s16x2" for op in blk) >= 4 * K
+    assert sum(op.startswith("prmt") for op in blk) >= K
+    assert not any(WIDE.match(op) for op in blk)
+    assert len(blk) / K < 16, f"{len(blk) / K:.1f} PTX instructions per row (two cells)"
+
+
+def test_pair_fits_bounds():
+    """Pair kernel only where every value fits 16 bits; 32 bits (or the CPU) otherwise."""
+    from s2g.variants import fast
+    sc = Scoring()
+    assert fast.pair_fits(sc, Mode.LOCAL, 150) and fast.pair_fits(sc, Mode.LOCAL, 10_000)
+    assert not fast.pair_fits(sc, Mode.LOCAL, 20_000)         # 2 x 20,000 > 32,000
+    assert not fast.pair_fits(sc, Mode.SEMIGLOBAL, 150)
+    assert not fast.pair_fits(Scoring(200, 4, 6, 2), Mode.LOCAL, 150)   # byte tables
+
+
 def test_ptx_counter_detects_64bit():
     """The counter above is not vacuous: int64 arithmetic in a loop is found."""
     from numba import types as T
@@ -193,8 +219,10 @@ def test_gpu_random_graphs(mode):
         g = gc.random_graph(rng, n_seg=int(rng.integers(1, 12)), max_seg_len=int(rng.integers(1, 30)))
         reads = gc.random_reads(rng, 40, int(rng.integers(1, 300)))
         sc = gc.random_scoring(rng)
-        _cmp(g, reads, sc, mode)
+        _cmp(g, reads, sc, mode)                  # local: the 16-bit pair kernel
         _cmp(g, reads, sc, mode, G=16, K=3)       # several strips
+        if mode == Mode.LOCAL:                    # and the 32-bit kernel
+            _cmp(g, reads, sc, mode, G=8, K=4, pair=False)
 
 
 def _real(name, brk):

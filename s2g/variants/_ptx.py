@@ -1,12 +1,17 @@
 """PTX instructions that Numba CUDA does not expose, as inline-assembly intrinsics.
 
+``vmax(a, b)`` and ``vadd(a, b)`` are PTX ``max.s16x2`` and ``add.s16x2`` (sm_90): two
+signed 16-bit lanes per 32-bit word, wrapping (callers keep values in range). ptxas
+fuses an ``add.s16x2`` feeding a ``max.s16x2`` into one DPX VIADDMNMX.S16x2, two DP
+cells in one instruction.
+
 ``prmt(a, b, sel)`` is PTX ``prmt.b32`` (byte permute, default mode): byte ``k`` of the
 result is byte ``sel[4k+2:4k]`` of the 8-byte value ``b:a`` (bytes 0-3 from ``a``, 4-7
 from ``b``), or, when ``sel[4k+3]`` is set, that byte's sign bit replicated. One SASS
 PRMT: the fast kernel uses it to look up a substitution score in a 4-byte table,
 sign-extended to 32 bits, in one instruction instead of a compare and a select.
 
-:func:`prmt_py` is the same operation in Python (the CUDA simulator's form, and the
+:func:`prmt_py`, :func:`vmax_py`, :func:`vadd_py` are the same operations in Python (the CUDA simulator's form, and the
 reference the tests compare the PTX form with).
 """
 from __future__ import annotations
@@ -15,7 +20,7 @@ import numpy as np
 
 #: bumped whenever an intrinsic's assembly changes: the generated kernels' module text
 #: includes it, so their on-disk cache keys change with it
-VERSION = 1
+VERSION = 2
 
 
 def s32(x):
@@ -35,6 +40,47 @@ def prmt_py(a, b, sel):
             byte = 0xFF if byte & 0x80 else 0
         out |= byte << (8 * k)
     return s32(out)
+
+
+def _halves(x):
+    x = int(x) & 0xFFFFFFFF
+    lo, hi = x & 0xFFFF, x >> 16
+    return (lo - 0x10000 if lo & 0x8000 else lo), (hi - 0x10000 if hi & 0x8000 else hi)
+
+
+def _join(lo, hi):
+    return s32((lo & 0xFFFF) | ((hi & 0xFFFF) << 16))
+
+
+def vmax_py(a, b):
+    """``max.s16x2`` in Python."""
+    (a0, a1), (b0, b1) = _halves(a), _halves(b)
+    return _join(max(a0, b0), max(a1, b1))
+
+
+def vadd_py(a, b):
+    """``add.s16x2`` in Python (each half wraps)."""
+    (a0, a1), (b0, b1) = _halves(a), _halves(b)
+    return _join(a0 + b0, a1 + b1)
+
+
+def _asm2(text):
+    from llvmlite import ir
+    from numba import types
+    from numba.core.extending import intrinsic
+
+    @intrinsic
+    def op(typingctx, a, b):
+        sig = types.int32(types.int32, types.int32)
+
+        def codegen(context, builder, signature, args):
+            i32 = ir.IntType(32)
+            fnty = ir.FunctionType(i32, [i32, i32])
+            return builder.call(ir.InlineAsm(fnty, text, "=r,r,r"), args)
+
+        return sig, codegen
+
+    return op
 
 
 def _make_intrinsics():
@@ -58,5 +104,7 @@ def _make_intrinsics():
 
 
 prmt = _make_intrinsics()
+vmax = _asm2("max.s16x2 $0, $1, $2;")
+vadd = _asm2("add.s16x2 $0, $1, $2;")
 
-__all__ = ["prmt", "prmt_py", "s32", "VERSION"]
+__all__ = ["prmt", "prmt_py", "vmax", "vmax_py", "vadd", "vadd_py", "s32", "VERSION"]

@@ -243,11 +243,23 @@ def _emit_rows(K, text, indent, reverse=False):
     return "\n".join(out)
 
 
-def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool) -> str:
-    """Source text of the kernel (see the module docstring)."""
+def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = False) -> str:
+    """Source text of the kernel (see the module docstring).
+
+    ``pair``: two reads per group, their scores packed in the halves of 32-bit words
+    and computed with PTX ``.s16x2`` DPX arithmetic (local mode only; the host checks
+    that every value fits 16 bits). Otherwise 32-bit scores, one read per group.
+    """
     IS_LOCAL = mode == LOCAL
     IS_SEMI = mode == SEMIGLOBAL
+    assert not pair or (IS_LOCAL and prmt_sub)
     R = lambda text, ind, **kw: _emit_rows(K, text, ind, **kw)  # noqa: E731
+    if pair:
+        MX = lambda x, y: f"vmax({x}, {y})"  # noqa: E731
+        AD = lambda x, y: f"vadd({x}, {y})"  # noqa: E731
+    else:
+        MX = lambda x, y: f"max({x}, {y})"  # noqa: E731
+        AD = lambda x, y: f"int32({x} + {y})"  # noqa: E731
     if sim:
         xchg_wp = ("cuda.syncthreads()\n{i}buf[lane] = wp\n{i}cuda.syncthreads()\n"
                    "{i}ow = buf[lane ^ sh]")
@@ -270,15 +282,27 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool) -> str:
         sync = "cuda.syncwarp(FULL)"
     X = lambda s, ind: s.format(i=" " * ind)  # noqa: E731
     ind = lambda text, n: "\n".join(" " * n + ln for ln in text.splitlines())  # noqa: E731
+    halves = ("A", "B") if pair else ("",)
 
     if IS_LOCAL:
         # the virtual column before a source: H - o - e = -o-e and E-out = E - e = -o-e
         vslot = ("vw0 = NOE\n" + R("vw{r1} = NOE", 0))
-        track = "cm = max(cm, u)"      # max H-o-e of the column (F never holds it first)
-        best_col = ("if cm > pb_:\n    pb_ = cm\n    pj_ = j\n"
-                    + R("if H{r} == cm:\n    pi_ = row_base + {r1}", 4, reverse=True))
+        track = f"cm = {MX('cm', 'u')}"   # max H-o-e of the column (F never holds it first)
+        track_init = "cm = NIV"
+        if pair:
+            # one packed compare per column; per half only when a half improved
+            best_col = "nb = vmax(cm, pb_)\nif nb != pb_:\n"
+            for h, get in (("A", "int32({} << 16) >> 16"), ("B", "{} >> 16")):
+                best_col += (f"    c{h} = {get.format('cm')}\n"
+                             f"    if c{h} > {get.format('pb_')}:\n"
+                             f"        pj{h} = j\n"
+                             + R(f"if {get.format('H{r}')} == c{h}:\n"
+                                 f"    pi{h} = int32(row_base + {{r1}})", 8, reverse=True) + "\n")
+            best_col += "    pb_ = nb"
+        else:
+            best_col = ("if cm > pb_:\n    pb_ = cm\n    pj_ = j\n"
+                        + R("if H{r} == cm:\n    pi_ = int32(row_base + {r1})", 4, reverse=True))
         best_col = "\n".join(" " * 20 + ln for ln in best_col.splitlines())
-        track_init = "cm = NI"
     else:
         # H[i][-1] = -(o + e i) (0 at i = 0): H - o - e and E-out = E - e are both that - o - e
         vslot = ("vw0 = NOE if row_base == 0 else int32(-(o + e * row_base) - oe)\n"
@@ -286,25 +310,100 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool) -> str:
         track = "vm = H{r} if rm == {r} else vm"
         cond = "own_m" if IS_SEMI else "own_m and (info & CI_SINK) != 0"
         best_col = (" " * 20 + f"if {cond} and vm > pb_:\n" + " " * 24 + "pb_ = vm\n"
-                    + " " * 24 + "pj_ = j\n" + " " * 24 + "pi_ = m")
+                    + " " * 24 + "pj_ = j\n" + " " * 24 + "pi_ = int32(m)")
         track_init = "vm = NI"
     # F is carried one row ahead: with dg = max(diagonal + s, E), u = max(dg - o - e
     # [, -o-e local]) and o >= 0,
     #   H-o-e = max(u, F - o - e)   and   F(next row) = max(H-o-e, F - e) = max(u, F - e)
     # so the only dependency between rows is one max(F - e, u) (one DPX VIADDMNMX).
-    subst = "prmt(Q{r}, MISW, gsel)" if prmt_sub else "(sa if Q{r} == gb else sb)"
-    cell = ("ev = max(H{r}, int32(E{r} - e32))\n"
-            f"dg = max(int32(dd + {subst}), ev)\n"
-            + ("u = max(int32(dg - oe), NOE)\n" if IS_LOCAL else "u = int32(dg - oe)\n") +
+    if pair:          # column table (byte c = score against base c), rows select a byte
+        subst = "prmt(gt, MISW, Q{r})"
+    else:
+        subst = "prmt(Q{r}, MISW, gsel)" if prmt_sub else "(sa if Q{r} == gb else sb)"
+    cell = (f"ev = {MX('H{r}', AD('E{r}', 'NEGE'))}\n"
+            f"dg = {MX(AD('dd', subst), 'ev')}\n"
+            + (f"u = {MX(AD('dg', 'NOE'), 'NOE')}\n" if IS_LOCAL else "u = int32(dg - oe)\n") +
             "dd = H{r}\n"
-            "H{r} = max(u, int32(f - oe))\n"
-            "f = max(u, int32(f - e32))\n"
+            f"H{{r}} = {MX('u', AD('f', 'NOE'))}\n"
+            f"f = {MX('u', AD('f', 'NEGE'))}\n"
             "E{r} = ev\n" + track)
-    if prmt_sub:      # row r's table: byte c = score(read base, graph base c) + o + e
+    cell = cell.replace("H{{r}}", "H{r}")
+    if pair:          # row r's selector: bytes of read A's and B's bases, sign-extended
+        qload = ("cA = int32(codes[offA + row_base + {r}]) if row_base + {r} < mA else int32(READ_PAD)\n"
+                 "cB = int32(codes[offB + row_base + {r}]) if row_base + {r} < mB else int32(READ_PAD)\n"
+                 "Q{r} = int32(cA | ((cA | 8) << 4) | (cB << 8) | ((cB | 8) << 12))")
+    elif prmt_sub:    # row r's table: byte c = score(read base, graph base c) + o + e
         qload = ("c = int32(codes[off + row_base + {r}]) if row_base + {r} < m else int32(READ_PAD)\n"
                  "Q{r} = int32(MISW ^ (DIFF << ((c & 3) * 8))) if c < 4 else MISW")
     else:
         qload = "Q{r} = int32(codes[off + row_base + {r}]) if row_base + {r} < m else int32(READ_PAD)"
+    col_sub = ("gt = int32(MISW ^ (DIFF << ((gb & 3) * 8))) if gb < 4 else MISW" if pair else
+               "gsel = int32(gb * 0x1111 + 0x8880)" if prmt_sub else "")
+    pk = (lambda v: f"s32((int({v}) & 0xFFFF) * 0x10001)") if sim else (
+        lambda v: f"int32(({v} & 0xFFFF) * 0x10001)")
+    if pair:
+        consts = (f"NEGE = {pk('-e')}\n    POSE = {pk('e')}\n    NOE = {pk('-oe')}\n"
+                  "    NIV = NI2")
+        fetch = ("rdA = 0\n        rdB = 0\n        mA = 0\n        mB = 0\n        offA = 0\n"
+                 "        offB = 0\n        if ridx < n_units:\n"
+                 "            rdA = order[2 * ridx]\n            mA = rlen[rdA]\n"
+                 "            offA = roff[rdA]\n            if 2 * ridx + 1 < n_reads:\n"
+                 "                rdB = order[2 * ridx + 1]\n                mB = rlen[rdB]\n"
+                 "                offB = roff[rdB]\n"
+                 "        npassA = int32((mA + GK - 1) // GK)\n"
+                 "        npassB = int32((mB + GK - 1) // GK)\n"
+                 "        npass = max(npassA, npassB)")
+        best_init = ("bestA = int32(-oe)\n        bestB = int32(-oe)\n        biA = M1\n"
+                     "        biB = M1\n        bjA = M1\n        bjB = M1")
+        pass_init = ("pb_ = NOE\n            piA = M1\n            piB = M1\n"
+                     "            pjA = M1\n            pjB = M1")
+        combine = ""
+        for h, get in (("A", "int32(pb_ << 16) >> 16"), ("B", "pb_ >> 16")):
+            combine += (f"            pb{h} = {get}\n"
+                        f"            if p < npass{h} and pj{h} >= 0 and (pb{h} > best{h} or "
+                        f"(pb{h} == best{h} and (bj{h} < 0 or pj{h} < bj{h}))):\n"
+                        f"                best{h} = pb{h}\n                bj{h} = pj{h}\n"
+                        f"                bi{h} = pi{h}\n")
+        row0_load = "NOE"              # local row 0: H - o - e = -o-e everywhere
+    else:
+        consts = "NEGE = int32(-e)\n    POSE = e32\n    NIV = NI"
+        fetch = ("m = 0\n        off = 0\n        rd = 0\n        if ridx < n_units:\n"
+                 "            rd = order[ridx]\n            m = rlen[rd]\n            off = roff[rd]\n"
+                 "        npass = int32((m + GK - 1) // GK)")
+        best_init = "best = floor\n        bi = M1\n        bj = M1"
+        pass_init = "pb_ = floor\n            pi_ = M1\n            pj_ = M1"
+        combine = ("            if live and pj_ >= 0 and (pb_ > best or (pb_ == best and "
+                   "(bj < 0 or pj_ < bj))):\n                best = pb_\n                bj = pj_\n"
+                   "                bi = pi_\n")
+        row0_load = None
+    reduce_out = ""
+    for h in halves:
+        red = X(xchg_red, 12).replace("best", f"best{h}").replace("bj", f"bj{h}").replace(
+            "bi", f"bi{h}")
+        rd = f"rd{h}" if pair else "rd"
+        guard = "ridx < n_units" + (" and 2 * ridx + 1 < n_reads" if h == "B" else "")
+        reduce_out += f'''
+        msk = 1
+        while msk < G:
+            {red}
+            if oj >= 0 and (ob > best{h} or (ob == best{h} and (bj{h} < 0 or oj < bj{h}
+                                                          or (oj == bj{h} and oi < bi{h})))):
+                best{h} = ob
+                bj{h} = oj
+                bi{h} = oi
+            msk *= 2
+        if lead and {guard}:
+            if bj{h} >= 0:
+                out_s[{rd}] = int32(best{h} + oe)
+                out_i[{rd}] = bi{h}
+                out_j[{rd}] = bj{h}
+            else:
+                out_s[{rd}] = NI
+                out_i[{rd}] = -1
+                out_j[{rd}] = -1
+            status[{rd}] = ST_OK'''
+    lane0_row0 = (f"nhu = {row0_load}" if row0_load else "nhu = row0[0]")
+    lane0_row0_n = (f"nhu = {row0_load}" if row0_load else "nhu = row0[uint64(jn)]")
     src = f'''
 def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_reads,
                 n_slots, n_sh, a, b, o, e, store, bndH, bndF, out_s, out_i, out_j, status):
@@ -326,35 +425,28 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
     sa = int32(a + o + e)
     sb = int32(o + e - b)
     NOE = int32(-oe)
+    {consts}
     MISW = {"s32((int(sb) & 0xFF) * 0x01010101)" if sim else "int32((sb & 0xFF) * 0x01010101)"}  # PRMT: mismatch in every byte
     DIFF = int32((sa ^ sb) & 0xFF)
     sbase = (gid * G + t) * n_slots * SW          # global slots n_sh .. n_sh+n_slots-1
     bbase = uint64(gid * N)
-    n_iter = (n_reads + ngroups - 1) // ngroups
+    n_units = {"(n_reads + 1) // 2" if pair else "n_reads"}     # reads or read pairs
+    n_iter = (n_units + ngroups - 1) // ngroups
     for it in range(n_iter):
         ridx = it * ngroups + gid
-        m = 0
-        off = 0
-        rd = 0
-        if ridx < n_reads:
-            rd = order[ridx]
-            m = rlen[rd]
-            off = roff[rd]
-        npass = int32((m + GK - 1) // GK)
+        {fetch}
         wp = npass
         for sh in (16, 8, 4, 2, 1):
             {X(xchg_wp, 12)}
             wp = max(wp, int32(ow))
         floor = {"int32(-oe)" if IS_LOCAL else "NI"}
-        best = floor
-        bi = -1
-        bj = -1
-        pm = (m - 1) // GK
-        tm = ((m - 1) % GK) // K
-        rm = (m - 1) % K
+        {best_init}
+        {"" if pair else "pm = (m - 1) // GK"}
+        {"" if pair else "tm = ((m - 1) % GK) // K"}
+        {"" if pair else "rm = (m - 1) % K"}
         for p in range(wp):
-            row_base = p * GK + t * K
-{R(qload + chr(10) + "H{r} = NI" + chr(10) + "E{r} = NI", 12)}
+            row_base = int32(p * GK + t * K)
+{R(qload + chr(10) + "H{r} = NIV" + chr(10) + "E{r} = NIV", 12)}
             # the last global slot: the virtual column before every source (this lane's rows)
 {ind(vslot, 12)}
             sp = uint64(sbase + (n_slots - 1) * SW)
@@ -363,26 +455,24 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
 {R("store[sp + U{rk}] = vw{r1}", 12)}
             live = p < npass
             from_bnd = p > 0 and live
-            pb_ = floor
-            pi_ = -1
-            pj_ = -1
-            hu = NI
-            fu = NI
-            dgo = NI
+            {pass_init}
+            hu = NIV
+            fu = NIV
+            dgo = NIV
             wr_bnd = t == G - 1 and p + 1 < npass
-            own_m = p == pm and t == tm
+            {"" if pair else "own_m = p == pm and t == tm"}
             ninfo = 0
             nmw = 0
-            nhu = NI
-            nfu = NI
-            if t == 0 and N > 0:              # lane 0 starts on column 0 at step 0
+            nhu = NIV
+            nfu = NIV
+            if lead and N > 0:                # lane 0 starts on column 0 at step 0
                 ninfo = colinfo[0]
                 nmw = mword[0]
                 if from_bnd:
                     nhu = bndH[bbase]
                     nfu = bndF[bbase]
                 else:
-                    nhu = row0[0]
+                    {lane0_row0}
                     nfu = nhu
             # int32 column counters and unsigned indices: numba's int64 loop index and
             # its negative-index wraparound cost ~20 instructions per column otherwise
@@ -402,16 +492,16 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
                             nhu = bndH[bbase + uint64(jn)]
                             nfu = bndF[bbase + uint64(jn)]
                         else:
-                            nhu = row0[uint64(jn)]
+                            {lane0_row0_n}
                             nfu = nhu
-                bh = NI
-                bf = NI
+                bh = NIV
+                bf = NIV
                 if uint32(j) < N32:
                     gb = int32(info & CI_BASE)
-                    {"gsel = int32(gb * 0x1111 + 0x8880)" if prmt_sub else ""}
+                    {col_sub}
                     if info & CI_MERGE:
-                        dgo = NI
-{R("H{r} = NI" + chr(10) + "E{r} = NI", 24)}
+                        dgo = NIV
+{R("H{r} = NIV" + chr(10) + "E{r} = NIV", 24)}
                         pw = mw                       # up to 3 slots + 1, packed ...
                         k = 0
                         kend = 0
@@ -428,15 +518,15 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
                                 k += 1
                             if sl < n_sh:
                                 sp = uint64(shb + sl * SWW)
-                                dgo = max(dgo, shm[sp])
-{R("H{r} = max(H{r}, shm[sp + W{r1}])", 32)}
-{R("E{r} = max(E{r}, shm[sp + W{rk}])", 32)}
+                                dgo = {MX("dgo", "shm[sp]")}
+{R("H{r} = " + MX("H{r}", "shm[sp + W{r1}]"), 32)}
+{R("E{r} = " + MX("E{r}", "shm[sp + W{rk}]"), 32)}
                             else:
                                 sp = uint64(sbase + (sl - n_sh) * SW)
-                                dgo = max(dgo, store[sp])
-{R("H{r} = max(H{r}, store[sp + U{r1}])", 32)}
-{R("E{r} = max(E{r}, store[sp + U{rk}])", 32)}
-{R("E{r} = int32(E{r} + e32)", 24)}
+                                dgo = {MX("dgo", "store[sp]")}
+{R("H{r} = " + MX("H{r}", "store[sp + U{r1}]"), 32)}
+{R("E{r} = " + MX("E{r}", "store[sp + U{rk}]"), 32)}
+{R("E{r} = " + AD("E{r}", "POSE"), 24)}
                     f = fu                            # F of the first row (carried down)
                     dd = dgo
                     {track_init}
@@ -448,12 +538,12 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
                             sp = uint64(shb + sl * SWW)
                             shm[sp] = hu
 {R("shm[sp + W{r1}] = H{r}", 28)}
-{R("shm[sp + W{rk}] = max(H{r}, int32(E{r} - e32))", 28)}
+{R("shm[sp + W{rk}] = " + MX("H{r}", AD("E{r}", "NEGE")), 28)}
                         else:
                             sp = uint64(sbase + (sl - n_sh) * SW)
                             store[sp] = hu
 {R("store[sp + U{r1}] = H{r}", 28)}
-{R("store[sp + U{rk}] = max(H{r}, int32(E{r} - e32))", 28)}
+{R("store[sp + U{rk}] = " + MX("H{r}", AD("E{r}", "NEGE")), 28)}
 {best_col}
                     if wr_bnd:
                         bndH[bbase + uint64(j)] = H{K - 1}
@@ -466,29 +556,7 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
                     hu = nh
                     fu = nf
             {sync}
-            if live and pj_ >= 0 and (pb_ > best or (pb_ == best and (bj < 0 or pj_ < bj))):
-                best = pb_
-                bj = pj_
-                bi = pi_
-        msk = 1
-        while msk < G:
-            {X(xchg_red, 12)}
-            if oj >= 0 and (ob > best or (ob == best and (bj < 0 or oj < bj
-                                                          or (oj == bj and oi < bi)))):
-                best = ob
-                bj = oj
-                bi = oi
-            msk *= 2
-        if t == 0 and ridx < n_reads:
-            if bj >= 0:
-                out_s[rd] = int32(best + oe)
-                out_i[rd] = bi
-                out_j[rd] = bj
-            else:
-                out_s[rd] = NI
-                out_i[rd] = -1
-                out_j[rd] = -1
-            status[rd] = ST_OK
+{combine}{reduce_out}
 '''
     return src
 
@@ -498,7 +566,34 @@ def prmt_scores(a: int, b: int, o: int, e: int) -> bool:
     return all(-128 <= v <= 127 for v in (a + o + e, o + e - b))
 
 
-def _module_text(G: int, K: int, mode: int, sim: bool, prmt_sub: bool = True) -> str:
+#: the 16-bit sentinel of the pair kernel (every real value of local mode is >= -o-e-e)
+NEG_INF16 = -16384
+#: S2G_FAST_PAIR=0 turns the 16-bit pair kernel off (a diagnostic: 32-bit everywhere)
+PAIR = os.environ.get("S2G_FAST_PAIR", "1") != "0"
+
+
+def _pack16(v: int) -> int:
+    """``v`` in both 16-bit halves of a signed 32-bit word."""
+    w = (v & 0xFFFF) * 0x10001
+    return w - (1 << 32) if w >= 1 << 31 else w
+
+
+def pair_fits(scoring, mode, max_len: int) -> bool:
+    """Whether the 16-bit pair kernel is exact for this batch (else 32 bits, one read).
+
+    Local mode only. Every value it holds is H - o - e, E, E - e or F of a cell, a
+    substitution byte, or the sentinel: H lies in [0, a * m], the others in
+    [-(o + e) - e, a * m], so ``a * m + o + 2e`` must stay below the sentinel's distance
+    from the 16-bit limits (with room for one more ``- e`` on the sentinel itself).
+    """
+    a, b, o, e = scoring.as_tuple()
+    if Mode(int(mode)) != Mode.LOCAL or not prmt_scores(a, b, o, e):
+        return False
+    return a * (max_len + 1) + o + 2 * e < 32000 and o + 3 * e < -NEG_INF16 // 2
+
+
+def _module_text(G: int, K: int, mode: int, sim: bool, prmt_sub: bool = True,
+                 pair: bool = False) -> str:
     """A self-contained module: the kernel's constants, then the kernel."""
     SW = 2 * K + 1                       # words per lane per slot: hu, K x HO, K x E-out
     ints = {"WARP": WARP, "FULL": 0xFFFFFFFF, "G": G, "K": K, "GK": G * K, "SW": SW,
@@ -507,15 +602,19 @@ def _module_text(G: int, K: int, mode: int, sim: bool, prmt_sub: bool = True) ->
             "SLOT_BITS": SLOT_BITS, "SLOT_MASK": SLOT_MASK, "ST_OK": ST_OK}
     from . import _ptx
     head = [f"# generated by s2g.variants.fast (G={G}, K={K}, mode={mode}, sim={sim}, "
-            f"prmt={prmt_sub}, _ptx v{_ptx.VERSION}); do not edit",
+            f"prmt={prmt_sub}, pair={pair}, _ptx v{_ptx.VERSION}); do not edit",
             "import numpy as np", "from numba import cuda, int32, uint32, uint64",
-            "from s2g.variants._ptx import " + ("prmt_py as prmt, s32" if sim else "prmt"), ""]
+            "from s2g.variants._ptx import " + (
+                "prmt_py as prmt, vmax_py as vmax, vadd_py as vadd, s32" if sim else
+                "prmt, vmax, vadd"), ""]
     head += [f"{k} = {v}" for k, v in ints.items()]
-    head += [f"NI = int32({int(NEG_INF)})", "Z = int32(0)"]
+    head += [f"NI = int32({int(NEG_INF)})", "Z = int32(0)", "M1 = int32(-1)",
+             f"NI2 = int32({_pack16(NEG_INF16)})       # NEG_INF16 in both halves"]
     # unsigned offsets: a signed index costs a negative-index wraparound (setp + selp +
     # 64-bit adds) per access in numba; uint64 base + uint64 constant costs none
     head += [f"U{w} = np.uint64({w})\nW{w} = np.uint64({w * WARP})" for w in range(SW + 1)]
-    return "\n".join(head) + "\n" + _render(G, K, int(mode), bool(sim), bool(prmt_sub))
+    return "\n".join(head) + "\n" + _render(G, K, int(mode), bool(sim), bool(prmt_sub),
+                                            bool(pair))
 
 
 def _cache_dir():
@@ -530,7 +629,7 @@ def _cache_dir():
 
 
 def kernel_source(G: int, K: int, mode: int, sim: bool = False, cache: bool = True,
-                  prmt_sub: bool = True):
+                  prmt_sub: bool = True, pair: bool = False):
     """The Python function of the kernel for ``G`` lanes x ``K`` rows in ``mode``.
 
     ``sim``: build the CUDA-simulator form (shared-memory exchange + syncthreads in
@@ -546,7 +645,7 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False, cache: bool = Tr
     import hashlib
     import importlib.util
     assert WARP % G == 0 and K >= 1
-    text = _module_text(G, K, int(mode), bool(sim), bool(prmt_sub))
+    text = _module_text(G, K, int(mode), bool(sim), bool(prmt_sub), bool(pair))
     d = _cache_dir() if cache else None
     fn = None
     if d is not None:
@@ -600,11 +699,13 @@ def _sim() -> bool:
     return bool(config.ENABLE_CUDASIM)
 
 
-def get_kernel(G, K, mode, prmt_sub=True):
-    key = (G, K, int(mode), _shared_exchange(), MAX_REGISTERS, _sim(), bool(prmt_sub))
+def get_kernel(G, K, mode, prmt_sub=True, pair=False):
+    key = (G, K, int(mode), _shared_exchange(), MAX_REGISTERS, _sim(), bool(prmt_sub),
+           bool(pair))
     if key not in _KERNELS:
         from numba import cuda
-        fn = kernel_source(G, K, int(mode), sim=key[3], prmt_sub=bool(prmt_sub))
+        fn = kernel_source(G, K, int(mode), sim=key[3], prmt_sub=bool(prmt_sub),
+                           pair=bool(pair))
         opts = {"max_registers": MAX_REGISTERS} if MAX_REGISTERS and not key[3] else {}
         if _sim():
             _KERNELS[key] = cuda.jit(fn)
@@ -740,8 +841,11 @@ def plan(graph, reads_max_len, n_reads, G=None, K=None):
 
 
 def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
-               events=None):
+               events=None, pair=None):
     """Launch the kernel on arrays (host numpy); returns (score, end_i, end_j) int32 arrays.
+
+    ``pair``: the 16-bit two-reads-per-group kernel (default: where :func:`pair_fits`
+    and ``S2G_FAST_PAIR`` allow it); ``False`` forces 32 bits; ``True`` where it fits.
 
     ``events``: optional (start, stop) CUDA events recorded around the launch only.
     """
@@ -749,14 +853,16 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     n = len(lengths)
     tab = _graph_tables(graph, mode, scoring)
     max_len = int(lengths.max(initial=0))
-    G, K, blocks, block, groups = plan(graph, max_len, n, G, K)
+    fits = pair_fits(scoring, mode, max_len)
+    pair = fits and (PAIR if pair is None else bool(pair))
+    G, K, blocks, block, groups = plan(graph, max_len, -(-n // 2) if pair else n, G, K)
     a, b, o, e = scoring.as_tuple()
     order = np.argsort(-lengths, kind="stable").astype(np.int32)
     d_codes = cuda.to_device(codes if len(codes) else np.zeros(1, np.uint8))
     d_off = cuda.to_device(offsets[:-1].astype(np.int64))
     d_len = cuda.to_device(lengths.astype(np.int32))
     d_ord = cuda.to_device(order)
-    kern = get_kernel(G, K, mode, prmt_scores(a, b, o, e))
+    kern = get_kernel(G, K, mode, prmt_scores(a, b, o, e), pair)
     n_sh, sh_bytes = shared_slots(kern, G, K, kernel_slots(graph), block)
     n_gl = kernel_slots(graph) - n_sh                   # slots in global memory (>= 1)
     store = cuda.device_array(groups * n_gl * (2 * K + 1) * G, np.int32)
