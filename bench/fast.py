@@ -226,7 +226,8 @@ def main():
             out["checks"][gp] = nb
             bad_total += nb
             print(f"check {gp}: {nb} mismatches", flush=True)
-        r, _ = time_kernel(g, batch(seqs), sc, Mode.LOCAL, 8, 19, 5 if not args.quick else 3)
+        G, K = fast.choose_config(plen)                # what `s2g align` would use
+        r, _ = time_kernel(g, batch(seqs), sc, Mode.LOCAL, G, K, 5 if not args.quick else 3)
         r.update(workload=f"{gp} (n_slots {g.n_slots}), {plen} bp pieces, local")
         out["runs"].append(r)
         print(f"  {gp} ({plen} bp): {r['gcups']:.0f} GCUPS", flush=True)

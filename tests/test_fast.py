@@ -170,6 +170,7 @@ def test_cuda_simulator_matches_v0():
 def test_config_and_tables():
     from s2g.variants import fast
     assert fast.choose_config(150) == (8, 19)
+    assert fast.choose_config(100) == (8, 13)           # Illumina 100 bp: one strip, 4 pad rows
     assert fast.choose_config(1) == (8, 4)
     G, K = fast.choose_config(10_000)
     assert (G, K) == (fast.LONG_G, fast.LONG_K)

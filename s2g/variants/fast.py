@@ -120,7 +120,7 @@ BLOCK = int(os.environ.get("S2G_FAST_BLOCK", 128))  # 4 warps: enough blocks per
 SHORT_G = 8                  # lanes per read for reads up to SHORT_G * MAX_K bases
 MAX_K = 24                   # rows per lane (registers: 2 x K scores + K read codes)
 LONG_G, LONG_K = 8, 24       # long reads: strips of 192 rows
-K_CHOICES = (4, 8, 12, 19, 24)   # 19: 8 x 19 = 152 rows covers a 150 bp read in one strip
+K_CHOICES = (4, 8, 13, 19, 24)   # 8 x 13 = 104 rows: 100 bp reads; 8 x 19 = 152: 150 bp
 #: register cap per thread (0 = ptxas's choice; it took 168 for K = 19: 3 blocks per SM)
 MAX_REGISTERS = int(os.environ.get("S2G_FAST_MAXREG", 0))
 BLOCKS_PER_SM = 16           # persistent grid: at most this many blocks per SM
