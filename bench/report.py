@@ -49,6 +49,11 @@ def _vkey(v):
     return (ORDER.index(v) if v in ORDER else len(ORDER), v)
 
 
+def _sig(x) -> str:
+    """Three significant digits, without exponents: 0.0123, 4.56, 789, 2,040."""
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
+
+
 def _fmt(x, nd=2):
     if x is None:
         return "–"
@@ -64,7 +69,7 @@ def table(doc):
     recs = sorted(doc["records"], key=lambda r: (str(type(_x(r))), _x(r), _vkey(r["variant"])))
     for r in recs:
         if r.get("status") == "ok":
-            g = f"{r['gcups']:.3g} ({r['gcups_min']:.3g}–{r['gcups_max']:.3g})"
+            g = f"{_sig(r['gcups'])} ({_sig(r['gcups_min'])}–{_sig(r['gcups_max'])})"
             e2e = f"{_fmt(r.get('e2e_s'), 3)} ({r.get('e2e_n_reads', '–')})" if r.get("e2e_s") else "–"
             rows.append(f"| {_x(r)} | {r['graph_bases']:,} | {r['variant']} | {r['n_reads']} | {g} | "
                         f"{r['kernel_s'] * 1e3:.3g} | {r['timing']} | {e2e} | {_fmt(r.get('speedup_vs_v0'), 1)} "
@@ -95,7 +100,7 @@ def headline(docs):
              "| device | variant | reads | GCUPS | × V0 | × abPOA |", "|---|---|---:|---:|---:|---:|"]
     for v in sorted(best, key=_vkey):
         r = best[v]
-        lines.append(f"| {r['device']} | {v} | {r['n_reads']} | {r['gcups']:.3g} | "
+        lines.append(f"| {r['device']} | {v} | {r['n_reads']} | {_sig(r['gcups'])} | "
                      f"{_fmt(r.get('speedup_vs_v0'), 1)} | {_fmt(r.get('speedup_vs_peer'), 2)} |")
     bad = {}
     for r in doc["records"]:

@@ -2,9 +2,10 @@
 
 Mapping
     A *group* of ``G`` lanes (G = 8, 16 or 32; several groups share a warp) aligns one
-    read. Lane ``t`` owns ``K`` consecutive read rows of the current *strip* of
-    ``G*K`` rows in registers (scalars of the generated source, below). Graph columns stream through the group in topological order as a
-    wavefront: at step ``s`` lane ``t`` computes column ``j = s - t``, then passes its
+    read — in local mode two reads, one per 16-bit half of every register (the *pair
+    kernel*, below). Lane ``t`` owns ``K`` consecutive read rows of the current *strip*
+    of ``G*K`` rows in registers (scalars of the generated source, below). Graph
+    columns stream through the group in topological order as a wavefront: at step ``s`` lane ``t`` computes column ``j = s - t``, then passes its
     bottom row's ``H - o - e`` and ``F`` one lane down with ``shfl_up_sync``; lane 0
     takes the row above the strip (row 0 of the mode, or the strip above). No block or
     grid barrier anywhere; groups are persistent and stride over reads sorted by
@@ -60,10 +61,23 @@ Generated source
     ``~/.cache/s2g/kernels`` and compiled with ``cuda.jit(cache=True)``: the first run
     compiles (13.6 s for K = 19), later runs load the cached cubin.
 
-Integer width
-    int32 when :func:`s2g.scoring.fits_int32` holds (every realistic read); otherwise
-    the exact int64 CPU path (``cpu`` variant) is used, with a warning — never a
-    silent overflow. Packed 16-bit pairs are not implemented.
+Integer width and the pair kernel
+    The Hopper ALU pipe issues an integer instruction for 16 lanes per cycle per
+    scheduler, half the issue rate: ncu on the 32-bit kernel (linear graph, 1,475 GCUPS)
+    showed the ALU pipe 71% busy and every other pipe idle, so 32-bit cells cannot go
+    much faster (bench/NOTES.md run 4). In **local mode** (the default) reads go in
+    pairs: each register holds read A's value in its low half and read B's in its high
+    half; the cell is the same recurrence in PTX ``add.s16x2``/``max.s16x2``, which ptxas
+    fuses into VIADDMNMX.S16x2 (s2g.variants._ptx) — two cells per instruction,
+    ~3.2 SASS per cell; the substitution is one PRMT for both reads (the column's
+    4-byte score table, selected by the row's two read bases). Both reads stream the
+    same columns, so merges, slots (one word holds both), shuffles and the column
+    words are shared. :func:`pair_fits` decides per batch: local mode, byte-sized
+    substitution scores, ``a * (m + 1) + o + 2e < 32000`` (every value then fits 16
+    bits beside the sentinel -16384); otherwise the 32-bit kernel (``S2G_FAST_PAIR=0``
+    forces it). The 32-bit kernel runs when :func:`s2g.scoring.fits_int32` holds
+    (every realistic read), else the exact int64 CPU path (``cpu`` variant) with a
+    warning — never a silent overflow.
 
 Long reads
     Strips of ``G*K`` rows, one pass each over all columns; the strip's bottom row
@@ -94,7 +108,8 @@ Simulator
 Diagnostics (environment, read at import; bench/fast_profile.sh uses them)
     ``S2G_FAST_NSH`` slots kept in shared memory (``auto``), ``S2G_FAST_MAXREG`` a
     register cap for ptxas, ``S2G_FAST_BLOCK`` threads per block (128),
-    ``S2G_FAST_EXCHANGE=shared`` the simulator's exchange on a real GPU.
+    ``S2G_FAST_EXCHANGE=shared`` the simulator's exchange on a real GPU,
+    ``S2G_FAST_PAIR=0`` the 32-bit kernel in local mode too.
 
 Status
     Every read's status starts at ST_NOT_RUN; the kernel writes ST_OK. The host raises
