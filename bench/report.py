@@ -58,6 +58,8 @@ def _fmt(x, nd=2):
     if x is None:
         return "–"
     if isinstance(x, float):
+        if 0 < abs(x) < 0.1:
+            return _sig(x)                          # 0.0044, not 0.0
         return f"{x:,.{nd}f}" if abs(x) < 1000 else f"{x:,.0f}"
     return str(x)
 
