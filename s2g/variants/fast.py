@@ -5,7 +5,8 @@ Mapping
     read — in local mode two reads, one per 16-bit half of every register (the *pair
     kernel*, below). Lane ``t`` owns ``K`` consecutive read rows of the current *strip*
     of ``G*K`` rows in registers (scalars of the generated source, below). Graph
-    columns stream through the group in topological order as a wavefront: at step ``s`` lane ``t`` computes column ``j = s - t``, then passes its
+    columns stream through the group in topological order as a wavefront: at step
+    ``s`` lane ``t`` computes column ``j = s - t``, then passes its
     bottom row's ``H - o - e`` and ``F`` one lane down with ``shfl_up_sync``; lane 0
     takes the row above the strip (row 0 of the mode, or the strip above). No block or
     grid barrier anywhere; groups are persistent and stride over reads sorted by
@@ -51,9 +52,9 @@ fail otherwise). Merging costs (2K+1) loads + maxima per predecessor, a slot sto
 2K+1 stores, each one instruction (uint64 offsets: no wraparound code). Column
 counters are int32 and indices unsigned (numba's int64 loop index and negative-index
 wraparound cost ~20 instructions per column in kernel v2). The first column of a
-source node is a merge with kernel slot 0, a *virtual* column each lane writes at
-the start of a strip: a separate branch for it made ptxas copy all 2K row registers
-on every column (~4 instructions per cell; seen in the SASS, bench/NOTES.md run 4).
+source node is a merge from the last global slot, a *virtual* column each lane writes
+at the start of a strip: a separate branch for it made ptxas copy all 2K row
+registers on every column (~4 instructions per cell; seen in the SASS, run 4).
 
 Generated source
     The kernel is Python source generated per (G, K, mode) with the K rows as scalars
