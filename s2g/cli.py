@@ -162,6 +162,9 @@ def cmd_align(args) -> int:
     def finish_one(batch, res):
         if not args.no_traceback:
             traceback_batch(graph, batch, scoring, mode, res, max_cells=args.max_traceback_cells)
+        return res
+
+    def format_one(batch, res):
         return batch.n_reads, int(np.count_nonzero(res.aligned())), "".join(
             gaf_line(graph, r) + "\n" for r in res)
 
@@ -174,7 +177,8 @@ def cmd_align(args) -> int:
             bar.update(n_reads)
 
     try:
-        pipeline.run(iter_read_batches(args.reads, args.batch_size), align_one, finish_one, write)
+        pipeline.run(iter_read_batches(args.reads, args.batch_size), align_one, finish_one, write,
+                     format_one=format_one)
     finally:
         if bar is not None:
             bar.close()

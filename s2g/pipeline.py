@@ -4,7 +4,10 @@ Three stages run at once, in input order, with bounded memory:
 
 * a reader thread parses and encodes the next batches (dnaio; at most ``depth`` ahead);
 * the caller's thread runs the variant's kernel on batch k (score and end cell);
-* a finisher thread does the CPU traceback and formats the GAF text of batch k-1.
+* a finisher thread does the CPU traceback of batch k-1;
+* a formatter thread builds the GAF text of batch k-2 (optional ``format_one``): the
+  traceback (parallel Numba, GIL released) of one batch runs while Python formats the
+  previous one, instead of one after the other in one thread.
 
 The kernels (Numba ``nogil``, CUDA launches) release the GIL, so on a GPU machine the
 windowed traceback and the GAF formatting of one batch hide behind the kernel of the
@@ -54,19 +57,24 @@ def prefetch(iterable, depth: int = 2):
         stop.set()
 
 
-def run(batches, align_one, finish_one, write, depth: int = 2):
-    """``write(finish_one(batch, align_one(batch)))`` for every batch, stages overlapped.
+def run(batches, align_one, finish_one, write, depth: int = 2, format_one=None):
+    """``write(format_one(batch, finish_one(batch, align_one(batch))))`` for every batch
+    (without ``format_one``: ``write(finish_one(...))``), stages overlapped.
 
-    ``align_one`` runs in the calling thread; ``finish_one`` in one worker thread (so
-    results stay in order); at most ``depth`` finished-but-unwritten batches are held.
-    Returns the number of batches.
+    ``align_one`` runs in the calling thread; ``finish_one`` in one worker thread and
+    ``format_one`` in another (one each, so results stay in order); at most ``depth``
+    finished-but-unwritten batches are held. Returns the number of batches.
     """
     n = 0
     pending: deque = deque()
-    with ThreadPoolExecutor(1, thread_name_prefix="s2g-finish") as pool:
+    with ThreadPoolExecutor(1, thread_name_prefix="s2g-finish") as pool, \
+            ThreadPoolExecutor(1, thread_name_prefix="s2g-format") as fmt:
         for batch in prefetch(batches, depth):
             res = align_one(batch)
-            pending.append(pool.submit(finish_one, batch, res))
+            fut = pool.submit(finish_one, batch, res)
+            if format_one is not None:
+                fut = fmt.submit(lambda b=batch, f=fut: format_one(b, f.result()))
+            pending.append(fut)
             n += 1
             while pending and (len(pending) > depth or pending[0].done()):
                 write(pending.popleft().result())

@@ -55,3 +55,39 @@ def test_empty_input():
     out = []
     assert pipeline.run(iter(()), lambda b: b, lambda b, r: r, out.append) == 0
     assert out == []
+
+
+def test_format_stage_keeps_order_and_runs_in_its_own_thread():
+    rng = random.Random(5)
+    d1 = [rng.random() * 0.003 for _ in range(40)]
+    d2 = [rng.random() * 0.003 for _ in range(40)]
+    out, fin, fmt = [], set(), set()
+
+    def finish_one(k, r):
+        fin.add(threading.current_thread().name)
+        time.sleep(d1[k])
+        return r + 1
+
+    def format_one(k, r):
+        fmt.add(threading.current_thread().name)
+        time.sleep(d2[-k - 1])
+        return (k, r)
+
+    n = pipeline.run(iter(range(40)), lambda k: 10 * k, finish_one, out.append, depth=2,
+                     format_one=format_one)
+    assert n == 40 and out == [(k, 10 * k + 1) for k in range(40)]
+    assert all(t.startswith("s2g-finish") for t in fin)
+    assert all(t.startswith("s2g-format") for t in fmt)
+
+
+def test_finisher_error_passes_through_the_format_stage():
+    def finish_one(b, r):
+        if b == 3:
+            raise RuntimeError("traceback window too large")
+        return b
+
+    out = []
+    with pytest.raises(RuntimeError, match="window"):
+        pipeline.run(iter(range(6)), lambda b: b, finish_one, out.append, depth=1,
+                     format_one=lambda b, r: -r)
+    assert out == [0, -1, -2]
