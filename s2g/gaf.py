@@ -19,7 +19,8 @@ def gaf_line(graph, res) -> str:
         if res.aligned:
             line += f"\tAS:i:{res.score}"
         return line
-    path = "".join(graph.node_name(v) for v in tb.path)
+    names = graph.oriented_names()
+    path = "".join([names[v] for v in tb.path])
     return (f"{res.name}\t{res.qlen}\t{tb.qstart}\t{tb.qend}\t+\t{path}\t{tb.path_len}\t"
             f"{tb.path_start}\t{tb.path_end}\t{tb.matches}\t{tb.block_len}\t255\t"
             f"AS:i:{res.score}\tNM:i:{tb.edits}\tcg:Z:{tb.cigar}")

@@ -88,7 +88,18 @@ class FlatGraph:
         return len(self.seg_names)
 
     def node_name(self, v: int) -> str:
-        return ("<" if self.node_rev[v] else ">") + self.seg_names[self.node_seg[v]]
+        """``>name`` or ``<name``: node ``v`` as a GAF path step."""
+        return self.oriented_names()[v]
+
+    def oriented_names(self) -> list:
+        """Every node's GAF path step, built once (GAF writing looks one up per path node;
+        numpy scalar indexing and string concatenation per lookup cost microseconds)."""
+        names = self.__dict__.get("_oriented_names")
+        if names is None:
+            names = [("<" if r else ">") + self.seg_names[s]
+                     for r, s in zip(self.node_rev.tolist(), self.node_seg.tolist())]
+            self.__dict__["_oriented_names"] = names
+        return names
 
     def node_of_column(self, j: int) -> int:
         return int(np.searchsorted(self.node_start, j, side="right") - 1)

@@ -69,5 +69,11 @@ class BatchResult:
                            int(self.end_i[r]), int(self.end_j[r]), tb)
 
     def __iter__(self):
+        # Python lists once, not numpy scalar indexing six times per read (GAF writing
+        # iterates every result of every batch)
+        score, ei, ej = (np.asarray(x).tolist() for x in (self.score, self.end_i, self.end_j))
+        lens, tbs = self.lengths.tolist(), self.tracebacks
         for r in range(len(self)):
-            yield self[r]
+            ok = score[r] > NEG_INF and ej[r] >= 0
+            yield AlignResult(self.names[r], lens[r], score[r] if ok else None, ei[r], ej[r],
+                              tbs[r] if tbs is not None else None)
