@@ -11,8 +11,8 @@ from ``b``), or, when ``sel[4k+3]`` is set, that byte's sign bit replicated. One
 PRMT: the fast kernel uses it to look up a substitution score in a 4-byte table,
 sign-extended to 32 bits, in one instruction instead of a compare and a select.
 
-:func:`prmt_py`, :func:`vmax_py`, :func:`vadd_py` are the same operations in Python (the CUDA simulator's form, and the
-reference the tests compare the PTX form with).
+:func:`prmt_py`, :func:`vmax_py`, :func:`vadd_py` are the same operations in Python
+(the CUDA simulator's form).
 """
 from __future__ import annotations
 
@@ -64,47 +64,30 @@ def vadd_py(a, b):
     return _join(a0 + b0, a1 + b1)
 
 
-def _asm2(text):
+def _asm(text: str, nargs: int):
+    """A Numba intrinsic ``int32(int32 x nargs)`` that emits the PTX ``text`` inline."""
     from llvmlite import ir
     from numba import types
     from numba.core.extending import intrinsic
 
-    @intrinsic
-    def op(typingctx, a, b):
-        sig = types.int32(types.int32, types.int32)
+    sig = types.int32(*[types.int32] * nargs)
 
-        def codegen(context, builder, signature, args):
-            i32 = ir.IntType(32)
-            fnty = ir.FunctionType(i32, [i32, i32])
-            return builder.call(ir.InlineAsm(fnty, text, "=r,r,r"), args)
+    def codegen(context, builder, signature, args):
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(i32, [i32] * nargs)
+        return builder.call(ir.InlineAsm(fnty, text, "=r" + ",r" * nargs), args)
 
-        return sig, codegen
-
-    return op
-
-
-def _make_intrinsics():
-    from llvmlite import ir
-    from numba import types
-    from numba.core.extending import intrinsic
-
-    @intrinsic
-    def prmt(typingctx, a, b, sel):
-        sig = types.int32(types.int32, types.int32, types.int32)
-
-        def codegen(context, builder, signature, args):
-            i32 = ir.IntType(32)
-            fnty = ir.FunctionType(i32, [i32, i32, i32])
-            asm = ir.InlineAsm(fnty, "prmt.b32 $0, $1, $2, $3;", "=r,r,r,r")
-            return builder.call(asm, args)
-
-        return sig, codegen
-
-    return prmt
+    if nargs == 2:
+        def op(typingctx, a, b):
+            return sig, codegen
+    else:
+        def op(typingctx, a, b, c):
+            return sig, codegen
+    return intrinsic(op)
 
 
-prmt = _make_intrinsics()
-vmax = _asm2("max.s16x2 $0, $1, $2;")
-vadd = _asm2("add.s16x2 $0, $1, $2;")
+prmt = _asm("prmt.b32 $0, $1, $2, $3;", 3)
+vmax = _asm("max.s16x2 $0, $1, $2;", 2)
+vadd = _asm("add.s16x2 $0, $1, $2;", 2)
 
 __all__ = ["prmt", "prmt_py", "vmax", "vmax_py", "vadd", "vadd_py", "s32", "VERSION"]

@@ -343,7 +343,6 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
             f"H{{r}} = {MX('u', AD('f', 'NOE'))}\n"
             f"f = {MX('u', AD('f', 'NEGE'))}\n"
             "E{r} = ev\n" + track)
-    cell = cell.replace("H{{r}}", "H{r}")
     if pair:          # row r's selector: bytes of read A's and B's bases, sign-extended
         qload = ("cA = int32(codes[offA + row_base + {r}]) if row_base + {r} < mA else int32(READ_PAD)\n"
                  "cB = int32(codes[offB + row_base + {r}]) if row_base + {r} < mB else int32(READ_PAD)\n"
