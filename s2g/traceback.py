@@ -423,28 +423,78 @@ def traceback_one(graph, q, score, end_i, end_j, scoring, mode, max_cells=MAX_CE
     return _to_traceback(graph, q, end_i, end_j, start_i, ops, cols)
 
 
-@numba.njit(parallel=True, **NJIT)
-def _traceback_many(idx, codes, offs, score, end_i, end_j, base, node_start, pred_ptr, pred_idx,
-                    slot, n_slots, mode, a, b, o, e, max_cells, oo, co):
-    """:func:`traceback_read` for reads ``idx`` in parallel; results in flat arrays.
+@numba.njit(**NJIT)
+def _summarize(k, op_r, col_r, end_jr, node_start, oo, co, run_op, run_len, n_runs, path,
+               n_path, geo, counts):
+    """What a GAF line needs from one walk (``op_r``/``col_r`` reversed), into row ``k`` of
+    the flat outputs: CIGAR runs in read order from ``oo[k]``, path nodes from ``co[k]``
+    (consumed columns' nodes, repeats collapsed), path length, start and end offsets, op
+    counts. Shared by the CPU walk and the GPU one (:mod:`s2g.gpu_traceback`)."""
+    no = len(op_r)
+    nc = len(col_r)
+    x0 = oo[k]
+    nr = 0
+    for t in range(no):
+        op = op_r[no - 1 - t]
+        counts[k, op] += 1
+        if nr > 0 and run_op[x0 + nr - 1] == op:
+            run_len[x0 + nr - 1] += 1
+        else:
+            run_op[x0 + nr] = op
+            run_len[x0 + nr] = 1
+            nr += 1
+    n_runs[k] = nr
+    p0 = co[k]
+    npth = 0
+    if nc > 0:
+        first_col = col_r[nc - 1]
+        last_col = col_r[0]
+        for t in range(nc):
+            v = np.searchsorted(node_start, col_r[nc - 1 - t], side="right") - 1
+            if npth == 0 or path[p0 + npth - 1] != v:
+                path[p0 + npth] = v
+                npth += 1
+    else:   # only insertions: an empty interval at the end column
+        first_col = end_jr + 1
+        last_col = end_jr
+        path[p0] = np.searchsorted(node_start, end_jr, side="right") - 1
+        npth = 1
+    n_path[k] = npth
+    plen = 0
+    for t in range(npth):
+        v = path[p0 + t]
+        plen += node_start[v + 1] - node_start[v]
+    vl = path[p0 + npth - 1]
+    geo[k, 0] = plen
+    geo[k, 1] = first_col - node_start[path[p0]]
+    geo[k, 2] = plen - (node_start[vl + 1] - node_start[vl]) + (last_col - node_start[vl]) + 1
 
-    Read ``k`` writes its summary: CIGAR runs in read order (``run_op``/``run_len`` from
-    ``oo[k]``), path nodes (from ``co[k]``), path length, start and end offsets, and op
-    counts — what a GAF line needs, so no per-read numpy work is left for Python.
-    ``oo``/``co``: prefix sums of the per-read bounds on ops (``i + L + 2``) and consumed
-    columns (``L + 1``, at least one path node) that traceback_read itself allocates.
-    """
-    n = len(idx)
+
+@numba.njit(**NJIT)
+def _summary_arrays(n, oo, co):
     run_op = np.empty(oo[n], np.uint8)
     run_len = np.empty(oo[n], np.int32)
     path = np.empty(co[n], np.int32)
-    st = np.empty(n, np.int64)
-    start = np.empty(n, np.int64)
-    cells = np.empty(n, np.int64)
     n_runs = np.zeros(n, np.int64)
     n_path = np.zeros(n, np.int64)
     geo = np.zeros((n, 3), np.int64)         # path_len, path_start, path_end
     counts = np.zeros((n, 4), np.int64)
+    return run_op, run_len, n_runs, path, n_path, geo, counts
+
+
+@numba.njit(parallel=True, **NJIT)
+def _traceback_many(idx, codes, offs, score, end_i, end_j, base, node_start, pred_ptr, pred_idx,
+                    slot, n_slots, mode, a, b, o, e, max_cells, oo, co):
+    """:func:`traceback_read` for reads ``idx`` in parallel, each summarised by
+    :func:`_summarize` into flat arrays, so no per-read numpy work is left for Python.
+    ``oo``/``co``: prefix sums of the per-read bounds on ops (``i + L + 2``) and consumed
+    columns (``L + 1``, at least one path node) that traceback_read itself allocates.
+    """
+    n = len(idx)
+    run_op, run_len, n_runs, path, n_path, geo, counts = _summary_arrays(n, oo, co)
+    st = np.empty(n, np.int64)
+    start = np.empty(n, np.int64)
+    cells = np.empty(n, np.int64)
     for k in numba.prange(n):
         r = idx[k]
         q = codes[offs[r]:offs[r + 1]]
@@ -454,49 +504,44 @@ def _traceback_many(idx, codes, offs, score, end_i, end_j, base, node_start, pre
         st[k] = s_
         start[k] = si
         cells[k] = c
-        if s_ != ST_OK:
-            continue
-        no = len(op_r)
-        nc = len(col_r)
-        # CIGAR runs in read order (op_r is reversed)
-        x0 = oo[k]
-        nr = 0
-        for t in range(no):
-            op = op_r[no - 1 - t]
-            counts[k, op] += 1
-            if nr > 0 and run_op[x0 + nr - 1] == op:
-                run_len[x0 + nr - 1] += 1
-            else:
-                run_op[x0 + nr] = op
-                run_len[x0 + nr] = 1
-                nr += 1
-        n_runs[k] = nr
-        # path: nodes of the consumed columns in walk order, repeats collapsed
-        p0 = co[k]
-        npth = 0
-        if nc > 0:
-            first_col = col_r[nc - 1]
-            last_col = col_r[0]
-            for t in range(nc):
-                v = np.searchsorted(node_start, col_r[nc - 1 - t], side="right") - 1
-                if npth == 0 or path[p0 + npth - 1] != v:
-                    path[p0 + npth] = v
-                    npth += 1
-        else:   # only insertions: an empty interval at the end column
-            first_col = end_j[r] + 1
-            last_col = end_j[r]
-            path[p0] = np.searchsorted(node_start, end_j[r], side="right") - 1
-            npth = 1
-        n_path[k] = npth
-        plen = 0
-        for t in range(npth):
-            v = path[p0 + t]
-            plen += node_start[v + 1] - node_start[v]
-        vl = path[p0 + npth - 1]
-        geo[k, 0] = plen
-        geo[k, 1] = first_col - node_start[path[p0]]
-        geo[k, 2] = plen - (node_start[vl + 1] - node_start[vl]) + (last_col - node_start[vl]) + 1
+        if s_ == ST_OK:
+            _summarize(k, op_r, col_r, end_j[r], node_start, oo, co, run_op, run_len, n_runs,
+                       path, n_path, geo, counts)
     return st, start, cells, run_op, run_len, n_runs, path, n_path, geo, counts
+
+
+def _raise_status(reads, idx, st, cells, score, ei, ej, max_cells):
+    """The one-line error for the first read whose status is not ST_OK (if any)."""
+    bad = np.nonzero(st != ST_OK)[0]
+    if len(bad) == 0:
+        return
+    k = int(bad[0])
+    r = int(idx[k])
+    name = reads.names[r]
+    if st[k] == ST_TOO_BIG:
+        raise S2GError(f"read {name!r}: traceback window of {int(cells[k])} cells does not fit "
+                       f"in {max_cells} bytes even with row checkpoints "
+                       "(--max-traceback-cells); raise it or use --no-traceback")
+    raise S2GError(f"internal error: windowed traceback of read {name!r} does not reproduce "
+                   f"score {int(score[r])} at ({int(ei[r])}, {int(ej[r])}); please report this")
+
+
+def _build_tracebacks(idx, ei, oo, co, start, summary, out):
+    """One :class:`Traceback` per read of ``idx`` from :func:`_summarize`'s flat arrays."""
+    run_op, run_len, n_runs, path, n_path, geo, counts = summary
+    ops_l, lens_l = run_op.tolist(), run_len.tolist()
+    path_l, geo_l, cnt_l = path.tolist(), geo.tolist(), counts.tolist()
+    oo_l, co_l, nr_l, np_l, st_l = oo.tolist(), co.tolist(), n_runs.tolist(), n_path.tolist(), \
+        np.asarray(start).tolist()
+    for k, r in enumerate(idx.tolist()):
+        x0, p0 = oo_l[k], co_l[k]
+        cig = "".join([f"{lens_l[x]}{_OPCH[ops_l[x]]}" for x in range(x0, x0 + nr_l[k])])
+        c = cnt_l[k]
+        g3 = geo_l[k]
+        out[r] = Traceback(qstart=int(st_l[k]), qend=int(ei[r]),
+                           path=tuple(path_l[p0:p0 + np_l[k]]), path_len=g3[0],
+                           path_start=g3[1], path_end=g3[2], cigar=cig, matches=c[OP_EQ],
+                           block_len=c[0] + c[1] + c[2] + c[3], edits=c[OP_X] + c[OP_I] + c[OP_D])
 
 
 #: traceback outputs of one parallel call: at most this many ops (bounds), ~5 bytes each
@@ -509,41 +554,30 @@ def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, a, b, o, 
     co = np.zeros(len(idx) + 1, np.int64)
     np.cumsum(n_ops, out=oo[1:])
     np.cumsum(L + 1, out=co[1:])
-    st, start, cells, run_op, run_len, n_runs, path, n_path, geo, counts = _traceback_many(
+    st, start, cells, *summary = _traceback_many(
         idx, reads.codes_flat, np.asarray(reads.offsets, np.int64), score, ei, ej,
         graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx, graph.slot,
         graph.n_slots, mode, a, b, o, e, int(max_cells), oo, co)
-    bad = np.nonzero(st != ST_OK)[0]
-    if len(bad):
-        k = int(bad[0])
-        r = int(idx[k])
-        name = reads.names[r]
-        if st[k] == ST_TOO_BIG:
-            raise S2GError(f"read {name!r}: traceback window of {int(cells[k])} cells does not fit "
-                           f"in {max_cells} bytes even with row checkpoints "
-                           "(--max-traceback-cells); raise it or use --no-traceback")
-        raise S2GError(f"internal error: windowed traceback of read {name!r} does not reproduce "
-                       f"score {int(score[r])} at ({int(ei[r])}, {int(ej[r])}); please report this")
-    ops_l, lens_l = run_op.tolist(), run_len.tolist()
-    path_l, geo_l, cnt_l = path.tolist(), geo.tolist(), counts.tolist()
-    for k, r in enumerate(idx.tolist()):
-        x0, nr, p0 = int(oo[k]), int(n_runs[k]), int(co[k])
-        cig = "".join([f"{lens_l[x]}{_OPCH[ops_l[x]]}" for x in range(x0, x0 + nr)])
-        c = cnt_l[k]
-        g3 = geo_l[k]
-        out[r] = Traceback(qstart=int(start[k]), qend=int(ei[r]),
-                           path=tuple(path_l[p0:p0 + int(n_path[k])]), path_len=g3[0],
-                           path_start=g3[1], path_end=g3[2], cigar=cig, matches=c[OP_EQ],
-                           block_len=c[0] + c[1] + c[2] + c[3], edits=c[OP_X] + c[OP_I] + c[OP_D])
+    _raise_status(reads, idx, st, cells, score, ei, ej, max_cells)
+    _build_tracebacks(idx, ei, oo, co, start, summary, out)
 
 
-def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threads=None):
+def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threads=None,
+                    device=False):
     """Fill ``res.tracebacks`` for every aligned read: one parallel Numba call for the
     batch (:func:`_traceback_many`), then one small Python step per read for its CIGAR
-    string. ``threads``: Numba threads for the call (default: all)."""
+    string. ``threads``: Numba threads for the call (default: all).
+
+    ``device``: walk on the GPU (:mod:`s2g.gpu_traceback`) every read whose window fits
+    its per-read bound; the rest (long reads) here. Both give identical tracebacks.
+    """
     ok = res.aligned()
     out = [None] * len(res)
     idx = np.nonzero(ok)[0].astype(np.int64)
+    if device and len(idx):
+        from . import gpu_traceback
+        idx = gpu_traceback.run(graph, reads, scoring, mode, res, idx, out,
+                                max_cells=min(gpu_traceback.MAX_CELLS, max_cells))
     if len(idx) == 0:
         res.tracebacks = out
         return res

@@ -1,0 +1,503 @@
+"""Traceback on the GPU: the window DP with 4-bit direction codes, walked on the device.
+
+The host finds each read's window exactly as the CPU traceback does (:func:`s2g.traceback.
+_window`: the columns whose shortest walk to the end cell is short enough to hold the
+alignment) and flattens it into a *column program*, one record per window column:
+
+* ``CONT``: the column continues the previous window column (inside a node, or the first
+  column of a node whose only predecessor is the previous window node);
+* ``MERGE``: the column starts from the virtual column (or from "unreachable" in global
+  mode) and takes the best of its in-window predecessors, listed by the window slot that
+  holds each one's last column and by that column's window index (for the walk).
+
+Window slots are allocated per read by liveness (a node's last column is kept from when
+it is computed to its last in-window successor), so the device keeps a handful of
+columns per read, not the graph's. One CUDA thread per read then runs the program over
+rows ``0..i_end`` (the same recurrences, tie order and sentinels as
+:func:`s2g.traceback._band_column`, in int32), storing 4 bits per cell (H's source, E
+and F extension) and, at merge columns, which predecessor gave the diagonal and the
+deletion; checks that the end cell reproduces the score; and walks back to the start,
+writing the reversed ops and consumed columns. Only those come back to the host (a few
+hundred bytes per read, not the window), where :func:`s2g.traceback._summarize` turns them
+into CIGAR runs and path — the same code the CPU path uses, so both produce identical
+GAF.
+
+Reads whose window exceeds :data:`MAX_CELLS` cells (long reads: one thread would walk
+millions of cells) are left to the CPU traceback, which splits long windows into row
+bands; :func:`run` returns them.
+"""
+from __future__ import annotations
+
+import os
+
+import numba
+import numpy as np
+from numba import types
+from numba.typed import Dict
+
+from ._numba import NJIT
+from .dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_DIAG, H_INS, H_START, LOCAL
+from .scoring import NEG_INF
+from .traceback import (OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK, _build_tracebacks,
+                        _raise_status, _summarize, _summary_arrays, _window)
+
+#: largest window (cells) traced on the GPU; larger ones go to the CPU's banded traceback
+MAX_CELLS = int(os.environ.get("S2G_GPU_TB_MAX_CELLS", 1 << 21))
+#: device bytes for one chunk of reads (programs, direction codes, scratch, outputs)
+CHUNK_BYTES = int(os.environ.get("S2G_GPU_TB_CHUNK_BYTES", 1 << 30))
+#: merge columns with more in-window predecessors than this go to the CPU (int16 choices)
+MAX_PREDS = 32767
+BLOCK = 128
+
+K_CONT, K_MERGE, K_VIRT = 0, 1, 2     # kind bits: MERGE, and VIRT = start from the virtual column
+N_SIZES = 5                           # W, merge columns with a list, list entries, slots, max list
+
+
+@numba.njit(**NJIT)
+def _program(end_i, end_j, score, mode, a, e, base, node_start, pred_ptr, pred_idx, fill,
+             c0, p0, p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn, mp_slot, mp_wcol,
+             sizes):
+    """Window of one read as a column program (see the module doc).
+
+    Always writes ``sizes`` = (window columns, merge columns with a predecessor list,
+    list entries, window slots, longest list); with ``fill`` also writes the program
+    from column ``c0`` and list entry ``p0`` of the flat arrays (list starts ``p_mpa``
+    are read-local).
+    """
+    L = end_i + max(0, a * end_i - score) // e
+    v_end = np.searchsorted(node_start, end_j, side="right") - 1
+    wn, ws, we = _window(v_end, end_j - node_start[v_end], L, node_start, pred_ptr, pred_idx)
+    nw = len(wn)
+    widx = Dict.empty(key_type=types.int64, value_type=types.int64)
+    woff = np.zeros(nw + 1, np.int64)
+    for k in range(nw):
+        widx[wn[k]] = k
+        woff[k + 1] = woff[k] + we[k] - ws[k] + 1
+    # which node-first columns merge a list, and each node's last reader
+    merges = np.zeros(nw, np.bool_)
+    last_use = np.full(nw, -1, np.int64)
+    for k in range(nw):
+        v = wn[k]
+        pa, pb = pred_ptr[v], pred_ptr[v + 1]
+        if ws[k] != 0 or pb == pa:
+            continue
+        if pb - pa == 1 and pred_idx[pa] == v - 1 and k > 0 and wn[k - 1] == v - 1:
+            continue                                   # continues the previous column
+        merges[k] = True
+        for u in range(pa, pb):
+            p = pred_idx[u]
+            if p in widx:
+                last_use[widx[p]] = k
+    # window slots by liveness: freed at the reader's first column, reused from there
+    slot_of = np.full(nw, -1, np.int64)
+    used = np.zeros(nw + 1, np.bool_)
+    n_sl = 0
+    nm = 0
+    nmp = 0
+    longest = 0
+    for k in range(nw):
+        v = wn[k]
+        pa, pb = pred_ptr[v], pred_ptr[v + 1]
+        n_list = 0
+        if merges[k]:
+            for u in range(pa, pb):
+                p = pred_idx[u]
+                if p in widx:
+                    kp = widx[p]
+                    if fill:
+                        mp_slot[p0 + nmp + n_list] = slot_of[kp]
+                        mp_wcol[p0 + nmp + n_list] = woff[kp] + we[kp] - ws[kp]
+                    n_list += 1
+        if fill:
+            use_virtual = not (mode == GLOBAL and (ws[k] > 0 or pb > pa))
+            for c in range(ws[k], we[k] + 1):
+                w = c0 + woff[k] + c - ws[k]
+                p_base[w] = base[node_start[v] + c]
+                p_col[w] = node_start[v] + c
+                p_store[w] = -1
+                p_mrank[w] = -1
+                p_mpa[w] = 0
+                p_mpn[w] = 0
+                if c > ws[k] or (c == 0 and pb > pa and not merges[k]):
+                    p_kind[w] = K_CONT
+                else:
+                    p_kind[w] = K_MERGE | (K_VIRT if use_virtual else 0)
+                    if n_list > 0:
+                        p_mrank[w] = nm
+                        p_mpa[w] = nmp
+                        p_mpn[w] = n_list
+        if n_list > 0:
+            nm += 1
+            nmp += n_list
+            longest = max(longest, n_list)
+        # release the slots this node was the last reader of, then take one if needed
+        if merges[k]:
+            for u in range(pa, pb):
+                p = pred_idx[u]
+                if p in widx:
+                    kp = widx[p]
+                    if last_use[kp] == k and slot_of[kp] >= 0:
+                        used[slot_of[kp]] = False
+        if last_use[k] >= 0:
+            s = 0
+            while used[s]:
+                s += 1
+            used[s] = True
+            slot_of[k] = s
+            n_sl = max(n_sl, s + 1)
+            if fill:
+                p_store[c0 + woff[k + 1] - 1] = s
+    sizes[0] = woff[nw]
+    sizes[1] = nm
+    sizes[2] = nmp
+    sizes[3] = n_sl
+    sizes[4] = longest
+
+
+@numba.njit(parallel=True, **NJIT)
+def _sizes(idx, score, end_i, end_j, mode, a, e, base, node_start, pred_ptr, pred_idx):
+    n = len(idx)
+    sizes = np.zeros((n, N_SIZES), np.int64)
+    u8 = np.empty(0, np.uint8)       # the program is not written in this pass
+    i8 = np.empty(0, np.int8)
+    i32 = np.empty(0, np.int32)
+    for k in numba.prange(n):
+        r = idx[k]
+        _program(end_i[r], end_j[r], score[r], mode, a, e, base, node_start, pred_ptr, pred_idx,
+                 False, 0, 0, u8, i32, i8, i32, i32, i32, i32, i32, i32, sizes[k])
+    return sizes
+
+
+@numba.njit(parallel=True, **NJIT)
+def _fill(idx, score, end_i, end_j, mode, a, e, base, node_start, pred_ptr, pred_idx, coff, poff):
+    n = len(idx)
+    p_base = np.empty(coff[n], np.uint8)
+    p_col = np.empty(coff[n], np.int32)
+    p_kind = np.empty(coff[n], np.int8)
+    p_store = np.empty(coff[n], np.int32)
+    p_mrank = np.empty(coff[n], np.int32)
+    p_mpa = np.empty(coff[n], np.int32)
+    p_mpn = np.empty(coff[n], np.int32)
+    mp_slot = np.empty(max(poff[n], 1), np.int32)
+    mp_wcol = np.empty(max(poff[n], 1), np.int32)
+    sizes = np.zeros((n, N_SIZES), np.int64)
+    for k in numba.prange(n):
+        r = idx[k]
+        _program(end_i[r], end_j[r], score[r], mode, a, e, base, node_start, pred_ptr, pred_idx,
+                 True, coff[k], poff[k], p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn,
+                 mp_slot, mp_wcol, sizes[k])
+    return p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn, mp_slot, mp_wcol
+
+
+def _tb_body(n, mode, a, b, o, e, codes, qoff, rows_a, score_a, coff, poff, hoff, soff, doff, xoff,
+             oo, co, p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn, mp_slot, mp_wcol,
+             CH, CE, SH, SE, dirs, dpred, epred, out_ops, out_cols, out_n, out_start, out_st):
+    """One thread per read: the window sweep with direction codes, then the walk."""
+    r = cuda.grid(1)
+    if r >= n:
+        return
+    R = rows_a[r]
+    R1 = R + 1
+    stride = (R + 2) // 2
+    c0 = coff[r]
+    W = coff[r + 1] - c0
+    p0 = poff[r]
+    h0 = hoff[r]
+    s0 = soff[r]
+    d0 = doff[r]
+    x0 = xoff[r]
+    q0 = qoff[r]
+    oe = o + e
+    for w in range(W):
+        gw = c0 + w
+        kind = p_kind[gw]
+        gb = p_base[gw]
+        st = p_store[gw]
+        mr = p_mrank[gw]
+        ma = p0 + p_mpa[gw]
+        mn = p_mpn[gw]
+        diag = NEG_INF
+        hup = NEG_INF
+        f = NEG_INF
+        byte = 0
+        for t in range(R1):
+            if kind == K_CONT:
+                ph = CH[h0 + t]
+                ho = ph - oe
+                ex = CE[h0 + t] - e
+                pe = max(ho, ex)
+                px = ex > ho
+            else:
+                if kind & K_VIRT:
+                    ph = 0 if (mode == LOCAL or t == 0) else -(o + e * t)
+                    pe = ph - oe
+                else:
+                    ph = NEG_INF
+                    pe = NEG_INF
+                px = False
+                dsel = -1
+                esel = -1
+                for u in range(mn):
+                    sp = s0 + mp_slot[ma + u] * R1 + t
+                    hp = SH[sp]
+                    ho = hp - oe
+                    ex = SE[sp] - e
+                    ce = max(ho, ex)
+                    if hp > ph or (hp == ph and dsel == -1):
+                        ph = hp
+                        dsel = u
+                    if ce > pe or (ce == pe and esel == -1 and ce > NEG_INF):
+                        pe = ce
+                        px = ex > ho
+                        esel = u
+                if mr >= 0:
+                    dpred[x0 + mr * R1 + t] = dsel
+                    epred[x0 + mr * R1 + t] = esel
+            if t == 0:
+                if mode == GLOBAL:
+                    h = pe
+                    ev = pe
+                    d = H_DEL | (E_EXT if px else 0)
+                else:
+                    h = 0
+                    ev = NEG_INF
+                    d = H_START
+                f = NEG_INF
+            else:
+                ev = pe
+                fo = hup - oe
+                fx = f - e
+                d = 0
+                if fx > fo:
+                    f = fx
+                    d = F_EXT
+                else:
+                    f = fo
+                qb = codes[q0 + t - 1]
+                h = diag + (a if (qb == gb and qb < 4) else -b)
+                src = H_DIAG
+                if ev > h:
+                    h = ev
+                    src = H_DEL
+                if f > h:
+                    h = f
+                    src = H_INS
+                if mode == LOCAL and h <= 0:
+                    h = 0
+                    src = H_START
+                if px:
+                    d |= E_EXT
+                d |= src
+            diag = ph
+            hup = h
+            CH[h0 + t] = h
+            CE[h0 + t] = ev
+            if st >= 0:
+                SH[s0 + st * R1 + t] = h
+                SE[s0 + st * R1 + t] = ev
+            if t & 1:
+                dirs[d0 + w * stride + (t >> 1)] = byte | (d << 4)
+            else:
+                byte = d
+                if t == R:
+                    dirs[d0 + w * stride + (t >> 1)] = byte
+    if W == 0 or CH[h0 + R] != score_a[r]:
+        out_st[r] = ST_MISMATCH
+        return
+    # ---- walk back from the end cell (the last window column, row R)
+    no = 0
+    nc = 0
+    w = W - 1
+    i = R
+    state = 0                       # 0 H, 1 E, 2 F
+    xo = oo[r]
+    xc = co[r]
+    while True:
+        if state == 0 and i == 0 and mode != GLOBAL:
+            break
+        gw = c0 + w
+        d = (dirs[d0 + w * stride + (i >> 1)] >> ((i & 1) * 4)) & 15
+        if state == 0:
+            src = d & 3
+            if src == H_START:
+                break
+            if src == H_DEL:
+                state = 1
+                continue
+            if src == H_INS:
+                state = 2
+                continue
+            qb = codes[q0 + i - 1]
+            out_ops[xo + no] = OP_EQ if (qb == p_base[gw] and qb < 4) else OP_X
+            no += 1
+            out_cols[xc + nc] = p_col[gw]
+            nc += 1
+            i -= 1
+            if p_kind[gw] == K_CONT:
+                w -= 1
+                continue
+            mr = p_mrank[gw]
+            sel = dpred[x0 + mr * R1 + i] if mr >= 0 else -1
+        elif state == 1:
+            out_ops[xo + no] = OP_D
+            no += 1
+            out_cols[xc + nc] = p_col[gw]
+            nc += 1
+            state = 1 if (d & E_EXT) else 0
+            if p_kind[gw] == K_CONT:
+                w -= 1
+                continue
+            mr = p_mrank[gw]
+            sel = epred[x0 + mr * R1 + i] if mr >= 0 else -1
+        else:
+            out_ops[xo + no] = OP_I
+            no += 1
+            state = 2 if (d & F_EXT) else 0
+            i -= 1
+            continue
+        if sel < 0:
+            # into the virtual column: local starts here; otherwise the rest of the read
+            # is inserted before the graph walk
+            if mode != LOCAL:
+                for _ in range(i):
+                    out_ops[xo + no] = OP_I
+                    no += 1
+                i = 0
+            break
+        w = mp_wcol[p0 + p_mpa[gw] + sel]
+    out_n[2 * r] = no
+    out_n[2 * r + 1] = nc
+    out_start[r] = i
+    out_st[r] = ST_OK
+
+
+cuda = None
+_KERNEL = None
+
+
+def _cuda():
+    global cuda
+    if cuda is None:
+        from numba import cuda as _c
+        cuda = _c
+    return cuda
+
+
+def get_kernel():
+    global _KERNEL
+    if _KERNEL is None:
+        _cuda()
+        _KERNEL = cuda.jit(_tb_body)
+    return _KERNEL
+
+
+def kernel_signature():
+    """Argument types of the kernel, for ``cuda.compile_ptx`` (tests)."""
+    i32, i64 = types.int32, types.int64
+    a = types.Array
+    return (i32, i32, i32, i32, i32, i32, a(types.uint8, 1, "C"), a(i64, 1, "C"),
+            a(i32, 1, "C"), a(i32, 1, "C")) + (a(i64, 1, "C"),) * 8 + (
+            a(types.uint8, 1, "C"), a(i32, 1, "C"), a(types.int8, 1, "C")) + (a(i32, 1, "C"),) * 6 \
+        + (a(i32, 1, "C"),) * 4 + (a(types.uint8, 1, "C"), a(types.int16, 1, "C"),
+                                   a(types.int16, 1, "C"), a(types.uint8, 1, "C"),
+                                   a(i32, 1, "C"), a(i32, 1, "C"), a(i32, 1, "C"), a(i32, 1, "C"))
+
+
+def _device_bytes(sz, rows, L):
+    """Device bytes per read: program, direction codes, choices, scratch, outputs."""
+    W, nm, nmp, nsl = sz[:, 0], sz[:, 1], sz[:, 2], sz[:, 3]
+    R1 = rows + 1
+    return (W * 20 + nmp * 8 + W * ((rows + 2) // 2) + nm * R1 * 4 + R1 * 8 + nsl * R1 * 8
+            + (rows + L + 2) + 4 * (L + 1) + 64)
+
+
+def _cum(x):
+    out = np.zeros(len(x) + 1, np.int64)
+    np.cumsum(x, out=out[1:])
+    return out
+
+
+def run(graph, reads, scoring, mode, res, idx, out, max_cells=MAX_CELLS):
+    """Tracebacks of reads ``idx`` (aligned) on the GPU into ``out``; returns the reads left
+    for the CPU (windows over ``max_cells`` cells or with a predecessor list too long)."""
+    _cuda()
+    kern = get_kernel()
+    mode = int(mode)
+    a, b, o, e = scoring.as_tuple()
+    score = np.asarray(res.score, np.int64)
+    ei = np.asarray(res.end_i, np.int64)
+    ej = np.asarray(res.end_j, np.int64)
+    gr = (graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx)
+    sz = _sizes(idx, score, ei, ej, mode, a, e, *gr)
+    rows = ei[idx]
+    cells = sz[:, 0] * (rows + 1)
+    gpu = (cells <= max_cells) & (sz[:, 4] <= MAX_PREDS) & (sz[:, 0] > 0)
+    left = idx[~gpu]
+    idx, sz, rows = idx[gpu], sz[gpu], rows[gpu]
+    if len(idx) == 0:
+        return left
+    L = rows + np.maximum(0, a * rows - score[idx]) // e
+    nbytes = np.cumsum(_device_bytes(sz, rows, L))
+    offs = np.asarray(reads.offsets, np.int64)
+    c0 = 0
+    while c0 < len(idx):
+        base_b = nbytes[c0 - 1] if c0 else 0
+        c1 = max(c0 + 1, int(np.searchsorted(nbytes, base_b + CHUNK_BYTES, side="right")))
+        _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx[c0:c1],
+               sz[c0:c1], rows[c0:c1], L[c0:c1], out)
+        c0 = c1
+    return left
+
+
+def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, rows, L, out):
+    n = len(idx)
+    R1 = rows + 1
+    coff = _cum(sz[:, 0])
+    poff = _cum(sz[:, 2])
+    hoff = _cum(R1)
+    soff = _cum(sz[:, 3] * R1)
+    doff = _cum(sz[:, 0] * ((rows + 2) // 2))
+    xoff = _cum(sz[:, 1] * R1)
+    oo = _cum(rows + L + 2)
+    co = _cum(L + 1)
+    prog = _fill(idx, score, ei, ej, mode, a, e, graph.base, graph.node_start, graph.pred_ptr,
+                 graph.pred_idx, coff, poff)
+    # the reads' codes, packed in chunk order
+    lens = offs[idx + 1] - offs[idx]
+    qoff = _cum(lens)
+    codes = np.concatenate([reads.codes_flat[offs[r]:offs[r + 1]] for r in idx.tolist()]) \
+        if qoff[-1] else np.zeros(1, np.uint8)
+    d = cuda.to_device
+    emp = cuda.device_array
+    args = [d(np.ascontiguousarray(codes, np.uint8)), d(qoff), d(rows.astype(np.int32)),
+            d(score[idx].astype(np.int32))]
+    args += [d(x) for x in (coff, poff, hoff, soff, doff, xoff, oo, co)]
+    args += [d(x) for x in prog]
+    args += [emp(max(hoff[-1], 1), np.int32), emp(max(hoff[-1], 1), np.int32),
+             emp(max(soff[-1], 1), np.int32), emp(max(soff[-1], 1), np.int32),
+             emp(max(doff[-1], 1), np.uint8), emp(max(xoff[-1], 1), np.int16),
+             emp(max(xoff[-1], 1), np.int16)]
+    d_ops, d_cols = emp(max(oo[-1], 1), np.uint8), emp(max(co[-1], 1), np.int32)
+    d_n, d_start = emp(2 * n, np.int32), emp(n, np.int32)
+    d_st = d(np.full(n, -1, np.int32))
+    kern[-(-n // BLOCK), BLOCK](np.int32(n), np.int32(mode), np.int32(a), np.int32(b),
+                                np.int32(o), np.int32(e), *args, d_ops, d_cols, d_n, d_start,
+                                d_st)
+    st = d_st.copy_to_host()
+    ops, cols = d_ops.copy_to_host(), d_cols.copy_to_host()
+    nn, start = d_n.copy_to_host(), d_start.copy_to_host()
+    _raise_status(reads, idx, st.astype(np.int64), sz[:, 0] * R1, score, ei, ej, 0)
+    summary = _summarize_all(ops, cols, nn, ej[idx], graph.node_start, oo, co)
+    _build_tracebacks(idx, ei, oo, co, start, summary, out)
+
+
+@numba.njit(parallel=True, **NJIT)
+def _summarize_all(ops, cols, nn, end_j, node_start, oo, co):
+    n = len(end_j)
+    run_op, run_len, n_runs, path, n_path, geo, counts = _summary_arrays(n, oo, co)
+    for k in numba.prange(n):
+        op_r = ops[oo[k]:oo[k] + nn[2 * k]]
+        col_r = cols[co[k]:co[k] + nn[2 * k + 1]].astype(np.int64)
+        _summarize(k, op_r, col_r, end_j[k], node_start, oo, co, run_op, run_len, n_runs,
+                   path, n_path, geo, counts)
+    return run_op, run_len, n_runs, path, n_path, geo, counts
