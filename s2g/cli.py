@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="score only: GAF no-hit columns with AS:i (much faster on CPU)")
     r.add_argument("--max-traceback-cells", type=int, default=1 << 31,
                    help="largest traceback window per read (bytes of direction data)")
+    r.add_argument("--traceback-on", choices=("auto", "gpu", "cpu"), default="auto",
+                   help="where the traceback runs; auto = on the GPU with a GPU variant (reads "
+                        "whose window exceeds the GPU's per-read bound are traced on the CPU)")
     r.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
     r.add_argument("--progress", dest="progress", action="store_true", default=None,
                    help="show a progress bar (default: when stderr is a terminal)")
@@ -141,6 +144,7 @@ def cmd_align(args) -> int:
     mode = Mode.parse(args.mode)
     variant = registry.pick_auto() if args.variant == "auto" else args.variant
     module = registry.get_variant(variant)  # fail before reading anything
+    tb_gpu = _traceback_on_gpu(args.traceback_on, registry.REGISTRY[variant])
     if not os.path.exists(args.reads):
         raise S2GError(f"{args.reads}: no such file")
     t0 = time.perf_counter()
@@ -161,7 +165,8 @@ def cmd_align(args) -> int:
 
     def finish_one(batch, res):
         if not args.no_traceback:
-            traceback_batch(graph, batch, scoring, mode, res, max_cells=args.max_traceback_cells)
+            traceback_batch(graph, batch, scoring, mode, res, max_cells=args.max_traceback_cells,
+                            device=tb_gpu)
         return res
 
     def format_one(batch, res):
@@ -192,6 +197,19 @@ def cmd_align(args) -> int:
         print(f"s2g: {n} reads, {n_hit} aligned, {n - n_hit} without alignment; variant {variant}; "
               f"{dt:.2f} s ({n / dt:,.{0 if n / dt >= 10 else 1}f} reads/s)", file=sys.stderr)
     return 0
+
+
+def _traceback_on_gpu(where, info) -> bool:
+    """``--traceback-on``: auto follows the variant's device; gpu needs a usable GPU."""
+    from .variants import registry
+    if where == "cpu" or (where == "auto" and info.device != "cuda"):
+        return False
+    ok, why = registry.cuda_available()
+    if not ok:
+        if where == "gpu":
+            raise S2GError(f"--traceback-on gpu: {why}")
+        return False
+    return True
 
 
 def _open_out(path):

@@ -29,6 +29,7 @@ bands; :func:`run` returns them.
 from __future__ import annotations
 
 import os
+import time
 
 import numba
 import numpy as np
@@ -48,6 +49,8 @@ CHUNK_BYTES = int(os.environ.get("S2G_GPU_TB_CHUNK_BYTES", 1 << 30))
 #: merge columns with more in-window predecessors than this go to the CPU (int16 choices)
 MAX_PREDS = 32767
 BLOCK = 128
+#: seconds per stage, summed over calls (bench/gpu_traceback_profile.py reads it)
+PROFILE = {"sizes": 0.0, "fill": 0.0, "device": 0.0, "summary": 0.0, "python": 0.0}
 
 K_CONT, K_MERGE, K_VIRT = 0, 1, 2     # kind bits: MERGE, and VIRT = start from the virtual column
 N_SIZES = 5                           # W, merge columns with a list, list entries, slots, max list
@@ -391,6 +394,12 @@ def get_kernel():
     return _KERNEL
 
 
+def compile_ptx(cc=(9, 0)):
+    """PTX of the kernel for compute capability ``cc`` (tests; no GPU needed)."""
+    _cuda()
+    return cuda.compile_ptx(_tb_body, kernel_signature(), cc=cc)[0]
+
+
 def kernel_signature():
     """Argument types of the kernel, for ``cuda.compile_ptx`` (tests)."""
     i32, i64 = types.int32, types.int64
@@ -428,7 +437,9 @@ def run(graph, reads, scoring, mode, res, idx, out, max_cells=MAX_CELLS):
     ei = np.asarray(res.end_i, np.int64)
     ej = np.asarray(res.end_j, np.int64)
     gr = (graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx)
+    t0 = time.perf_counter()
     sz = _sizes(idx, score, ei, ej, mode, a, e, *gr)
+    PROFILE["sizes"] += time.perf_counter() - t0
     rows = ei[idx]
     cells = sz[:, 0] * (rows + 1)
     gpu = (cells <= max_cells) & (sz[:, 4] <= MAX_PREDS) & (sz[:, 0] > 0)
@@ -460,8 +471,10 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
     xoff = _cum(sz[:, 1] * R1)
     oo = _cum(rows + L + 2)
     co = _cum(L + 1)
+    t0 = time.perf_counter()
     prog = _fill(idx, score, ei, ej, mode, a, e, graph.base, graph.node_start, graph.pred_ptr,
                  graph.pred_idx, coff, poff)
+    t1 = time.perf_counter()
     # the reads' codes, packed in chunk order
     lens = offs[idx + 1] - offs[idx]
     qoff = _cum(lens)
@@ -486,9 +499,14 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
     st = d_st.copy_to_host()
     ops, cols = d_ops.copy_to_host(), d_cols.copy_to_host()
     nn, start = d_n.copy_to_host(), d_start.copy_to_host()
+    t2 = time.perf_counter()
     _raise_status(reads, idx, st.astype(np.int64), sz[:, 0] * R1, score, ei, ej, 0)
     summary = _summarize_all(ops, cols, nn, ej[idx], graph.node_start, oo, co)
+    t3 = time.perf_counter()
     _build_tracebacks(idx, ei, oo, co, start, summary, out)
+    t4 = time.perf_counter()
+    for k, dt in (("fill", t1 - t0), ("device", t2 - t1), ("summary", t3 - t2), ("python", t4 - t3)):
+        PROFILE[k] += dt
 
 
 @numba.njit(parallel=True, **NJIT)

@@ -1,0 +1,69 @@
+"""The GPU traceback (s2g/gpu_traceback.py) under the CUDA simulator against the CPU one.
+
+Invoked by tests/test_gpu_traceback.py in a subprocess with NUMBA_ENABLE_CUDASIM=1. For
+random SNP graphs (one or both strands), simulated reads with 10% errors, a random read
+with N, an empty read and random scoring, in every mode, the tracebacks of
+``traceback_batch(..., device=True)`` must equal the CPU's field for field (path, CIGAR,
+offsets: the same tie order). Odd cases also shrink the chunk size (several kernel
+launches) and the per-read cell bound (a mix of GPU and CPU reads in one batch).
+Usage: python tests/gpu_tb_cudasim_check.py [n_cases] -> prints "OK <cases> <gpu reads>".
+"""
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "set NUMBA_ENABLE_CUDASIM=1"
+
+from s2g import gpu_traceback  # noqa: E402
+from s2g.graph import load_graph  # noqa: E402
+from s2g.reads import ReadBatch  # noqa: E402
+from s2g.scoring import Mode, Scoring  # noqa: E402
+from s2g.simulate import sample_reads, snp_graph  # noqa: E402
+from s2g.traceback import traceback_batch  # noqa: E402
+from s2g.variants import v0_cpu  # noqa: E402
+
+
+def main():
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+    on_gpu = 0
+    run = gpu_traceback.run
+
+    def counting_run(*args, **kw):          # how many reads the device path traced
+        nonlocal on_gpu
+        left = run(*args, **kw)
+        on_gpu += len(args[5]) - len(left)
+        return left
+
+    gpu_traceback.run = counting_run
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed in range(n):
+            rng = np.random.default_rng(seed)
+            sg, ref = snp_graph(int(rng.integers(8, 40)), int(rng.integers(1, 8)),
+                                int(rng.integers(1, 6)), seed)
+            path = os.path.join(tmp, f"g{seed}.gfa")
+            sg.write_gfa(path, ref)
+            g = load_graph(path, strands="both" if seed % 2 else "forward")
+            seqs = [s for _, s, _ in sample_reads(sg, 3, int(rng.integers(3, 30)), 0.1, 0.5,
+                                                  seed + 7)]
+            seqs.append("".join(rng.choice(list("ACGTN"), int(rng.integers(1, 25)))))
+            seqs.append("")
+            reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
+            sc = Scoring(*[int(x) for x in rng.integers(1, 6, 4)])
+            gpu_traceback.CHUNK_BYTES = 3000 if seed % 2 else 1 << 30
+            gpu_traceback.MAX_CELLS = 200 if seed % 3 == 2 else 1 << 21
+            for mode in Mode:
+                res = v0_cpu.align_batch(g, reads, sc, mode)
+                traceback_batch(g, reads, sc, mode, res)
+                want = list(res.tracebacks)
+                traceback_batch(g, reads, sc, mode, res, device=True)
+                for r, (x, y) in enumerate(zip(want, res.tracebacks)):
+                    if x != y:
+                        raise AssertionError(f"seed {seed} {mode.name} read {r}: gpu {y} != cpu {x}")
+    assert on_gpu > 0
+    print("OK", n, on_gpu)
+
+
+if __name__ == "__main__":
+    main()

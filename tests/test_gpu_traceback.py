@@ -1,0 +1,152 @@
+"""Tests of the GPU traceback (s2g/gpu_traceback.py).
+
+(1) the kernel compiles to PTX for sm_90 without local memory (no GPU needed); (2) under
+the CUDA simulator, in a subprocess, its tracebacks equal the CPU's field for field in
+every mode, with several chunks and with a GPU/CPU mix; (3) ``-m gpu``: the same on a
+real GPU for random graphs, the SNP graph, a real graph and reads long enough to be sent
+back to the CPU; (4) the CLI's ``--traceback-on``.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from s2g.scoring import Mode, Scoring
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_ptx_compiles_without_local_memory():
+    from s2g import gpu_traceback
+    try:
+        ptx = gpu_traceback.compile_ptx((9, 0))
+    except Exception as exc:  # no NVVM: the toolchain is a test dependency (pyproject)
+        pytest.skip(f"compile_ptx unavailable: {type(exc).__name__}: {exc}")
+    assert ".entry" in ptx
+    assert ".local" not in ptx          # no per-thread arrays or spills in the kernel
+
+
+def test_cuda_simulator_matches_cpu_traceback():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO))
+    p = subprocess.run([sys.executable, str(REPO / "tests" / "gpu_tb_cudasim_check.py"), "9"],
+                       env=env, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0 and "OK" in p.stdout, p.stdout[-2000:] + p.stderr[-4000:]
+
+
+def test_cli_traceback_on_gpu_without_gpu(tmp_path):
+    from s2g.variants.registry import cuda_available
+    if cuda_available()[0]:
+        pytest.skip("this machine has a GPU")
+    g = tmp_path / "g.gfa"
+    g.write_text("H\tVN:Z:1.0\nS\t1\tACGTACGT\n")
+    r = tmp_path / "r.fa"
+    r.write_text(">r\nACGT\n")
+    p = subprocess.run([sys.executable, "-m", "s2g", "align", str(g), str(r), "--variant", "cpu",
+                        "--traceback-on", "gpu"], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert p.returncode != 0
+    assert "--traceback-on gpu" in p.stderr and "Traceback" not in p.stderr
+
+
+# ------------------------------------------------------------------ (3) real GPU
+
+def _gpu():
+    from s2g.variants.registry import cuda_available
+    ok, why = cuda_available()
+    if not ok:
+        pytest.skip(f"no GPU: {why}")
+
+
+def _same(g, reads, sc, mode):
+    """GPU and CPU tracebacks of V0's end cells are identical; returns reads traced on GPU."""
+    from s2g import gpu_traceback
+    from s2g.traceback import traceback_batch
+    from s2g.variants import cpu_parallel
+    res = cpu_parallel.align_batch(g, reads, sc, mode)
+    traceback_batch(g, reads, sc, mode, res)
+    want = list(res.tracebacks)
+    idx = np.nonzero(res.aligned())[0].astype(np.int64)
+    out = [None] * len(res)
+    left = gpu_traceback.run(g, reads, sc, mode, res, idx, out)
+    traceback_batch(g, reads, sc, mode, res, device=True)
+    bad = [r for r in range(len(res)) if want[r] != res.tracebacks[r]]
+    assert not bad, [(r, want[r], res.tracebacks[r]) for r in bad[:2]]
+    return len(idx) - len(left)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", list(Mode))
+def test_gpu_random_graphs(mode):
+    _gpu()
+    sys.path.insert(0, str(REPO / "tests"))
+    import gpu_cases as gc
+    rng = np.random.default_rng(41 + int(mode))
+    n_gpu = 0
+    for _ in range(20):
+        g = gc.random_graph(rng, n_seg=int(rng.integers(1, 12)), max_seg_len=int(rng.integers(1, 30)))
+        reads = gc.random_reads(rng, 40, int(rng.integers(1, 300)))
+        n_gpu += _same(g, reads, gc.random_scoring(rng), mode)
+    assert n_gpu > 0
+
+
+@pytest.mark.gpu
+def test_gpu_snp_graph_and_long_reads(tmp_path):
+    _gpu()
+    from s2g import gpu_traceback
+    from s2g.graph import load_graph
+    from s2g.reads import ReadBatch
+    from s2g.simulate import sample_reads, snp_graph
+    sg, ref = snp_graph(20000, 50, 2, 5)
+    p = str(tmp_path / "g.gfa")
+    sg.write_gfa(p, ref)
+    g = load_graph(p)
+    seqs = [s for _, s, _ in sample_reads(sg, 3000, 150, 0.02, 0.5, 6)]
+    # long reads: windows over MAX_CELLS go to the CPU, in the same batch
+    seqs += [s for _, s, _ in sample_reads(sg, 4, 3000, 0.02, 0.5, 7)]
+    reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
+    for mode in (Mode.LOCAL, Mode.SEMIGLOBAL):    # global: windows span the graph (CPU)
+        n_gpu = _same(g, reads, Scoring(), mode)
+        assert 3000 <= n_gpu < len(seqs), n_gpu
+    old = gpu_traceback.CHUNK_BYTES
+    try:
+        gpu_traceback.CHUNK_BYTES = 1 << 20          # many chunks
+        _same(g, reads.subset(range(500)), Scoring(), Mode.LOCAL)
+    finally:
+        gpu_traceback.CHUNK_BYTES = old
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name,fa,brk", [
+    ("c4_gwfa/C4-90.gfa", "c4_gwfa/C4-NA19240.1.fa", False),
+    ("lpa_odgi/LPA.gfa", "lpa_odgi/LPA.fa", True),
+])
+def test_gpu_real_graphs(name, fa, brk):
+    _gpu()
+    from s2g.graph import load_graph
+    from s2g.reads import ReadBatch
+    d = REPO.parent / "shared" / "data" / "real"
+    if not d.is_dir():
+        d = REPO / "shared" / "data" / "real"
+    if not d.is_dir():
+        pytest.skip("real graphs not found")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g = load_graph(str(d / name), break_cycles=brk)
+    sys.path.insert(0, str(REPO / "tests"))
+    from test_fast import _fasta
+    hs = [s for s in _fasta(str(d / fa)) if len(s) >= 150]
+    rng = np.random.default_rng(9)
+    seqs = []
+    for k in range(200):
+        s = hs[k % len(hs)]
+        p = int(rng.integers(0, len(s) - 150 + 1))
+        seqs.append(s[p:p + 150])
+    reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
+    assert _same(g, reads, Scoring(), Mode.LOCAL) == len(seqs)
+    _same(g, reads.subset(range(40)), Scoring(), Mode.SEMIGLOBAL)
