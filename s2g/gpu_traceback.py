@@ -481,16 +481,18 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
     codes = np.concatenate([reads.codes_flat[offs[r]:offs[r + 1]] for r in idx.tolist()]) \
         if qoff[-1] else np.zeros(1, np.uint8)
     d = cuda.to_device
-    emp = cuda.device_array
+
+    def emp(size, dtype):           # numba-cuda wants a Python int (the simulator does not)
+        return cuda.device_array(int(max(size, 1)), dtype)
+
     args = [d(np.ascontiguousarray(codes, np.uint8)), d(qoff), d(rows.astype(np.int32)),
             d(score[idx].astype(np.int32))]
     args += [d(x) for x in (coff, poff, hoff, soff, doff, xoff, oo, co)]
     args += [d(x) for x in prog]
-    args += [emp(max(hoff[-1], 1), np.int32), emp(max(hoff[-1], 1), np.int32),
-             emp(max(soff[-1], 1), np.int32), emp(max(soff[-1], 1), np.int32),
-             emp(max(doff[-1], 1), np.uint8), emp(max(xoff[-1], 1), np.int16),
-             emp(max(xoff[-1], 1), np.int16)]
-    d_ops, d_cols = emp(max(oo[-1], 1), np.uint8), emp(max(co[-1], 1), np.int32)
+    args += [emp(hoff[-1], np.int32), emp(hoff[-1], np.int32), emp(soff[-1], np.int32),
+             emp(soff[-1], np.int32), emp(doff[-1], np.uint8), emp(xoff[-1], np.int16),
+             emp(xoff[-1], np.int16)]
+    d_ops, d_cols = emp(oo[-1], np.uint8), emp(co[-1], np.int32)
     d_n, d_start = emp(2 * n, np.int32), emp(n, np.int32)
     d_st = d(np.full(n, -1, np.int32))
     kern[-(-n // BLOCK), BLOCK](np.int32(n), np.int32(mode), np.int32(a), np.int32(b),
