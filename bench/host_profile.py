@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from s2g.gaf import gaf_line
+from s2g.gaf import gaf_line, gaf_text
 from s2g.graph import load_graph
 from s2g.reads import iter_read_batches
 from s2g.scoring import Mode, Scoring
@@ -54,7 +54,10 @@ def main():
     batch = timed("parse+encode", lambda: next(iter(iter_read_batches(fq, args.reads))))
     res = cpu_parallel.align_batch(g, batch, sc, mode)     # end cells (not timed)
     timed("traceback", lambda: traceback_batch(g, batch, sc, mode, res))
-    text = timed("gaf text", lambda: "".join(gaf_line(g, r) + "\n" for r in res))
+    text = timed("gaf text", lambda: gaf_text(g, res))           # Numba, from the arrays
+    timed("Traceback objs", lambda: res.flat.objects())            # what the API builds
+    slow = timed("gaf_line", lambda: "".join(gaf_line(g, r) + "\n" for r in res))
+    assert slow == text
     n = batch.n_reads
     print(f"{n} reads x 150 bp, graph {args.bases} bp (both strands), {os.cpu_count()} CPUs, "
           f"{len(text) / n:.0f} GAF bytes per read")

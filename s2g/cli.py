@@ -128,7 +128,7 @@ def cmd_align(args) -> int:
     import numpy as np
 
     from . import load_graph
-    from .gaf import gaf_line
+    from .gaf import gaf_text
     from .reads import iter_read_batches
     from .scoring import Mode, Scoring
     from .variants import registry
@@ -170,8 +170,7 @@ def cmd_align(args) -> int:
         return res
 
     def format_one(batch, res):
-        return batch.n_reads, int(np.count_nonzero(res.aligned())), "".join(
-            gaf_line(graph, r) + "\n" for r in res)
+        return batch.n_reads, int(np.count_nonzero(res.aligned())), gaf_text(graph, res)
 
     def write(item):
         n_reads, n_aligned, text = item

@@ -39,8 +39,8 @@ from numba.typed import Dict
 from ._numba import NJIT
 from .dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_DIAG, H_INS, H_START, LOCAL
 from .scoring import NEG_INF
-from .traceback import (OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK, _build_tracebacks,
-                        _raise_status, _summarize, _summary_arrays, _window)
+from .traceback import (OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK, _raise_status, _summarize,
+                        _summary_arrays, _window)
 
 #: largest window (cells) traced on the GPU; larger ones go to the CPU's banded traceback
 MAX_CELLS = int(os.environ.get("S2G_GPU_TB_MAX_CELLS", 1 << 21))
@@ -50,7 +50,7 @@ CHUNK_BYTES = int(os.environ.get("S2G_GPU_TB_CHUNK_BYTES", 1 << 30))
 MAX_PREDS = 32767
 BLOCK = 128
 #: seconds per stage, summed over calls (bench/gpu_traceback_profile.py reads it)
-PROFILE = {"sizes": 0.0, "fill": 0.0, "device": 0.0, "summary": 0.0, "python": 0.0}
+PROFILE = {"sizes": 0.0, "fill": 0.0, "device": 0.0, "summary": 0.0, "store": 0.0}
 
 K_CONT, K_MERGE, K_VIRT = 0, 1, 2     # kind bits: MERGE, and VIRT = start from the virtual column
 N_SIZES = 5                           # W, merge columns with a list, list entries, slots, max list
@@ -427,7 +427,8 @@ def _cum(x):
 
 
 def run(graph, reads, scoring, mode, res, idx, out, max_cells=MAX_CELLS):
-    """Tracebacks of reads ``idx`` (aligned) on the GPU into ``out``; returns the reads left
+    """Tracebacks of reads ``idx`` (aligned) on the GPU into ``out`` (a
+    :class:`~s2g.traceback.FlatTracebacks`); returns the reads left
     for the CPU (windows over ``max_cells`` cells or with a predecessor list too long)."""
     _cuda()
     kern = get_kernel()
@@ -505,9 +506,9 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
     _raise_status(reads, idx, st.astype(np.int64), sz[:, 0] * R1, score, ei, ej, 0)
     summary = _summarize_all(ops, cols, nn, ej[idx], graph.node_start, oo, co)
     t3 = time.perf_counter()
-    _build_tracebacks(idx, ei, oo, co, start, summary, out)
+    out.add(idx, ei, oo, co, start, summary)
     t4 = time.perf_counter()
-    for k, dt in (("fill", t1 - t0), ("device", t2 - t1), ("summary", t3 - t2), ("python", t4 - t3)):
+    for k, dt in (("fill", t1 - t0), ("device", t2 - t1), ("summary", t3 - t2), ("store", t4 - t3)):
         PROFILE[k] += dt
 
 

@@ -54,7 +54,25 @@ class BatchResult:
         self.score = score
         self.end_i = end_i
         self.end_j = end_j
-        self.tracebacks = tracebacks
+        self._tracebacks = tracebacks
+        self.flat = None           # FlatTracebacks: the tracebacks as arrays (GAF writer)
+
+    @property
+    def tracebacks(self):
+        """One :class:`Traceback` (or None) per read, built from ``flat`` when first used."""
+        if self._tracebacks is None and self.flat is not None:
+            self._tracebacks = self.flat.objects()
+        return self._tracebacks
+
+    @tracebacks.setter
+    def tracebacks(self, value):
+        self._tracebacks = value
+        self.flat = None
+
+    def set_flat(self, flat):
+        """Tracebacks as arrays (:class:`~s2g.traceback.FlatTracebacks`); objects on demand."""
+        self._tracebacks = None
+        self.flat = flat
 
     def __len__(self):
         return len(self.names)

@@ -526,22 +526,76 @@ def _raise_status(reads, idx, st, cells, score, ei, ej, max_cells):
                    f"score {int(score[r])} at ({int(ei[r])}, {int(ej[r])}); please report this")
 
 
-def _build_tracebacks(idx, ei, oo, co, start, summary, out):
-    """One :class:`Traceback` per read of ``idx`` from :func:`_summarize`'s flat arrays."""
-    run_op, run_len, n_runs, path, n_path, geo, counts = summary
-    ops_l, lens_l = run_op.tolist(), run_len.tolist()
-    path_l, geo_l, cnt_l = path.tolist(), geo.tolist(), counts.tolist()
-    oo_l, co_l, nr_l, np_l, st_l = oo.tolist(), co.tolist(), n_runs.tolist(), n_path.tolist(), \
-        np.asarray(start).tolist()
-    for k, r in enumerate(idx.tolist()):
-        x0, p0 = oo_l[k], co_l[k]
-        cig = "".join([f"{lens_l[x]}{_OPCH[ops_l[x]]}" for x in range(x0, x0 + nr_l[k])])
-        c = cnt_l[k]
-        g3 = geo_l[k]
-        out[r] = Traceback(qstart=int(st_l[k]), qend=int(ei[r]),
-                           path=tuple(path_l[p0:p0 + np_l[k]]), path_len=g3[0],
-                           path_start=g3[1], path_end=g3[2], cigar=cig, matches=c[OP_EQ],
-                           block_len=c[0] + c[1] + c[2] + c[3], edits=c[OP_X] + c[OP_I] + c[OP_D])
+class FlatTracebacks:
+    """The tracebacks of one batch as arrays, as the walks leave them (CPU or GPU chunks,
+    :func:`_summarize`'s outputs); :class:`Traceback` objects only on demand.
+
+    Per read ``r``: ``has[r]`` (traced), ``qstart``/``qend``, CIGAR runs
+    ``run_op/run_len[run_at[r]:run_at[r] + n_runs[r]]``, path nodes
+    ``path[path_at[r]:path_at[r] + n_path[r]]``, ``geo[r]`` = (path length, path start,
+    path end), ``counts[r]`` = ops per kind (=, X, I, D). The GAF writer
+    (:func:`s2g.gaf.gaf_text`) reads these directly: building one Python object per read
+    cost ~23 us, more than the GPU's traceback itself.
+    """
+
+    def __init__(self, n):
+        self.n = n
+        self.has = np.zeros(n, np.bool_)
+        self.qstart = np.zeros(n, np.int64)
+        self.qend = np.zeros(n, np.int64)
+        self.run_at = np.zeros(n, np.int64)
+        self.n_runs = np.zeros(n, np.int64)
+        self.path_at = np.zeros(n, np.int64)
+        self.n_path = np.zeros(n, np.int64)
+        self.geo = np.zeros((n, 3), np.int64)
+        self.counts = np.zeros((n, 4), np.int64)
+        self._parts = ([], [], [])
+        self._bases = [0, 0]
+        self.run_op = np.zeros(0, np.uint8)
+        self.run_len = np.zeros(0, np.int32)
+        self.path = np.zeros(0, np.int32)
+
+    def add(self, idx, ei, oo, co, start, summary):
+        """One chunk: reads ``idx``, flat outputs with per-read offsets ``oo``/``co``."""
+        run_op, run_len, n_runs, path, n_path, geo, counts = summary
+        self.has[idx] = True
+        self.qstart[idx] = start
+        self.qend[idx] = ei[idx]
+        self.run_at[idx] = self._bases[0] + oo[:-1]
+        self.n_runs[idx] = n_runs
+        self.path_at[idx] = self._bases[1] + co[:-1]
+        self.n_path[idx] = n_path
+        self.geo[idx] = geo
+        self.counts[idx] = counts
+        for part, x in zip(self._parts, (run_op, run_len, path)):
+            part.append(x)
+        self._bases[0] += len(run_op)
+        self._bases[1] += len(path)
+
+    def finish(self):
+        if self._parts[0]:
+            self.run_op, self.run_len, self.path = (np.concatenate(p) for p in self._parts)
+        self._parts = ([], [], [])
+        return self
+
+    def objects(self) -> list:
+        """One :class:`Traceback` (or None: not traced) per read."""
+        out = [None] * self.n
+        ops_l, lens_l, path_l = self.run_op.tolist(), self.run_len.tolist(), self.path.tolist()
+        geo_l, cnt_l = self.geo.tolist(), self.counts.tolist()
+        ra, nr, pa, npth = (x.tolist() for x in (self.run_at, self.n_runs, self.path_at,
+                                                 self.n_path))
+        qs, qe = self.qstart.tolist(), self.qend.tolist()
+        for r in np.nonzero(self.has)[0].tolist():
+            x0 = ra[r]
+            cig = "".join([f"{lens_l[x]}{_OPCH[ops_l[x]]}" for x in range(x0, x0 + nr[r])])
+            c = cnt_l[r]
+            g3 = geo_l[r]
+            out[r] = Traceback(qstart=qs[r], qend=qe[r], path=tuple(path_l[pa[r]:pa[r] + npth[r]]),
+                               path_len=g3[0], path_start=g3[1], path_end=g3[2], cigar=cig,
+                               matches=c[OP_EQ], block_len=c[0] + c[1] + c[2] + c[3],
+                               edits=c[OP_X] + c[OP_I] + c[OP_D])
+        return out
 
 
 #: traceback outputs of one parallel call: at most this many ops (bounds), ~5 bytes each
@@ -549,7 +603,7 @@ CHUNK_OPS = 1 << 24
 
 
 def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, a, b, o, e, max_cells,
-                     out):
+                     flat):
     oo = np.zeros(len(idx) + 1, np.int64)
     co = np.zeros(len(idx) + 1, np.int64)
     np.cumsum(n_ops, out=oo[1:])
@@ -559,27 +613,28 @@ def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, a, b, o, 
         graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx, graph.slot,
         graph.n_slots, mode, a, b, o, e, int(max_cells), oo, co)
     _raise_status(reads, idx, st, cells, score, ei, ej, max_cells)
-    _build_tracebacks(idx, ei, oo, co, start, summary, out)
+    flat.add(idx, ei, oo, co, start, summary)
 
 
 def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threads=None,
                     device=False):
-    """Fill ``res.tracebacks`` for every aligned read: one parallel Numba call for the
-    batch (:func:`_traceback_many`), then one small Python step per read for its CIGAR
-    string. ``threads``: Numba threads for the call (default: all).
+    """Trace every aligned read: parallel Numba calls over chunks of the batch
+    (:func:`_traceback_many`), results kept as :class:`FlatTracebacks` in ``res`` (the
+    ``res.tracebacks`` objects are built from them when first asked for).
+    ``threads``: Numba threads for the calls (default: all).
 
     ``device``: walk on the GPU (:mod:`s2g.gpu_traceback`) every read whose window fits
     its per-read bound; the rest (long reads) here. Both give identical tracebacks.
     """
     ok = res.aligned()
-    out = [None] * len(res)
+    flat = FlatTracebacks(len(res))
     idx = np.nonzero(ok)[0].astype(np.int64)
     if device and len(idx):
         from . import gpu_traceback
-        idx = gpu_traceback.run(graph, reads, scoring, mode, res, idx, out,
+        idx = gpu_traceback.run(graph, reads, scoring, mode, res, idx, flat,
                                 max_cells=min(gpu_traceback.MAX_CELLS, max_cells))
     if len(idx) == 0:
-        res.tracebacks = out
+        res.set_flat(flat.finish())
         return res
     a, b, o, e = scoring.as_tuple()
     score = np.asarray(res.score, np.int64)
@@ -599,9 +654,9 @@ def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threa
             base_ops = ends[c0 - 1] if c0 else 0
             c1 = max(c0 + 1, int(np.searchsorted(ends, base_ops + CHUNK_OPS, side="right")))
             _traceback_chunk(graph, reads, idx[c0:c1], n_ops[c0:c1], L[c0:c1], score, ei, ej,
-                             int(mode), a, b, o, e, max_cells, out)
+                             int(mode), a, b, o, e, max_cells, flat)
             c0 = c1
     finally:
         numba.set_num_threads(old)
-    res.tracebacks = out
+    res.set_flat(flat.finish())
     return res

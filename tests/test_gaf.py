@@ -68,3 +68,38 @@ def test_gaf_line_of_a_hand_checked_alignment(gfa_file):
     g, res, lines = run(gfa_file, [("q", "CGTACGTTG")])
     assert lines[0] == "q\t9\t0\t9\t+\t>1>2>3\t12\t1\t10\t9\t9\t255\tAS:i:18\tNM:i:0\tcg:Z:9="
     assert gaf_line(g, res[0]) == lines[0]
+
+
+@pytest.mark.parametrize("mode", ["local", "semiglobal", "global"])
+def test_batch_writer_equals_line_writer(tmp_path, mode):
+    """gaf_text (Numba, from the flat tracebacks) writes exactly what gaf_line writes, for
+    hits, no-hits, empty and N reads, insertion-only walks, odd names, both strands."""
+    import numpy as np
+
+    from s2g.gaf import gaf_text
+    from s2g.scoring import Mode, Scoring
+    from s2g.simulate import sample_reads, snp_graph
+    from s2g.traceback import traceback_batch
+    from s2g.variants import cpu_parallel
+    sg, ref = snp_graph(300, 7, 3, 4)
+    p = str(tmp_path / "g.gfa")
+    sg.write_gfa(p, ref)
+    g = s2g.load_graph(p, strands="both")
+    rng = np.random.default_rng(5)
+    seqs = [s for _, s, _ in sample_reads(sg, 60, 40, 0.15, 0.5, 6)]
+    seqs += ["", "NNNN", "A", "".join(rng.choice(list("ACGT"), 30)), "TTTTTTTTTTTTTTTTT"]
+    names = [f"read_{k}" for k in range(len(seqs))]
+    names[0], names[1] = "ünïcode_näme", "with space"
+    batch = ReadBatch.from_sequences(names, seqs)
+    sc = Scoring(2, 4, 4, 2) if mode != "global" else Scoring(1, 1, 1, 1)
+    m = Mode.parse(mode)
+    res = cpu_parallel.align_batch(g, batch, sc, m)
+    # no tracebacks (score only)
+    assert gaf_text(g, res) == "".join(gaf_line(g, r) + "\n" for r in res)
+    traceback_batch(g, batch, sc, m, res)
+    fast = gaf_text(g, res)                         # from the flat arrays
+    assert res._tracebacks is None
+    slow = "".join(gaf_line(g, r) + "\n" for r in res)    # builds Traceback objects
+    assert fast == slow
+    assert fast.count("\n") == len(seqs)
+    assert sum("cg:Z:" in ln for ln in fast.splitlines()) >= 50

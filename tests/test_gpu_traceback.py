@@ -66,14 +66,13 @@ def _gpu():
 def _same(g, reads, sc, mode):
     """GPU and CPU tracebacks of V0's end cells are identical; returns reads traced on GPU."""
     from s2g import gpu_traceback
-    from s2g.traceback import traceback_batch
+    from s2g.traceback import FlatTracebacks, traceback_batch
     from s2g.variants import cpu_parallel
     res = cpu_parallel.align_batch(g, reads, sc, mode)
     traceback_batch(g, reads, sc, mode, res)
     want = list(res.tracebacks)
     idx = np.nonzero(res.aligned())[0].astype(np.int64)
-    out = [None] * len(res)
-    left = gpu_traceback.run(g, reads, sc, mode, res, idx, out)
+    left = gpu_traceback.run(g, reads, sc, mode, res, idx, FlatTracebacks(len(res)))
     traceback_batch(g, reads, sc, mode, res, device=True)
     bad = [r for r in range(len(res)) if want[r] != res.tracebacks[r]]
     assert not bad, [(r, want[r], res.tracebacks[r]) for r in bad[:2]]
