@@ -92,25 +92,26 @@ def _put_tag(buf, p, t0, t1, ty):      # "\t" t0 t1 ":" ty ":"
     return _put_ch(buf, p, 58)
 
 
-@numba.njit(parallel=True, **NJIT)
+@numba.njit(**NJIT)
 def _gaf_bytes(nblob, nend, qlen, score, aligned, has, qstart, qend, run_at, n_runs, run_op,
                run_len, path_at, n_path, path, geo, counts, vblob, voff, ops, nohit):
+    """The batch's GAF lines as bytes. Sequential on purpose: ~0.5 us per line, and it runs
+    in the formatter thread while the finisher thread's parallel Numba traceback uses the
+    cores (two parallel regions from two threads oversubscribe them: measured 7 us per
+    read and seconds of system time on a 16-core host)."""
     n = len(qlen)
-    bound = np.empty(n + 1, np.int64)
-    bound[0] = 0
-    for r in range(n):                       # a line's size, generously: 21 bytes per int
-        nb = nend[r] - (nend[r - 1] + 1 if r else 0)
-        x = nb + 16 * 21 + 64
+    bound = 0
+    for r in range(n):                       # the text's size, generously: 21 bytes per int
+        x = nend[r] - (nend[r - 1] + 1 if r else 0) + 16 * 21 + 64
         if has[r]:
             for t in range(path_at[r], path_at[r] + n_path[r]):
                 v = path[t]
                 x += voff[v + 1] - voff[v]
             x += 12 * n_runs[r]
-        bound[r + 1] = bound[r] + x
-    buf = np.empty(bound[n], np.uint8)
-    used = np.empty(n, np.int64)
-    for r in numba.prange(n):
-        p = bound[r]
+        bound += x
+    buf = np.empty(bound, np.uint8)
+    p = 0
+    for r in range(n):
         p = _put(buf, p, nblob, nend[r - 1] + 1 if r else 0, nend[r])
         p = _put_ch(buf, p, 9)
         p = _put_int(buf, p, qlen[r])
@@ -145,13 +146,7 @@ def _gaf_bytes(nblob, nend, qlen, score, aligned, has, qstart, qend, run_at, n_r
                 p = _put_int(buf, p, run_len[t])
                 p = _put_ch(buf, p, ops[run_op[t]])
         p = _put_ch(buf, p, 10)
-        used[r] = p - bound[r]
-    out = np.empty(used.sum(), np.uint8)
-    q = 0
-    for r in range(n):
-        out[q:q + used[r]] = buf[bound[r]:bound[r] + used[r]]
-        q += used[r]
-    return out
+    return buf[:p]
 
 
 def _oriented_blob(graph):
@@ -170,9 +165,9 @@ def gaf_text(graph, batch) -> str:
     """The GAF lines of a whole :class:`~s2g.result.BatchResult`, newline-terminated.
 
     From the batch's :class:`~s2g.traceback.FlatTracebacks` (or none: score-only), one
-    parallel Numba pass writes the bytes, the same text :func:`gaf_line` gives line by line
-    (tests compare them): bench/host_profile.py on a 2-CPU VM, 2.2 us per read against 34
-    (Traceback objects 29 + gaf_line 5). With Traceback objects set by hand it falls back
+    Numba pass writes the bytes, the same text :func:`gaf_line` gives line by line
+    (tests compare them): bench/host_profile.py on a 2-CPU VM, 0.8 us per read against 32
+    (Traceback objects 26 + gaf_line 6). With Traceback objects set by hand it falls back
     to :func:`gaf_line`.
     """
     from .scoring import NEG_INF

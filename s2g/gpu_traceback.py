@@ -387,10 +387,17 @@ def _cuda():
 
 
 def get_kernel():
+    """The kernel, compiled once per process; on a GPU compiled eagerly for the signature
+    and kept in Numba's on-disk cache (a cold compile costs seconds per ``s2g align``)."""
     global _KERNEL
     if _KERNEL is None:
         _cuda()
-        _KERNEL = cuda.jit(_tb_body)
+        from numba import config
+        if config.ENABLE_CUDASIM:
+            _KERNEL = cuda.jit(_tb_body)
+        else:
+            opts = {"cache": True} if os.environ.get("S2G_NO_CACHE", "") == "" else {}
+            _KERNEL = cuda.jit(kernel_signature(), **opts)(_tb_body)
     return _KERNEL
 
 
