@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="show a progress bar (default: when stderr is a terminal)")
     r.add_argument("--no-progress", dest="progress", action="store_false")
     r.add_argument("--quiet", "-q", action="store_true", help="no summary line on stderr")
+    r.add_argument("--timings", action="store_true",
+                   help="print seconds per stage on stderr (stages overlap: they run in "
+                        "their own threads)")
     _add_dask_opts(r)
 
     p = sub.add_parser("simulate", formatter_class=fmt,
@@ -150,6 +153,16 @@ def cmd_align(args) -> int:
     t0 = time.perf_counter()
     graph = load_graph(args.graph, strands=args.strands, break_cycles=args.break_cycles,
                        validate=args.validate)
+    spent = {"load graph": time.perf_counter() - t0}
+
+    def timed(name, fn):
+        def run(*a):
+            t = time.perf_counter()
+            try:
+                return fn(*a)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.perf_counter() - t
+        return run
     if getattr(args, "dask", None):
         from . import distributed
         return distributed.run_align(args, graph, scoring, mode, variant)
@@ -181,8 +194,9 @@ def cmd_align(args) -> int:
             bar.update(n_reads)
 
     try:
-        pipeline.run(iter_read_batches(args.reads, args.batch_size), align_one, finish_one, write,
-                     format_one=format_one)
+        pipeline.run(iter_read_batches(args.reads, args.batch_size), timed("align", align_one),
+                     timed("traceback", finish_one), timed("write", write),
+                     format_one=timed("GAF text", format_one))
     finally:
         if bar is not None:
             bar.close()
@@ -195,6 +209,11 @@ def cmd_align(args) -> int:
     elif not args.quiet:
         print(f"s2g: {n} reads, {n_hit} aligned, {n - n_hit} without alignment; variant {variant}; "
               f"{dt:.2f} s ({n / dt:,.{0 if n / dt >= 10 else 1}f} reads/s)", file=sys.stderr)
+    if args.timings:
+        where = "GPU" if tb_gpu else "CPU"
+        print("s2g: seconds per stage: " + ", ".join(
+            f"{k}{f' ({where})' if k == 'traceback' else ''} {v:.2f}" for k, v in spent.items())
+            + f"; wall {dt:.2f}", file=sys.stderr)
     return 0
 
 
