@@ -29,6 +29,7 @@ bands; :func:`run` returns them.
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 import numba
@@ -376,6 +377,7 @@ def _tb_body(n, mode, a, b, o, e, codes, qoff, rows_a, score_a, coff, poff, hoff
 
 cuda = None
 _KERNEL = None
+_KERNEL_LOCK = threading.Lock()
 
 
 def _cuda():
@@ -390,15 +392,19 @@ def get_kernel():
     """The kernel, compiled once per process; on a GPU compiled eagerly for the signature
     and kept in Numba's on-disk cache (a cold compile costs seconds per ``s2g align``)."""
     global _KERNEL
-    if _KERNEL is None:
-        _cuda()
-        from numba import config
-        if config.ENABLE_CUDASIM:
-            _KERNEL = cuda.jit(_tb_body)
-        else:
-            opts = {"cache": True} if os.environ.get("S2G_NO_CACHE", "") == "" else {}
-            _KERNEL = cuda.jit(kernel_signature(), **opts)(_tb_body)
+    with _KERNEL_LOCK:
+        if _KERNEL is None:
+            _KERNEL = _compile()
     return _KERNEL
+
+
+def _compile():
+    _cuda()
+    from numba import config
+    if config.ENABLE_CUDASIM:
+        return cuda.jit(_tb_body)
+    opts = {"cache": True} if os.environ.get("S2G_NO_CACHE", "") == "" else {}
+    return cuda.jit(kernel_signature(), **opts)(_tb_body)
 
 
 def compile_ptx(cc=(9, 0)):

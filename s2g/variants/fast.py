@@ -932,7 +932,9 @@ def align_batch(graph, reads, scoring, mode, traceback=False) -> BatchResult:
         sub_lens = lens[idx]
         offs = np.zeros(len(idx) + 1, np.int64)
         np.cumsum(sub_lens, out=offs[1:])
-        codes = np.concatenate([reads.codes(int(r)) for r in idx]) if len(idx) else np.zeros(0, np.uint8)
+        # empty reads own no codes: the non-empty reads' codes are one slice of codes_flat
+        ro = reads.offsets
+        codes = reads.codes_flat[ro[idx[0]]:ro[idx[-1] + 1]] if len(idx) else np.zeros(0, np.uint8)
         s, i, j = run_kernel(graph, np.ascontiguousarray(codes, np.uint8), offs, sub_lens,
                              scoring, mode)
         ok = j >= 0
