@@ -148,7 +148,7 @@ def cmd_align(args) -> int:
     variant = registry.pick_auto() if args.variant == "auto" else args.variant
     module = registry.get_variant(variant)  # fail before reading anything
     tb_gpu = _traceback_on_gpu(args.traceback_on, registry.REGISTRY[variant])
-    if registry.REGISTRY[variant].device == "cuda" or tb_gpu:
+    if (registry.REGISTRY[variant].device == "cuda" or tb_gpu) and not os.environ.get("S2G_NO_WARM"):
         _warm_gpu(tb_gpu and not args.no_traceback)
     if not os.path.exists(args.reads):
         raise S2GError(f"{args.reads}: no such file")
@@ -157,13 +157,17 @@ def cmd_align(args) -> int:
                        validate=args.validate)
     spent = {"load graph": time.perf_counter() - t0}
 
+    span = {}                     # stage -> [first start, last end] (relative to t0)
+
     def timed(name, fn):
         def run(*a):
             t = time.perf_counter()
             try:
                 return fn(*a)
             finally:
-                spent[name] = spent.get(name, 0.0) + time.perf_counter() - t
+                t1 = time.perf_counter()
+                spent[name] = spent.get(name, 0.0) + t1 - t
+                span.setdefault(name, [t - t0, 0.0])[1] = t1 - t0
         return run
     if getattr(args, "dask", None):
         from . import distributed
@@ -215,7 +219,8 @@ def cmd_align(args) -> int:
         where = "GPU" if tb_gpu else "CPU"
         print("s2g: seconds per stage: " + ", ".join(
             f"{k}{f' ({where})' if k == 'traceback' else ''} {v:.2f}" for k, v in spent.items())
-            + f"; wall {dt:.2f}", file=sys.stderr)
+            + f"; wall {dt:.2f} (aligning from {span.get('align', [0])[0]:.2f} s to "
+            f"{span.get('align', [0, 0])[1]:.2f} s)", file=sys.stderr)
     return 0
 
 
