@@ -148,8 +148,6 @@ def cmd_align(args) -> int:
     variant = registry.pick_auto() if args.variant == "auto" else args.variant
     module = registry.get_variant(variant)  # fail before reading anything
     tb_gpu = _traceback_on_gpu(args.traceback_on, registry.REGISTRY[variant])
-    if (registry.REGISTRY[variant].device == "cuda" or tb_gpu) and not os.environ.get("S2G_NO_WARM"):
-        _warm_gpu(tb_gpu and not args.no_traceback)
     if not os.path.exists(args.reads):
         raise S2GError(f"{args.reads}: no such file")
     t0 = time.perf_counter()
@@ -222,25 +220,6 @@ def cmd_align(args) -> int:
             + f"; wall {dt:.2f} (aligning from {span.get('align', [0])[0]:.2f} s to "
             f"{span.get('align', [0, 0])[1]:.2f} s)", file=sys.stderr)
     return 0
-
-
-def _warm_gpu(traceback: bool) -> None:
-    """Create the CUDA context (and load the traceback kernel) in a background thread while
-    the graph loads: ~0.3-0.5 s of start-up that would otherwise come before the first
-    batch. Errors are left for the real calls to report."""
-    import threading
-
-    def run():
-        try:
-            from numba import cuda
-            cuda.current_context()
-            if traceback:
-                from . import gpu_traceback
-                gpu_traceback.get_kernel()
-        except Exception:
-            pass
-
-    threading.Thread(target=run, name="s2g-gpu-warm", daemon=True).start()
 
 
 def _traceback_on_gpu(where, info) -> bool:
