@@ -171,19 +171,29 @@ def cmd_align(args) -> int:
         from . import distributed
         return distributed.run_align(args, graph, scoring, mode, variant)
     from . import pipeline
-    from .traceback import traceback_batch
+    from .traceback import traceback_batch, traceback_gpu_part
 
     counts = [0, 0]
     bar = _progress(args.progress)
     out = sys.stdout if args.output == "-" else _open_out(args.output)
 
+    # With the traceback on the GPU, its GPU half runs in the aligning thread right after
+    # the batch's kernel (the GPU is one queue: from the finisher thread it waited for the
+    # next batch's kernel); reads left for the CPU (long windows) go to the finisher.
+    inline = tb_gpu and not args.no_traceback and os.environ.get("S2G_TB_INLINE", "1") != "0"
+
     def align_one(batch):
-        return module.align_batch(graph, batch, scoring, mode, traceback=False)
+        res = module.align_batch(graph, batch, scoring, mode, traceback=False)
+        if inline:
+            res._gpu_part = traceback_gpu_part(graph, batch, scoring, mode, res,
+                                               args.max_traceback_cells)
+        return res
 
     def finish_one(batch, res):
         if not args.no_traceback:
+            flat, idx = res.__dict__.pop("_gpu_part", (None, None))
             traceback_batch(graph, batch, scoring, mode, res, max_cells=args.max_traceback_cells,
-                            device=tb_gpu)
+                            device=tb_gpu, flat=flat, idx=idx)
         return res
 
     def format_one(batch, res):

@@ -616,8 +616,21 @@ def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, a, b, o, 
     flat.add(idx, ei, oo, co, start, summary)
 
 
+def traceback_gpu_part(graph, reads, scoring, mode, res, max_cells=MAX_CELLS):
+    """The GPU half of ``traceback_batch(..., device=True)``: traces what fits on the GPU
+    and returns ``(flat, left)`` for :func:`traceback_batch` (``flat=``, ``idx=``) to
+    finish on the CPU, so the two halves can run in different threads."""
+    from . import gpu_traceback
+    flat = FlatTracebacks(len(res))
+    idx = np.nonzero(res.aligned())[0].astype(np.int64)
+    if len(idx):
+        idx = gpu_traceback.run(graph, reads, scoring, mode, res, idx, flat,
+                                max_cells=min(gpu_traceback.MAX_CELLS, max_cells))
+    return flat, idx
+
+
 def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threads=None,
-                    device=False):
+                    device=False, flat=None, idx=None):
     """Trace every aligned read: parallel Numba calls over chunks of the batch
     (:func:`_traceback_many`), results kept as :class:`FlatTracebacks` in ``res`` (the
     ``res.tracebacks`` objects are built from them when first asked for).
@@ -625,14 +638,15 @@ def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threa
 
     ``device``: walk on the GPU (:mod:`s2g.gpu_traceback`) every read whose window fits
     its per-read bound; the rest (long reads) here. Both give identical tracebacks.
+    ``flat``/``idx``: the GPU half already done (:func:`traceback_gpu_part`): trace only
+    reads ``idx`` here, into ``flat``.
     """
-    ok = res.aligned()
-    flat = FlatTracebacks(len(res))
-    idx = np.nonzero(ok)[0].astype(np.int64)
-    if device and len(idx):
-        from . import gpu_traceback
-        idx = gpu_traceback.run(graph, reads, scoring, mode, res, idx, flat,
-                                max_cells=min(gpu_traceback.MAX_CELLS, max_cells))
+    if flat is None:
+        if device:
+            flat, idx = traceback_gpu_part(graph, reads, scoring, mode, res, max_cells)
+        else:
+            flat = FlatTracebacks(len(res))
+            idx = np.nonzero(res.aligned())[0].astype(np.int64)
     if len(idx) == 0:
         res.set_flat(flat.finish())
         return res

@@ -21,7 +21,7 @@ from s2g.graph import load_graph  # noqa: E402
 from s2g.reads import ReadBatch  # noqa: E402
 from s2g.scoring import Mode, Scoring  # noqa: E402
 from s2g.simulate import sample_reads, snp_graph  # noqa: E402
-from s2g.traceback import traceback_batch  # noqa: E402
+from s2g.traceback import traceback_batch, traceback_gpu_part  # noqa: E402
 from s2g.variants import v0_cpu  # noqa: E402
 
 
@@ -61,6 +61,11 @@ def main():
                 for r, (x, y) in enumerate(zip(want, res.tracebacks)):
                     if x != y:
                         raise AssertionError(f"seed {seed} {mode.name} read {r}: gpu {y} != cpu {x}")
+                # the split `s2g align` uses: GPU half, then the CPU half in another call
+                flat, left = traceback_gpu_part(g, reads, sc, mode, res)
+                traceback_batch(g, reads, sc, mode, res, flat=flat, idx=left)
+                if list(res.tracebacks) != want:
+                    raise AssertionError(f"seed {seed} {mode.name}: split traceback differs")
     assert on_gpu > 0
     print("OK", n, on_gpu)
 
