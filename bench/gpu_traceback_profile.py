@@ -6,7 +6,9 @@ Simulates a SNP graph (node length 50, branching 2) and 150 bp reads with 1% err
 scores them with the `fast` kernel, then runs ``traceback_batch`` on the CPU (all
 cores) and on the GPU (:mod:`s2g.gpu_traceback`), each twice (the second, warm, run is
 reported), checks that both give identical tracebacks, and prints the GPU path's stages
-(window sizes and programs on the CPU, the device part, the summary) per read.
+(window sizes and programs on the CPU, the device part and within it the kernel, timed
+with CUDA events, the summary) per read, with the column scratch per read and
+interleaved across reads (``gpu_traceback.INTERLEAVE``).
 """
 import argparse
 import os
@@ -39,27 +41,29 @@ def main():
     sc, mode = Scoring(), Mode.LOCAL
     res = fast.align_batch(g, reads, sc, mode)
     n = reads.n_reads
-    times = {}
-    for where in ("cpu", "gpu"):
-        for _ in range(2):
-            for k in gpu_traceback.PROFILE:
-                gpu_traceback.PROFILE[k] = 0.0
-            t = time.perf_counter()
-            traceback_batch(g, reads, sc, mode, res, device=where == "gpu")
-            times[where] = time.perf_counter() - t
-        if where == "cpu":
-            want = list(res.tracebacks)
-    bad = sum(x != y for x, y in zip(want, res.tracebacks))
     from numba import cuda
     dev = cuda.get_current_device().name
     dev = dev.decode() if isinstance(dev, bytes) else dev
-    print(f"{dev}: {n} reads x 150 bp, SNP graph {args.bases} bp, {os.cpu_count()} CPUs; "
-          f"GPU vs CPU tracebacks differing: {bad}")
-    for k, v in times.items():
-        print(f"  traceback on {k}: {v:7.3f} s  {v * 1e6 / n:7.1f} us/read  {n / v:10,.0f} reads/s")
-    for k, v in gpu_traceback.PROFILE.items():
-        print(f"    gpu stage {k:8s} {v:7.3f} s  {v * 1e6 / n:7.2f} us/read")
-    assert bad == 0
+    print(f"{dev}: {n} reads x 150 bp, SNP graph {args.bases} bp, {os.cpu_count()} CPUs")
+    want = None
+    for where in ("cpu", "gpu, column scratch per read", "gpu, column scratch interleaved"):
+        gpu_traceback.INTERLEAVE = where.endswith("interleaved")
+        for _ in range(2):                 # the second (warm) run is reported
+            for k in gpu_traceback.PROFILE:
+                gpu_traceback.PROFILE[k] = 0.0
+            t = time.perf_counter()
+            traceback_batch(g, reads, sc, mode, res, device=where != "cpu")
+            dt = time.perf_counter() - t
+        got = list(res.tracebacks)
+        if want is None:
+            want = got
+        bad = sum(x != y for x, y in zip(want, got))
+        print(f"  traceback on {where}: {dt:7.3f} s  {dt * 1e6 / n:7.2f} us/read  "
+              f"{n / dt:10,.0f} reads/s; differing from the CPU's: {bad}")
+        assert bad == 0
+        if where != "cpu":
+            for k, v in gpu_traceback.PROFILE.items():
+                print(f"    stage {k:8s} {v:7.3f} s  {v * 1e6 / n:7.2f} us/read")
 
 
 if __name__ == "__main__":

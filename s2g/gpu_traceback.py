@@ -51,7 +51,9 @@ CHUNK_BYTES = int(os.environ.get("S2G_GPU_TB_CHUNK_BYTES", 1 << 30))
 MAX_PREDS = 32767
 BLOCK = 128
 #: seconds per stage, summed over calls (bench/gpu_traceback_profile.py reads it)
-PROFILE = {"sizes": 0.0, "fill": 0.0, "device": 0.0, "summary": 0.0, "store": 0.0}
+PROFILE = {"sizes": 0.0, "fill": 0.0, "device": 0.0, "kernel": 0.0, "summary": 0.0, "store": 0.0}
+#: column scratch interleaved across the reads of a chunk (coalesced) or per read
+INTERLEAVE = os.environ.get("S2G_GPU_TB_INTERLEAVE", "1") != "0"
 
 K_CONT, K_MERGE, K_VIRT = 0, 1, 2     # kind bits: MERGE, and VIRT = start from the virtual column
 N_SIZES = 5                           # W, merge columns with a list, list entries, slots, max list
@@ -193,7 +195,7 @@ def _fill(idx, score, end_i, end_j, mode, a, e, base, node_start, pred_ptr, pred
     return p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn, mp_slot, mp_wcol
 
 
-def _tb_body(n, mode, a, b, o, e, codes, qoff, rows_a, score_a, coff, poff, hoff, soff, doff, xoff,
+def _tb_body(n, mode, a, b, o, e, hs, codes, qoff, rows_a, score_a, coff, poff, hoff, soff, doff, xoff,
              oo, co, p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn, mp_slot, mp_wcol,
              CH, CE, SH, SE, dirs, dpred, epred, out_ops, out_cols, out_n, out_start, out_st):
     """One thread per read: the window sweep with direction codes, then the walk."""
@@ -226,9 +228,9 @@ def _tb_body(n, mode, a, b, o, e, codes, qoff, rows_a, score_a, coff, poff, hoff
         byte = 0
         for t in range(R1):
             if kind == K_CONT:
-                ph = CH[h0 + t]
+                ph = CH[h0 + t * hs]
                 ho = ph - oe
-                ex = CE[h0 + t] - e
+                ex = CE[h0 + t * hs] - e
                 pe = max(ho, ex)
                 px = ex > ho
             else:
@@ -294,8 +296,8 @@ def _tb_body(n, mode, a, b, o, e, codes, qoff, rows_a, score_a, coff, poff, hoff
                 d |= src
             diag = ph
             hup = h
-            CH[h0 + t] = h
-            CE[h0 + t] = ev
+            CH[h0 + t * hs] = h
+            CE[h0 + t * hs] = ev
             if st >= 0:
                 SH[s0 + st * R1 + t] = h
                 SE[s0 + st * R1 + t] = ev
@@ -305,7 +307,7 @@ def _tb_body(n, mode, a, b, o, e, codes, qoff, rows_a, score_a, coff, poff, hoff
                 byte = d
                 if t == R:
                     dirs[d0 + w * stride + (t >> 1)] = byte
-    if W == 0 or CH[h0 + R] != score_a[r]:
+    if W == 0 or CH[h0 + R * hs] != score_a[r]:
         out_st[r] = ST_MISMATCH
         return
     # ---- walk back from the end cell (the last window column, row R)
@@ -417,7 +419,7 @@ def kernel_signature():
     """Argument types of the kernel, for ``cuda.compile_ptx`` (tests)."""
     i32, i64 = types.int32, types.int64
     a = types.Array
-    return (i32, i32, i32, i32, i32, i32, a(types.uint8, 1, "C"), a(i64, 1, "C"),
+    return (i32, i32, i32, i32, i32, i32, i32, a(types.uint8, 1, "C"), a(i64, 1, "C"),
             a(i32, 1, "C"), a(i32, 1, "C")) + (a(i64, 1, "C"),) * 8 + (
             a(types.uint8, 1, "C"), a(i32, 1, "C"), a(types.int8, 1, "C")) + (a(i32, 1, "C"),) * 6 \
         + (a(i32, 1, "C"),) * 4 + (a(types.uint8, 1, "C"), a(types.int16, 1, "C"),
@@ -461,6 +463,8 @@ def run(graph, reads, scoring, mode, res, idx, out, max_cells=MAX_CELLS):
     idx, sz, rows = idx[gpu], sz[gpu], rows[gpu]
     if len(idx) == 0:
         return left
+    by_rows = np.argsort(rows, kind="stable")     # chunks of similar rows: little padding
+    idx, sz, rows = idx[by_rows], sz[by_rows], rows[by_rows]
     L = rows + np.maximum(0, a * rows - score[idx]) // e
     nbytes = np.cumsum(_device_bytes(sz, rows, L))
     offs = np.asarray(reads.offsets, np.int64)
@@ -479,7 +483,14 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
     R1 = rows + 1
     coff = _cum(sz[:, 0])
     poff = _cum(sz[:, 2])
-    hoff = _cum(R1)
+    if INTERLEAVE:          # column scratch as [row][read]: a warp's loads coalesce
+        hoff = np.arange(n + 1, dtype=np.int64)
+        hs = n
+        h_size = (int(rows.max()) + 1) * n
+    else:                   # one contiguous column per read
+        hoff = _cum(R1)
+        hs = 1
+        h_size = hoff[-1]
     soff = _cum(sz[:, 3] * R1)
     doff = _cum(sz[:, 0] * ((rows + 2) // 2))
     xoff = _cum(sz[:, 1] * R1)
@@ -503,16 +514,20 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
             d(score[idx].astype(np.int32))]
     args += [d(x) for x in (coff, poff, hoff, soff, doff, xoff, oo, co)]
     args += [d(x) for x in prog]
-    args += [emp(hoff[-1], np.int32), emp(hoff[-1], np.int32), emp(soff[-1], np.int32),
+    args += [emp(h_size, np.int32), emp(h_size, np.int32), emp(soff[-1], np.int32),
              emp(soff[-1], np.int32), emp(doff[-1], np.uint8), emp(xoff[-1], np.int16),
              emp(xoff[-1], np.int16)]
     d_ops, d_cols = emp(oo[-1], np.uint8), emp(co[-1], np.int32)
     d_n, d_start = emp(2 * n, np.int32), emp(n, np.int32)
     d_st = d(np.full(n, -1, np.int32))
+    ev0, ev1 = cuda.event(), cuda.event()
+    ev0.record()
     kern[-(-n // BLOCK), BLOCK](np.int32(n), np.int32(mode), np.int32(a), np.int32(b),
-                                np.int32(o), np.int32(e), *args, d_ops, d_cols, d_n, d_start,
-                                d_st)
+                                np.int32(o), np.int32(e), np.int32(hs), *args, d_ops, d_cols, d_n,
+                                d_start, d_st)
+    ev1.record()
     st = d_st.copy_to_host()
+    PROFILE["kernel"] += ev0.elapsed_time(ev1) / 1e3
     ops, cols = d_ops.copy_to_host(), d_cols.copy_to_host()
     nn, start = d_n.copy_to_host(), d_start.copy_to_host()
     t2 = time.perf_counter()
