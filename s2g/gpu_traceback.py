@@ -38,10 +38,10 @@ from numba import types
 from numba.typed import Dict
 
 from ._numba import NJIT
-from .dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_DIAG, H_INS, H_START, LOCAL
+from .dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_INS, H_START, LOCAL
 from .scoring import NEG_INF
 from .traceback import (OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK, _raise_status, _summarize,
-                        _summary_arrays, _window)
+                        _summary_arrays, _window, tb_cell)
 
 #: largest window (cells) traced on the GPU; larger ones go to the CPU's banded traceback
 MAX_CELLS = int(os.environ.get("S2G_GPU_TB_MAX_CELLS", 1 << 21))
@@ -271,29 +271,9 @@ def _tb_body(n, mode, a, b, o, e, hs, codes, qoff, rows_a, score_a, coff, poff, 
                 f = NEG_INF
             else:
                 ev = pe
-                fo = hup - oe
-                fx = f - e
-                d = 0
-                if fx > fo:
-                    f = fx
-                    d = F_EXT
-                else:
-                    f = fo
-                qb = codes[q0 + t - 1]
-                h = diag + (a if (qb == gb and qb < 4) else -b)
-                src = H_DIAG
-                if ev > h:
-                    h = ev
-                    src = H_DEL
-                if f > h:
-                    h = f
-                    src = H_INS
-                if mode == LOCAL and h <= 0:
-                    h = 0
-                    src = H_START
+                h, f, d = tb_cell(diag, ev, hup, f, codes[q0 + t - 1], gb, mode, a, b, o, e)
                 if px:
                     d |= E_EXT
-                d |= src
             diag = ph
             hup = h
             CH[h0 + t * hs] = h

@@ -86,6 +86,36 @@ def _window(v_end, joff, L, node_start, pred_ptr, pred_idx):
     return wn, wsa, wea
 
 
+@numba.njit(inline="always", **NJIT)
+def tb_cell(diag, ev, hup, f, qb, gb, mode, a, b, o, e):
+    """One cell below row 0 with its direction bits: ``(H, F, bits)`` from the diagonal
+    ``diag`` (H of the predecessor one row up), ``ev`` (E, from the predecessor column),
+    ``hup`` (H one row up) and ``f`` (F one row up). Tie order (abPOA's backtrack
+    order): match/mismatch, then deletion (E), then insertion (F); a gap that can be
+    opened or extended with the same score is opened; a local cell whose value is 0 is a
+    start. Shared by the CPU traceback and the GPU kernel (:mod:`s2g.gpu_traceback`)."""
+    fo = hup - o - e
+    fx = f - e
+    d = 0
+    if fx > fo:
+        f = fx
+        d = F_EXT
+    else:
+        f = fo
+    h = diag + sub_score(qb, gb, a, b)
+    src = H_DIAG
+    if ev > h:
+        h = ev
+        src = H_DEL
+    if f > h:
+        h = f
+        src = H_INS
+    if mode == LOCAL and h <= 0:
+        h = 0
+        src = H_START
+    return h, f, d | src
+
+
 @numba.njit(**NJIT)
 def _band_column(q, lo, hi, gb, PH, PE, PX, H, E, mode, a, b, o, e, rec, drow, ck, Bh,
                  ckH, ckE, ckF, wc):
@@ -95,9 +125,7 @@ def _band_column(q, lo, hi, gb, PH, PE, PX, H, E, mode, a, b, o, e, rec, drow, c
     Row ``lo`` is the mode's row 0 when ``lo == 0``, else the checkpoint row ``lo``.
     ``rec``: write the direction byte of every cell into ``drow``. ``ck``: save H, E
     and F of the rows that are multiples of ``Bh`` into the checkpoints.
-    Tie order (abPOA's backtrack order): match/mismatch, then deletion (E), then
-    insertion (F); a gap that can be opened or extended with the same score is opened;
-    a local cell whose value is 0 is a start. ``PX[t]``: ``PE[t]`` extended an E.
+    Cells and tie order: :func:`tb_cell`. ``PX[t]``: ``PE[t]`` extended an E.
     """
     if lo == 0:
         if mode == GLOBAL:
@@ -120,29 +148,9 @@ def _band_column(q, lo, hi, gb, PH, PE, PX, H, E, mode, a, b, o, e, rec, drow, c
     for t in range(1, hi - lo + 1):
         i = lo + t
         ev = PE[t]
-        fo = hup - o - e
-        fx = f - e
-        d = 0
-        if fx > fo:
-            f = fx
-            d |= F_EXT
-        else:
-            f = fo
-        h = PH[t - 1] + sub_score(q[i - 1], gb, a, b)
-        src = H_DIAG
-        if ev > h:
-            h = ev
-            src = H_DEL
-        if f > h:
-            h = f
-            src = H_INS
-        if mode == LOCAL and h <= 0:
-            h = 0
-            src = H_START
+        h, f, d = tb_cell(PH[t - 1], ev, hup, f, q[i - 1], gb, mode, a, b, o, e)
         if rec:
-            if PX[t]:
-                d |= E_EXT
-            drow[t] = d | src
+            drow[t] = d | (E_EXT if PX[t] else 0)
         H[t] = h
         E[t] = ev
         hup = h
