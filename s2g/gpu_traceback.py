@@ -452,6 +452,10 @@ def run(graph, reads, scoring, mode, res, idx, out, max_cells=MAX_CELLS):
     while c0 < len(idx):
         base_b = nbytes[c0 - 1] if c0 else 0
         c1 = max(c0 + 1, int(np.searchsorted(nbytes, base_b + CHUNK_BYTES, side="right")))
+        # interleaved scratch pads every read to the chunk's longest (rows ascending)
+        while INTERLEAVE and c1 - c0 > 1 and \
+                (c1 - c0) * (int(rows[c1 - 1]) + 1) * 8 + nbytes[c1 - 1] - base_b > CHUNK_BYTES:
+            c1 = c0 + (c1 - c0) // 2
         _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx[c0:c1],
                sz[c0:c1], rows[c0:c1], L[c0:c1], out)
         c0 = c1

@@ -68,6 +68,22 @@ def test_align_writes_one_checked_line_per_read(files, tmp_path):
     assert q.returncode == 0 and q.stdout.splitlines() == lines
 
 
+def test_timings_and_traceback_on_cpu(files, tmp_path):
+    """--timings prints one line of stage seconds; --traceback-on cpu and small batches
+    give the same GAF as the defaults."""
+    gfa, fq = files
+    a, b = tmp_path / "a.gaf", tmp_path / "b.gaf"
+    p = s2g_cli("align", gfa, fq, "-o", a, "--variant", "cpu", "--timings")
+    assert p.returncode == 0, p.stderr
+    line = [ln for ln in p.stderr.splitlines() if "seconds per stage" in ln]
+    assert len(line) == 1 and "load graph" in line[0] and "traceback (CPU)" in line[0] \
+        and "wall" in line[0], p.stderr
+    q = s2g_cli("align", gfa, fq, "-o", b, "--variant", "cpu", "--traceback-on", "cpu",
+                "--batch-size", "2")
+    assert q.returncode == 0, q.stderr
+    assert a.read_text() == b.read_text() and len(a.read_text().splitlines()) == len(READS)
+
+
 @pytest.mark.parametrize("opts,mode,scoring,strands", [
     (["--mode", "global", "--match", "3", "--mismatch", "1", "--gap-open", "0", "--gap-extend", "1"],
      "global", (3, 1, 0, 1), "both"),
