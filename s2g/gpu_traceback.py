@@ -516,12 +516,18 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
     nn, start = d_n.copy_to_host(), d_start.copy_to_host()
     t2 = time.perf_counter()
     _raise_status(reads, idx, st.astype(np.int64), sz[:, 0] * R1, score, ei, ej, 0)
-    summary = _summarize_all(ops, cols, nn, ej[idx], graph.node_start, oo, co)
-    t3 = time.perf_counter()
-    out.add(idx, ei, oo, co, start, summary)
-    t4 = time.perf_counter()
-    for k, dt in (("fill", t1 - t0), ("device", t2 - t1), ("summary", t3 - t2), ("store", t4 - t3)):
-        PROFILE[k] += dt
+    PROFILE["fill"] += t1 - t0
+    PROFILE["device"] += t2 - t1
+
+    def summarize():        # CIGAR runs and paths: when the tracebacks are finished, which
+        t3 = time.perf_counter()    # `s2g align` does in its finisher thread, not here
+        summary = _summarize_all(ops, cols, nn, ej[idx], graph.node_start, oo, co)
+        t4 = time.perf_counter()
+        out.add(idx, ei, oo, co, start, summary)
+        PROFILE["summary"] += t4 - t3
+        PROFILE["store"] += time.perf_counter() - t4
+
+    out.defer(summarize)
 
 
 @numba.njit(parallel=True, **NJIT)

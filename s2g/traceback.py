@@ -559,6 +559,7 @@ class FlatTracebacks:
         self.counts = np.zeros((n, 4), np.int64)
         self._parts = ([], [], [])
         self._bases = [0, 0]
+        self._deferred = []
         self.run_op = np.zeros(0, np.uint8)
         self.run_len = np.zeros(0, np.int32)
         self.path = np.zeros(0, np.int32)
@@ -580,7 +581,13 @@ class FlatTracebacks:
         self._bases[0] += len(run_op)
         self._bases[1] += len(path)
 
+    def defer(self, fn):
+        """Run ``fn()`` (which adds a chunk) in :meth:`finish`, possibly in another thread."""
+        self._deferred.append(fn)
+
     def finish(self):
+        while self._deferred:
+            self._deferred.pop(0)()
         if self._parts[0]:
             self.run_op, self.run_len, self.path = (np.concatenate(p) for p in self._parts)
         self._parts = ([], [], [])
