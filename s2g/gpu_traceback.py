@@ -13,14 +13,17 @@ alignment) and flattens it into a *column program*, one record per window column
 Window slots are allocated per read by liveness (a node's last column is kept from when
 it is computed to its last in-window successor), so the device keeps a handful of
 columns per read, not the graph's. One CUDA thread per read then runs the program over
-rows ``0..i_end`` (the same recurrences, tie order and sentinels as
-:func:`s2g.traceback._band_column`, in int32), storing 4 bits per cell (H's source, E
+rows ``0..i_end`` (the cell is :func:`s2g.traceback.tb_cell`, the CPU traceback's own,
+with its tie order and sentinels, in int32), storing 4 bits per cell (H's source, E
 and F extension) and, at merge columns, which predecessor gave the diagonal and the
 deletion; checks that the end cell reproduces the score; and walks back to the start,
 writing the reversed ops and consumed columns. Only those come back to the host (a few
 hundred bytes per read, not the window), where :func:`s2g.traceback._summarize` turns them
 into CIGAR runs and path — the same code the CPU path uses, so both produce identical
-GAF.
+GAF; that summary is deferred to ``FlatTracebacks.finish`` (in ``s2g align``, the
+finisher thread). The column scratch (H and E of the current column) is interleaved
+across the chunk's reads so that a warp's loads coalesce (kernel 1.27 -> 0.99 us per
+read, H200).
 
 Reads whose window exceeds :data:`MAX_CELLS` cells (long reads: one thread would walk
 millions of cells) are left to the CPU traceback, which splits long windows into row
