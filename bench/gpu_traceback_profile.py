@@ -15,7 +15,6 @@ import os
 import tempfile
 import time
 
-import numpy as np
 
 from s2g import gpu_traceback
 from s2g.graph import load_graph

@@ -6,7 +6,9 @@ Simulates a SNP graph and 150 bp reads (`s2g simulate`'s generators), computes e
 cells with the `cpu` variant, then times the host stages that `s2g align` runs around
 the kernel on each batch: FASTQ parsing + encoding (dnaio, `iter_read_batches`), the
 batch traceback (`traceback_batch`: window DP, walk, CIGAR; parallel Numba), and the
-GAF text (`gaf_line` per read). Each stage is timed twice, the second (warm) time is
+GAF text (`gaf_text`: one Numba pass over the flat tracebacks, what `s2g align` uses);
+then, for comparison, what the Python API adds: `Traceback` objects and `gaf_line` per
+read. Each stage is timed twice, the second (warm) time is
 printed, in microseconds per read. The graph's size barely matters to these stages
 (the traceback works in a window around the end cell), so a small graph keeps the CPU
 alignment quick.
