@@ -252,6 +252,17 @@ def _fasta(path):
     return ["".join(c if c in "ACGT" else "N" for c in s) for s in seqs]
 
 
+def pieces(haplotypes, n, length, rng):
+    """A ReadBatch of ``n`` random ``length``-bp pieces, cycling over the haplotypes."""
+    from s2g.reads import ReadBatch
+    seqs = []
+    for k in range(n):
+        s = haplotypes[k % len(haplotypes)]
+        p = int(rng.integers(0, len(s) - length + 1))
+        seqs.append(s[p:p + length])
+    return ReadBatch.from_sequences([f"r{k}" for k in range(n)], seqs)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("name,fa,brk", [
     ("c4_gwfa/C4-90.gfa", "c4_gwfa/C4-NA19240.1.fa", False),
@@ -265,12 +276,7 @@ def test_gpu_real_graphs_and_long_reads(name, fa, brk):
     g, d = _real(name, brk)
     hs = [s for s in _fasta(str(d / fa)) if len(s) >= 150]
     rng = np.random.default_rng(3)
-    seqs = []
-    for k in range(24):
-        s = hs[k % len(hs)]
-        p = int(rng.integers(0, len(s) - 150 + 1))
-        seqs.append(s[p:p + 150])
-    reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
+    reads = pieces(hs, 24, 150, rng)
     _cmp(g, reads, Scoring(), Mode.LOCAL)
     _cmp(g, reads.subset(range(6)), Scoring(), Mode.SEMIGLOBAL)
     if name.startswith("c4"):                  # long reads: 10 kbp pieces, many strips

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -127,25 +126,10 @@ def test_gpu_snp_graph_and_long_reads(tmp_path):
 ])
 def test_gpu_real_graphs(name, fa, brk):
     _gpu()
-    from s2g.graph import load_graph
-    from s2g.reads import ReadBatch
-    d = REPO.parent / "shared" / "data" / "real"
-    if not d.is_dir():
-        d = REPO / "shared" / "data" / "real"
-    if not d.is_dir():
-        pytest.skip("real graphs not found")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        g = load_graph(str(d / name), break_cycles=brk)
     sys.path.insert(0, str(REPO / "tests"))
-    from test_fast import _fasta
+    from test_fast import _fasta, _real, pieces
+    g, d = _real(name, brk)
     hs = [s for s in _fasta(str(d / fa)) if len(s) >= 150]
-    rng = np.random.default_rng(9)
-    seqs = []
-    for k in range(200):
-        s = hs[k % len(hs)]
-        p = int(rng.integers(0, len(s) - 150 + 1))
-        seqs.append(s[p:p + 150])
-    reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
-    assert _same(g, reads, Scoring(), Mode.LOCAL) == len(seqs)
+    reads = pieces(hs, 200, 150, np.random.default_rng(9))
+    assert _same(g, reads, Scoring(), Mode.LOCAL) == reads.n_reads
     _same(g, reads.subset(range(40)), Scoring(), Mode.SEMIGLOBAL)
