@@ -8,7 +8,8 @@ registers, local memory and static shared memory per thread/block of the compile
 kernel; a check of the first 256 reads against the CPU oracle. ``--ncu``: one warm-up
 and one timed launch of the first graph/config only (run it under ncu -c 1 -s 1).
 Graphs: simulated 100 kbp (both strands in the DP); "linear" has branching 1 (no merges,
-no slots: the kernel's cost without the graph's edges).
+no slots: the kernel's cost without the graph's edges); "drb1": the real DRB1 graph
+(4.4 bp nodes), 150 bp pieces of its haplotypes.
 """
 import argparse
 import os
@@ -26,6 +27,24 @@ from s2g.variants import fast  # noqa: E402
 
 GRAPHS = {"snp50": (50, 2), "linear": (50, 1), "snp200": (200, 2), "snp10": (10, 2),
           "snp50b4": (50, 4)}
+#: real graphs (../shared/data/real): 150 bp pieces of their haplotypes, 1% substitutions
+REAL_GRAPHS = {"drb1": ("drb1_odgi/DRB1-3123.gfa", "drb1_odgi/DRB1-3123.fa")}
+
+
+def workload(gname, args, tmp):
+    """(FlatGraph, read sequences) of a graph name of GRAPHS or REAL_GRAPHS."""
+    if gname in REAL_GRAPHS:
+        import numpy as np
+        from bench.fast import REAL, fasta, pieces
+        gfa, fa = REAL_GRAPHS[gname]
+        g = load_graph(os.path.join(REAL, gfa))
+        return g, pieces(fasta(os.path.join(REAL, fa)), args.reads, args.len,
+                         np.random.default_rng(3))
+    nl, br = GRAPHS[gname]
+    sg, ref = snp_graph(args.bases, nl, br, 1)
+    p = os.path.join(tmp, gname + ".gfa")
+    sg.write_gfa(p, ref)
+    return load_graph(p), [s for _, s, _ in sample_reads(sg, args.reads, args.len, 0.01, 0.5, 2)]
 
 
 def main():
@@ -45,12 +64,7 @@ def main():
     sc = Scoring()
     tmp = tempfile.mkdtemp()
     for gname in args.graphs.split(","):
-        nl, br = GRAPHS[gname]
-        sg, ref = snp_graph(args.bases, nl, br, 1)
-        p = os.path.join(tmp, gname + ".gfa")
-        sg.write_gfa(p, ref)
-        g = load_graph(p)
-        seqs = [s for _, s, _ in sample_reads(sg, args.reads, args.len, 0.01, 0.5, 2)]
+        g, seqs = workload(gname, args, tmp)
         rb = batch(seqs)
         for cfg in args.configs.split(","):
             G, K = map(int, cfg.split("x"))
