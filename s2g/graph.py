@@ -297,13 +297,15 @@ def _kahn_lifo(n, succ_ptr, succ_idx, indeg):
 
 
 @numba.njit(**NJIT)
-def _liveness_slots(n, pred_ptr, pred_idx):
+def _liveness_slots(n, pred_ptr, pred_idx, keep_prev=False):
     """node_bound slots: node u needs one while any non-simple successor is pending.
 
     A successor v is simple when pred(v) == [v-1] (it reads the previous column).
     u's slot is live from u to last_use[u] = its last non-simple successor and may be
     given to a node x only when x > last_use[u] (strictly after, so a kernel never
     overwrites a column another thread may still read). Smallest free slot first.
+    ``keep_prev``: a non-simple v reads its predecessor v-1 from the previous column
+    (still in registers), not from a slot (the ``fast`` kernel's *keep* merges).
     """
     last_use = np.full(n, -1, np.int64)
     for v in range(n):
@@ -312,6 +314,8 @@ def _liveness_slots(n, pred_ptr, pred_idx):
             continue
         for k in range(a, b):
             u = pred_idx[k]
+            if keep_prev and u == v - 1:
+                continue
             if v > last_use[u]:
                 last_use[u] = v
     slot = np.full(n, -1, np.int32)

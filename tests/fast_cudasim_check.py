@@ -56,9 +56,11 @@ def check(g, reads, sc, mode, G, K, pair=None):
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 4
     configs = [(8, 4), (4, 2), (16, 1), (8, 2)]   # small strips force several passes
+    keep = 0
     with tempfile.TemporaryDirectory() as tmp:
         for c in range(n):
             g, reads, sc = case(c, tmp)
+            keep += int((fast._graph_tables(g, Mode.LOCAL, sc).n_keep_cols))
             for mode in Mode:
                 G, K = configs[(c + int(mode)) % len(configs)]
                 check(g, reads, sc, mode, G, K)
@@ -73,6 +75,7 @@ def main():
             ref = v0_cpu.align_batch(g, sub, sc, Mode.LOCAL)
             for x, y in ((got.score, ref.score), (got.end_i, ref.end_i), (got.end_j, ref.end_j)):
                 assert np.array_equal(x, y), (c, x, y)
+    assert keep > 0, "no keep merge column (previous column + slots) in the cases"
     print("OK", n)
 
 

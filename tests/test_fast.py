@@ -101,7 +101,8 @@ def test_ptx_slot_blocks_have_no_index_arithmetic(K):
     """Slot stores and merges: one base register + immediates. A signed index costs
     numba's negative-index wraparound (setp, selp, 64-bit adds) on every access; the
     kernel uses uint64 offsets. Each block with >= 2K+1 slot accesses stays near one
-    instruction per access (+ one max per load or store value)."""
+    instruction per access (+ one max per load or store value, + one add per E word of a
+    merge: ``E = max(E, E-out + e)``, which ptxas fuses into one VIADDMNMX)."""
     from s2g.variants import fast
     ptx = _ptx(fast.kernel_source(8, K, int(Mode.LOCAL)), fast.kernel_signature())
     acc = re.compile(r"(ld|st)\.(shared|global)\.u32$")
@@ -112,7 +113,9 @@ def test_ptx_slot_blocks_have_no_index_arithmetic(K):
             continue        # the virtual slot's write of constants, once per strip: not hot
         if n_acc >= 2 * K + 1:
             found += 1
-            assert len(blk) <= 2 * n_acc + 12, f"{len(blk)} instructions for {n_acc} slot accesses"
+            merge = any(op.startswith("ld.") for op in blk)
+            assert len(blk) <= 2 * n_acc + (K if merge else 0) + 12, \
+                f"{len(blk)} instructions for {n_acc} slot accesses"
             assert not any(op.startswith("selp") for op in blk)
     assert found == 4, f"{found} slot blocks (shared/global x load/store expected)"
 

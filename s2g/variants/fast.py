@@ -144,11 +144,14 @@ BND_MEM_FRACTION = 0.25      # long-read strip buffers use at most this of free 
 
 # column info word: bits 0-2 graph base (N -> 5, never equal to a read code),
 # bit 3 merge (first column of a non-simple node), bit 4 virtual (first column of a
-# source node), bit 5 sink (last column of a sink node), bits 8.. slot + 1 to store
+# source node), bit 5 sink (last column of a sink node), bit 6 keep (a merge column one
+# of whose predecessors is the previous column: its rows stay in registers and only the
+# other predecessors come from slots), bits 8.. slot + 1 to store
 CI_BASE = 7
 CI_MERGE = 1 << 3
 CI_VIRT = 1 << 4
 CI_SINK = 1 << 5
+CI_KEEP = 1 << 6
 CI_SLOT_SHIFT = 8
 GRAPH_N = 5
 READ_PAD = 6                 # code of rows past the read's end (never matches)
@@ -182,7 +185,7 @@ def _column_tables(base, node_start, pred_ptr, pred_idx, slot, is_sink, mode, o,
     for v in range(n_nodes):
         pa, pb = pred_ptr[v], pred_ptr[v + 1]
         if not (pb - pa == 1 and pred_idx[pa] == v - 1):
-            n_m += max(pb - pa, 1)
+            n_m += max(pb - pa, 1)        # (one less for a keep merge: an upper bound)
     mslot = np.zeros(max(n_m, 1), np.int32)
     row0 = np.empty(N, np.int32)      # H[0][j] - o - e
     h0 = np.empty(N, np.int64)        # H[0][j] (= E[0][j] in global mode)
@@ -194,11 +197,17 @@ def _column_tables(base, node_start, pred_ptr, pred_idx, slot, is_sink, mode, o,
         for j in range(s0, s1):
             bc = base[j]
             w = GRAPH_N if bc >= 4 else bc
+            keep = False
             if j == s0:
                 if pb == pa:
                     w |= CI_VIRT | CI_MERGE
                 elif not simple:
                     w |= CI_MERGE
+                    for q in range(pa, pb):
+                        if pred_idx[q] == v - 1:
+                            keep = True
+                    if keep:
+                        w |= CI_KEEP
             if j == s1 - 1:
                 if is_sink[v]:
                     w |= CI_SINK
@@ -211,16 +220,20 @@ def _column_tables(base, node_start, pred_ptr, pred_idx, slot, is_sink, mode, o,
                 k += 1
                 mword[j] = vslot + 1 if vslot + 1 < SLOT_MASK else -1
             elif j == s0 and not simple:
-                packed = pb - pa <= PACKED_PREDS
+                packed = pb - pa - (1 if keep else 0) <= PACKED_PREDS
                 w = 0
+                c = 0
                 for q in range(pa, pb):
+                    if keep and pred_idx[q] == v - 1:
+                        continue                    # still in registers: not from a slot
                     sq = slot[pred_idx[q]]
                     mslot[k] = sq
                     k += 1
                     if sq + 1 >= SLOT_MASK:
                         packed = False
                     else:
-                        w |= (sq + 1) << (SLOT_BITS * (q - pa))
+                        w |= (sq + 1) << (SLOT_BITS * c)
+                    c += 1
                 mword[j] = w if packed else -1
             # row 0 (s2g.dp.column: global H[0] = E[0] = PE[0]; else 0)
             if mode == GLOBAL:
@@ -515,8 +528,9 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
                     gb = int32(info & CI_BASE)
                     {col_sub}
                     if info & CI_MERGE:
-                        dgo = NIV
-{R("H{r} = NIV" + chr(10) + "E{r} = NIV", 24)}
+                        if (info & CI_KEEP) == 0:     # keep: the previous column stays
+                            dgo = NIV
+{R("H{r} = NIV" + chr(10) + "E{r} = NIV", 28)}
                         pw = mw                       # up to 3 slots + 1, packed ...
                         k = 0
                         kend = 0
@@ -535,13 +549,12 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
                                 sp = uint64(shb + sl * SWW)
                                 dgo = {MX("dgo", "shm[sp]")}
 {R("H{r} = " + MX("H{r}", "shm[sp + W{r1}]"), 32)}
-{R("E{r} = " + MX("E{r}", "shm[sp + W{rk}]"), 32)}
+{R("E{r} = " + MX("E{r}", AD("shm[sp + W{rk}]", "POSE")), 32)}
                             else:
                                 sp = uint64(sbase + (sl - n_sh) * SW)
                                 dgo = {MX("dgo", "store[sp]")}
 {R("H{r} = " + MX("H{r}", "store[sp + U{r1}]"), 32)}
-{R("E{r} = " + MX("E{r}", "store[sp + U{rk}]"), 32)}
-{R("E{r} = " + AD("E{r}", "POSE"), 24)}
+{R("E{r} = " + MX("E{r}", AD("store[sp + U{rk}]", "POSE")), 32)}
                     f = fu                            # F of the first row (carried down)
                     dd = dgo
                     {track_init}
@@ -613,7 +626,7 @@ def _module_text(G: int, K: int, mode: int, sim: bool, prmt_sub: bool = True,
     SW = 2 * K + 1                       # words per lane per slot: hu, K x HO, K x E-out
     ints = {"WARP": WARP, "FULL": 0xFFFFFFFF, "G": G, "K": K, "GK": G * K, "SW": SW,
             "SWW": SW * WARP, "CI_BASE": CI_BASE, "CI_MERGE": CI_MERGE, "CI_VIRT": CI_VIRT,
-            "CI_SINK": CI_SINK, "CI_SLOT_SHIFT": CI_SLOT_SHIFT, "READ_PAD": READ_PAD,
+            "CI_SINK": CI_SINK, "CI_KEEP": CI_KEEP, "CI_SLOT_SHIFT": CI_SLOT_SHIFT, "READ_PAD": READ_PAD,
             "SLOT_BITS": SLOT_BITS, "SLOT_MASK": SLOT_MASK, "ST_OK": ST_OK}
     from . import _ptx
     head = [f"# generated by s2g.variants.fast (G={G}, K={K}, mode={mode}, sim={sim}, "
@@ -747,11 +760,13 @@ class _GraphOnDevice:
     def __init__(self, graph, mode, scoring):
         from numba import cuda
         a, b, o, e = scoring.as_tuple()
+        slot, n_slots = fast_slots(graph)
         ci, mw, mp, ms, r0 = _column_tables(graph.base, graph.node_start, graph.pred_ptr,
-                                            graph.pred_idx, graph.slot, graph.is_sink, int(mode),
-                                            o, e, graph.n_slots)
+                                            graph.pred_idx, slot, graph.is_sink, int(mode),
+                                            o, e, n_slots)
         self.n_cols = len(ci)
         self.n_merge_cols = int(((ci & CI_MERGE) != 0).sum())
+        self.n_keep_cols = int(((ci & CI_KEEP) != 0).sum())
         self.colinfo, self.mword = cuda.to_device(ci), cuda.to_device(mw)
         self.mptr = cuda.to_device(mp)
         self.mslot, self.row0 = cuda.to_device(ms), cuda.to_device(r0)
@@ -785,9 +800,25 @@ SMEM_PER_SM = 233472          # H100/H200: 228 KB per SM, 227 KB per block (opt-
 SMEM_BLOCK_RESERVED = 1024    # the driver's per-block reserve
 
 
+_SLOTS: dict = {}
+
+
+def fast_slots(graph):
+    """(slot, n_slots) of the kernel: FlatGraph's liveness slots, except that a merge
+    column reads its predecessor v-1 from the registers (the previous column), so a node
+    needs a slot only for its other non-simple successors (``keep_prev``)."""
+    hit = _SLOTS.get(id(graph))
+    if hit is None or hit[0] is not graph:
+        from ..graph import _liveness_slots
+        slot, n = _liveness_slots(graph.n_nodes, graph.pred_ptr, graph.pred_idx, True)
+        _SLOTS.clear()
+        hit = _SLOTS[id(graph)] = (graph, slot, int(n))
+    return hit[1], hit[2]
+
+
 def kernel_slots(graph) -> int:
-    """node_bound slots per lane in the kernel: the graph's + the virtual slot (last)."""
-    return graph.n_slots + 1
+    """node_bound slots per lane in the kernel: :func:`fast_slots`' + the virtual slot (last)."""
+    return fast_slots(graph)[1] + 1
 
 
 def shared_slots(kern, G, K, n_slots, block):
