@@ -228,7 +228,7 @@ def main():
             print(f"check {gp}: {nb} mismatches", flush=True)
         G, K = fast.choose_config(plen)                # what `s2g align` would use
         r, _ = time_kernel(g, batch(seqs), sc, Mode.LOCAL, G, K, 5 if not args.quick else 3)
-        r.update(workload=f"{gp} (n_slots {g.n_slots}), {plen} bp pieces, local")
+        r.update(workload=f"{gp} (slots {fast.kernel_slots(g)}), {plen} bp pieces, local")
         out["runs"].append(r)
         print(f"  {gp} ({plen} bp): {r['gcups']:.0f} GCUPS", flush=True)
     out["mismatches_total"] = bad_total

@@ -82,7 +82,7 @@ def main():
             n_sh, _ = fast.shared_slots(kern, G, K, fast.kernel_slots(g), fast.BLOCK)
             lmem = kern.get_local_mem_per_thread()
             smem = kern.get_shared_mem_per_block()
-            print(f"{dev.name} {tag or 'default'} graph={gname} slots={g.n_slots} G={G} K={K} "
+            print(f"{dev.name} {tag or 'default'} graph={gname} slots={fast.kernel_slots(g)} G={G} K={K} "
                   f"len={args.len} pair={int(pair)} ms={r['median_ms']:.1f} GCUPS={r['gcups']:.0f} regs={regs} "
                   f"local={lmem} shared={smem} n_sh={n_sh} mismatches={nb}", flush=True)
             if args.sass:
