@@ -657,7 +657,7 @@ def _cache_dir():
 
 
 def kernel_source(G: int, K: int, mode: int, sim: bool = False, cache: bool = True,
-                  prmt_sub: bool = True, pair: bool = False):
+                  prmt_sub: bool = True, pair: bool = False, note: str = ""):
     """The Python function of the kernel for ``G`` lanes x ``K`` rows in ``mode``.
 
     ``sim``: build the CUDA-simulator form (shared-memory exchange + syncthreads in
@@ -674,6 +674,8 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False, cache: bool = Tr
     import importlib.util
     assert WARP % G == 0 and K >= 1
     text = _module_text(G, K, int(mode), bool(sim), bool(prmt_sub), bool(pair))
+    if note:          # compile options: part of the file's hash, so of the cache's key
+        text = f"# {note}\n" + text
     d = _cache_dir() if cache else None
     fn = None
     if d is not None:
@@ -732,9 +734,11 @@ def get_kernel(G, K, mode, prmt_sub=True, pair=False):
            bool(pair))
     if key not in _KERNELS:
         from numba import cuda
-        fn = kernel_source(G, K, int(mode), sim=key[3], prmt_sub=bool(prmt_sub),
-                           pair=bool(pair))
         opts = {"max_registers": MAX_REGISTERS} if MAX_REGISTERS and not key[3] else {}
+        # numba's on-disk cache keys on the source, not on max_registers: a cap goes in
+        # the source's text (a cached cubin of another cap was loaded silently before)
+        fn = kernel_source(G, K, int(mode), sim=key[3], prmt_sub=bool(prmt_sub),
+                           pair=bool(pair), note=f"max_registers={MAX_REGISTERS}" if opts else "")
         if _sim():
             _KERNELS[key] = cuda.jit(fn)
         else:
