@@ -109,7 +109,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--reads", type=int, default=65536)
     ap.add_argument("--configs", default="8x19,4x38,16x10")
-    ap.add_argument("--long", default="10000:8192:8x24:20000,10000:8192:8x19:20000,50000:512:8x24:20000")
+    ap.add_argument("--long", default="10000:8192:8x24:20000,10000:12672:8x24:20000,50000:512:8x24:20000")
     ap.add_argument("--skip-check", action="store_true")
     ap.add_argument("--skip-random", action="store_true",
                     help="skip the random-graph checks (pytest -m gpu tests/test_fast.py has them)")

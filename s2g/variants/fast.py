@@ -31,6 +31,15 @@ node_bound store
     packed in one prefetched word (``mword``, up to 3) or from the CSR (``mptr``/
     ``mslot``). Shared slots: 995 GCUPS against 779 all-global (bench/NOTES.md run 3).
 
+Keep merges
+    A merge column one of whose predecessors is the previous column (v-1: the last
+    node of a bubble's branch, the closing node's usual case) keeps that column in
+    registers and loads only its other predecessors (``CI_KEEP``); the kernel's own
+    liveness slots (:func:`fast_slots`) drop v-1's slot where nothing else reads it.
+    A merge folds ``E = max(E, E-out + e)`` per loaded word (one VIADDMNMX), so a keep
+    merge needs no conversion of the registers it keeps. DRB1 (4.4 bp nodes): slot
+    loads 10,237 -> 6,758, 1,425 -> 1,826 GCUPS; SNP 100 kbp 2,364 -> 2,594 (run 6).
+
 Recurrence (s2g.dp, in the ``H - o - e`` domain to save one subtraction per cell; F is
 carried one row ahead, so rows depend on each other through one max only)::
 
@@ -96,10 +105,10 @@ Ends and ties
     is computed on the host.
 
 Traceback
-    Not on the GPU (not done): ``traceback=True`` runs
-    :func:`s2g.traceback.traceback_batch` on the CPU from the GPU's end cells — one
-    parallel Numba call per batch; ``s2g align`` overlaps it with the next batch's
-    kernel (s2g.pipeline).
+    Not in this kernel (it keeps no direction data): ``traceback=True`` runs
+    :func:`s2g.traceback.traceback_batch` from the end cells it returns; with a GPU
+    that is :mod:`s2g.gpu_traceback` (each read's window, 4-bit directions, walked on
+    the device), and ``s2g align`` runs it right after each batch's kernel.
 
 Simulator
     Under ``NUMBA_ENABLE_CUDASIM=1`` the same kernel is built with a shared-memory
