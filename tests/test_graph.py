@@ -61,7 +61,14 @@ def check_structure(g, segs, links, strands):
 
 
 def check_slots(g):
-    """Independent liveness: node u is live on [u, last non-simple successor]."""
+    """Independent liveness: node u is live on [u, last non-simple successor]; also the
+    fast kernel's slots, where a merge reads its predecessor v-1 from registers."""
+    from s2g.variants import fast
+    _check_slots(g, g.slot, g.n_slots, keep_prev=False)
+    _check_slots(g, *fast.fast_slots(g), keep_prev=True)
+
+
+def _check_slots(g, slot, n_slots, keep_prev):
     n = g.n_nodes
     last = np.full(n, -1)
     for v in range(n):
@@ -69,13 +76,14 @@ def check_slots(g):
         if len(preds) == 1 and preds[0] == v - 1:
             continue  # simple: reads the previous column, needs no slot
         for u in preds:
-            last[u] = max(last[u], v)
+            if not (keep_prev and u == v - 1):
+                last[u] = max(last[u], v)
     need = last >= 0
-    assert np.array_equal(g.slot >= 0, need), "a node has a slot iff a non-simple successor reads it"
-    assert np.all(g.slot < g.n_slots)
+    assert np.array_equal(slot >= 0, need), "a node has a slot iff a non-simple successor reads it"
+    assert np.all(slot < n_slots)
     by_slot = {}
     for u in np.nonzero(need)[0]:
-        by_slot.setdefault(int(g.slot[u]), []).append((u, last[u]))
+        by_slot.setdefault(int(slot[u]), []).append((u, last[u]))
     for s, ivs in by_slot.items():
         ivs.sort()
         for (u1, e1), (u2, _) in zip(ivs, ivs[1:]):
@@ -83,7 +91,7 @@ def check_slots(g):
     live = np.zeros(n + 1, int)
     for u in np.nonzero(need)[0]:
         live[u:last[u] + 1] += 1
-    assert g.n_slots == int(live.max(initial=0)), "n_slots must be the maximum live at once"
+    assert n_slots == int(live.max(initial=0)), "n_slots must be the maximum live at once"
 
 
 @SETTINGS
