@@ -41,6 +41,7 @@ from numba import types
 from numba.typed import Dict
 
 from ._numba import NJIT
+from .variants import _devpool
 from .dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_INS, H_START, LOCAL
 from .scoring import NEG_INF
 from .traceback import (OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK, _raise_status, _summarize,
@@ -492,10 +493,15 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
     qoff = _cum(lens)
     codes = np.concatenate([reads.codes_flat[offs[r]:offs[r + 1]] for r in idx.tolist()]) \
         if qoff[-1] else np.zeros(1, np.uint8)
-    d = cuda.to_device
+    # device buffers allocated once per thread and reused by every chunk and batch
+    dp = _devpool.pool()
+    names = iter(range(100))
 
-    def emp(size, dtype):           # numba-cuda wants a Python int (the simulator does not)
-        return cuda.device_array(int(max(size, 1)), dtype)
+    def d(x):
+        return dp.put(f"tb.{next(names)}", x)
+
+    def emp(size, dtype):
+        return dp.empty(f"tb.{next(names)}", size, dtype)
 
     args = [d(np.ascontiguousarray(codes, np.uint8)), d(qoff), d(rows.astype(np.int32)),
             d(score[idx].astype(np.int32))]

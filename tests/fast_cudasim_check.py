@@ -18,7 +18,7 @@ from s2g.graph import load_graph  # noqa: E402
 from s2g.reads import ReadBatch  # noqa: E402
 from s2g.scoring import Mode, Scoring  # noqa: E402
 from s2g.simulate import sample_reads, snp_graph  # noqa: E402
-from s2g.variants import fast, v0_cpu  # noqa: E402
+from s2g.variants import _devpool, fast, v0_cpu  # noqa: E402
 
 
 def case(seed, tmp):
@@ -75,6 +75,11 @@ def main():
             ref = v0_cpu.align_batch(g, sub, sc, Mode.LOCAL)
             for x, y in ((got.score, ref.score), (got.end_i, ref.end_i), (got.end_j, ref.end_j)):
                 assert np.array_equal(x, y), (c, x, y)
+            # device buffers are allocated once: the same batch again allocates nothing
+            before = _devpool.pool().allocations
+            again = fast.align_batch(g, sub, sc, Mode.LOCAL)
+            assert _devpool.pool().allocations == before, "fast: device buffers reallocated"
+            assert np.array_equal(again.score, ref.score) and np.array_equal(again.end_j, ref.end_j)
     assert keep > 0, "no keep merge column (previous column + slots) in the cases"
     print("OK", n)
 

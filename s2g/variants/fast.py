@@ -138,6 +138,7 @@ from ..dp import GLOBAL, LOCAL, SEMIGLOBAL
 from ..errors import S2GError
 from ..result import BatchResult
 from ..scoring import NEG_INF, Mode, fits_int32
+from . import _devpool
 
 # ---------------------------------------------------------------- limits and config
 WARP = 32
@@ -892,6 +893,7 @@ def plan(graph, reads_max_len, n_reads, G=None, K=None):
     npass = -(-reads_max_len // (G * K))
     if npass > 1 and not _sim():
         free, _ = cuda.current_context().get_memory_info()
+        free += _devpool.pool().held("fast.bndH", "fast.bndF")   # reused, not new
         cap = int(free * BND_MEM_FRACTION) // max(1, 8 * graph.n_bases)
         cap = max(block // G, cap // (block // G) * (block // G))
         groups = min(groups, cap)
@@ -917,22 +919,23 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     G, K, blocks, block, groups = plan(graph, max_len, -(-n // 2) if pair else n, G, K)
     a, b, o, e = scoring.as_tuple()
     order = np.argsort(-lengths, kind="stable").astype(np.int32)
-    d_codes = cuda.to_device(codes if len(codes) else np.zeros(1, np.uint8))
-    d_off = cuda.to_device(offsets[:-1].astype(np.int64))
-    d_len = cuda.to_device(lengths.astype(np.int32))
-    d_ord = cuda.to_device(order)
+    dp = _devpool.pool()                                # buffers allocated once, reused
+    d_codes = dp.put("fast.codes", codes if len(codes) else np.zeros(1, np.uint8))
+    d_off = dp.put("fast.off", offsets[:-1].astype(np.int64))
+    d_len = dp.put("fast.len", lengths.astype(np.int32))
+    d_ord = dp.put("fast.order", order)
     kern = get_kernel(G, K, mode, prmt_scores(a, b, o, e), pair)
     n_sh, sh_bytes = shared_slots(kern, G, K, kernel_slots(graph), block)
     n_gl = kernel_slots(graph) - n_sh                   # slots in global memory (>= 1)
-    store = cuda.device_array(groups * n_gl * (2 * K + 1) * G, np.int32)
+    store = dp.empty("fast.store", groups * n_gl * (2 * K + 1) * G, np.int32)
     npass = -(-max_len // (G * K))
     bn = groups * graph.n_bases if npass > 1 else 1
-    bndH = cuda.device_array(bn, np.int32)
-    bndF = cuda.device_array(bn, np.int32)
-    out_s = cuda.device_array(n, np.int32)
-    out_i = cuda.device_array(n, np.int32)
-    out_j = cuda.device_array(n, np.int32)
-    status = cuda.to_device(np.full(n, ST_NOT_RUN, np.int32))
+    bndH = dp.empty("fast.bndH", bn, np.int32)
+    bndF = dp.empty("fast.bndF", bn, np.int32)
+    out_s = dp.empty("fast.out_s", n, np.int32)
+    out_i = dp.empty("fast.out_i", n, np.int32)
+    out_j = dp.empty("fast.out_j", n, np.int32)
+    status = dp.put("fast.status", np.full(n, ST_NOT_RUN, np.int32))
     if events:
         events[0].record()
     # The default stream, synchronised (numba-cuda 0.30 rejects a literal stream 0 with

@@ -1,0 +1,65 @@
+"""Device buffers allocated once and reused by every batch (issue 5's host pipeline).
+
+``fast.run_kernel`` and ``s2g.gpu_traceback.run`` need a dozen device arrays per batch
+whose sizes change little from batch to batch. Each ``cuda.device_array`` is a
+``cuMemAlloc`` (and a deferred free); a :class:`DevicePool` keeps one buffer per name,
+grows it when a batch needs more and hands out views of its first ``size`` elements.
+
+Pools are per thread (``pool()``): a buffer is reused only by the thread that launched
+the previous kernel on it, and every user synchronises (copies results back) before it
+returns, so no kernel still reads a buffer when it is handed out again.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+_LOCAL = threading.local()
+
+
+class DevicePool:
+    """Named, growing device buffers; ``empty``/``put`` return views of them."""
+
+    def __init__(self):
+        self._bufs: dict = {}
+        self.allocations = 0          # cuMemAlloc calls made (tests, profiles)
+
+    def empty(self, name: str, size: int, dtype):
+        """A device array of ``size`` elements of ``dtype`` (contents undefined)."""
+        from numba import cuda
+        size = int(max(size, 1))
+        dtype = np.dtype(dtype)
+        buf = self._bufs.get(name)
+        if buf is None or buf.dtype != dtype or buf.size < size:
+            self._bufs[name] = None          # let the old one go first
+            buf = cuda.device_array(size if buf is None else max(size, buf.size + buf.size // 4),
+                                    dtype)
+            self._bufs[name] = buf
+            self.allocations += 1
+        return buf[:size]
+
+    def put(self, name: str, host):
+        """A device copy of the 1-D host array ``host`` (in a reused buffer)."""
+        host = np.ascontiguousarray(host)
+        if host.size == 0:
+            return self.empty(name, 1, host.dtype)
+        d = self.empty(name, host.size, host.dtype)
+        d.copy_to_device(host)
+        return d
+
+    def held(self, *names) -> int:
+        """Bytes held by the named buffers (``fast.plan`` counts them as free)."""
+        return sum(b.size * b.dtype.itemsize for k, b in self._bufs.items()
+                   if k in names and b is not None)
+
+    def clear(self):
+        self._bufs.clear()
+
+
+def pool() -> DevicePool:
+    """This thread's pool."""
+    p = getattr(_LOCAL, "pool", None)
+    if p is None:
+        p = _LOCAL.pool = DevicePool()
+    return p
