@@ -11,11 +11,14 @@ returns, so no kernel still reads a buffer when it is handed out again.
 """
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
 
 _LOCAL = threading.local()
+#: S2G_DEVPOOL=0: allocate every buffer afresh (a diagnostic, to compare)
+ENABLED = os.environ.get("S2G_DEVPOOL", "1") != "0"
 
 
 class DevicePool:
@@ -31,6 +34,9 @@ class DevicePool:
         size = int(max(size, 1))
         dtype = np.dtype(dtype)
         buf = self._bufs.get(name)
+        if not ENABLED:
+            self.allocations += 1
+            return cuda.device_array(size, dtype)
         if buf is None or buf.dtype != dtype or buf.size < size:
             self._bufs[name] = None          # let the old one go first
             buf = cuda.device_array(size if buf is None else max(size, buf.size + buf.size // 4),
