@@ -31,6 +31,7 @@ bands; :func:`run` returns them.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
@@ -41,11 +42,11 @@ from numba import types
 from numba.typed import Dict
 
 from ._numba import NJIT
-from .variants import _devpool
 from .dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_INS, H_START, LOCAL
 from .scoring import NEG_INF
 from .traceback import (OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK, _raise_status, _summarize,
                         _summary_arrays, _window, tb_cell)
+from .variants import _devpool
 
 #: largest window (cells) traced on the GPU; larger ones go to the CPU's banded traceback
 MAX_CELLS = int(os.environ.get("S2G_GPU_TB_MAX_CELLS", 1 << 21))
@@ -495,7 +496,7 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
         if qoff[-1] else np.zeros(1, np.uint8)
     # device buffers allocated once per thread and reused by every chunk and batch
     dp = _devpool.pool()
-    names = iter(range(100))
+    names = itertools.count()
 
     def d(x):
         return dp.put(f"tb.{next(names)}", x)

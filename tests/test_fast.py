@@ -179,6 +179,42 @@ def test_config_and_tables():
     assert (G, K) == (fast.LONG_G, fast.LONG_K)
 
 
+def test_kernel_cache_key_includes_compile_options(tmp_path, monkeypatch):
+    """numba's on-disk cache keys on the source file: a register cap must change it
+    (S2G_FAST_MAXREG once loaded the uncapped cached cubin and measured nothing)."""
+    from s2g.variants import fast
+    monkeypatch.setenv("S2G_CACHE_DIR", str(tmp_path))
+    plain = fast.kernel_source(8, 4, int(Mode.LOCAL))
+    capped = fast.kernel_source(8, 4, int(Mode.LOCAL), note="max_registers=128")
+    assert plain.__s2g_cached__ and capped.__s2g_cached__
+    assert plain.__code__.co_filename != capped.__code__.co_filename
+    assert len(list(tmp_path.glob("s2g_fast_*.py"))) == 2
+
+
+def test_keep_merge_tables():
+    """A merge column with the previous column among its predecessors is flagged keep and
+    lists only its other predecessors' slots (fast's own liveness slots)."""
+    from s2g.graph import load_graph
+    from s2g.variants import fast
+    g = load_graph(str(REPO / "graphs" / "cactus-BRCA2.gfa"))
+    slot, n = fast.fast_slots(g)
+    ci, mw, mp, ms, _ = fast._column_tables(g.base, g.node_start, g.pred_ptr, g.pred_idx, slot,
+                                            g.is_sink, 0, 4, 2, n)
+    n_keep = 0
+    for v in range(g.n_nodes):
+        preds = list(g.pred_idx[g.pred_ptr[v]:g.pred_ptr[v + 1]])
+        j = g.node_start[v]
+        if preds == [v - 1] or not preds:
+            assert not ci[j] & fast.CI_KEEP
+            continue
+        keep = (v - 1) in preds
+        assert bool(ci[j] & fast.CI_KEEP) == keep and ci[j] & fast.CI_MERGE
+        want = sorted(int(slot[u]) for u in preds if not (keep and u == v - 1))
+        assert sorted(ms[mp[j]:mp[j + 1]].tolist()) == want
+        n_keep += keep
+    assert n_keep > 0
+
+
 # ------------------------------------------------------------------ (3) GPU
 
 def _gpu():
