@@ -191,13 +191,14 @@ def cmd_align(args) -> int:
 
     def align_one(batch):
         res = module.align_batch(graph, batch, scoring, mode, traceback=False)
-        part = traceback_gpu_part(graph, batch, scoring, mode, res, args.max_traceback_cells) \
-            if inline else (None, None)
-        return res, part
+        if inline:
+            res._gpu_part = traceback_gpu_part(graph, batch, scoring, mode, res,
+                                               args.max_traceback_cells)
+        return res
 
-    def finish_one(batch, aligned):
-        res, (flat, idx) = aligned
+    def finish_one(batch, res):
         if not args.no_traceback:
+            flat, idx = res.__dict__.pop("_gpu_part", (None, None))
             traceback_batch(graph, batch, scoring, mode, res, max_cells=args.max_traceback_cells,
                             device=tb_gpu, flat=flat, idx=idx)
         return res
