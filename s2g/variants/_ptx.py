@@ -20,7 +20,7 @@ import numpy as np
 
 #: bumped whenever an intrinsic's assembly changes: the generated kernels' module text
 #: includes it, so their on-disk cache keys change with it
-VERSION = 2
+VERSION = 3
 
 
 def s32(x):
@@ -77,7 +77,10 @@ def _asm(text: str, nargs: int):
         fnty = ir.FunctionType(i32, [i32] * nargs)
         return builder.call(ir.InlineAsm(fnty, text, "=r" + ",r" * nargs), args)
 
-    if nargs == 2:
+    if nargs == 1:
+        def op(typingctx, a):
+            return sig, codegen
+    elif nargs == 2:
         def op(typingctx, a, b):
             return sig, codegen
     else:
@@ -89,5 +92,13 @@ def _asm(text: str, nargs: int):
 prmt = _asm("prmt.b32 $0, $1, $2, $3;", 3)
 vmax = _asm("max.s16x2 $0, $1, $2;", 2)
 vadd = _asm("add.s16x2 $0, $1, $2;", 2)
+#: ``x`` unchanged, but opaque to LLVM's and ptxas's value analysis (a ``mov``): keeps a
+#: 0/1 multiplier a multiply, where the compilers would turn it back into selects
+opaque = _asm("mov.b32 $0, $1;", 1)
 
-__all__ = ["prmt", "prmt_py", "vmax", "vmax_py", "vadd", "vadd_py", "s32", "VERSION"]
+
+def opaque_py(x):
+    """``opaque`` in Python (the identity)."""
+    return x
+
+__all__ = ["opaque", "opaque_py", "prmt", "prmt_py", "vmax", "vmax_py", "vadd", "vadd_py", "s32", "VERSION"]

@@ -21,8 +21,9 @@ Mapping
 node_bound store
     A column whose node is not simple (pred != [v-1]) merges its predecessors' last
     columns from FlatGraph's liveness slots. Each lane keeps its *own* rows of a slot
-    (``H-o-e``, the outgoing ``max(H-o-e, E-e)``, and the H of the row above its top
-    row, which is the diagonal of its first row), so the store is lane-private:
+    (``H-o-e`` and ``E`` of each row as the registers hold them, and the H of the row
+    above its top row, which is the diagonal of its first row), so the store is
+    lane-private:
     no barrier and no cross-lane hazard. The first ``n_sh`` slots live in shared
     memory (word ``w`` of slot ``s`` of a lane at ``(s*(2K+1) + w)*32 + lane`` of its
     warp's region: one bank per lane), as many as fit without lowering the occupancy
@@ -36,9 +37,15 @@ Keep merges
     node of a bubble's branch, the closing node's usual case) keeps that column in
     registers and loads only its other predecessors (``CI_KEEP``); the kernel's own
     liveness slots (:func:`fast_slots`) drop v-1's slot where nothing else reads it.
-    A merge folds ``E = max(E, E-out + e)`` per loaded word (one VIADDMNMX), so a keep
-    merge needs no conversion of the registers it keeps. DRB1 (4.4 bp nodes): slot
+    A merge folds ``H = max(H, H')`` and ``E = max(E, E')`` per predecessor, so a keep
+    merge needs no conversion of the registers it keeps (the next cell's
+    ``max(H, E - e)`` distributes over the predecessors). DRB1 (4.4 bp nodes): slot
     loads 10,237 -> 6,758, 1,425 -> 1,826 GCUPS; SNP 100 kbp 2,364 -> 2,594 (run 6).
+    Slots hold E itself, not the outgoing ``max(H-o-e, E-e)`` (run 7): a store is
+    2K + 1 stores and no arithmetic (19 ALU instructions fewer per store at K = 19; the
+    ALU pipe is the kernel's bottleneck, ncu). 64-bit slot words (one LDS.64 per row's
+    two values) were measured and dropped: no faster (the load/store pipe is not the
+    limit, and pairing a row's values for STS.64 costs a move per row).
 
 Recurrence (s2g.dp, in the ``H - o - e`` domain to save one subtraction per cell; F is
 carried one row ahead, so rows depend on each other through one max only)::
@@ -320,11 +327,15 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
                     "{i}oi = cuda.shfl_xor_sync(FULL, int32(bi), msk)")
         sync = "cuda.syncwarp(FULL)"
     X = lambda s, ind: s.format(i=" " * ind)  # noqa: E731
+    # x * km + ka: x where km = 1, ka = 0; the sentinel where km = 0, ka = NIV (one IMAD)
+    KA = (lambda x: f"s32(int({x}) * int(km) + int(ka))") if sim else (
+        lambda x: f"int32({x} * km + ka)")
     ind = lambda text, n: "\n".join(" " * n + ln for ln in text.splitlines())  # noqa: E731
     halves = ("A", "B") if pair else ("",)
 
     if IS_LOCAL:
-        # the virtual column before a source: H - o - e = -o-e and E-out = E - e = -o-e
+        # the virtual column before a source: H - o - e = -o-e, and E = -o-e (so that the
+        # source's first cell's max(H - o - e, E - e) is -o-e)
         vslot = ("vw0 = NOE\n" + R("vw{r1} = NOE", 0))
         track = f"cm = {MX('cm', 'u')}"   # max H-o-e of the column (F never holds it first)
         track_init = "cm = NIV"
@@ -343,7 +354,8 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
                         + R("if H{r} == cm:\n    pi_ = int32(row_base + {r1})", 4, reverse=True))
         best_col = "\n".join(" " * 20 + ln for ln in best_col.splitlines())
     else:
-        # H[i][-1] = -(o + e i) (0 at i = 0): H - o - e and E-out = E - e are both that - o - e
+        # H[i][-1] = -(o + e i) (0 at i = 0): H - o - e = that - o - e, and E the same
+        # (max(H - o - e, E - e) is then H - o - e, the value the first cell needs)
         vslot = ("vw0 = NOE if row_base == 0 else int32(-(o + e * row_base) - oe)\n"
                  + R("vw{r1} = int32(-(o + e * (row_base + {r1})) - oe)", 0))
         track = "vm = H{r} if rm == {r} else vm"
@@ -380,7 +392,7 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
     pk = (lambda v: f"s32((int({v}) & 0xFFFF) * 0x10001)") if sim else (
         lambda v: f"int32(({v} & 0xFFFF) * 0x10001)")
     if pair:
-        consts = (f"NEGE = {pk('-e')}\n    POSE = {pk('e')}\n    NOE = {pk('-oe')}\n"
+        consts = (f"NEGE = {pk('-e')}\n    NOE = {pk('-oe')}\n"
                   "    NIV = NI2")
         fetch = ("rdA = 0\n        rdB = 0\n        mA = 0\n        mB = 0\n        offA = 0\n"
                  "        offB = 0\n        if ridx < n_units:\n"
@@ -404,7 +416,7 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
                         f"                bi{h} = pi{h}\n")
         row0_load = "NOE"              # local row 0: H - o - e = -o-e everywhere
     else:
-        consts = "NEGE = int32(-e)\n    POSE = e32\n    NIV = NI"
+        consts = "NEGE = int32(-e)\n    NIV = NI"
         fetch = ("m = 0\n        off = 0\n        rd = 0\n        if ridx < n_units:\n"
                  "            rd = order[ridx]\n            m = rlen[rd]\n            off = roff[rd]\n"
                  "        npass = int32((m + GK - 1) // GK)")
@@ -458,6 +470,7 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
     buf3 = cuda.shared.array(WARP, int32)
     shm = cuda.shared.array(0, int32)             # node_bound slots 0 .. n_sh-1
     shb = (tid // WARP) * n_sh * SWW + lane       # word 0 of slot 0, this lane
+    n_sh32 = int32(n_sh)
     oe = int32(o + e)
     e32 = int32(e)
     sa = int32(a + o + e)
@@ -499,8 +512,8 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
             dgo = NIV
             wr_bnd = t == G - 1 and p + 1 < npass
             {"" if pair else "own_m = p == pm and t == tm"}
-            ninfo = 0
-            nmw = 0
+            ninfo = Z                         # int32 (a literal 0 would make them int64)
+            nmw = Z
             nhu = NIV
             nfu = NIV
             if lead and N > 0:                # lane 0 starts on column 0 at step 0
@@ -538,50 +551,54 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
                     gb = int32(info & CI_BASE)
                     {col_sub}
                     if info & CI_MERGE:
-                        if (info & CI_KEEP) == 0:     # keep: the previous column stays
-                            dgo = NIV
-{R("H{r} = NIV" + chr(10) + "E{r} = NIV", 28)}
+                        # keep: the previous column stays (x 1 + 0); else reset (x 0 + NIV).
+                        # Multiply-adds run on the FMA pipe: selects would take 2K + 1
+                        # instructions of the ALU pipe, the kernel's bottleneck (ncu)
+                        km = opaque(int32((info >> CI_KEEP_BIT) & 1))
+                        ka = int32(NIV & (km - 1))
+                        dgo = {KA("dgo")}
+{R("H{r} = " + KA("H{r}") + chr(10) + "E{r} = " + KA("E{r}"), 24)}
                         pw = mw                       # up to 3 slots + 1, packed ...
-                        k = 0
-                        kend = 0
+                        k = Z
+                        kend = Z
                         if mw < 0:                    # ... or the CSR
-                            pw = 0
+                            pw = Z
                             k = mptr[uint64(j)]
                             kend = mptr[uint64(j) + U1]
                         while pw != 0 or k < kend:
                             if pw != 0:
-                                sl = (pw & SLOT_MASK) - 1
-                                pw = pw >> SLOT_BITS
+                                sl = int32((pw & SLOT_MASK) - 1)
+                                pw = int32(pw >> SLOT_BITS)
                             else:
-                                sl = mslot[k]
-                                k += 1
-                            if sl < n_sh:
+                                sl = mslot[uint64(k)]
+                                k = int32(k + 1)
+                            if sl < n_sh32:
                                 sp = uint64(shb + sl * SWW)
                                 dgo = {MX("dgo", "shm[sp]")}
 {R("H{r} = " + MX("H{r}", "shm[sp + W{r1}]"), 32)}
-{R("E{r} = " + MX("E{r}", AD("shm[sp + W{rk}]", "POSE")), 32)}
+{R("E{r} = " + MX("E{r}", "shm[sp + W{rk}]"), 32)}
                             else:
                                 sp = uint64(sbase + (sl - n_sh) * SW)
                                 dgo = {MX("dgo", "store[sp]")}
 {R("H{r} = " + MX("H{r}", "store[sp + U{r1}]"), 32)}
-{R("E{r} = " + MX("E{r}", AD("store[sp + U{rk}]", "POSE")), 32)}
+{R("E{r} = " + MX("E{r}", "store[sp + U{rk}]"), 32)}
                     f = fu                            # F of the first row (carried down)
                     dd = dgo
                     {track_init}
 {R(cell, 20)}
-                    sl = info >> CI_SLOT_SHIFT
+                    sl = int32(info >> CI_SLOT_SHIFT)
                     if sl != 0:
-                        sl -= 1
-                        if sl < n_sh:
+                        sl = int32(sl - 1)
+                        if sl < n_sh32:
                             sp = uint64(shb + sl * SWW)
                             shm[sp] = hu
 {R("shm[sp + W{r1}] = H{r}", 28)}
-{R("shm[sp + W{rk}] = " + MX("H{r}", AD("E{r}", "NEGE")), 28)}
+{R("shm[sp + W{rk}] = E{r}", 28)}
                         else:
                             sp = uint64(sbase + (sl - n_sh) * SW)
                             store[sp] = hu
 {R("store[sp + U{r1}] = H{r}", 28)}
-{R("store[sp + U{rk}] = " + MX("H{r}", AD("E{r}", "NEGE")), 28)}
+{R("store[sp + U{rk}] = E{r}", 28)}
 {best_col}
                     if wr_bnd:
                         bndH[bbase + uint64(j)] = H{K - 1}
@@ -633,18 +650,18 @@ def pair_fits(scoring, mode, max_len: int) -> bool:
 def _module_text(G: int, K: int, mode: int, sim: bool, prmt_sub: bool = True,
                  pair: bool = False) -> str:
     """A self-contained module: the kernel's constants, then the kernel."""
-    SW = 2 * K + 1                       # words per lane per slot: hu, K x HO, K x E-out
+    SW = 2 * K + 1                       # words per lane per slot: hu, K x HO, K x E
     ints = {"WARP": WARP, "FULL": 0xFFFFFFFF, "G": G, "K": K, "GK": G * K, "SW": SW,
             "SWW": SW * WARP, "CI_BASE": CI_BASE, "CI_MERGE": CI_MERGE, "CI_VIRT": CI_VIRT,
-            "CI_SINK": CI_SINK, "CI_KEEP": CI_KEEP, "CI_SLOT_SHIFT": CI_SLOT_SHIFT, "READ_PAD": READ_PAD,
+            "CI_SINK": CI_SINK, "CI_KEEP": CI_KEEP, "CI_KEEP_BIT": CI_KEEP.bit_length() - 1, "CI_SLOT_SHIFT": CI_SLOT_SHIFT, "READ_PAD": READ_PAD,
             "SLOT_BITS": SLOT_BITS, "SLOT_MASK": SLOT_MASK, "ST_OK": ST_OK}
     from . import _ptx
     head = [f"# generated by s2g.variants.fast (G={G}, K={K}, mode={mode}, sim={sim}, "
             f"prmt={prmt_sub}, pair={pair}, _ptx v{_ptx.VERSION}); do not edit",
             "import numpy as np", "from numba import cuda, int32, uint32, uint64",
             "from s2g.variants._ptx import " + (
-                "prmt_py as prmt, vmax_py as vmax, vadd_py as vadd, s32" if sim else
-                "prmt, vmax, vadd"), ""]
+                "prmt_py as prmt, vmax_py as vmax, vadd_py as vadd, opaque_py as opaque, s32"
+                if sim else "prmt, vmax, vadd, opaque"), ""]
     head += [f"{k} = {v}" for k, v in ints.items()]
     head += [f"NI = int32({int(NEG_INF)})", "Z = int32(0)", "M1 = int32(-1)",
              f"NI2 = int32({_pack16(NEG_INF16)})       # NEG_INF16 in both halves"]
