@@ -387,13 +387,11 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
                  "Q{r} = int32(MISW ^ (DIFF << ((c & 3) * 8))) if c < 4 else MISW")
     else:
         qload = "Q{r} = int32(codes[off + row_base + {r}]) if row_base + {r} < m else int32(READ_PAD)"
-    col_sub = ("gt = int32(MISW ^ (DIFF << ((gb & 3) * 8))) if gb < 4 else MISW" if pair else
-               "gsel = int32(gb * 0x1111 + 0x8880)" if prmt_sub else "")
-    pk = (lambda v: f"s32((int({v}) & 0xFFFF) * 0x10001)") if sim else (
-        lambda v: f"int32(({v} & 0xFFFF) * 0x10001)")
+    # the column's substitution word, precomputed on the host (column_sub): 16 ALU
+    # instructions per column fewer than deriving it from the base here (SASS, run 7)
+    col_sub = "gt = sub" if pair else "gsel = sub" if prmt_sub else "gb = sub"
     if pair:
-        consts = (f"NEGE = {pk('-e')}\n    NOE = {pk('-oe')}\n"
-                  "    NIV = NI2")
+        consts = "NIV = NI2"
         fetch = ("rdA = 0\n        rdB = 0\n        mA = 0\n        mB = 0\n        offA = 0\n"
                  "        offB = 0\n        if ridx < n_units:\n"
                  "            rdA = order[2 * ridx]\n            mA = rlen[rdA]\n"
@@ -416,7 +414,7 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
                         f"                bi{h} = pi{h}\n")
         row0_load = "NOE"              # local row 0: H - o - e = -o-e everywhere
     else:
-        consts = "NEGE = int32(-e)\n    NIV = NI"
+        consts = "NIV = NI"
         fetch = ("m = 0\n        off = 0\n        rd = 0\n        if ridx < n_units:\n"
                  "            rd = order[ridx]\n            m = rlen[rd]\n            off = roff[rd]\n"
                  "        npass = int32((m + GK - 1) // GK)")
@@ -455,8 +453,8 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
     lane0_row0 = (f"nhu = {row0_load}" if row0_load else "nhu = row0[0]")
     lane0_row0_n = (f"nhu = {row0_load}" if row0_load else "nhu = row0[uint64(jn)]")
     src = f'''
-def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_reads,
-                n_slots, n_sh, a, b, o, e, store, bndH, bndF, out_s, out_i, out_j, status):
+def fast_kernel(colinfo, colsub, mword, mptr, mslot, row0, codes, roff, rlen, order, n_reads,
+                n_slots, n_sh, a, b, o, e, kNEGE, kNOE, kMISW, store, bndH, bndF, out_s, out_i, out_j, status):
     N = colinfo.shape[0]
     N32 = uint32(N)
     tid = cuda.threadIdx.x
@@ -472,12 +470,16 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
     shb = (tid // WARP) * n_sh * SWW + lane       # word 0 of slot 0, this lane
     n_sh32 = int32(n_sh)
     oe = int32(o + e)
-    e32 = int32(e)
     sa = int32(a + o + e)
     sb = int32(o + e - b)
-    NOE = int32(-oe)
+    # -e, -o-e (in both 16-bit halves in the pair kernel) and the PRMT mismatch word (the
+    # mismatch score in every byte), from the host (kernel_constants): parameters live
+    # in the constant bank, operands of the cell's instructions, where values computed
+    # here were recomputed on every column to spare registers (SASS, run 7)
+    NEGE = kNEGE
+    NOE = kNOE
+    MISW = kMISW
     {consts}
-    MISW = {"s32((int(sb) & 0xFF) * 0x01010101)" if sim else "int32((sb & 0xFF) * 0x01010101)"}  # PRMT: mismatch in every byte
     DIFF = int32((sa ^ sb) & 0xFF)
     sbase = (gid * G + t) * n_slots * SW          # global slots n_sh .. n_sh+n_slots-1
     bbase = uint64(gid * N)
@@ -513,11 +515,13 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
             wr_bnd = t == G - 1 and p + 1 < npass
             {"" if pair else "own_m = p == pm and t == tm"}
             ninfo = Z                         # int32 (a literal 0 would make them int64)
+            nsub = Z
             nmw = Z
             nhu = NIV
             nfu = NIV
             if lead and N > 0:                # lane 0 starts on column 0 at step 0
                 ninfo = colinfo[0]
+                nsub = colsub[0]
                 nmw = mword[0]
                 if from_bnd:
                     nhu = bndH[bbase]
@@ -530,6 +534,7 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
             for s in range(int32(N32 + G - 1)):
                 j = int32(s - t)
                 info = ninfo
+                sub = nsub
                 mw = nmw
                 if lead:
                     hu = nhu
@@ -537,6 +542,7 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
                 jn = int32(j + 1)
                 if uint32(jn) < N32:                  # prefetch the next column's words
                     ninfo = colinfo[uint64(jn)]
+                    nsub = colsub[uint64(jn)]
                     nmw = mword[uint64(jn)]
                     if lead:
                         if from_bnd:
@@ -548,7 +554,6 @@ def fast_kernel(colinfo, mword, mptr, mslot, row0, codes, roff, rlen, order, n_r
                 bh = NIV
                 bf = NIV
                 if uint32(j) < N32:
-                    gb = int32(info & CI_BASE)
                     {col_sub}
                     if info & CI_MERGE:
                         # keep: the previous column stays (x 1 + 0); else reset (x 0 + NIV).
@@ -735,9 +740,9 @@ def kernel_signature():
     """Explicit argument types of :func:`kernel_source`'s kernel (for compile_ptx)."""
     from numba import types as T
     i32a = T.int32[::1]
-    return (i32a, i32a, i32a, i32a, i32a, T.uint8[::1], T.int64[::1], T.int32[::1], i32a,
-            T.int64, T.int64, T.int64, T.int32, T.int32, T.int32, T.int32, i32a, i32a, i32a,
-            i32a, i32a, i32a, i32a)
+    return (i32a, i32a, i32a, i32a, i32a, i32a, T.uint8[::1], T.int64[::1], T.int32[::1], i32a,
+            T.int64, T.int64, T.int64, T.int32, T.int32, T.int32, T.int32, T.int32, T.int32,
+            T.int32, i32a, i32a, i32a, i32a, i32a, i32a, i32a)
 
 
 _KERNELS: dict = {}
@@ -801,6 +806,41 @@ class _GraphOnDevice:
         self.colinfo, self.mword = cuda.to_device(ci), cuda.to_device(mw)
         self.mptr = cuda.to_device(mp)
         self.mslot, self.row0 = cuda.to_device(ms), cuda.to_device(r0)
+        self._ci, self._sc, self._sub = ci, scoring, {}
+
+    def colsub(self, pair: bool, prmt_sub: bool):
+        """The kernel's per-column substitution words (:func:`column_sub`), on the device."""
+        key = (bool(pair), bool(prmt_sub))
+        if key not in self._sub:
+            from numba import cuda
+            self._sub[key] = cuda.to_device(column_sub(self._ci, self._sc, *key))
+        return self._sub[key]
+
+
+def kernel_constants(scoring, pair: bool):
+    """(-e, -o-e, PRMT mismatch word) as the kernel takes them: in both 16-bit halves for
+    the pair kernel; the mismatch score ``o + e - b`` in every byte."""
+    a, b, o, e = scoring.as_tuple()
+    w = (lambda v: np.int32(_pack16(v))) if pair else np.int32
+    mis = ((o + e - b) & 0xFF) * 0x01010101
+    return w(-e), w(-(o + e)), np.int32(mis - (1 << 32) if mis >= 1 << 31 else mis)
+
+
+def column_sub(colinfo, scoring, pair: bool, prmt_sub: bool) -> np.ndarray:
+    """Per column, what the kernel's substitution needs of the graph base ``g``
+    (``colinfo & CI_BASE``; N is GRAPH_N): the pair kernel's 4-byte score table (byte
+    ``c`` = score(c, g) + o + e, PRMT-selected by the read base), the 32-bit kernel's
+    PRMT selector of ``g``'s byte, or ``g`` itself (compare-and-select fallback)."""
+    a, b, o, e = scoring.as_tuple()
+    g = (np.asarray(colinfo) & CI_BASE).astype(np.int64)
+    if pair:
+        sa, sb = a + o + e, o + e - b
+        mis = (sb & 0xFF) * 0x01010101
+        w = np.where(g < 4, mis ^ (((sa ^ sb) & 0xFF) << ((g & 3) * 8)), mis)
+        return (w & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+    if prmt_sub:
+        return (g * 0x1111 + 0x8880).astype(np.int32)
+    return g.astype(np.int32)
 
 
 _GCACHE: dict = {}
@@ -958,8 +998,9 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     # The default stream, synchronised (numba-cuda 0.30 rejects a literal stream 0 with
     # a shared-memory size; its default_stream() object is the same stream).
     kern[blocks, block, cuda.default_stream(), sh_bytes](
-        tab.colinfo, tab.mword, tab.mptr, tab.mslot, tab.row0, d_codes, d_off, d_len, d_ord,
-        n, n_gl, n_sh, np.int32(a), np.int32(b), np.int32(o), np.int32(e), store, bndH, bndF,
+        tab.colinfo, tab.colsub(pair, prmt_scores(a, b, o, e)), tab.mword, tab.mptr, tab.mslot, tab.row0, d_codes, d_off, d_len, d_ord,
+        n, n_gl, n_sh, np.int32(a), np.int32(b), np.int32(o), np.int32(e),
+        *kernel_constants(scoring, pair), store, bndH, bndF,
         out_s, out_i, out_j, status)
     if events:
         events[1].record()
