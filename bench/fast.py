@@ -226,7 +226,8 @@ def main():
             out["checks"][gp] = nb
             bad_total += nb
             print(f"check {gp}: {nb} mismatches", flush=True)
-        G, K = fast.choose_config(plen)                # what `s2g align` would use
+        G, K = fast.choose_config(plen, fast.PAIR and fast.pair_fits(sc, Mode.LOCAL, plen))
+        # (what `s2g align` would use)
         r, _ = time_kernel(g, batch(seqs), sc, Mode.LOCAL, G, K, 5 if not args.quick else 3)
         r.update(workload=f"{gp} (slots {fast.kernel_slots(g)}), {plen} bp pieces, local")
         out["runs"].append(r)

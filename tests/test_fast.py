@@ -193,8 +193,12 @@ def test_config_and_tables():
     assert fast.choose_config(150) == (8, 19)
     assert fast.choose_config(100) == (8, 13)           # Illumina 100 bp: one strip, 4 pad rows
     assert fast.choose_config(1) == (8, 4)
-    G, K = fast.choose_config(10_000)
-    assert (G, K) == (fast.LONG_G, fast.LONG_K)
+    assert fast.choose_config(150, pair=True) == (4, 38)
+    assert fast.choose_config(100, pair=True) == (4, 26)
+    assert fast.choose_config(153, pair=True) == (8, 20 if 20 in fast.K_CHOICES else 24)
+    for pair in (False, True):
+        G, K = fast.choose_config(10_000, pair)
+        assert (G, K) == (fast.LONG_G, fast.LONG_K)
 
 
 def test_kernel_cache_key_includes_compile_options(tmp_path, monkeypatch):

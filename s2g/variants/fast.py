@@ -1,7 +1,7 @@
 """fast — the production GPU path: a warp-cooperative affine POA wavefront (issue 5).
 
 Mapping
-    A *group* of ``G`` lanes (G = 8, 16 or 32; several groups share a warp) aligns one
+    A *group* of ``G`` lanes (G = 4, 8, 16 or 32; several groups share a warp) aligns one
     read — in local mode two reads, one per 16-bit half of every register (the *pair
     kernel*, below). Lane ``t`` owns ``K`` consecutive read rows of the current *strip*
     of ``G*K`` rows in registers (scalars of the generated source, below). Graph
@@ -16,7 +16,10 @@ Mapping
     s - t), so a warp diverges only as much as one group: with G = 8 on a SNP graph
     (~4% node-boundary columns) about 28% of steps have a boundary lane, against
     ~73% for a 32-lane group; and 8 lanes x K = 19 rows covers a 150 bp read with
-    two shuffles per 19 cells.
+    two shuffles per 19 cells. The pair kernel uses 4 lanes x 38 rows for 150 bp
+    (:func:`choose_config`): 255 registers and 8 warps per SM instead of 12, but the
+    column's work is shared by 76 cells per lane and a merge column meets 4 lanes of
+    a warp's steps instead of 8: 7-27% faster on every graph measured (run 7).
 
 node_bound store
     A column whose node is not simple (pred != [v-1]) merges its predecessors' last
@@ -154,6 +157,12 @@ SHORT_G = 8                  # lanes per read for reads up to SHORT_G * MAX_K ba
 MAX_K = 24                   # rows per lane (registers: 2 x K scores + K read codes)
 LONG_G, LONG_K = 8, 24       # long reads: strips of 192 rows
 K_CHOICES = (4, 8, 13, 19, 24)   # 8 x 13 = 104 rows: 100 bp reads; 8 x 19 = 152: 150 bp
+# The pair kernel: 4 lanes x 38 rows for 150 bp reads (255 registers, no spills; 8 warps
+# per SM against 12 at 8 x 19, but the column's work is shared by twice the cells and a
+# merge column meets 4 consecutive lanes, not 8): DRB1 2,004 -> 2,186, SNP node 10
+# 1,868 -> 2,379, node 50 2,716 -> 3,039, no edges 3,134 -> 3,286 (bench/NOTES.md run 7)
+PAIR_G = 4
+PAIR_K_CHOICES = (8, 13, 19, 26, 38)   # 4 x 26 = 104 rows: 100 bp; 4 x 38 = 152: 150 bp
 #: register cap per thread (0 = ptxas's choice; it took 168 for K = 19: 3 blocks per SM)
 MAX_REGISTERS = int(os.environ.get("S2G_FAST_MAXREG", 0))
 BLOCKS_PER_SM = 16           # persistent grid: at most this many blocks per SM
@@ -780,8 +789,15 @@ def get_kernel(G, K, mode, prmt_sub=True, pair=False):
     return _KERNELS[key]
 
 
-def choose_config(max_len: int):
-    """(G, K) for a batch: one strip of SHORT_G lanes when it covers the reads."""
+def choose_config(max_len: int, pair: bool = False):
+    """(G, K) for a batch: one strip when it covers the reads — of PAIR_G lanes for the
+    pair kernel (up to PAIR_G x 38 = 152 rows), else of SHORT_G lanes — or strips of
+    LONG_G x LONG_K rows."""
+    if pair:
+        need = max(1, -(-max_len // PAIR_G))
+        for K in PAIR_K_CHOICES:
+            if need <= K:
+                return PAIR_G, K
     need = max(1, -(-max_len // SHORT_G))
     for K in K_CHOICES:               # few distinct kernels to compile (JIT costs seconds each)
         if need <= K:
@@ -940,11 +956,12 @@ def _allow_shared(kern, nbytes) -> bool:
         return False
 
 
-def plan(graph, reads_max_len, n_reads, G=None, K=None):
-    """Launch plan: (G, K, blocks, block, n_groups) for a batch (also used by bench)."""
+def plan(graph, reads_max_len, n_reads, G=None, K=None, pair=False):
+    """Launch plan: (G, K, blocks, block, n_groups) for a batch (also used by bench);
+    ``n_reads``: the kernel's work units (read pairs for the pair kernel)."""
     from numba import cuda
     if G is None:
-        G, K = choose_config(reads_max_len)
+        G, K = choose_config(reads_max_len, pair)
     block = WARP if _shared_exchange() else BLOCK
     groups = min(-(-n_reads // (block // G)) * (block // G), _resident_groups(G))
     npass = -(-reads_max_len // (G * K))
@@ -973,7 +990,7 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     max_len = int(lengths.max(initial=0))
     fits = pair_fits(scoring, mode, max_len)
     pair = fits and (PAIR if pair is None else bool(pair))
-    G, K, blocks, block, groups = plan(graph, max_len, -(-n // 2) if pair else n, G, K)
+    G, K, blocks, block, groups = plan(graph, max_len, -(-n // 2) if pair else n, G, K, pair)
     a, b, o, e = scoring.as_tuple()
     order = np.argsort(-lengths, kind="stable").astype(np.int32)
     dp = _devpool.pool()                                # buffers allocated once, reused
