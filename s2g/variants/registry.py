@@ -71,12 +71,12 @@ register(VariantInfo(
     "than the block (<= 256) take extra passes over the graph", 4))
 register(VariantInfo(
     "fast", "s2g.variants.fast", "cuda",
-    "Production fast path: groups of 8 lanes per read inside a warp (in local mode two "
+    "Production fast path: groups of 4-8 lanes per read inside a warp (in local mode two "
     "reads, scores in 16-bit halves, s16x2 DPX instructions), K rows per lane in "
     "registers, columns streamed as a wavefront with shfl_up_sync, lane-private "
-    "node_bound slots (shared memory first); traceback on the CPU from the GPU's end "
-    "cells. Exact against the CPU oracle on the H200; 2,364 GCUPS at 150 bp on a 100 kbp "
-    "SNP graph (bench/NOTES.md, run 4).",
+    "node_bound slots (shared memory first); traceback on the GPU from its end cells. "
+    "Exact against the CPU oracle on the H200; 3,129 GCUPS at 150 bp on a 100 kbp "
+    "SNP graph (bench/NOTES.md, run 7).",
     "16-bit pairs where the score bound allows (local mode), else int32, else the cpu "
     "variant; long reads in strips of 192 rows with an 8 x columns byte buffer per "
     "group in flight", 20))
