@@ -154,6 +154,35 @@ def test_ptx_pair_kernel_is_packed_16bit(K):
     assert len(blk) / K < 16, f"{len(blk) / K:.1f} PTX instructions per row (two cells)"
 
 
+@pytest.mark.parametrize("scoring", [(2, 4, 4, 2), (1, 1, 0, 1), (5, 3, 10, 1), (1, 9, 6, 3)])
+def test_column_sub_and_constants_give_the_substitution_scores(scoring):
+    """The host-made column words (``column_sub``) and constants (``kernel_constants``),
+    put through the kernel's PRMT lookups (``prmt_py``), give score(read, graph) + o + e
+    for every read base, pad row and graph base (N is a mismatch), in both kernels."""
+    from s2g.variants import fast
+    from s2g.variants._ptx import prmt_py
+    sc = Scoring(*scoring)
+    a, b, o, e = sc.as_tuple()
+    graph_bases = np.array([0, 1, 2, 3, fast.GRAPH_N], np.int32)
+    for pair in (True, False):
+        nege, noe, misw = fast.kernel_constants(sc, pair)
+        half = (lambda v: ((v & 0xFFFF) ^ 0x8000) - 0x8000) if pair else int   # low 16 bits
+        assert half(int(nege)) == -e and half(int(noe)) == -(o + e)
+        sub = fast.column_sub(graph_bases, sc, pair, True)
+        sa, sb = a + o + e, o + e - b
+        diff = (sa ^ sb) & 0xFF
+        for gi, g in enumerate(graph_bases):
+            for c in (0, 1, 2, 3, 4, fast.READ_PAD):
+                want = sa if c == g and c < 4 else sb
+                if pair:       # the row's selector of read A's (low) and read B's (high) base
+                    q = c | ((c | 8) << 4) | (c << 8) | ((c | 8) << 12)
+                    got = int(prmt_py(sub[gi], misw, q))
+                    assert (half(got), got >> 16) == (want, want), (g, c)
+                else:          # the row's table (byte x: score against graph base x)
+                    q = (int(misw) ^ (diff << ((c & 3) * 8))) if c < 4 else int(misw)
+                    assert int(prmt_py(q, misw, sub[gi])) == want, (g, c)
+
+
 def test_pair_fits_bounds():
     """Pair kernel only where every value fits 16 bits; 32 bits (or the CPU) otherwise."""
     from s2g.variants import fast
