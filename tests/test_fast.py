@@ -24,23 +24,29 @@ REPO = Path(__file__).resolve().parents[1]
 
 # ------------------------------------------------------------------ (1) PTX
 
-def _blocks(ptx):
-    """Basic blocks of a PTX function body: lists of instruction mnemonics."""
+def _line_blocks(ptx):
+    """Basic blocks of a PTX function body: lists of instruction lines (stripped)."""
     out, cur = [], []
     for line in ptx.splitlines():
         s = line.strip()
         if s.startswith("$L__") and s.endswith(":"):
             out.append(cur)
             cur = []
-            continue
-        m = re.match(r"(?:@!?%p\d+\s+)?([a-z][\w.]*)", s)
-        if m:
-            cur.append(m.group(1))
-            if m.group(1).startswith("bra"):
+        elif re.match(r"(?:@!?%p\d+\s+)?[a-z]", s):
+            cur.append(s)
+            if re.match(r"(?:@!?%p\d+\s+)?bra", s):
                 out.append(cur)
                 cur = []
     out.append(cur)
     return out
+
+
+_OP = re.compile(r"(?:@!?%p\d+\s+)?([a-z][\w.]*)")
+
+
+def _blocks(ptx):
+    """Basic blocks of a PTX function body: lists of instruction mnemonics."""
+    return [[_OP.match(ln).group(1) for ln in blk] for blk in _line_blocks(ptx)]
 
 
 WIDE = re.compile(r"^(add|sub|max|min|mul|mad|selp|neg|abs)\.(s64|u64|b64|lo\.s64|wide)")
@@ -75,23 +81,6 @@ def test_ptx_cell_loop_is_32bit(mode, K):
     assert "ld.local" not in ptx and "st.local" not in ptx, "row registers spilled to local memory"
     # about 12 PTX instructions per cell (module docstring); fail if it grows a lot
     assert n / K < 16, f"{n / K:.1f} PTX instructions per cell"
-
-
-def _line_blocks(ptx):
-    """Basic blocks of a PTX function body: lists of instruction lines (stripped)."""
-    out, cur = [], []
-    for line in ptx.splitlines():
-        s = line.strip()
-        if s.startswith("$L__") and s.endswith(":"):
-            out.append(cur)
-            cur = []
-        elif re.match(r"(?:@!?%p\d+\s+)?[a-z]", s):
-            cur.append(s)
-            if re.match(r"(?:@!?%p\d+\s+)?bra", s):
-                out.append(cur)
-                cur = []
-    out.append(cur)
-    return out
 
 
 def _slot_store_offsets(ptx, K):
