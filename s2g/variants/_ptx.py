@@ -101,4 +101,5 @@ def opaque_py(x):
     """``opaque`` in Python (the identity)."""
     return x
 
-__all__ = ["opaque", "opaque_py", "prmt", "prmt_py", "vmax", "vmax_py", "vadd", "vadd_py", "s32", "VERSION"]
+__all__ = ["opaque", "opaque_py", "prmt", "prmt_py", "vmax", "vmax_py", "vadd", "vadd_py", "s32",
+           "VERSION"]

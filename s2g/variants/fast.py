@@ -1006,7 +1006,8 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     d_off = dp.put("fast.off", offsets[:-1].astype(np.int64))
     d_len = dp.put("fast.len", lengths.astype(np.int32))
     d_ord = dp.put("fast.order", order)
-    kern = get_kernel(G, K, mode, prmt_scores(a, b, o, e), pair)
+    prmt_sub = prmt_scores(a, b, o, e)
+    kern = get_kernel(G, K, mode, prmt_sub, pair)
     n_sh, sh_bytes = shared_slots(kern, G, K, kernel_slots(graph), block)
     n_gl = kernel_slots(graph) - n_sh                   # slots in global memory (>= 1)
     store = dp.empty("fast.store", groups * n_gl * (2 * K + 1) * G, np.int32)
@@ -1023,7 +1024,8 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     # The default stream, synchronised (numba-cuda 0.30 rejects a literal stream 0 with
     # a shared-memory size; its default_stream() object is the same stream).
     kern[blocks, block, cuda.default_stream(), sh_bytes](
-        tab.colinfo, tab.colsub(pair, prmt_scores(a, b, o, e)), tab.mword, tab.mptr, tab.mslot, tab.row0, d_codes, d_off, d_len, d_ord,
+        tab.colinfo, tab.colsub(pair, prmt_sub), tab.mword, tab.mptr, tab.mslot, tab.row0,
+        d_codes, d_off, d_len, d_ord,
         n, n_gl, n_sh, np.int32(a), np.int32(b), np.int32(o), np.int32(e),
         *kernel_constants(scoring, pair), store, bndH, bndF,
         out_s, out_i, out_j, status)
