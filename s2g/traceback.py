@@ -43,8 +43,11 @@ ST_OK, ST_TOO_BIG, ST_MISMATCH = 0, 1, 2
 
 
 @numba.njit(**NJIT)
-def _window(v_end, joff, L, node_start, pred_ptr, pred_idx):
-    """Window nodes (ascending) with the first and last in-window column offsets."""
+def _window(v_end, joff, L, node_start, pred_ptr, pred_idx, lo=0):
+    """Window nodes (ascending) with the first and last in-window column offsets.
+
+    ``lo``: no column below it is in the window (a seeded alignment's window,
+    :mod:`s2g.window`); a node cut by it starts from the virtual column."""
     dlast = Dict.empty(key_type=types.int64, value_type=types.int64)
     heap = [-np.int64(v_end)]
     dlast[v_end] = 0
@@ -61,6 +64,7 @@ def _window(v_end, joff, L, node_start, pred_ptr, pred_idx):
             last = ln - 1
             dfirst = dlast[u] + ln - 1
         first = max(0, dfirst - L)  # column k has distance dfirst - k; keep those <= L
+        first = max(first, lo - node_start[u])
         nodes.append(u)
         ws.append(first)
         we.append(last)
@@ -69,6 +73,8 @@ def _window(v_end, joff, L, node_start, pred_ptr, pred_idx):
             if cand <= L:
                 for k in range(pred_ptr[u], pred_ptr[u + 1]):
                     p = pred_idx[k]
+                    if node_start[p + 1] - 1 < lo:
+                        continue
                     if p in dlast:
                         if cand < dlast[p]:
                             dlast[p] = cand
@@ -258,7 +264,7 @@ def _sweep(q, lo, hi, Bh, wn, ws, we, woff, frank, widx, base, node_start, pred_
 
 @numba.njit(**NJIT)
 def traceback_read(q, end_i, end_j, score, base, node_start, pred_ptr, pred_idx, slot,
-                   n_slots, mode, a, b, o, e, max_cells, band=0):
+                   n_slots, mode, a, b, o, e, max_cells, band=0, lo=0):
     """Recompute the window with direction bytes and walk back from the end cell.
 
     Memory: when ``window_columns x (i_end + 1)`` direction bytes (plus 16 bytes per
@@ -268,12 +274,14 @@ def traceback_read(q, end_i, end_j, score, base, node_start, pred_ptr, pred_idx,
     checkpoint row, as it moves up (each band once: rows only decrease): about twice
     the work, and memory ``window_columns x (Bh + 24 x rows / Bh)``. ``band`` forces
     ``Bh`` (tests). Returns (status, start_i, ops reversed, consumed columns reversed,
-    cells of the window).
+    cells of the window). ``lo``: the window starts at column ``lo`` at the earliest (a
+    seeded alignment's window, :mod:`s2g.window`).
     """
     rows = end_i
     L = end_i + max(0, a * end_i - score) // e
     v_end = np.searchsorted(node_start, end_j, side="right") - 1
-    wn, ws, we = _window(v_end, end_j - node_start[v_end], L, node_start, pred_ptr, pred_idx)
+    wn, ws, we = _window(v_end, end_j - node_start[v_end], L, node_start, pred_ptr, pred_idx,
+                         lo)
     nw = len(wn)
     woff = np.zeros(nw + 1, np.int64)
     frank = np.full(nw, -1, np.int64)
@@ -492,11 +500,12 @@ def _summary_arrays(n, oo, co):
 
 @numba.njit(parallel=True, **NJIT)
 def _traceback_many(idx, codes, offs, score, end_i, end_j, base, node_start, pred_ptr, pred_idx,
-                    slot, n_slots, mode, a, b, o, e, max_cells, oo, co):
+                    slot, n_slots, mode, a, b, o, e, max_cells, oo, co, col_lo):
     """:func:`traceback_read` for reads ``idx`` in parallel, each summarised by
     :func:`_summarize` into flat arrays, so no per-read numpy work is left for Python.
     ``oo``/``co``: prefix sums of the per-read bounds on ops (``i + L + 2``) and consumed
     columns (``L + 1``, at least one path node) that traceback_read itself allocates.
+    ``col_lo[r]``: read ``r``'s window lower bound (seeded alignment; 0 = none).
     """
     n = len(idx)
     run_op, run_len, n_runs, path, n_path, geo, counts = _summary_arrays(n, oo, co)
@@ -508,7 +517,7 @@ def _traceback_many(idx, codes, offs, score, end_i, end_j, base, node_start, pre
         q = codes[offs[r]:offs[r + 1]]
         s_, si, op_r, col_r, c = traceback_read(q, end_i[r], end_j[r], score[r], base, node_start,
                                                pred_ptr, pred_idx, slot, n_slots, mode, a, b, o,
-                                               e, max_cells, 0)
+                                               e, max_cells, 0, col_lo[r])
         st[k] = s_
         start[k] = si
         cells[k] = c
@@ -618,7 +627,7 @@ CHUNK_OPS = 1 << 24
 
 
 def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, a, b, o, e, max_cells,
-                     flat):
+                     flat, col_lo):
     oo = np.zeros(len(idx) + 1, np.int64)
     co = np.zeros(len(idx) + 1, np.int64)
     np.cumsum(n_ops, out=oo[1:])
@@ -626,7 +635,7 @@ def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, a, b, o, 
     st, start, cells, *summary = _traceback_many(
         idx, reads.codes_flat, np.asarray(reads.offsets, np.int64), score, ei, ej,
         graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx, graph.slot,
-        graph.n_slots, mode, a, b, o, e, int(max_cells), oo, co)
+        graph.n_slots, mode, a, b, o, e, int(max_cells), oo, co, col_lo)
     _raise_status(reads, idx, st, cells, score, ei, ej, max_cells)
     flat.add(idx, ei, oo, co, start, summary)
 
@@ -645,7 +654,7 @@ def traceback_gpu_part(graph, reads, scoring, mode, res, max_cells=MAX_CELLS):
 
 
 def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threads=None,
-                    device=False, flat=None, idx=None):
+                    device=False, flat=None, idx=None, col_lo=None):
     """Trace every aligned read: parallel Numba calls over chunks of the batch
     (:func:`_traceback_many`), results kept as :class:`FlatTracebacks` in ``res`` (the
     ``res.tracebacks`` objects are built from them when first asked for).
@@ -654,7 +663,8 @@ def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threa
     ``device``: walk on the GPU (:mod:`s2g.gpu_traceback`) every read whose window fits
     its per-read bound; the rest (long reads) here. Both give identical tracebacks.
     ``flat``/``idx``: the GPU half already done (:func:`traceback_gpu_part`): trace only
-    reads ``idx`` here, into ``flat``.
+    reads ``idx`` here, into ``flat``. ``col_lo``: per read, the lowest column its
+    alignment may use (seeded alignment's windows, :mod:`s2g.window`; CPU only).
     """
     if flat is None:
         if device:
@@ -669,6 +679,7 @@ def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threa
     score = np.asarray(res.score, np.int64)
     ei = np.asarray(res.end_i, np.int64)
     ej = np.asarray(res.end_j, np.int64)
+    col_lo = np.zeros(len(res), np.int64) if col_lo is None else np.asarray(col_lo, np.int64)
     # per-read bounds on ops (i + L + 2) and path nodes (L + 1); reads go in chunks of at
     # most CHUNK_OPS ops so the flat outputs stay bounded (5 bytes per op, 4 per node)
     L = ei[idx] + np.maximum(0, a * ei[idx] - score[idx]) // e
@@ -683,7 +694,7 @@ def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threa
             base_ops = ends[c0 - 1] if c0 else 0
             c1 = max(c0 + 1, int(np.searchsorted(ends, base_ops + CHUNK_OPS, side="right")))
             _traceback_chunk(graph, reads, idx[c0:c1], n_ops[c0:c1], L[c0:c1], score, ei, ej,
-                             int(mode), a, b, o, e, max_cells, flat)
+                             int(mode), a, b, o, e, max_cells, flat, col_lo)
             c0 = c1
     finally:
         numba.set_num_threads(old)
