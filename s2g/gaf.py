@@ -3,10 +3,13 @@
 Columns: query name, query length, query start, query end (0-based, end-exclusive),
 strand (always ``+``: the path carries the orientation), path (``>s1>s2<s3``), path
 length, path start, path end, residue matches, alignment block length, mapping
-quality (255 = not computed); tags ``AS:i`` (score), ``NM:i`` (mismatches + inserted
+quality (255 = not computed; 0 on no-hit lines, as minimap2 and minigraph write for
+unmapped reads); tags ``AS:i`` (score), ``NM:i`` (mismatches + inserted
 + deleted bases), ``cg:Z`` (CIGAR with ``=``/``X``/``I``/``D``). A read without an
 alignment (or without a traceback) is written as a no-hit line, never dropped:
-``name qlen 0 0 * * 0 0 0 0 0 255`` plus ``AS:i`` when a score exists.
+``name qlen 0 0 * * 0 0 0 0 0 0`` plus ``AS:i`` when a score exists. Names (read and
+segment) are written byte for byte: UTF-8, and bytes that are not UTF-8 as they came
+(decoded with surrogate escapes, encoded back the same way).
 """
 from __future__ import annotations
 
@@ -20,14 +23,14 @@ def gaf_line(graph, res) -> str:
     """The GAF line of one :class:`~s2g.result.AlignResult`."""
     tb = res.traceback
     if not res.aligned or tb is None:
-        line = f"{res.name}\t{res.qlen}\t0\t0\t*\t*\t0\t0\t0\t0\t0\t255"
+        line = f"{res.name}\t{res.qlen}\t0\t0\t*\t*\t0\t0\t0\t0\t0\t0"
         if res.aligned:
             line += f"\tAS:i:{res.score}"
         return line
     names = graph.oriented_names()
     path = "".join([names[v] for v in tb.path])
     return (f"{res.name}\t{res.qlen}\t{tb.qstart}\t{tb.qend}\t+\t{path}\t{tb.path_len}\t"
-            f"{tb.path_start}\t{tb.path_end}\t{tb.matches}\t{tb.block_len}\t255\t"
+            f"{tb.path_start}\t{tb.path_end}\t{tb.matches}\t{tb.block_len}\t{res.mapq}\t"
             f"AS:i:{res.score}\tNM:i:{tb.edits}\tcg:Z:{tb.cigar}")
 
 
@@ -48,7 +51,7 @@ def write_gaf(fh, graph, batch) -> int:
 # ---------------------------------------------------------------- batch writer (Numba)
 
 _OPS = np.frombuffer(b"=XID", np.uint8)
-_NOHIT = np.frombuffer(b"\t0\t0\t*\t*\t0\t0\t0\t0\t0\t255", np.uint8)
+_NOHIT = np.frombuffer(b"\t0\t0\t*\t*\t0\t0\t0\t0\t0\t0", np.uint8)  # MAPQ 0: unmapped
 
 
 @numba.njit(inline="always", **NJIT)
@@ -94,7 +97,7 @@ def _put_tag(buf, p, t0, t1, ty):      # "\t" t0 t1 ":" ty ":"
 
 @numba.njit(**NJIT)
 def _gaf_bytes(nblob, nend, qlen, score, aligned, has, qstart, qend, run_at, n_runs, run_op,
-               run_len, path_at, n_path, path, geo, counts, vblob, voff, ops, nohit):
+               run_len, path_at, n_path, path, geo, counts, vblob, voff, ops, nohit, mapq):
     """The batch's GAF lines as bytes. Sequential on purpose: ~0.5 us per line, and it runs
     in the formatter thread while the finisher thread's parallel Numba traceback uses the
     cores (two parallel regions from two threads oversubscribe them: measured 7 us per
@@ -136,7 +139,7 @@ def _gaf_bytes(nblob, nend, qlen, score, aligned, has, qstart, qend, run_at, n_r
                 p = _put_ch(buf, p, 9)
                 p = _put_int(buf, p, x)
             p = _put_ch(buf, p, 9)
-            p = _put_int(buf, p, 255)
+            p = _put_int(buf, p, mapq[r])
             p = _put_tag(buf, p, 65, 83, 105)              # AS:i:
             p = _put_int(buf, p, score[r])
             p = _put_tag(buf, p, 78, 77, 105)              # NM:i:
@@ -153,7 +156,7 @@ def _oriented_blob(graph):
     """Every node's GAF path step as one UTF-8 byte string with offsets, built once."""
     hit = graph.__dict__.get("_oriented_blob")
     if hit is None:
-        enc = [x.encode() for x in graph.oriented_names()]
+        enc = [x.encode("utf-8", "surrogateescape") for x in graph.oriented_names()]
         off = np.zeros(len(enc) + 1, np.int64)
         np.cumsum([len(x) for x in enc], out=off[1:])
         hit = (np.frombuffer(b"".join(enc) or b"\0", np.uint8), off)
@@ -162,6 +165,11 @@ def _oriented_blob(graph):
 
 
 def gaf_text(graph, batch) -> str:
+    """:func:`gaf_bytes` as text (non-UTF-8 name bytes as surrogate escapes)."""
+    return gaf_bytes(graph, batch).decode("utf-8", "surrogateescape")
+
+
+def gaf_bytes(graph, batch) -> bytes:
     """The GAF lines of a whole :class:`~s2g.result.BatchResult`, newline-terminated.
 
     From the batch's :class:`~s2g.traceback.FlatTracebacks` (or none: score-only), one
@@ -174,17 +182,19 @@ def gaf_text(graph, batch) -> str:
     from .traceback import FlatTracebacks
     n = len(batch)
     if n == 0:
-        return ""
+        return b""
     if batch.flat is None and batch._tracebacks is not None:
-        return "".join(gaf_line(graph, r) + "\n" for r in batch)
+        return "".join(gaf_line(graph, r) + "\n" for r in batch).encode("utf-8", "surrogateescape")
     flat = batch.flat if batch.flat is not None else FlatTracebacks(n).finish()
-    nblob = np.frombuffer(("\n".join(batch.names) + "\n").encode(), np.uint8)
+    nblob = np.frombuffer(("\n".join(batch.names) + "\n").encode("utf-8", "surrogateescape"),
+                          np.uint8)
     nend = np.flatnonzero(nblob == 10).astype(np.int64)
     score = np.asarray(batch.score, np.int64)
     aligned = (score > NEG_INF) & (np.asarray(batch.end_j) >= 0)
     vblob, voff = _oriented_blob(graph)
+    mapq = np.full(n, 255, np.int64) if batch.mapq is None else np.asarray(batch.mapq, np.int64)
     out = _gaf_bytes(nblob, nend, np.asarray(batch.lengths, np.int64), score, aligned,
                      flat.has & aligned, flat.qstart, flat.qend, flat.run_at, flat.n_runs,
                      flat.run_op, flat.run_len, flat.path_at, flat.n_path, flat.path, flat.geo,
-                     flat.counts, vblob, voff, _OPS, _NOHIT)
-    return out.tobytes().decode()
+                     flat.counts, vblob, voff, _OPS, _NOHIT, mapq)
+    return out.tobytes()

@@ -39,6 +39,7 @@ class AlignResult:
     end_i: int                 # read row of the end cell (1-based rows, 0 = none)
     end_j: int                 # graph column (topological base index), -1 = none
     traceback: Optional[Traceback] = None
+    mapq: int = 255            # GAF column 12 of an aligned read (255: not computed)
 
     @property
     def aligned(self) -> bool:
@@ -56,6 +57,7 @@ class BatchResult:
         self.end_j = end_j
         self._tracebacks = tracebacks
         self.flat = None           # FlatTracebacks: the tracebacks as arrays (GAF writer)
+        self.mapq = None           # int array (seeded alignment), None: 255 for every read
 
     @property
     def tracebacks(self):
@@ -83,15 +85,17 @@ class BatchResult:
     def __getitem__(self, r) -> AlignResult:
         ok = bool(self.score[r] > NEG_INF and self.end_j[r] >= 0)
         tb = self.tracebacks[r] if self.tracebacks is not None else None
+        mq = 255 if self.mapq is None else int(self.mapq[r])
         return AlignResult(self.names[r], int(self.lengths[r]), int(self.score[r]) if ok else None,
-                           int(self.end_i[r]), int(self.end_j[r]), tb)
+                           int(self.end_i[r]), int(self.end_j[r]), tb, mq)
 
     def __iter__(self):
         # Python lists once, not numpy scalar indexing six times per read (GAF writing
         # iterates every result of every batch)
         score, ei, ej = (np.asarray(x).tolist() for x in (self.score, self.end_i, self.end_j))
         lens, tbs = self.lengths.tolist(), self.tracebacks
+        mq = [255] * len(self) if self.mapq is None else np.asarray(self.mapq).tolist()
         for r in range(len(self)):
             ok = score[r] > NEG_INF and ej[r] >= 0
             yield AlignResult(self.names[r], lens[r], score[r] if ok else None, ei[r], ej[r],
-                              tbs[r] if tbs is not None else None)
+                              tbs[r] if tbs is not None else None, mq[r])

@@ -1,0 +1,297 @@
+"""Seed index of a graph: closed syncmers of every graph walk, k-mers across node boundaries.
+
+What is indexed
+    Every k-mer spelled by a walk of the FlatGraph (both strands: the doubled graph's
+    ``s-`` nodes are indexed as they are, so a reverse-strand read matches them in its
+    own orientation and needs no reverse complement) that is a *closed syncmer*: among
+    its ``k - s + 1`` s-mers, the smallest (by an invertible 64-bit hash) is the first
+    or the last. The choice depends on the k-mer alone, not on its neighbours, so a
+    graph k-mer and a read k-mer are picked alike whatever walk surrounds them — the
+    property window minimizers lack on a graph (a minimizer is the smallest of ``w``
+    consecutive k-mers, and a graph position has as many neighbourhoods as walks
+    through it). Density ``2 / (k - s + 1)`` (k=19, s=11: 22%), and any ``k - s``
+    consecutive k-mers of a walk contain one (Edgar 2021, "Syncmers are more sensitive
+    than minimizers"). Each entry is (hash of the k-mer, graph column of its last base).
+
+How
+    One pass over the nodes in topological order (compiled, :func:`_collect`) carries
+    the set of k-mer suffixes (up to k bases, 2 bits each) that end at each column:
+    inside a node a column extends the previous column's set by its base; a node's first
+    column extends the union of its predecessors' last-column sets, kept in the graph's
+    own node_bound slots (liveness, as the DP keeps columns). An ``N`` clears the set.
+    Where bubbles pile up, a column's set is capped at ``max_kmers`` suffixes (the
+    smallest kept; the count of capped columns is reported): seeding there falls back
+    to the k-mers that survive, the DP itself never depends on it.
+
+On disk (``GRAPH.s2gi``, numpy ``.npz``, uncompressed)
+    format version, k, s, the FlatGraph's checksum (bases, nodes, edges and strands),
+    sorted distinct hashes (uint64), their offsets (int64), and the columns (int32) in
+    hash order. A stale or foreign index is refused with one line, never used
+    (vg users' most common crash report is a mismatched index: shared/notes/seeding.md).
+    Memory: 12 bytes per distinct k-mer + 4 per entry; measured sizes in README.md.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+
+import numba
+import numpy as np
+
+from ._numba import NJIT
+from .errors import S2GError
+
+FORMAT_VERSION = 1
+K = 19
+S = 11
+MAX_KMERS = 16
+SUFFIX = ".s2gi"
+
+
+@numba.njit(inline="always", **NJIT)
+def hash64(key, mask):
+    """Thomas Wang's invertible 64-bit integer hash (minimap2's ``hash64``)."""
+    key = (~key + (key << np.uint64(21))) & mask
+    key = key ^ (key >> np.uint64(24))
+    key = ((key + (key << np.uint64(3))) + (key << np.uint64(8))) & mask
+    key = key ^ (key >> np.uint64(14))
+    key = ((key + (key << np.uint64(2))) + (key << np.uint64(4))) & mask
+    key = key ^ (key >> np.uint64(28))
+    key = (key + (key << np.uint64(31))) & mask
+    return key
+
+
+@numba.njit(inline="always", **NJIT)
+def is_closed_syncmer(x, k, s):
+    """True when the smallest s-mer hash of k-mer ``x`` (2 bits per base, first base in
+    the high bits) is at its first or last position (first minimum on ties)."""
+    smask = (np.uint64(1) << np.uint64(2 * s)) - np.uint64(1)
+    best = np.uint64(0xFFFFFFFFFFFFFFFF)
+    at = 0
+    for t in range(k - s + 1):
+        sm = (x >> np.uint64(2 * (k - s - t))) & smask
+        h = hash64(sm, smask)
+        if h < best:
+            best = h
+            at = t
+    return at == 0 or at == k - s
+
+
+@numba.njit(**NJIT)
+def _push(out_h, out_c, n_out, h, c):
+    if n_out == len(out_h):
+        nh = np.empty(2 * len(out_h), np.uint64)
+        nc = np.empty(2 * len(out_c), np.int32)
+        nh[:n_out] = out_h[:n_out]
+        nc[:n_out] = out_c[:n_out]
+        out_h, out_c = nh, nc
+    out_h[n_out] = h
+    out_c[n_out] = c
+    return out_h, out_c, n_out + 1
+
+
+@numba.njit(**NJIT)
+def _dedup_cap(vals, lens, n, cap):
+    """Sort (value, length) pairs, drop repeats, keep at most ``cap``; returns the count
+    and whether the cap cut something."""
+    if n <= 1:
+        return n, False
+    key = vals[:n] * np.uint64(64) + lens[:n].astype(np.uint64)  # k <= 28: 62 bits
+    order = np.argsort(key)
+    tv = vals[:n][order].copy()
+    tl = lens[:n][order].copy()
+    m = 0
+    for t in range(n):
+        if m > 0 and tv[t] == vals[m - 1] and tl[t] == lens[m - 1]:
+            continue
+        if m == cap:
+            return m, True
+        vals[m] = tv[t]
+        lens[m] = tl[t]
+        m += 1
+    return m, False
+
+
+@numba.njit(**NJIT)
+def _collect(base, node_start, pred_ptr, pred_idx, slot, n_slots, k, s, cap):
+    """(hashes, columns, n, capped columns): every closed-syncmer k-mer of every walk."""
+    n_nodes = len(node_start) - 1
+    kmask = (np.uint64(1) << np.uint64(2 * k)) - np.uint64(1)
+    S_ = max(n_slots, 1)
+    slot_v = np.zeros((S_, cap), np.uint64)
+    slot_l = np.zeros((S_, cap), np.int64)
+    slot_n = np.zeros(S_, np.int64)
+    cur_v = np.zeros(cap * 8 + 8, np.uint64)   # room for a merge before dedup
+    cur_l = np.zeros(cap * 8 + 8, np.int64)
+    ncur = 0
+    n_out = 0
+    out_h = np.empty(max(1024, len(base) // 2), np.uint64)
+    out_c = np.empty(max(1024, len(base) // 2), np.int32)
+    capped = 0
+    for v in range(n_nodes):
+        pa, pb = pred_ptr[v], pred_ptr[v + 1]
+        if pb == pa:
+            ncur = 1
+            cur_v[0] = 0
+            cur_l[0] = 0
+        elif not (pb - pa == 1 and pred_idx[pa] == v - 1):
+            ncur = 0
+            for t in range(pa, pb):
+                sp = slot[pred_idx[t]]
+                for x in range(slot_n[sp]):
+                    if ncur == len(cur_v):
+                        nv = np.zeros(2 * len(cur_v), np.uint64)
+                        nl = np.zeros(2 * len(cur_l), np.int64)
+                        nv[:ncur] = cur_v[:ncur]
+                        nl[:ncur] = cur_l[:ncur]
+                        cur_v, cur_l = nv, nl
+                    cur_v[ncur] = slot_v[sp, x]
+                    cur_l[ncur] = slot_l[sp, x]
+                    ncur += 1
+            ncur, cut = _dedup_cap(cur_v, cur_l, ncur, cap)
+            if cut:
+                capped += 1
+        for j in range(node_start[v], node_start[v + 1]):
+            b = base[j]
+            if b > 3:
+                ncur = 1
+                cur_v[0] = 0
+                cur_l[0] = 0
+                continue
+            full = False
+            for x in range(ncur):
+                cur_v[x] = ((cur_v[x] << np.uint64(2)) | np.uint64(b)) & kmask
+                if cur_l[x] < k:
+                    cur_l[x] += 1
+                if cur_l[x] == k:
+                    full = True
+            if full and ncur > 1:
+                # suffixes that differed only in the base just dropped are now equal
+                ncur, cut = _dedup_cap(cur_v, cur_l, ncur, cap)
+            for x in range(ncur):
+                if cur_l[x] == k and is_closed_syncmer(cur_v[x], k, s):
+                    out_h, out_c, n_out = _push(out_h, out_c, n_out, hash64(cur_v[x], kmask), j)
+        if slot[v] >= 0:
+            sp = slot[v]
+            nkeep = min(ncur, cap)
+            slot_n[sp] = nkeep
+            for x in range(nkeep):
+                slot_v[sp, x] = cur_v[x]
+                slot_l[sp, x] = cur_l[x]
+    return out_h, out_c, n_out, capped
+
+
+def graph_checksum(graph) -> str:
+    """Digest of what the DP sees: bases, node starts, edges, strands."""
+    h = hashlib.blake2b(digest_size=16)
+    for arr in (graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx):
+        h.update(np.ascontiguousarray(arr).view(np.uint8).data)
+    h.update(graph.strands.encode())
+    return h.hexdigest()
+
+
+class SeedIndex:
+    """Sorted closed-syncmer hashes of a graph -> graph columns (see the module doc)."""
+
+    def __init__(self, k, s, checksum, keys, offsets, cols, stats=None):
+        self.k, self.s, self.checksum = int(k), int(s), str(checksum)
+        self.keys, self.offsets, self.cols = keys, offsets, cols
+        self.stats = dict(stats or {})
+
+    @property
+    def n_entries(self) -> int:
+        return len(self.cols)
+
+    @property
+    def nbytes(self) -> int:
+        return self.keys.nbytes + self.offsets.nbytes + self.cols.nbytes
+
+    def save(self, path: str) -> str:
+        tmp = path + ".tmp"
+        try:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, version=np.int64(FORMAT_VERSION), k=np.int64(self.k),
+                         s=np.int64(self.s), checksum=np.array(self.checksum),
+                         keys=self.keys, offsets=self.offsets, cols=self.cols,
+                         stats=np.array(repr(self.stats)))
+            os.replace(tmp, path)
+        except OSError as exc:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise S2GError(f"{path}: cannot write the index: {exc.strerror}") from None
+        return path
+
+
+def build_index(graph, k: int = K, s: int = S, max_kmers: int = MAX_KMERS) -> SeedIndex:
+    """Index ``graph`` (a :class:`~s2g.graph.FlatGraph`): see the module doc."""
+    if not (1 <= s < k <= 28):
+        raise S2GError(f"index: need 1 <= s < k <= 28, got k={k}, s={s}")
+    if max_kmers < 1:
+        raise S2GError("index: --max-kmers must be >= 1")
+    t0 = time.perf_counter()
+    h, c, n, capped = _collect(graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx,
+                               graph.slot, graph.n_slots, k, s, max_kmers)
+    h, c = h[:n], c[:n]
+    order = np.argsort(h, kind="stable")       # stable: columns ascending within a hash
+    h, c = h[order], c[order]
+    if n:
+        starts = np.concatenate([[0], np.nonzero(h[1:] != h[:-1])[0] + 1])
+    else:
+        starts = np.zeros(0, np.int64)
+    keys = h[starts]
+    offsets = np.concatenate([starts, [n]]).astype(np.int64)
+    stats = {"columns": int(graph.n_bases), "entries": int(n), "distinct": int(len(keys)),
+             "capped_columns": int(capped), "seconds": round(time.perf_counter() - t0, 3)}
+    return SeedIndex(k, s, graph_checksum(graph), keys, offsets, c.astype(np.int32), stats)
+
+
+def index_path(graph_path: str) -> str:
+    return graph_path + SUFFIX
+
+
+def load_index(path: str, graph=None) -> SeedIndex:
+    """Read an index written by :meth:`SeedIndex.save`; with ``graph``, refuse one that was
+    built from another graph (or another version of s2g's index format)."""
+    try:
+        z = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise S2GError(f"{path}: no such file") from None
+    except (OSError, ValueError) as exc:
+        raise S2GError(f"{path}: not an s2g index ({exc})") from None
+    with z:
+        try:
+            version = int(z["version"])
+            if version != FORMAT_VERSION:
+                raise S2GError(f"{path}: index format {version}, this s2g reads format "
+                               f"{FORMAT_VERSION}; rebuild it with 's2g index'")
+            idx = SeedIndex(int(z["k"]), int(z["s"]), str(z["checksum"]), z["keys"],
+                            z["offsets"], z["cols"])
+        except KeyError as exc:
+            raise S2GError(f"{path}: not an s2g index (missing {exc})") from None
+    if graph is not None and idx.checksum != graph_checksum(graph):
+        raise S2GError(f"{path}: index was built from another graph (or other --strands / "
+                       "--break-cycles); rebuild it with 's2g index'")
+    return idx
+
+
+def get_index(graph, graph_path: str, index: str | None = None, build: bool = True,
+              save: bool = True, progress=None, **params) -> SeedIndex:
+    """The index beside ``graph_path`` (or at ``index``), built and saved when missing."""
+    path = index or index_path(graph_path)
+    if os.path.exists(path):
+        return load_index(path, graph)
+    if index is not None or not build:
+        raise S2GError(f"{path}: no such index; build it with 's2g index {graph_path}'")
+    if progress:
+        progress(f"building the seed index of {graph_path} ({graph.n_bases:,} columns)")
+    idx = build_index(graph, **params)
+    if save:
+        try:
+            idx.save(path)
+        except S2GError as exc:
+            if progress:
+                progress(f"index not saved ({exc}); it is used for this run only")
+    return idx

@@ -1,0 +1,358 @@
+"""Seeded alignment: syncmer seeds -> chains -> column windows -> exact DP in each window.
+
+Full-graph DP costs (graph columns x read length) per read, whatever the graph's size;
+on a 100 Mbp graph that is seconds per read even at the GPU kernel's 3,000 GCUPS. Like
+every practical graph mapper (vg giraffe, GraphAligner, minigraph) s2g seeds first and
+runs DP only near the seeds; unlike them, the DP inside a candidate region stays exact:
+**the reported alignment is the exact optimum over every walk inside the window it
+names** (:mod:`s2g.window`), and a read's answer is the best of its windows.
+
+Per read (all compiled, in parallel over reads: :func:`_candidates`):
+
+1. *Seeds*: the read's closed syncmers (:mod:`s2g.index`, same k and s) looked up in the
+   index; k-mers with more than ``max_occ`` graph positions are skipped (repeats) and
+   counted.
+2. *Chains*: anchors (read position, column) sorted by column; colinear chaining as in
+   minimap2 (each anchor extends the best of the previous ``CHAIN_LOOKBACK`` anchors that
+   precede it on both axes; gain ``min(dq, dc, k)``; gaps cost ``0.01 k |dc - dq| +
+   0.5 log2 |dc - dq|`` when the read loses bases, only the log term when the graph
+   does: a walk that skips a bubble's other branch advances more columns than read
+   bases). Chains are taken best first, each anchor once.
+3. *Windows*: a chain from (q0, c0) to (q1, c1) becomes the columns from
+   ``c0 - r (q0 + 1) - pad`` to ``c1 + r (m - q1) + pad`` with ``r`` the chain's own
+   columns per read base (at least 1, times 1.15: room for the bubbles' other branches)
+   and ``pad = 16 + m / 8`` (indels); capped at ``max_window`` columns. Overlapping
+   windows merge. At most ``max_cand`` windows per read, best chains first, and only
+   chains scoring at least ``min_chain`` (default: two anchors' worth).
+
+Then the exact DP runs in every window (:func:`s2g.window.align_windows_ref`, or a
+faster kernel with the same contract), the best window is the read's alignment (ties:
+the smaller end column), and the traceback recomputes it restricted to the window.
+
+MAPQ (GAF column 12) compares the best score ``s1`` with the other windows' scores
+``s2``: a score difference of one mismatch (``a + b``) is the evidence a sequencing
+error gives, worth ``MAPQ_PER_MISMATCH`` phred units, so ``MAPQ = min(60, round(-10
+log10(sum_i 10^(-c d_i) / (1 + sum_i ...))))`` with ``d_i = (s1 - s2_i) / (a + b)``.
+Reads whose skipped (over-frequent) seeds outnumber the anchors of their best chain
+(their other copies were not examined) get at most ``MAPQ_REPEAT_CAP``. Measured
+calibration: README.md ("Seeded alignment").
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from ._numba import NJIT, PARALLEL
+from .index import hash64, is_closed_syncmer
+from .result import BatchResult
+from .scoring import NEG_INF
+from .window import align_windows_ref, check_mode
+
+#: most windows DP'd per read
+MAX_CAND = 5
+#: anchors considered as predecessors in chaining
+CHAIN_LOOKBACK = 50
+#: k-mers with more graph positions than this are skipped as repeats
+MAX_OCC = 200
+#: widest window (columns) for a read of m bases: max(MAX_WINDOW, 8 m)
+MAX_WINDOW = 20_000
+MAPQ_PER_MISMATCH = 20.0
+MAPQ_MAX = 60
+MAPQ_REPEAT_CAP = 3
+#: candidate record fields (float64 columns of the per-read candidate table)
+C_LO, C_HI, C_SCORE, C_ANCHORS = 0, 1, 2, 3
+
+
+@numba.njit(**NJIT)
+def read_syncmers(q, k, s):
+    """Closed syncmers of read codes ``q``: (hashes, position of each k-mer's last base)."""
+    m = len(q)
+    kmask = (np.uint64(1) << np.uint64(2 * k)) - np.uint64(1)
+    hs = np.empty(max(m - k + 1, 0), np.uint64)
+    ps = np.empty(max(m - k + 1, 0), np.int64)
+    n = 0
+    x = np.uint64(0)
+    ln = 0
+    for i in range(m):
+        b = q[i]
+        if b > 3:
+            ln = 0
+            x = np.uint64(0)
+            continue
+        x = ((x << np.uint64(2)) | np.uint64(b)) & kmask
+        ln += 1
+        if ln >= k and is_closed_syncmer(x, k, s):
+            hs[n] = hash64(x, kmask)
+            ps[n] = i
+            n += 1
+    return hs[:n], ps[:n]
+
+
+@numba.njit(**NJIT)
+def _anchors(q, keys, koff, kcols, k, s, max_occ):
+    """Anchors (column, read position) of read ``q``, sorted; and the count of skipped seeds."""
+    hs, ps = read_syncmers(q, k, s)
+    n = 0
+    skipped = 0
+    lo_at = np.empty(len(hs), np.int64)
+    for t in range(len(hs)):
+        x = np.searchsorted(keys, hs[t])
+        lo_at[t] = -1
+        if x < len(keys) and keys[x] == hs[t]:
+            cnt = koff[x + 1] - koff[x]
+            if cnt > max_occ:
+                skipped += 1
+            else:
+                lo_at[t] = x
+                n += cnt
+    ac = np.empty(n, np.int64)
+    aq = np.empty(n, np.int64)
+    p = 0
+    for t in range(len(hs)):
+        x = lo_at[t]
+        if x < 0:
+            continue
+        for u in range(koff[x], koff[x + 1]):
+            ac[p] = kcols[u]
+            aq[p] = ps[t]
+            p += 1
+    order = np.argsort(ac * np.int64(1 << 24) + aq) if n < (1 << 20) else np.argsort(ac)
+    return ac[order], aq[order], skipped
+
+
+@numba.njit(**NJIT)
+def _chain(ac, aq, k, max_skip, max_ins):
+    """Best colinear chaining score ending at each anchor, and the predecessor."""
+    n = len(ac)
+    f = np.empty(n, np.float64)
+    pred = np.full(n, -1, np.int64)
+    for i in range(n):
+        best = float(k)
+        bp = -1
+        for j in range(i - 1, max(-1, i - 1 - CHAIN_LOOKBACK), -1):
+            dc = ac[i] - ac[j]
+            dq = aq[i] - aq[j]
+            if dq <= 0 or dc <= 0:
+                continue
+            d = dc - dq
+            if d > max_skip or -d > max_ins:
+                continue
+            gain = min(dq, dc, k)
+            ad = abs(d)
+            pen = 0.0
+            if ad > 0:
+                pen = 0.5 * math.log2(ad + 1.0)
+                if d < 0:
+                    pen += 0.01 * k * ad
+            sc = f[j] + gain - pen
+            if sc > best:
+                best = sc
+                bp = j
+        f[i] = best
+        pred[i] = bp
+    return f, pred
+
+
+@numba.njit(**NJIT)
+def _read_candidates(q, keys, koff, kcols, k, s, max_occ, n_cols, max_cand, min_chain,
+                     max_window, out, stats):
+    """Windows of one read into ``out`` (max_cand x 4: lo, hi, chain score, anchors), best
+    chain first, overlapping windows merged; returns how many. ``stats``: seeds skipped,
+    anchors."""
+    m = len(q)
+    ac, aq, skipped = _anchors(q, keys, koff, kcols, k, s, max_occ)
+    stats[0] = skipped
+    stats[1] = len(ac)
+    n = len(ac)
+    if n == 0:
+        return 0
+    max_skip = max(max_window, 8 * m)
+    f, pred = _chain(ac, aq, k, max_skip, m // 4 + 16)
+    order = np.argsort(-f)
+    used = np.zeros(n, np.bool_)
+    nc = 0
+    pad = 16 + m // 8
+    width_cap = max(max_window, 8 * m)
+    for t in range(n):
+        i = order[t]
+        if used[i]:
+            continue
+        if f[i] < min_chain or nc == max_cand:
+            break
+        # walk back to the chain's first anchor (stop at an anchor of an earlier chain)
+        j = i
+        cnt = 1
+        used[i] = True
+        while pred[j] >= 0 and not used[pred[j]]:
+            j = pred[j]
+            used[j] = True
+            cnt += 1
+        sc = f[i] - (f[pred[j]] if pred[j] >= 0 else 0.0)
+        if sc < min_chain:
+            continue
+        q0, c0, q1, c1 = aq[j], ac[j], aq[i], ac[i]
+        r = 1.0
+        if q1 - q0 >= k:
+            r = max(1.0, min(4.0, (c1 - c0) / (q1 - q0)))
+        r *= 1.15
+        lo = c0 - int(r * (q0 + 1)) - pad
+        hi = c1 + int(r * (m - q1)) + pad
+        if hi - lo > width_cap:          # a chain across a huge bubble: keep its middle
+            mid = (lo + hi) // 2
+            lo = mid - width_cap // 2
+            hi = lo + width_cap
+        lo = max(0, lo)
+        hi = min(n_cols, hi)
+        # merge into an overlapping window
+        merged = False
+        for x in range(nc):
+            if lo < out[x, C_HI] and out[x, C_LO] < hi:
+                out[x, C_LO] = min(out[x, C_LO], lo)
+                out[x, C_HI] = max(out[x, C_HI], hi)
+                out[x, C_ANCHORS] += cnt
+                merged = True
+                break
+        if not merged:
+            out[nc, C_LO] = lo
+            out[nc, C_HI] = hi
+            out[nc, C_SCORE] = sc
+            out[nc, C_ANCHORS] = cnt
+            nc += 1
+    return nc
+
+
+@numba.njit(**PARALLEL)
+def _candidates(codes, offs, keys, koff, kcols, k, s, max_occ, n_cols, max_cand, min_chain,
+                max_window):
+    n = len(offs) - 1
+    cand = np.zeros((n, max_cand, 4), np.float64)
+    ncand = np.zeros(n, np.int64)
+    stats = np.zeros((n, 2), np.int64)
+    for r in numba.prange(n):
+        q = codes[offs[r]:offs[r + 1]]
+        if len(q) == 0:
+            continue
+        ncand[r] = _read_candidates(q, keys, koff, kcols, k, s, max_occ, n_cols, max_cand,
+                                    min_chain, max_window, cand[r], stats[r])
+    return cand, ncand, stats
+
+
+@numba.njit(**NJIT)
+def _pick(ncand, t_score, t_ei, t_ej, t_lo, first, match_mis, per_mm, skipped, anchors_best,
+          repeat_cap):
+    """Best window per read (ties: smaller end column), its lower bound, and MAPQ."""
+    n = len(ncand)
+    score = np.full(n, NEG_INF, np.int64)
+    ei = np.full(n, -1, np.int64)
+    ej = np.full(n, -1, np.int64)
+    lo = np.zeros(n, np.int64)
+    mapq = np.zeros(n, np.int64)
+    best_t = np.full(n, -1, np.int64)
+    for r in range(n):
+        bt = -1
+        for t in range(first[r], first[r] + ncand[r]):
+            if t_score[t] <= NEG_INF:
+                continue
+            if bt < 0 or t_score[t] > t_score[bt] or (t_score[t] == t_score[bt]
+                                                       and t_ej[t] < t_ej[bt]):
+                bt = t
+        if bt < 0:
+            continue
+        best_t[r] = bt
+        score[r], ei[r], ej[r], lo[r] = t_score[bt], t_ei[bt], t_ej[bt], t_lo[bt]
+        s1 = t_score[bt]
+        tot = 0.0
+        for t in range(first[r], first[r] + ncand[r]):
+            if t == bt or t_score[t] <= NEG_INF:
+                continue
+            d = (s1 - t_score[t]) / match_mis
+            tot += 10.0 ** (-per_mm * d / 10.0)
+        if tot > 0:
+            q = -10.0 * math.log10(tot / (1.0 + tot))
+        else:
+            q = 1e9
+        q = min(float(MAPQ_MAX), q)
+        if skipped[r] > 0 and skipped[r] >= anchors_best[r]:
+            q = min(q, float(repeat_cap))
+        mapq[r] = int(q + 0.5)
+    return score, ei, ej, lo, mapq, best_t
+
+
+class SeededAligner:
+    """Seeded alignment of read batches against one graph and its index.
+
+    ``window_kernel(graph, codes, offsets, task_read, task_lo, task_hi, scoring, mode)``
+    returns (score, end_i, end_j) per window (default: :func:`align_windows_ref`).
+    ``unseeded``: ``"unmapped"`` (a no-hit line) or ``"full"`` (full-graph DP with
+    ``full_module``, MAPQ 255) for reads without a window.
+    """
+
+    def __init__(self, graph, index, scoring, mode, max_occ=MAX_OCC, max_cand=MAX_CAND,
+                 min_chain=None, max_window=MAX_WINDOW, window_kernel=None,
+                 unseeded="unmapped", full_module=None):
+        check_mode(mode)
+        self.graph, self.index, self.scoring, self.mode = graph, index, scoring, mode
+        self.max_occ, self.max_cand, self.max_window = int(max_occ), int(max_cand), int(max_window)
+        self.min_chain = float(2 * index.k if min_chain is None else min_chain)
+        self.window_kernel = window_kernel or align_windows_ref
+        if unseeded not in ("unmapped", "full"):
+            raise ValueError(f"unseeded must be 'unmapped' or 'full', got {unseeded!r}")
+        self.unseeded = unseeded
+        self.full_module = full_module
+        self.totals = {"reads": 0, "windows": 0, "window_cells": 0, "unseeded": 0}
+
+    def candidates(self, reads):
+        """(cand [n, max_cand, 4], ncand [n], stats [n, 2]) for a ReadBatch."""
+        ix = self.index
+        return _candidates(reads.codes_flat, np.asarray(reads.offsets, np.int64), ix.keys,
+                           ix.offsets, ix.cols, ix.k, ix.s, self.max_occ, self.graph.n_bases,
+                           self.max_cand, self.min_chain, self.max_window)
+
+    def align_batch(self, reads) -> BatchResult:
+        """Scores, end cells, MAPQ (``res.mapq``) and window bounds (``res.col_lo``)."""
+        cand, ncand, stats = self.candidates(reads)
+        n = reads.n_reads
+        first = np.zeros(n, np.int64)
+        np.cumsum(ncand[:-1], out=first[1:])
+        total = int(ncand.sum())
+        sel = np.arange(self.max_cand)[None, :] < ncand[:, None]
+        t_read = np.repeat(np.arange(n, dtype=np.int64), ncand)
+        t_lo = cand[:, :, C_LO][sel].astype(np.int64)
+        t_hi = cand[:, :, C_HI][sel].astype(np.int64)
+        ts, tei, tej = self.window_kernel(self.graph, reads.codes_flat, reads.offsets, t_read,
+                                          t_lo, t_hi, self.scoring, self.mode)
+        a, b, _, _ = self.scoring.as_tuple()
+        anchors_best = np.where(ncand > 0, cand[:, 0, C_ANCHORS], 0).astype(np.int64)
+        score, ei, ej, lo, mapq, _ = _pick(ncand, ts, tei, tej, t_lo, first, float(a + b),
+                                           MAPQ_PER_MISMATCH, stats[:, 0], anchors_best,
+                                           MAPQ_REPEAT_CAP)
+        lens = reads.lengths()
+        self.totals["reads"] += n
+        self.totals["windows"] += total
+        self.totals["window_cells"] += int(((t_hi - t_lo) * lens[t_read]).sum()) if total else 0
+        res = BatchResult(reads.names, lens, score, ei, ej)
+        res.mapq = mapq
+        res.col_lo = lo
+        res.n_windows = ncand
+        no_seed = np.nonzero((ncand == 0) & (lens > 0))[0]
+        self.totals["unseeded"] += len(no_seed)
+        if len(no_seed) and self.unseeded == "full":
+            sub = reads.subset(no_seed)
+            full = self.full_module.align_batch(self.graph, sub, self.scoring, self.mode,
+                                                traceback=False)
+            res.score[no_seed] = full.score
+            res.end_i[no_seed] = full.end_i
+            res.end_j[no_seed] = full.end_j
+            res.mapq[no_seed] = 255
+            res.col_lo[no_seed] = 0
+        return res
+
+    def traceback(self, reads, res, max_cells=None, threads=None):
+        from .traceback import MAX_CELLS, traceback_batch
+        mapq, lo = res.mapq, res.col_lo
+        traceback_batch(self.graph, reads, self.scoring, self.mode, res,
+                        max_cells=max_cells or MAX_CELLS, threads=threads, col_lo=lo)
+        res.mapq, res.col_lo = mapq, lo
+        return res
