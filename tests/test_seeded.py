@@ -1,0 +1,202 @@
+"""Seeded alignment (s2g/index.py, s2g/seeded.py): index, seeds, windows, MAPQ, CLI.
+
+The promise tested: the reported alignment is the exact optimum inside the window it
+names (window DP has its own oracle tests in test_window.py), it equals full-graph DP
+wherever the read's true walk lies inside a window (simulated reads), and every read
+gets one GAF line.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2g
+from s2g.cli import main
+from s2g.errors import S2GError
+from s2g.index import (build_index, graph_checksum, hash64, index_path, is_closed_syncmer,
+                       load_index)
+from s2g.reads import ReadBatch
+from s2g.scoring import NEG_INF, Mode, Scoring
+from s2g.seeded import MAPQ_MAX, SeededAligner, _pick, read_syncmers
+from s2g.simulate import simulate
+from s2g.variants import cpu_parallel, v0_cpu
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory):
+    d = tmp_path_factory.mktemp("seeded")
+    gfa, fq, truth = simulate(str(d / "snp"), total_bases=30_000, n_reads=120, seed=11)
+    return gfa, fq
+
+
+def _kmer(seq):
+    x = 0
+    for c in seq:
+        x = (x << 2) | "ACGT".index(c)
+    return np.uint64(x)
+
+
+def test_syncmers_of_a_read_are_the_closed_syncmers_of_its_kmers():
+    rng = np.random.default_rng(0)
+    seq = "".join(rng.choice(list("ACGT"), 200))
+    k, s = 15, 7
+    q = np.frombuffer(seq.translate(str.maketrans("ACGT", "\0\1\2\3")).encode(), np.uint8)
+    hs, ps = read_syncmers(q, k, s)
+    kmask = np.uint64((1 << (2 * k)) - 1)
+    want = []
+    for i in range(k - 1, len(seq)):
+        x = _kmer(seq[i - k + 1:i + 1])
+        smask = np.uint64((1 << (2 * s)) - 1)
+        sh = [hash64((x >> np.uint64(2 * (k - s - t))) & smask, smask) for t in range(k - s + 1)]
+        if int(np.argmin(sh)) in (0, k - s):
+            want.append((int(hash64(x, kmask)), i))
+        assert bool(is_closed_syncmer(x, k, s)) == (int(np.argmin(sh)) in (0, k - s))
+    assert [(int(h), int(p)) for h, p in zip(hs, ps)] == want
+    assert 0.1 < len(want) / (len(seq) - k + 1) < 0.4      # density ~ 2 / (k - s + 1)
+
+
+def test_graph_index_holds_every_read_syncmer_of_a_walk_across_nodes(gfa_file):
+    """k-mers that cross node boundaries (and both strands) are indexed at the column of
+    their last base."""
+    gfa = gfa_file("S\ta\tACGTTGCAAGGCT\nS\tb\tC\nS\tc\tG\nS\td\tTTAGCCATGGACCATG\n"
+                   "L\ta\t+\tb\t+\t0M\nL\ta\t+\tc\t+\t0M\nL\tb\t+\td\t+\t0M\nL\tc\t+\td\t+\t0M\n")
+    g = s2g.load_graph(gfa)
+    ix = build_index(g, k=9, s=5)
+    for walk in ("ACGTTGCAAGGCTCTTAGCCATGGACCATG", "ACGTTGCAAGGCTGTTAGCCATGGACCATG"):
+        for seq in (walk, walk[::-1].translate(str.maketrans("ACGT", "TGCA"))):
+            q = np.frombuffer(seq.translate(str.maketrans("ACGT", "\0\1\2\3")).encode(), np.uint8)
+            hs, _ = read_syncmers(q, 9, 5)
+            assert len(hs) > 2
+            for h in hs:
+                x = np.searchsorted(ix.keys, h)
+                assert x < len(ix.keys) and ix.keys[x] == h, f"{seq}: a syncmer is not indexed"
+
+
+def test_index_round_trip_and_stale_index_refused(tmp_path, sim, gfa_file):
+    gfa, _ = sim
+    g = s2g.load_graph(gfa)
+    ix = build_index(g)
+    path = ix.save(str(tmp_path / "i.s2gi"))
+    back = load_index(path, g)
+    for name in ("keys", "offsets", "cols"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(ix, name))
+    assert (back.k, back.s, back.checksum) == (ix.k, ix.s, graph_checksum(g))
+    other = s2g.load_graph(gfa_file("S\tx\tACGTACGTACGTACGTACGTACGT\n"))
+    with pytest.raises(S2GError, match="another graph"):
+        load_index(path, other)
+    (tmp_path / "junk.s2gi").write_bytes(b"not an index")
+    with pytest.raises(S2GError, match="not an s2g index"):
+        load_index(str(tmp_path / "junk.s2gi"), g)
+    with pytest.raises(S2GError, match="no such file"):
+        load_index(str(tmp_path / "missing.s2gi"), g)
+
+
+@pytest.mark.parametrize("mode", ["local", "semiglobal"])
+def test_seeded_equals_full_dp_on_simulated_reads(sim, mode):
+    gfa, fq = sim
+    g = s2g.load_graph(gfa)
+    reads = s2g.read_reads(fq)
+    sc = Scoring()
+    m = Mode.parse(mode)
+    sa = SeededAligner(g, build_index(g), sc, m)
+    res = sa.align_batch(reads)
+    full = cpu_parallel.align_batch(g, reads, sc, m)
+    assert (res.score == full.score).mean() >= 0.99
+    same = res.score == full.score
+    # where the score agrees, the end cell must too unless an equal-score tie lies
+    # outside the chosen window; with random SNP graphs that does not happen here
+    np.testing.assert_array_equal(res.end_j[same], full.end_j[same])
+    assert (res.mapq[res.score > NEG_INF] >= 0).all()
+    sa.traceback(reads, res)
+    for r in res:
+        if r.aligned:
+            assert r.traceback is not None
+
+
+def test_pick_mapq_is_monotone_in_the_score_gap():
+    """One read, two windows: MAPQ never falls as the runner-up's score falls."""
+    prev = -1
+    for s2 in range(300, -1, -6):
+        score, _, _, _, mapq, _ = _pick(np.array([2]), np.array([300, s2]), np.array([150, 150]),
+                                        np.array([10, 500]), np.array([0, 400]), np.array([0]),
+                                        6.0, 20.0, np.array([0]), np.array([5]), 3)
+        assert score[0] == 300
+        assert mapq[0] >= prev
+        prev = mapq[0]
+    assert prev == MAPQ_MAX
+    # equal scores: no evidence at all
+    _, _, ej, _, mapq, _ = _pick(np.array([2]), np.array([300, 300]), np.array([150, 150]),
+                                 np.array([900, 500]), np.array([0, 400]), np.array([0]), 6.0,
+                                 20.0, np.array([0]), np.array([5]), 3)
+    assert mapq[0] <= 3 and ej[0] == 500, "ties go to the smaller end column"
+    # repeats skipped: capped
+    _, _, _, _, mapq, _ = _pick(np.array([1]), np.array([300]), np.array([150]), np.array([9]),
+                                np.array([0]), np.array([0]), 6.0, 20.0, np.array([9]),
+                                np.array([4]), 3)
+    assert mapq[0] == 3
+
+
+def test_unseeded_reads_get_a_line_or_full_dp(sim):
+    gfa, _ = sim
+    g = s2g.load_graph(gfa)
+    ix = build_index(g)
+    rng = np.random.default_rng(3)
+    junk = ["".join(rng.choice(list("ACGT"), 150)), "", "ACGT"]
+    seq = g.sequence(0)[:60] + g.sequence(2)[:40] if g.n_nodes > 2 else junk[0]
+    reads = ReadBatch.from_sequences(["j1", "e", "short", "hit"], junk + [seq])
+    sa = SeededAligner(g, ix, Scoring(), Mode.LOCAL)
+    res = sa.align_batch(reads)
+    assert list(res.n_windows[:3]) == [0, 0, 0]
+    assert res.score[0] == NEG_INF and res.score[1] == NEG_INF
+    full = SeededAligner(g, ix, Scoring(), Mode.LOCAL, unseeded="full",
+                         full_module=v0_cpu).align_batch(reads)
+    exact = v0_cpu.align_batch(g, reads, Scoring(), Mode.LOCAL)
+    np.testing.assert_array_equal(full.score[:3], exact.score[:3])
+    assert full.mapq[0] == 255
+
+
+def test_global_mode_is_refused(sim):
+    gfa, _ = sim
+    g = s2g.load_graph(gfa)
+    with pytest.raises(S2GError, match="local or semiglobal"):
+        SeededAligner(g, build_index(g), Scoring(), Mode.GLOBAL)
+
+
+def test_cli_index_then_seeded_align(tmp_path, sim, capsys):
+    gfa, fq = sim
+    idx = str(tmp_path / "g.s2gi")
+    assert main(["index", gfa, "-o", idx]) == 0
+    out = str(tmp_path / "o.gaf")
+    assert main(["align", gfa, fq, "-o", out, "--seeded", "--index", idx]) == 0
+    err = capsys.readouterr().err
+    assert "seeded" in err
+    lines = open(out).read().splitlines()
+    assert len(lines) == 120
+    mapq = [int(x.split("\t")[11]) for x in lines if x.split("\t")[5] != "*"]
+    assert len(mapq) >= 118 and np.mean(np.array(mapq) >= 30) > 0.9
+    exact = str(tmp_path / "e.gaf")
+    assert main(["align", gfa, fq, "-o", exact, "--exact"]) == 0
+    as_s = [x.split("AS:i:")[1].split("\t")[0] for x in lines if "AS:i:" in x]
+    as_e = [x.split("AS:i:")[1].split("\t")[0] for x in open(exact).read().splitlines()]
+    assert np.mean([a == b for a, b in zip(as_s, as_e)]) >= 0.99
+    # an index of another graph is refused with one line
+    other = tmp_path / "other.gfa"
+    other.write_text("S\tx\tACGTACGTACGTACGTACGTACGTAAAAAAAAAA\n")
+    assert main(["align", str(other), fq, "-o", str(tmp_path / "x.gaf"), "--seeded",
+                 "--index", idx]) == 1
+    assert "another graph" in capsys.readouterr().err
+    assert main(["align", gfa, fq, "--seeded", "--mode", "global", "-o",
+                 str(tmp_path / "y.gaf")]) == 1
+
+
+def test_index_beside_the_graph_is_built_once(tmp_path, sim, capsys):
+    gfa, fq = sim
+    import shutil
+    g2 = str(tmp_path / "copy.gfa")
+    shutil.copy(gfa, g2)
+    assert main(["align", g2, fq, "--seeded", "-o", str(tmp_path / "a.gaf")]) == 0
+    assert "building the seed index" in capsys.readouterr().err
+    assert open(index_path(g2), "rb").read(2) == b"PK"
+    assert main(["align", g2, fq, "--seeded", "-o", str(tmp_path / "b.gaf")]) == 0
+    assert "building" not in capsys.readouterr().err
+    assert open(tmp_path / "a.gaf").read() == open(tmp_path / "b.gaf").read()
