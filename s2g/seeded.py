@@ -18,11 +18,13 @@ Per read (all compiled, in parallel over reads: :func:`_candidates`):
    0.5 log2 |dc - dq|`` when the read loses bases, only the log term when the graph
    does: a walk that skips a bubble's other branch advances more columns than read
    bases). Chains are taken best first, each anchor once.
-3. *Windows*: a chain from (q0, c0) to (q1, c1) becomes the columns from
-   ``c0 - r (q0 + 1) - pad`` to ``c1 + r (m - q1) + pad`` with ``r`` the chain's own
-   columns per read base (at least 1, times 1.15: room for the bubbles' other branches)
-   and ``pad = 16 + m / 8`` (indels); capped at ``max_window`` columns. Overlapping
-   windows merge. At most ``max_cand`` windows per read, best chains first, and only
+3. *Windows*: a chain from (q0, c0) to (q1, c1) becomes the column range from the
+   lowest column within walk distance ``q0 + 1 + pad`` upstream of ``c0`` to the highest
+   within ``m - q1 + pad`` downstream of ``c1`` (``pad = 16 + m / 8`` for indels; walk
+   distance in bases, by a bounded Dijkstra over the nodes, :func:`_reach`): every walk
+   the read's flanks can follow from the chain's ends lies inside, whatever bubbles the
+   topological order puts between its columns. Capped at ``max_window`` columns (at
+   least 8 m). Overlapping windows merge. At most ``max_cand`` windows per read, best chains first, and only
    chains scoring at least ``min_chain`` (default: two anchors' worth).
 
 Then the exact DP runs in every window (:func:`s2g.window.align_windows_ref`, or a
@@ -39,6 +41,7 @@ calibration: README.md ("Seeded alignment").
 """
 from __future__ import annotations
 
+import heapq
 import math
 
 import numba
@@ -156,8 +159,47 @@ def _chain(ac, aq, k, max_skip, max_ins):
 
 
 @numba.njit(**NJIT)
-def _read_candidates(q, keys, koff, kcols, k, s, max_occ, n_cols, max_cand, min_chain,
-                     max_window, out, stats):
+def _reach(c, dist, node_start, ptr, idx, forward):
+    """The lowest (``forward=False``: walking predecessors) or highest column whose walk
+    distance from column ``c`` (both ends counted) is at most ``dist`` bases."""
+    v = np.searchsorted(node_start, c, side="right") - 1
+    if forward:
+        room = node_start[v + 1] - 1 - c              # bases after c inside v
+        if room + 1 >= dist:
+            return c + dist - 1
+    else:
+        room = c - node_start[v]
+        if room + 1 >= dist:
+            return c - dist + 1
+    best = node_start[v + 1] - 1 if forward else node_start[v]
+    # heap of (bases used so far, node); a node is entered at its first (last) base
+    heap = [(np.int64(room + 1), np.int64(v))]
+    seen = {np.int64(v): np.int64(room + 1)}
+    while len(heap) > 0:
+        d, u = heapq.heappop(heap)
+        if seen[u] < d:
+            continue
+        for t in range(ptr[u], ptr[u + 1]):
+            w = np.int64(idx[t])
+            ln = np.int64(node_start[w + 1] - node_start[w])
+            if d + ln >= dist:                        # the walk ends inside w
+                col = node_start[w] + (dist - d) - 1 if forward else node_start[w + 1] - (dist - d)
+            else:
+                col = node_start[w + 1] - 1 if forward else node_start[w]
+                nd = np.int64(d + ln)
+                if w not in seen or nd < seen[w]:
+                    seen[w] = nd
+                    heapq.heappush(heap, (nd, w))
+            if forward:
+                best = max(best, col)
+            else:
+                best = min(best, col)
+    return best
+
+
+@numba.njit(**NJIT)
+def _read_candidates(q, keys, koff, kcols, k, s, max_occ, max_cand, min_chain, max_window,
+                     node_start, pred_ptr, pred_idx, succ_ptr, succ_idx, out, stats):
     """Windows of one read into ``out`` (max_cand x 4: lo, hi, chain score, anchors), best
     chain first, overlapping windows merged; returns how many. ``stats``: seeds skipped,
     anchors."""
@@ -193,18 +235,14 @@ def _read_candidates(q, keys, koff, kcols, k, s, max_occ, n_cols, max_cand, min_
         if sc < min_chain:
             continue
         q0, c0, q1, c1 = aq[j], ac[j], aq[i], ac[i]
-        r = 1.0
-        if q1 - q0 >= k:
-            r = max(1.0, min(4.0, (c1 - c0) / (q1 - q0)))
-        r *= 1.15
-        lo = c0 - int(r * (q0 + 1)) - pad
-        hi = c1 + int(r * (m - q1)) + pad
+        lo = _reach(c0, q0 + 1 + pad, node_start, pred_ptr, pred_idx, False)
+        hi = _reach(c1, m - q1 + pad, node_start, succ_ptr, succ_idx, True) + 1
         if hi - lo > width_cap:          # a chain across a huge bubble: keep its middle
             mid = (lo + hi) // 2
             lo = mid - width_cap // 2
             hi = lo + width_cap
         lo = max(0, lo)
-        hi = min(n_cols, hi)
+        hi = min(node_start[-1], hi)
         # merge into an overlapping window
         merged = False
         for x in range(nc):
@@ -224,8 +262,8 @@ def _read_candidates(q, keys, koff, kcols, k, s, max_occ, n_cols, max_cand, min_
 
 
 @numba.njit(**PARALLEL)
-def _candidates(codes, offs, keys, koff, kcols, k, s, max_occ, n_cols, max_cand, min_chain,
-                max_window):
+def _candidates(codes, offs, keys, koff, kcols, k, s, max_occ, max_cand, min_chain, max_window,
+                node_start, pred_ptr, pred_idx, succ_ptr, succ_idx):
     n = len(offs) - 1
     cand = np.zeros((n, max_cand, 4), np.float64)
     ncand = np.zeros(n, np.int64)
@@ -234,8 +272,9 @@ def _candidates(codes, offs, keys, koff, kcols, k, s, max_occ, n_cols, max_cand,
         q = codes[offs[r]:offs[r + 1]]
         if len(q) == 0:
             continue
-        ncand[r] = _read_candidates(q, keys, koff, kcols, k, s, max_occ, n_cols, max_cand,
-                                    min_chain, max_window, cand[r], stats[r])
+        ncand[r] = _read_candidates(q, keys, koff, kcols, k, s, max_occ, max_cand, min_chain,
+                                    max_window, node_start, pred_ptr, pred_idx, succ_ptr,
+                                    succ_idx, cand[r], stats[r])
     return cand, ncand, stats
 
 
@@ -302,13 +341,21 @@ class SeededAligner:
         self.unseeded = unseeded
         self.full_module = full_module
         self.totals = {"reads": 0, "windows": 0, "window_cells": 0, "unseeded": 0}
+        self._succ = None
 
     def candidates(self, reads):
         """(cand [n, max_cand, 4], ncand [n], stats [n, 2]) for a ReadBatch."""
-        ix = self.index
+        ix, g = self.index, self.graph
+        if self._succ is None:
+            order = np.argsort(g.pred_idx, kind="stable")
+            ptr = np.zeros(g.n_nodes + 1, np.int64)
+            np.cumsum(np.bincount(g.pred_idx, minlength=g.n_nodes), out=ptr[1:])
+            dst = np.repeat(np.arange(g.n_nodes, dtype=np.int32), np.diff(g.pred_ptr))
+            self._succ = (ptr, dst[order])
         return _candidates(reads.codes_flat, np.asarray(reads.offsets, np.int64), ix.keys,
-                           ix.offsets, ix.cols, ix.k, ix.s, self.max_occ, self.graph.n_bases,
-                           self.max_cand, self.min_chain, self.max_window)
+                           ix.offsets, ix.cols, ix.k, ix.s, self.max_occ, self.max_cand,
+                           self.min_chain, self.max_window, g.node_start, g.pred_ptr,
+                           g.pred_idx, self._succ[0], self._succ[1])
 
     def align_batch(self, reads) -> BatchResult:
         """Scores, end cells, MAPQ (``res.mapq``) and window bounds (``res.col_lo``)."""
