@@ -43,6 +43,7 @@ from numba.typed import Dict
 
 from ._numba import NJIT
 from .dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_INS, H_START, LOCAL
+from .errors import S2GError
 from .scoring import NEG_INF
 from .traceback import (OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK, _raise_status, _summarize,
                         _summary_arrays, _window, tb_cell)
@@ -65,19 +66,37 @@ N_SIZES = 5                           # W, merge columns with a list, list entri
 
 
 @numba.njit(**NJIT)
+def _range_window(lo, hi, node_start):
+    """Window nodes and in-node column offsets of the column range ``[lo, hi)`` (a seeded
+    alignment's window, :mod:`s2g.window`)."""
+    v0 = np.searchsorted(node_start, lo, side="right") - 1
+    v1 = np.searchsorted(node_start, hi - 1, side="right") - 1
+    wn = np.arange(v0, v1 + 1)
+    ws = np.maximum(0, lo - node_start[wn]).astype(np.int64)
+    we = (np.minimum(node_start[wn + 1], hi) - 1 - node_start[wn]).astype(np.int64)
+    return wn, ws, we
+
+
+@numba.njit(**NJIT)
 def _program(end_i, end_j, score, mode, a, e, base, node_start, pred_ptr, pred_idx, fill,
              c0, p0, p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn, mp_slot, mp_wcol,
-             sizes):
+             sizes, lo=-1, hi=-1):
     """Window of one read as a column program (see the module doc).
 
     Always writes ``sizes`` = (window columns, merge columns with a predecessor list,
     list entries, window slots, longest list); with ``fill`` also writes the program
     from column ``c0`` and list entry ``p0`` of the flat arrays (list starts ``p_mpa``
-    are read-local).
+    are read-local). With ``lo >= 0`` the window is the column range ``[lo, hi)``
+    (seeded alignment: the kernel finds the end cell), else the traceback window of the
+    end cell.
     """
-    L = end_i + max(0, a * end_i - score) // e
-    v_end = np.searchsorted(node_start, end_j, side="right") - 1
-    wn, ws, we = _window(v_end, end_j - node_start[v_end], L, node_start, pred_ptr, pred_idx)
+    if lo >= 0:
+        wn, ws, we = _range_window(lo, hi, node_start)
+    else:
+        L = end_i + max(0, a * end_i - score) // e
+        v_end = np.searchsorted(node_start, end_j, side="right") - 1
+        wn, ws, we = _window(v_end, end_j - node_start[v_end], L, node_start, pred_ptr,
+                             pred_idx)
     nw = len(wn)
     widx = Dict.empty(key_type=types.int64, value_type=types.int64)
     woff = np.zeros(nw + 1, np.int64)
@@ -200,10 +219,51 @@ def _fill(idx, score, end_i, end_j, mode, a, e, base, node_start, pred_ptr, pred
     return p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn, mp_slot, mp_wcol
 
 
+@numba.njit(parallel=True, **NJIT)
+def _sizes_win(t_lo, t_hi, mode, a, e, base, node_start, pred_ptr, pred_idx):
+    n = len(t_lo)
+    sizes = np.zeros((n, N_SIZES), np.int64)
+    u8 = np.empty(0, np.uint8)
+    i8 = np.empty(0, np.int8)
+    i32 = np.empty(0, np.int32)
+    for k in numba.prange(n):
+        _program(0, 0, 0, mode, a, e, base, node_start, pred_ptr, pred_idx, False, 0, 0, u8,
+                 i32, i8, i32, i32, i32, i32, i32, i32, sizes[k], t_lo[k], t_hi[k])
+    return sizes
+
+
+@numba.njit(parallel=True, **NJIT)
+def _fill_win(t_lo, t_hi, mode, a, e, base, node_start, pred_ptr, pred_idx, coff, poff):
+    n = len(t_lo)
+    p_base = np.empty(coff[n], np.uint8)
+    p_col = np.empty(coff[n], np.int32)
+    p_kind = np.empty(coff[n], np.int8)
+    p_store = np.empty(coff[n], np.int32)
+    p_mrank = np.empty(coff[n], np.int32)
+    p_mpa = np.empty(coff[n], np.int32)
+    p_mpn = np.empty(coff[n], np.int32)
+    mp_slot = np.empty(max(poff[n], 1), np.int32)
+    mp_wcol = np.empty(max(poff[n], 1), np.int32)
+    sizes = np.zeros((n, N_SIZES), np.int64)
+    for k in numba.prange(n):
+        _program(0, 0, 0, mode, a, e, base, node_start, pred_ptr, pred_idx, True, coff[k],
+                 poff[k], p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn, mp_slot,
+                 mp_wcol, sizes[k], t_lo[k], t_hi[k])
+    return p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn, mp_slot, mp_wcol
+
+
 def _tb_body(n, mode, a, b, o, e, hs, codes, qoff, rows_a, score_a, coff, poff, hoff, soff, doff, xoff,
              oo, co, p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn, mp_slot, mp_wcol,
-             CH, CE, SH, SE, dirs, dpred, epred, out_ops, out_cols, out_n, out_start, out_st):
-    """One thread per read: the window sweep with direction codes, then the walk."""
+             CH, CE, SH, SE, dirs, dpred, epred, out_ops, out_cols, out_n, out_start, out_st,
+             find, out_best):
+    """One thread per read: the window sweep with direction codes, then the walk.
+
+    ``find``: the window is a seeded alignment's column range and the end cell is the
+    best cell in it (local: any row, semiglobal: the last; V0's tie rule: the first in
+    column order, then row order, strictly better replaces), written to ``out_best``
+    (score, row, window column; score NEG_INF when the window holds no alignment);
+    otherwise the end cell is the last column's row ``rows_a`` and must equal ``score_a``.
+    """
     r = cuda.grid(1)
     if r >= n:
         return
@@ -219,6 +279,9 @@ def _tb_body(n, mode, a, b, o, e, hs, codes, qoff, rows_a, score_a, coff, poff, 
     x0 = xoff[r]
     q0 = qoff[r]
     oe = o + e
+    best = 0 if mode == LOCAL else NEG_INF
+    bw = -1
+    bi = -1
     for w in range(W):
         gw = c0 + w
         kind = p_kind[gw]
@@ -279,6 +342,10 @@ def _tb_body(n, mode, a, b, o, e, hs, codes, qoff, rows_a, score_a, coff, poff, 
                 h, f, d = tb_cell(diag, ev, hup, f, codes[q0 + t - 1], gb, mode, a, b, o, e)
                 if px:
                     d |= E_EXT
+            if find and t > 0 and h > best and (mode == LOCAL or t == R):
+                best = h
+                bw = w
+                bi = t
             diag = ph
             hup = h
             CH[h0 + t * hs] = h
@@ -292,14 +359,26 @@ def _tb_body(n, mode, a, b, o, e, hs, codes, qoff, rows_a, score_a, coff, poff, 
                 byte = d
                 if t == R:
                     dirs[d0 + w * stride + (t >> 1)] = byte
-    if W == 0 or CH[h0 + R * hs] != score_a[r]:
-        out_st[r] = ST_MISMATCH
-        return
-    # ---- walk back from the end cell (the last window column, row R)
+    if find:
+        out_best[3 * r] = best if bw >= 0 else NEG_INF
+        out_best[3 * r + 1] = bi
+        out_best[3 * r + 2] = bw
+        if bw < 0:
+            out_n[2 * r] = 0
+            out_n[2 * r + 1] = 0
+            out_start[r] = 0
+            out_st[r] = ST_OK
+            return
+        w = bw
+        i = bi
+    else:
+        if W == 0 or CH[h0 + R * hs] != score_a[r]:
+            out_st[r] = ST_MISMATCH
+            return
+        w = W - 1                   # walk back from the end cell (last column, row R)
+        i = R
     no = 0
     nc = 0
-    w = W - 1
-    i = R
     state = 0                       # 0 H, 1 E, 2 F
     xo = oo[r]
     xc = co[r]
@@ -409,7 +488,8 @@ def kernel_signature():
             a(types.uint8, 1, "C"), a(i32, 1, "C"), a(types.int8, 1, "C")) + (a(i32, 1, "C"),) * 6 \
         + (a(i32, 1, "C"),) * 4 + (a(types.uint8, 1, "C"), a(types.int16, 1, "C"),
                                    a(types.int16, 1, "C"), a(types.uint8, 1, "C"),
-                                   a(i32, 1, "C"), a(i32, 1, "C"), a(i32, 1, "C"), a(i32, 1, "C"))
+                                   a(i32, 1, "C"), a(i32, 1, "C"), a(i32, 1, "C"), a(i32, 1, "C"),
+                                   i32, a(i32, 1, "C"))
 
 
 def _device_bytes(sz, rows, L):
@@ -467,7 +547,11 @@ def run(graph, reads, scoring, mode, res, idx, out, max_cells=MAX_CELLS):
     return left
 
 
-def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, rows, L, out):
+def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, rows, L, out,
+           win=None):
+    """One kernel launch over reads ``idx``. ``win`` = (lo, hi) per entry: seeded windows
+    (the kernel finds each end cell); returns the raw outputs (best cells, walks) instead
+    of adding tracebacks to ``out``."""
     n = len(idx)
     R1 = rows + 1
     coff = _cum(sz[:, 0])
@@ -486,8 +570,12 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
     oo = _cum(rows + L + 2)
     co = _cum(L + 1)
     t0 = time.perf_counter()
-    prog = _fill(idx, score, ei, ej, mode, a, e, graph.base, graph.node_start, graph.pred_ptr,
-                 graph.pred_idx, coff, poff)
+    if win is None:
+        prog = _fill(idx, score, ei, ej, mode, a, e, graph.base, graph.node_start,
+                     graph.pred_ptr, graph.pred_idx, coff, poff)
+    else:
+        prog = _fill_win(win[0], win[1], mode, a, e, graph.base, graph.node_start,
+                         graph.pred_ptr, graph.pred_idx, coff, poff)
     t1 = time.perf_counter()
     # the reads' codes, packed in chunk order
     lens = offs[idx + 1] - offs[idx]
@@ -505,7 +593,7 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
         return dp.empty(f"tb.{next(names)}", size, dtype)
 
     args = [d(np.ascontiguousarray(codes, np.uint8)), d(qoff), d(rows.astype(np.int32)),
-            d(score[idx].astype(np.int32))]
+            d((score[idx] if win is None else np.zeros(n)).astype(np.int32))]
     args += [d(x) for x in (coff, poff, hoff, soff, doff, xoff, oo, co)]
     args += [d(x) for x in prog]
     args += [emp(h_size, np.int32), emp(h_size, np.int32), emp(soff[-1], np.int32),
@@ -514,17 +602,25 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
     d_ops, d_cols = emp(oo[-1], np.uint8), emp(co[-1], np.int32)
     d_n, d_start = emp(2 * n, np.int32), emp(n, np.int32)
     d_st = d(np.full(n, -1, np.int32))
+    d_best = emp(3 * n, np.int32) if win is not None else d_st
     ev0, ev1 = cuda.event(), cuda.event()
     ev0.record()
     kern[-(-n // BLOCK), BLOCK](np.int32(n), np.int32(mode), np.int32(a), np.int32(b),
                                 np.int32(o), np.int32(e), np.int32(hs), *args, d_ops, d_cols, d_n,
-                                d_start, d_st)
+                                d_start, d_st, np.int32(win is not None), d_best)
     ev1.record()
     st = d_st.copy_to_host()
     PROFILE["kernel"] += ev0.elapsed_time(ev1) / 1e3
     ops, cols = d_ops.copy_to_host(), d_cols.copy_to_host()
     nn, start = d_n.copy_to_host(), d_start.copy_to_host()
     t2 = time.perf_counter()
+    if win is not None:
+        PROFILE["fill"] += t1 - t0
+        PROFILE["device"] += t2 - t1
+        if (st != ST_OK).any():
+            raise S2GError("internal error: the GPU window kernel did not finish a window; "
+                           "please report this")
+        return d_best.copy_to_host().reshape(n, 3), ops, cols, nn, start, oo, co
     _raise_status(reads, idx, st.astype(np.int64), sz[:, 0] * R1, score, ei, ej, 0)
     PROFILE["fill"] += t1 - t0
     PROFILE["device"] += t2 - t1
@@ -550,3 +646,102 @@ def _summarize_all(ops, cols, nn, end_j, node_start, oo, co):
         _summarize(k, op_r, col_r, end_j[k], node_start, oo, co, run_op, run_len, n_runs,
                    path, n_path, geo, counts)
     return run_op, run_len, n_runs, path, n_path, geo, counts
+
+
+# ------------------------------------------------------------------ seeded windows
+
+@numba.njit(parallel=True, **NJIT)
+def _summarize_sel(ops, cols, nn, oo, co, sel, end_j, node_start, oo2, co2):
+    """:func:`_summarize` of the walks ``sel`` of one chunk's outputs, into rows 0.. of
+    fresh flat arrays with offsets ``oo2``/``co2``."""
+    n = len(sel)
+    run_op, run_len, n_runs, path, n_path, geo, counts = _summary_arrays(n, oo2, co2)
+    for k in numba.prange(n):
+        t = sel[k]
+        op_r = ops[oo[t]:oo[t] + nn[2 * t]]
+        col_r = cols[co[t]:co[t] + nn[2 * t + 1]].astype(np.int64)
+        _summarize(k, op_r, col_r, end_j[k], node_start, oo2, co2, run_op, run_len, n_runs,
+                   path, n_path, geo, counts)
+    return run_op, run_len, n_runs, path, n_path, geo, counts
+
+
+class WindowRun:
+    """Seeded windows aligned on the GPU (:func:`run_windows`): per task the best cell
+    (``score``, ``end_i``, ``end_j``; NEG_INF/-1/-1: none) and, for tasks the GPU ran
+    (``on_gpu``), the walk back from it, kept until :meth:`add_tracebacks` asks for the
+    chosen ones."""
+
+    def __init__(self, n):
+        self.score = np.full(n, NEG_INF, np.int64)
+        self.end_i = np.full(n, -1, np.int64)
+        self.end_j = np.full(n, -1, np.int64)
+        self.on_gpu = np.zeros(n, np.bool_)
+        self.where = np.full((n, 2), -1, np.int64)     # (chunk, row in chunk)
+        self.chunks = []
+
+    def add_tracebacks(self, graph, tasks, reads_of, flat, end_i_reads):
+        """Tracebacks of GPU tasks ``tasks`` (walks already done) as reads ``reads_of``."""
+        for c, (ops, cols, nn, start, oo, co) in enumerate(self.chunks):
+            m = self.where[tasks, 0] == c
+            if not m.any():
+                continue
+            sel = self.where[tasks[m], 1]
+            ln_o = (oo[sel + 1] - oo[sel])
+            ln_c = (co[sel + 1] - co[sel])
+            oo2, co2 = _cum(ln_o), _cum(ln_c)
+            summary = _summarize_sel(ops, cols, nn, oo, co, sel, self.end_j[tasks[m]],
+                                     graph.node_start, oo2, co2)
+            flat.add(reads_of[m], end_i_reads, oo2, co2, start[sel], summary)
+
+
+def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=MAX_CELLS):
+    """Seeded windows on the GPU: task ``t`` aligns read ``t_read[t]`` inside columns
+    ``[t_lo[t], t_hi[t])`` (the semantics of :func:`s2g.window.align_windows_ref`): the
+    kernel finds the best cell (V0's tie rule) and walks back from it in the same pass.
+    Tasks over ``max_cells`` cells (or with a predecessor list too long) are left to the
+    caller: ``on_gpu`` is False there. Returns a :class:`WindowRun`."""
+    _cuda()
+    kern = get_kernel()
+    mode = int(mode)
+    a, b, o, e = scoring.as_tuple()
+    n = len(t_read)
+    out = WindowRun(n)
+    if n == 0:
+        return out
+    t0 = time.perf_counter()
+    sz = _sizes_win(t_lo, t_hi, mode, a, e, graph.base, graph.node_start, graph.pred_ptr,
+                    graph.pred_idx)
+    PROFILE["sizes"] += time.perf_counter() - t0
+    offs = np.asarray(reads.offsets, np.int64)
+    rows_all = (offs[t_read + 1] - offs[t_read]).astype(np.int64)
+    gpu = ((sz[:, 0] * (rows_all + 1) <= max_cells) & (sz[:, 4] <= MAX_PREDS) & (sz[:, 0] > 0)
+           & (rows_all > 0))
+    tasks = np.nonzero(gpu)[0]
+    tasks = tasks[np.argsort(rows_all[tasks], kind="stable")]
+    if len(tasks) == 0:
+        return out
+    sz, rows = sz[tasks], rows_all[tasks]
+    L = sz[:, 0] - 1                     # a walk consumes each window column at most once
+    nbytes = np.cumsum(_device_bytes(sz, rows, L))
+    dummy = np.zeros(1, np.int64)
+    c0 = 0
+    while c0 < len(tasks):
+        base_b = nbytes[c0 - 1] if c0 else 0
+        c1 = max(c0 + 1, int(np.searchsorted(nbytes, base_b + CHUNK_BYTES, side="right")))
+        while INTERLEAVE and c1 - c0 > 1 and \
+                (c1 - c0) * (int(rows[c1 - 1]) + 1) * 8 + nbytes[c1 - 1] - base_b > CHUNK_BYTES:
+            c1 = c0 + (c1 - c0) // 2
+        tk = tasks[c0:c1]
+        best, ops, cols, nn, start, oo, co = _chunk(
+            kern, graph, reads, offs, mode, a, b, o, e, dummy, dummy, dummy, t_read[tk],
+            sz[c0:c1], rows[c0:c1], L[c0:c1], None, win=(t_lo[tk], t_hi[tk]))
+        ok = best[:, 0] > NEG_INF
+        out.score[tk] = np.where(ok, best[:, 0], NEG_INF)
+        out.end_i[tk] = np.where(ok, best[:, 1], -1)
+        out.end_j[tk] = np.where(ok, t_lo[tk] + best[:, 2], -1)
+        out.where[tk, 0] = len(out.chunks)
+        out.where[tk, 1] = np.arange(len(tk))
+        out.chunks.append((ops, cols, nn, start, oo, co))
+        c0 = c1
+    out.on_gpu[tasks] = True
+    return out

@@ -325,12 +325,15 @@ class SeededAligner:
     ``window_kernel(graph, codes, offsets, task_read, task_lo, task_hi, scoring, mode)``
     returns (score, end_i, end_j) per window (default: :func:`align_windows_ref`).
     ``unseeded``: ``"unmapped"`` (a no-hit line) or ``"full"`` (full-graph DP with
-    ``full_module``, MAPQ 255) for reads without a window.
+    ``full_module``, MAPQ 255) for reads without a window. ``device="gpu"``: the windows
+    run on the GPU (:func:`s2g.gpu_traceback.run_windows`: one thread per window finds the
+    best cell and walks back from it in the same pass; windows too large for it run on the
+    CPU), and the chosen windows' walks become the tracebacks.
     """
 
     def __init__(self, graph, index, scoring, mode, max_occ=MAX_OCC, max_cand=MAX_CAND,
                  min_chain=None, max_window=MAX_WINDOW, window_kernel=None,
-                 unseeded="unmapped", full_module=None):
+                 unseeded="unmapped", full_module=None, device="cpu"):
         check_mode(mode)
         self.graph, self.index, self.scoring, self.mode = graph, index, scoring, mode
         self.max_occ, self.max_cand, self.max_window = int(max_occ), int(max_cand), int(max_window)
@@ -340,6 +343,9 @@ class SeededAligner:
             raise ValueError(f"unseeded must be 'unmapped' or 'full', got {unseeded!r}")
         self.unseeded = unseeded
         self.full_module = full_module
+        if device not in ("cpu", "gpu"):
+            raise ValueError(f"device must be 'cpu' or 'gpu', got {device!r}")
+        self.device = device
         self.totals = {"reads": 0, "windows": 0, "window_cells": 0, "unseeded": 0}
         self._succ = None
 
@@ -368,11 +374,23 @@ class SeededAligner:
         t_read = np.repeat(np.arange(n, dtype=np.int64), ncand)
         t_lo = cand[:, :, C_LO][sel].astype(np.int64)
         t_hi = cand[:, :, C_HI][sel].astype(np.int64)
-        ts, tei, tej = self.window_kernel(self.graph, reads.codes_flat, reads.offsets, t_read,
-                                          t_lo, t_hi, self.scoring, self.mode)
+        wr = None
+        if self.device == "gpu":
+            from . import gpu_traceback
+            wr = gpu_traceback.run_windows(self.graph, reads, self.scoring, self.mode, t_read,
+                                           t_lo, t_hi)
+            ts, tei, tej = wr.score.copy(), wr.end_i.copy(), wr.end_j.copy()
+            left = np.nonzero(~wr.on_gpu)[0]
+            if len(left):
+                ts[left], tei[left], tej[left] = self.window_kernel(
+                    self.graph, reads.codes_flat, reads.offsets, t_read[left], t_lo[left],
+                    t_hi[left], self.scoring, self.mode)
+        else:
+            ts, tei, tej = self.window_kernel(self.graph, reads.codes_flat, reads.offsets,
+                                              t_read, t_lo, t_hi, self.scoring, self.mode)
         a, b, _, _ = self.scoring.as_tuple()
         anchors_best = np.where(ncand > 0, cand[:, 0, C_ANCHORS], 0).astype(np.int64)
-        score, ei, ej, lo, mapq, _ = _pick(ncand, ts, tei, tej, t_lo, first, float(a + b),
+        score, ei, ej, lo, mapq, best_t = _pick(ncand, ts, tei, tej, t_lo, first, float(a + b),
                                            MAPQ_PER_MISMATCH, stats[:, 0], anchors_best,
                                            MAPQ_REPEAT_CAP)
         lens = reads.lengths()
@@ -383,6 +401,8 @@ class SeededAligner:
         res.mapq = mapq
         res.col_lo = lo
         res.n_windows = ncand
+        res.best_task = best_t
+        res.window_run = wr
         no_seed = np.nonzero((ncand == 0) & (lens > 0))[0]
         self.totals["unseeded"] += len(no_seed)
         if len(no_seed) and self.unseeded == "full":
@@ -397,9 +417,25 @@ class SeededAligner:
         return res
 
     def traceback(self, reads, res, max_cells=None, threads=None):
-        from .traceback import MAX_CELLS, traceback_batch
+        """Path and CIGAR of every aligned read, restricted to its window; GPU windows
+        reuse the walk the kernel already made."""
+        from .traceback import MAX_CELLS, FlatTracebacks, traceback_batch
         mapq, lo = res.mapq, res.col_lo
+        flat = idx = None
+        wr = getattr(res, "window_run", None)
+        if wr is not None:
+            flat = FlatTracebacks(len(res))
+            aligned = np.nonzero(res.aligned())[0]
+            bt = res.best_task[aligned]
+            gpu = np.zeros(len(aligned), bool)
+            gpu[bt >= 0] = wr.on_gpu[bt[bt >= 0]]
+            if gpu.any():
+                wr.add_tracebacks(self.graph, bt[gpu], aligned[gpu], flat,
+                                  np.asarray(res.end_i, np.int64))
+            idx = aligned[~gpu].astype(np.int64)
+            res.window_run = None                  # the walks are no longer needed
         traceback_batch(self.graph, reads, self.scoring, self.mode, res,
-                        max_cells=max_cells or MAX_CELLS, threads=threads, col_lo=lo)
+                        max_cells=max_cells or MAX_CELLS, threads=threads, col_lo=lo,
+                        flat=flat, idx=idx)
         res.mapq, res.col_lo = mapq, lo
         return res

@@ -200,3 +200,17 @@ def test_index_beside_the_graph_is_built_once(tmp_path, sim, capsys):
     assert main(["align", g2, fq, "--seeded", "-o", str(tmp_path / "b.gaf")]) == 0
     assert "building" not in capsys.readouterr().err
     assert open(tmp_path / "a.gaf").read() == open(tmp_path / "b.gaf").read()
+
+
+def test_gpu_windows_under_the_cuda_simulator_match_the_cpu():
+    """run_windows (the GPU traceback kernel in find mode) == the CPU path, field for field."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    repo = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(repo))
+    p = subprocess.run([sys.executable, str(repo / "tests" / "seeded_cudasim_check.py"), "6"],
+                       env=env, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.startswith("OK 6"), p.stdout
