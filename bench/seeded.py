@@ -175,7 +175,7 @@ def run_graph(spec, args, rng):
     if args.window_kernel == "simd":
         from s2g.variants import simd
         kernel = simd.align_windows
-    sa = SeededAligner(g, ix, sc, mode, window_kernel=kernel)
+    sa = SeededAligner(g, ix, sc, mode, window_kernel=kernel, device=args.device)
     warm = reads.subset(np.arange(min(64, reads.n_reads)))
     sa.traceback(warm, sa.align_batch(warm))
     gaf_text(g, sa.align_batch(warm))
@@ -189,6 +189,7 @@ def run_graph(spec, args, rng):
     t3 = time.perf_counter()
     n = reads.n_reads
     row["threads"] = numba.get_num_threads()
+    row["device"] = args.device
     row["seconds"] = {"seed+window DP": round(t1 - t0, 3), "traceback": round(t2 - t1, 3),
                       "GAF text": round(t3 - t2, 3)}
     row["reads_per_s"] = {k: round(n / max(v, 1e-9)) for k, v in row["seconds"].items()}
@@ -232,7 +233,10 @@ def main(argv=None):
     ap.add_argument("--full-reads", type=int, default=500,
                     help="reads also aligned by full-graph DP (sensitivity)")
     ap.add_argument("--full-variant", default="cpu", choices=("cpu", "fast"))
-    ap.add_argument("--window-kernel", default="ref", choices=("ref", "simd"))
+    ap.add_argument("--window-kernel", default="ref", choices=("ref", "simd"),
+                    help="CPU window kernel (and for windows too large for the GPU)")
+    ap.add_argument("--device", default="cpu", choices=("cpu", "gpu"),
+                    help="where the windows run (gpu: the GPU traceback kernel's find mode)")
     ap.add_argument("--mode", default="local", choices=("local", "semiglobal"))
     ap.add_argument("--break-cycles", action="store_true")
     ap.add_argument("--seed", type=int, default=1)
