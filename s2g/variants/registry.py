@@ -45,6 +45,12 @@ register(VariantInfo(
     "V0's kernel on every core (Numba prange over reads); identical results; the "
     "default without a GPU.",
     "as v0, per thread", 10))
+register(VariantInfo(
+    "simd", "s2g.variants.simd", "cpu",
+    "V0's recurrence with reads in SIMD lanes: length-bucketed groups of 64 int16 lanes "
+    "(32 int32, 16 int64 by the score bound), [row][lane] arrays vectorised by LLVM, "
+    "prange over groups; same scores and end cells as V0; also aligns seeded windows.",
+    "(2 x n_slots + 7) x (longest read + 1) x lanes cells per group in flight, per thread", 15))
 
 # GPU variants (modules owned by their issues; each module docstring has the details)
 register(VariantInfo(

@@ -1,0 +1,441 @@
+"""simd — V0's recurrence with reads in SIMD lanes (int16 where the score bound fits).
+
+Strategy: *lanes across reads* (abPOA's and PaSGAL's inter-sequence layout). Reads (or
+seeded-alignment window tasks, :func:`align_windows`) are bucketed by length into lane
+groups of ``LANES[dtype]`` reads; a group walks the graph's columns in topological order
+exactly as V0 does, but every DP vector is a ``[row][lane]`` array and the lane loop is
+the innermost loop, so LLVM turns one row step of the whole group into one vector
+instruction per operation. Groups are independent: ``prange`` over groups.
+
+Types (abPOA's int16/int32 switch, checked per group with
+:func:`s2g.scoring.score_bound` for the group's longest read):
+``int16`` x 32 lanes (one zmm register) when the bound is <= ``INT16_BOUND``, else
+``int32`` x 16 lanes when :func:`s2g.scoring.fits_int32`, else ``int64`` x 8 lanes.
+The margins: every value is in ``[-bound, bound]``, a value minus one gap open stays
+above ``-2 * bound``, and the sentinel ``NEG`` (< ``-2 * bound``) minus a penalty
+stays inside the type.
+
+Memory per group: ``(2 x n_slots + 7) x (m + 1) x lanes`` cells of the lane type
+(``n_slots`` = the graph's node_bound slots): 32 reads of 150 bp on a graph with 4
+slots take 150 kB. Each predecessor store holds ``H`` and ``X = max(H - o - e, E - e)``
+(what a successor's ``PE`` needs), so a merge is two maxima per cell and ``E`` itself
+is never stored. A node's last column is written straight into its slot.
+
+Exactness (score AND end cell equal V0's, tie rule: smallest column j, then smallest
+row i). V0 scans columns ascending and rows ascending inside a column and replaces the
+best only on a strictly larger cell. Here, per lane: local mode keeps a column maximum
+while computing the column (one ``vpmaxsw`` per row); after the column, only a lane
+whose column maximum is strictly above its best scans that column for the first row
+holding it (rare: the best grows a few hundred times per read). Semiglobal compares
+row ``m`` of each lane after each column, global only at sinks' last columns.
+A lane shorter than its group's longest read sees padding rows (code ``PAD_CODE``,
+never a match) below its last row: the answer of semiglobal/global reads row ``m`` of
+the lane; in local mode a padding cell can never be strictly larger than a cell
+scanned before it (its diagonal, E and F sources are earlier cells minus a
+non-negative penalty, or the floor 0), so it never replaces the best.
+
+Windows (:func:`align_windows`, the semantics of :mod:`s2g.window`): tasks are sorted by
+window start and a group runs the union of its lanes' column ranges; lane ``l``
+outside ``[lo_l, hi_l)`` computes values nobody reads. At ``j == lo_l`` the lane's
+predecessor vectors are overwritten with the virtual column; at a merge a predecessor
+whose last column is below ``lo_l`` is masked for that lane by adding ``NEG`` (a
+branch-free lane mask); merges start from the virtual column, which never beats a
+real predecessor in local and semiglobal mode (s2g/window.py), so this is the
+reference's DP. Best tracking of a lane starts at ``lo_l`` and stops at ``hi_l``
+(its per-lane threshold is set to the type's maximum outside the window).
+
+Assembly (``_run_groups.inspect_asm``, Numba 0.68 / LLVM, znver4 = AMD EPYC with
+AVX-512, 2026-11-23): Numba types ``int16 + int16`` as int64, so a plain loop keeps
+int64 lanes and narrows at the store (``vpmaxsq``/``vpmovqw``: 8 lanes per zmm). Every
+sum and difference here is cast back to the lane type (:func:`cast`), and ``max`` of
+two lane-type values stays in the lane type, so the int16 column loop compiles to
+zmm ``vpaddw``/``vpsubw``/``vpmaxsw``/``vpcmpeqw``/``vpblendmw`` only (32 lanes per
+instruction; see ``asm_report()`` for the counts of the current build).
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba.extending import overload
+from numba.np.numpy_support import as_dtype
+
+from .._numba import NJIT, PARALLEL
+from ..dp import GLOBAL, LOCAL, SEMIGLOBAL
+from ..errors import S2GError
+from ..result import BatchResult
+from ..scoring import INT32_SAFE, NEG_INF, Mode, score_bound
+
+#: lanes per group for each lane type: one 512-bit register of int16/int32/int64
+LANES = {np.int16: 64, np.int32: 32, np.int64: 16}
+#: largest score bound for int16 lanes; NEG16 < -2 * INT16_BOUND and
+#: NEG16 - 2 * INT16_BOUND > -32768 (see the module doc)
+INT16_BOUND = 7000
+NEG16 = -15000
+#: int32 lanes: bound < INT32_SAFE = 2**28, NEG = -2**29
+NEG32 = NEG_INF
+NEG64 = -(1 << 60)
+#: query code of padding rows; graph N becomes GRAPH_N: neither equals any other code,
+#: so N never matches, not even N (s2g.dp.sub_score)
+PAD_CODE = 5
+GRAPH_N = 7
+
+
+def cast(x, like):
+    """``x`` converted to the type of ``like`` (in compiled code: one truncation)."""
+    return type(like)(x)
+
+
+@overload(cast, inline="always")
+def _cast_impl(x, like):
+    ty = as_dtype(like).type
+
+    def impl(x, like):
+        return ty(x)
+    return impl
+
+
+@numba.njit(inline="always", **NJIT)
+def _column(Q, M, L, g, PH, PX, H, X, f, cmax, mode, a, mb, oe, e, neg, floor, z):
+    """One column of the group: V0's ``column`` (s2g.dp) on every lane at once.
+
+    ``PH``/``PX``: the predecessor vectors ``PH[i] = max_p H[i][p]`` and
+    ``PX[i] = max_p max(H[i][p] - o - e, E[i][p] - e)`` (= this column's E); writes
+    ``H`` and ``X = max(H - o - e, E - e)`` for the successors, and ``cmax`` = the
+    maximum of rows 1..M per lane. ``floor`` is 0 in local mode and NEG otherwise.
+    """
+    if mode == GLOBAL:
+        for l in range(L):
+            h0 = PX[0, l]
+            H[0, l] = h0
+            X[0, l] = max(cast(h0 - oe, z), cast(h0 - e, z))
+    else:
+        mo = cast(z - oe, z)
+        for l in range(L):
+            H[0, l] = z
+            X[0, l] = mo
+    for l in range(L):
+        f[l] = cast(H[0, l] - oe, z)         # F of row 1 (F[0] = -inf)
+        cmax[l] = z
+    for i in range(1, M + 1):
+        # the hot loop: every operand is the lane type (see the module doc's assembly);
+        # F runs down through f[] (never re-read from H: a load of H[i-1] beside the
+        # store to H[i] makes LLVM's alias check fail and run the scalar loop)
+        for l in range(L):
+            ev = PX[i, l]
+            fv = f[l]
+            s = a if Q[i - 1, l] == g else mb
+            h = max(max(cast(PH[i - 1, l] + s, z), ev), max(fv, floor))
+            H[i, l] = h
+            ho = cast(h - oe, z)
+            X[i, l] = max(ho, cast(ev - e, z))
+            f[l] = max(ho, cast(fv - e, z))
+            cmax[l] = max(cmax[l], h)
+
+
+@numba.njit(**NJIT)
+def _group(gi, groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi, gcode,
+           node_start, pred_ptr, pred_idx, slot, is_sink, n_slots, mode, window,
+           a, mb, o, e, neg, big, score, end_i, end_j):
+    """Run lane group ``gi`` over its column range; write its tasks' (score, i, j).
+
+    ``groups[gi, l]``: the task in lane l, or -1 (an idle lane: zero length, never
+    active). Tasks of a group are sorted by ``task_lo`` (lane order = window order).
+    """
+    z = cast(0, a)
+    oe = cast(o + e, a)
+    floor = z if mode == LOCAL else neg
+    L = groups.shape[1]
+    M = g_m[gi]
+    jlo, jhi = g_lo[gi], g_hi[gi]
+    # ---- lanes: query codes [row][lane], padding below each read
+    Q = np.full((max(M, 1), L), cast(PAD_CODE, a))
+    mrow = np.zeros(L, np.int64)
+    lo = np.full(L, jhi, np.int64)      # idle lanes: never enter
+    hi = np.full(L, jhi, np.int64)
+    uniform = True
+    for l in range(L):
+        t = groups[gi, l]
+        if t < 0:
+            uniform = False
+            continue
+        r = task_read[t]
+        m = offs[r + 1] - offs[r]
+        mrow[l] = m
+        if m != M:
+            uniform = False
+        lo[l] = max(task_lo[t], jlo)
+        hi[l] = min(task_hi[t], jhi)
+        for i in range(m):
+            Q[i, l] = cast(codes[offs[r] + i], a)
+    # lane events in column order: entries (lo ascending) and exits (hi ascending)
+    ent = np.argsort(lo, kind="mergesort")
+    ext = np.argsort(hi, kind="mergesort")
+    n_ent = 0
+    n_ext = 0
+    # ---- buffers
+    R = M + 1
+    Hb = np.empty((2, R, L), Q.dtype)
+    Xb = np.empty((2, R, L), Q.dtype)
+    SH = np.empty((max(n_slots, 1), R, L), Q.dtype)
+    SX = np.empty((max(n_slots, 1), R, L), Q.dtype)
+    VH = np.empty((R, L), Q.dtype)       # the virtual column (s2g.dp.virtual_column)
+    VX = np.empty((R, L), Q.dtype)
+    MH = np.empty((R, L), Q.dtype)       # merge buffer
+    MX = np.empty((R, L), Q.dtype)
+    f = np.empty(L, Q.dtype)
+    cmax = np.empty(L, Q.dtype)
+    pen = np.zeros(L, Q.dtype)
+    bestT = np.full(L, big)              # per-lane threshold: big = not in its window
+    best = np.full(L, NEG_INF, np.int64)
+    bi = np.full(L, -1, np.int64)
+    bj = np.full(L, -1, np.int64)
+    for i in range(R):
+        vh = 0 if (mode == LOCAL or i == 0) else -(o + e * i)
+        for l in range(L):
+            VH[i, l] = cast(vh, a)
+            VX[i, l] = cast(vh - o - e, a)
+    v_first = np.searchsorted(node_start, jlo, side="right") - 1
+    v_last = np.searchsorted(node_start, jhi - 1, side="right") - 1
+    cur = 0
+    PH = VH
+    PX = VX
+    H = Hb[0]
+    X = Xb[0]
+    for v in range(v_first, v_last + 1):
+        pa, pb = pred_ptr[v], pred_ptr[v + 1]
+        n0, n1 = node_start[v], node_start[v + 1]
+        s0, s1 = max(n0, jlo), min(n1, jhi)
+        simple = pb - pa == 1 and pred_idx[pa] == v - 1
+        sv = slot[v]
+        for j in range(s0, s1):
+            # ---- predecessor vectors (V0's three cases)
+            pv = False
+            if j > s0 or (j > jlo and simple):
+                PH = H                       # the previous column (this node, or v-1)
+                PX = X
+            elif j == n0 and pb > pa:
+                for i in range(R):           # merge: start from the virtual column
+                    for l in range(L):
+                        MH[i, l] = VH[i, l] if mode != GLOBAL else neg
+                        MX[i, l] = VX[i, l] if mode != GLOBAL else neg
+                for k in range(pa, pb):
+                    u = pred_idx[k]
+                    last_u = node_start[u + 1] - 1
+                    if last_u < jlo:
+                        continue             # never computed: outside every lane's window
+                    s = slot[u]
+                    if window:
+                        for l in range(L):   # lane mask: u lies before lane l's window
+                            pen[l] = z if last_u >= lo[l] else neg
+                        for i in range(R):
+                            for l in range(L):
+                                MH[i, l] = max(MH[i, l], cast(SH[s, i, l] + pen[l], z))
+                                MX[i, l] = max(MX[i, l], cast(SX[s, i, l] + pen[l], z))
+                    else:
+                        for i in range(R):
+                            for l in range(L):
+                                MH[i, l] = max(MH[i, l], SH[s, i, l])
+                                MX[i, l] = max(MX[i, l], SX[s, i, l])
+                PH = MH
+                PX = MX
+            else:
+                PH = VH                      # no predecessor in the window
+                PX = VX
+                pv = True
+            # ---- lanes entering their window here read the virtual column
+            while n_ent < L and lo[ent[n_ent]] <= j:
+                l = ent[n_ent]
+                n_ent += 1
+                if lo[l] != j:
+                    continue
+                bestT[l] = z if mode == LOCAL else neg
+                if j > jlo and not pv:
+                    for i in range(R):
+                        PH[i, l] = VH[i, l]
+                        PX[i, l] = VX[i, l]
+            while n_ext < L and hi[ext[n_ext]] <= j:
+                bestT[ext[n_ext]] = big      # past the lane's window: never a best again
+                n_ext += 1
+            # ---- the column, written into v's slot when it is v's last
+            if j == n1 - 1 and sv >= 0:
+                H = SH[sv]
+                X = SX[sv]
+            else:
+                H = Hb[cur]
+                X = Xb[cur]
+                cur = 1 - cur
+            _column(Q, M, L, cast(gcode[j], a), PH, PX, H, X, f, cmax, mode, a, mb, oe, e,
+                    neg, floor, z)
+            # ---- best cell, V0's scan order (strictly better replaces)
+            if mode == LOCAL:
+                hit = False
+                for l in range(L):
+                    hit |= cmax[l] > bestT[l]
+                if hit:
+                    for l in range(L):
+                        if cmax[l] > bestT[l]:
+                            c = cmax[l]
+                            for i in range(1, M + 1):
+                                if H[i, l] == c:
+                                    bestT[l] = c
+                                    best[l] = c
+                                    bi[l] = i
+                                    bj[l] = j
+                                    break
+            elif mode == SEMIGLOBAL or (j == n1 - 1 and is_sink[v]):
+                if uniform:
+                    hit = False
+                    for l in range(L):
+                        hit |= H[M, l] > bestT[l]
+                else:
+                    hit = True
+                if hit:
+                    for l in range(L):
+                        h = H[mrow[l], l]
+                        if h > bestT[l]:
+                            bestT[l] = h
+                            best[l] = h
+                            bi[l] = mrow[l]
+                            bj[l] = j
+    for l in range(L):
+        t = groups[gi, l]
+        if t < 0:
+            continue
+        if mode == LOCAL and best[l] <= 0:
+            continue
+        score[t] = best[l]
+        end_i[t] = bi[l]
+        end_j[t] = bj[l]
+
+
+@numba.njit(**PARALLEL)
+def _run_groups(groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi, gcode,
+                node_start, pred_ptr, pred_idx, slot, is_sink, n_slots, mode, window,
+                a, mb, o, e, neg, big, score, end_i, end_j):
+    for gi in numba.prange(groups.shape[0]):
+        _group(gi, groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi, gcode,
+               node_start, pred_ptr, pred_idx, slot, is_sink, n_slots, mode, window,
+               a, mb, o, e, neg, big, score, end_i, end_j)
+
+
+# --------------------------------------------------------------------------- host side
+
+_TYPES = (np.int16, np.int32, np.int64)
+_NEG = {np.int16: NEG16, np.int32: NEG32, np.int64: NEG64}
+
+
+def lane_type(scoring, mode, read_len: int, graph_bases: int):
+    """The narrowest lane type that is exact for reads of ``read_len`` (abPOA's switch)."""
+    bound = score_bound(scoring, Mode(int(mode)), read_len, graph_bases)
+    if bound <= INT16_BOUND:
+        return np.int16
+    if bound < INT32_SAFE:
+        return np.int32
+    return np.int64
+
+
+def _graph_codes(graph):
+    gc = graph.__dict__.get("_simd_gcode")
+    if gc is None:
+        gc = np.where(graph.base < 4, graph.base, GRAPH_N).astype(np.uint8)
+        graph.__dict__["_simd_gcode"] = gc
+    return gc
+
+
+def run_tasks(graph, codes, offs, task_read, task_lo, task_hi, scoring, mode, window,
+              force_type=None, lanes=None):
+    """(score, end_i, end_j) of every task: read ``task_read[t]`` in columns
+    ``[task_lo[t], task_hi[t])``; int64 arrays, NEG_INF/-1/-1 where there is no alignment.
+
+    Tasks are grouped per lane type (:func:`lane_type` of the task's read length, or
+    ``force_type`` when it is at least as wide), then sorted by (window start, read length)
+    and cut into groups of ``LANES[type]`` (or ``lanes``) lanes.
+    """
+    n = len(task_read)
+    score = np.full(n, NEG_INF, np.int64)
+    end_i = np.full(n, -1, np.int64)
+    end_j = np.full(n, -1, np.int64)
+    nb = graph.n_bases
+    lens = (offs[1:] - offs[:-1])[task_read] if n else np.zeros(0, np.int64)
+    lo = np.maximum(task_lo, 0)
+    hi = np.minimum(task_hi, nb)
+    live = (lens > 0) & (hi > lo)
+    if not live.any():
+        return score, end_i, end_j
+    a, b, o, e = scoring.as_tuple()
+    # lane type per task (monotone in the read length, so a group's longest read decides)
+    tcode = np.zeros(n, np.int64)
+    ulens = np.unique(lens[live])
+    ucode = np.array([_TYPES.index(lane_type(scoring, mode, int(m), nb)) for m in ulens])
+    tcode[live] = ucode[np.searchsorted(ulens, lens[live])]
+    if force_type is not None:
+        tcode = np.maximum(tcode, _TYPES.index(force_type))
+    gcode = _graph_codes(graph)
+    for k, T in enumerate(_TYPES):
+        sel = np.nonzero(live & (tcode == k))[0]
+        if len(sel) == 0:
+            continue
+        L = lanes or LANES[T]
+        sel = sel[np.lexsort((lens[sel], lo[sel]))] if window else sel[np.argsort(lens[sel], kind="stable")]
+        n_g = -(-len(sel) // L)
+        groups = np.full(n_g * L, -1, np.int64)
+        groups[:len(sel)] = sel
+        groups = groups.reshape(n_g, L)
+        gl = np.where(groups >= 0, lens[np.maximum(groups, 0)], 0)
+        g_m = gl.max(axis=1).astype(np.int64)
+        g_lo = np.where(groups >= 0, lo[np.maximum(groups, 0)], nb).min(axis=1).astype(np.int64)
+        g_hi = np.where(groups >= 0, hi[np.maximum(groups, 0)], 0).max(axis=1).astype(np.int64)
+        big = np.iinfo(T).max
+        _run_groups(groups, g_m, g_lo, g_hi, codes, offs, np.asarray(task_read, np.int64),
+                    lo.astype(np.int64), hi.astype(np.int64), gcode, graph.node_start,
+                    graph.pred_ptr, graph.pred_idx, graph.slot, graph.is_sink,
+                    graph.n_slots, int(mode), bool(window), T(a), T(-b), T(o), T(e),
+                    T(_NEG[T]), T(big), score, end_i, end_j)
+    return score, end_i, end_j
+
+
+def align_batch(graph, reads, scoring, mode, traceback=False, force_type=None) -> BatchResult:
+    """The variant contract: score and end cell of every read, as V0 returns them."""
+    n = reads.n_reads
+    task = np.arange(n, dtype=np.int64)
+    score, end_i, end_j = run_tasks(
+        graph, reads.codes_flat, np.asarray(reads.offsets, np.int64), task,
+        np.zeros(n, np.int64), np.full(n, graph.n_bases, np.int64), scoring, mode,
+        window=False, force_type=force_type)
+    res = BatchResult(reads.names, reads.lengths(), score, end_i, end_j)
+    if traceback:
+        from ..traceback import traceback_batch
+        traceback_batch(graph, reads, scoring, mode, res)
+    return res
+
+
+def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scoring, mode,
+                  force_type=None):
+    """Score and end cell of every window task, exactly as ``s2g.window.align_windows_ref``.
+
+    Task ``t`` aligns read ``task_read[t]`` (``codes_flat[offsets[r]:offsets[r+1]]``,
+    the ReadBatch layout) to graph columns ``[task_lo[t], task_hi[t])`` (clipped to the
+    graph). Returns int64 arrays (score, end_i, end_j), NEG_INF/-1/-1 where the window
+    holds no alignment. Local and semiglobal mode only.
+    """
+    if int(mode) not in (LOCAL, SEMIGLOBAL):
+        raise S2GError("windows are aligned in local or semiglobal mode only (a window holds "
+                       "no source-to-sink walk)")
+    return run_tasks(graph, np.asarray(codes_flat, np.uint8), np.asarray(offsets, np.int64),
+                     np.asarray(task_read, np.int64), np.asarray(task_lo, np.int64),
+                     np.asarray(task_hi, np.int64), scoring, mode, window=True,
+                     force_type=force_type)
+
+
+def asm_report(dtype=np.int16):
+    """Counts of 16-bit and 64-bit vector max/add instructions in the compiled kernel."""
+    import re
+    from collections import Counter
+    sig = [s for s in _run_groups.signatures if str(s[18]) == np.dtype(dtype).name]
+    if not sig:
+        raise S2GError(f"the {np.dtype(dtype).name} kernel has not been compiled yet")
+    asm = _run_groups.inspect_asm(sig[0])
+    return Counter(re.findall(r"\b(vp(?:max|min|add|sub)s?[bwdq]|vpmov[a-z]+|vpcmpeq[bwdq]|vpblendm[bwdq])\s+%([xyz])mm", asm))
+
+
+__all__ = ["align_batch", "align_windows", "lane_type", "run_tasks", "LANES", "INT16_BOUND"]
