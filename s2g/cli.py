@@ -1,15 +1,24 @@
 """Command line: ``s2g align | simulate | info | variants | bench``.
 
-Errors are one line, ``s2g: error: ...`` on stderr, exit status 1 (2 for usage
-errors, as argparse does). Results go to stdout or ``-o``. Nothing here imports
-CUDA unless a GPU variant is chosen.
+Errors are one line, ``s2g: error: ...`` on stderr. Exit status: 0 done, 1 an error
+in the input, the output or the request, 2 a usage error (unknown option, missing
+argument; as argparse and grep), 3 an internal error (a bug), 130 interrupted (SIGINT),
+143 terminated (SIGTERM). Results go to stdout or ``-o``; ``-o FILE`` is written to a
+temporary file beside FILE and renamed over it only when the run has finished, so a
+failed or interrupted run leaves no file and an existing FILE as it was. Nothing here
+imports CUDA unless a GPU variant is chosen.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
+import signal
+import stat
 import sys
+import tempfile
+import threading
 import time
 import warnings
 
@@ -43,9 +52,16 @@ def _add_graph_opts(p):
                    help="also validate the GFA with gfapy (GFA 1.0 only; slow on large graphs)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line with the common prefix, exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"s2g: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     fmt = argparse.ArgumentDefaultsHelpFormatter
-    ap = argparse.ArgumentParser(
+    ap = _Parser(
         prog="s2g", formatter_class=fmt,
         description="Exact affine-gap sequence-to-graph alignment (POA) of reads to a GFA "
                     "variation/pangenome graph, on CPUs and NVIDIA GPUs; writes GAF.")
@@ -56,8 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Align FASTA/FASTQ(.gz) reads to a GFA graph; one GAF line per read, "
                                    "in input order (no-hit lines for reads without an alignment).")
     p.add_argument("graph", help="GFA 1.0/1.1 file (.gz allowed)")
-    p.add_argument("reads", help="FASTA/FASTQ file (.gz allowed)")
-    p.add_argument("-o", "--output", default="-", help="GAF output file ('-' = stdout)")
+    p.add_argument("reads", help="FASTA/FASTQ file (.gz allowed; '-' = standard input; pipes work)")
+    p.add_argument("-o", "--output", default="-",
+                   help="GAF output file ('-' = stdout); written only when the run finishes")
     p.add_argument("--variant", "-v", default="auto",
                    help="kernel variant ('s2g variants' lists them); auto = fastest this machine can run")
     _add_scoring(p)
@@ -73,7 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--traceback-on", choices=("auto", "gpu", "cpu"), default="auto",
                    help="where the traceback runs; auto = on the GPU with a GPU variant (reads "
                         "whose window exceeds the GPU's per-read bound are traced on the CPU)")
-    r.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
+    r.add_argument("-t", "--threads", type=int, default=None,
+                   help="CPU threads (default: all cores; more than the cores: a warning)")
     r.add_argument("--progress", dest="progress", action="store_true", default=None,
                    help="show a progress bar (default: when stderr is a terminal)")
     r.add_argument("--no-progress", dest="progress", action="store_false")
@@ -82,6 +100,35 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print seconds per stage on stderr (stages overlap: they run in "
                         "their own threads)")
     _add_dask_opts(r)
+    sd = p.add_argument_group(
+        "seeded alignment (syncmer seeds, chains, exact DP inside each candidate window)")
+    how = sd.add_mutually_exclusive_group()
+    how.add_argument("--seeded", dest="method", action="store_const", const="seeded",
+                     help="seed, chain and align exactly inside candidate windows; reports MAPQ")
+    how.add_argument("--exact", dest="method", action="store_const", const="exact",
+                     help="full-graph DP for every read (the global optimum; slow on large graphs)")
+    sd.set_defaults(method="auto")
+    sd.add_argument("--index", default=None,
+                    help="seed index (default GRAPH.s2gi beside the graph; built and saved when "
+                         "missing)")
+    sd.add_argument("--max-occ", type=int, default=200,
+                    help="skip seeds with more graph positions than this (repeats)")
+    sd.add_argument("--max-windows", type=int, default=5,
+                    help="candidate windows aligned per read (MAPQ compares them)")
+    sd.add_argument("--unseeded", choices=("unmapped", "full"), default="unmapped",
+                    help="reads without a seed hit: a no-hit GAF line, or full-graph DP")
+
+    p = sub.add_parser("index", formatter_class=fmt, help="build the seed index of a graph",
+                       description="Closed syncmers of every walk of the graph (both strands, "
+                                   "k-mers across node boundaries) -> GRAPH.s2gi, which "
+                                   "'s2g align --seeded' loads.")
+    p.add_argument("graph", help="GFA 1.0/1.1 file (.gz allowed)")
+    p.add_argument("-o", "--output", default=None, help="index file (default GRAPH.s2gi)")
+    p.add_argument("-k", type=int, default=19, help="k-mer length (<= 28)")
+    p.add_argument("-s", type=int, default=11, help="syncmer s-mer length (< k)")
+    p.add_argument("--max-kmers", type=int, default=16,
+                   help="most k-mers kept per graph column where bubbles pile up")
+    _add_graph_opts(p)
 
     p = sub.add_parser("simulate", formatter_class=fmt,
                        help="write a synthetic SNP graph, reads and truth",
@@ -133,11 +180,6 @@ def _progress(enabled, total=None):
 
 
 def cmd_align(args) -> int:
-    import numpy as np
-
-    from . import load_graph
-    from .gaf import gaf_text
-    from .reads import iter_read_batches
     from .scoring import Mode, Scoring
     from .variants import registry
 
@@ -147,7 +189,11 @@ def cmd_align(args) -> int:
         if args.threads < 1:
             raise S2GError("--threads must be >= 1")
         import numba
-        numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
+        cores = min(_cores(), numba.config.NUMBA_NUM_THREADS)
+        if args.threads > cores:
+            warnings.warn(f"--threads {args.threads} is more than the {cores} cores here; "
+                          f"using {cores}")
+        numba.set_num_threads(min(args.threads, cores))
     scoring = Scoring(args.match, args.mismatch, args.gap_open, args.gap_extend)
     mode = Mode.parse(args.mode)
     variant = registry.pick_auto() if args.variant == "auto" else args.variant
@@ -155,8 +201,20 @@ def cmd_align(args) -> int:
     tb_gpu = _traceback_on_gpu(args.traceback_on, registry.REGISTRY[variant])
     if args.batch_size is None:
         args.batch_size = GPU_BATCH if registry.REGISTRY[variant].device == "cuda" else BATCH
-    if not os.path.exists(args.reads):
+    if args.reads != "-" and not os.path.exists(args.reads):
         raise S2GError(f"{args.reads}: no such file")
+    with _output(args.output, inputs=(args.graph, args.reads, getattr(args, "index", None))) as out:
+        return _align(args, out, scoring, mode, variant, module, tb_gpu)
+
+
+def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
+    import numpy as np
+
+    from . import load_graph
+    from .gaf import gaf_bytes
+    from .reads import iter_read_batches
+    from .variants import registry
+
     t0 = time.perf_counter()
     graph = load_graph(args.graph, strands=args.strands, break_cycles=args.break_cycles,
                        validate=args.validate)
@@ -174,15 +232,20 @@ def cmd_align(args) -> int:
                 spent[name] = spent.get(name, 0.0) + t1 - t
                 span.setdefault(name, [t - t0, 0.0])[1] = t1 - t0
         return run
+    seeded = _seeded_aligner(args, graph, scoring, mode, registry.REGISTRY[variant], module)
+    if seeded is not None:
+        t1 = time.perf_counter()
+        spent["index"] = t1 - t0 - spent["load graph"]
+        if getattr(args, "dask", None):
+            raise S2GError("--dask runs full-graph alignment only; add --exact")
     if getattr(args, "dask", None):
         from . import distributed
-        return distributed.run_align(args, graph, scoring, mode, variant)
+        return distributed.run_align(args, graph, scoring, mode, variant, out)
     from . import pipeline
     from .traceback import traceback_batch, traceback_gpu_part
 
     counts = [0, 0]
     bar = _progress(args.progress)
-    out = sys.stdout if args.output == "-" else _open_out(args.output)
 
     # With the traceback on the GPU, its GPU half runs in the aligning thread right after
     # the batch's kernel (the GPU is one queue: from the finisher thread it waited for the
@@ -190,6 +253,8 @@ def cmd_align(args) -> int:
     inline = tb_gpu and not args.no_traceback and os.environ.get("S2G_TB_INLINE", "1") != "0"
 
     def align_one(batch):
+        if seeded is not None:
+            return seeded.align_batch(batch)
         res = module.align_batch(graph, batch, scoring, mode, traceback=False)
         if inline:
             res._gpu_part = traceback_gpu_part(graph, batch, scoring, mode, res,
@@ -197,6 +262,10 @@ def cmd_align(args) -> int:
         return res
 
     def finish_one(batch, res):
+        if seeded is not None:
+            if not args.no_traceback:
+                seeded.traceback(batch, res, max_cells=args.max_traceback_cells)
+            return res
         if not args.no_traceback:
             flat, idx = res.__dict__.pop("_gpu_part", (None, None))
             traceback_batch(graph, batch, scoring, mode, res, max_cells=args.max_traceback_cells,
@@ -204,7 +273,7 @@ def cmd_align(args) -> int:
         return res
 
     def format_one(batch, res):
-        return batch.n_reads, int(np.count_nonzero(res.aligned())), gaf_text(graph, res)
+        return batch.n_reads, int(np.count_nonzero(res.aligned())), gaf_bytes(graph, res)
 
     def write(item):
         n_reads, n_aligned, text = item
@@ -221,14 +290,18 @@ def cmd_align(args) -> int:
     finally:
         if bar is not None:
             bar.close()
-        if out is not sys.stdout:
-            out.close()
     n, n_hit = counts
     dt = time.perf_counter() - t0
     if n == 0:
         print(f"s2g: warning: {args.reads} contains no reads; the GAF output is empty", file=sys.stderr)
     elif not args.quiet:
-        print(f"s2g: {n} reads, {n_hit} aligned, {n - n_hit} without alignment; variant {variant}; "
+        how = f"variant {variant}"
+        if seeded is not None:
+            t = seeded.totals
+            how = (f"seeded ({t['windows'] / max(t['reads'], 1):.2f} windows per read, "
+                   f"{t['unseeded']} reads without a seed hit"
+                   f"{' aligned in full' if seeded.unseeded == 'full' else ''})")
+        print(f"s2g: {n} reads, {n_hit} aligned, {n - n_hit} without alignment; {how}; "
               f"{dt:.2f} s ({n / dt:,.{0 if n / dt >= 10 else 1}f} reads/s)", file=sys.stderr)
     if args.timings:
         where = "GPU" if tb_gpu else "CPU"
@@ -236,6 +309,59 @@ def cmd_align(args) -> int:
             f"{k}{f' ({where})' if k == 'traceback' else ''} {v:.2f}" for k, v in spent.items())
             + f"; wall {dt:.2f} (aligning from {span.get('align', [0])[0]:.2f} s to "
             f"{span.get('align', [0, 0])[1]:.2f} s)", file=sys.stderr)
+    return 0
+
+
+#: --seeded/--exact unset: seeded alignment from this many graph columns (both strands) up.
+#: Full DP costs columns x read length per read: 1M columns is ~20,000 reads/s on an H200
+#: (3,000 GCUPS), 100,000 columns ~30 reads/s per CPU core; seeded alignment costs a few
+#: windows of a few hundred columns per read (README.md, "Seeded alignment").
+AUTO_SEEDED_COLUMNS = {"cuda": 1_000_000, "cpu": 100_000}
+
+
+def _seeded_aligner(args, graph, scoring, mode, info, module):
+    """The SeededAligner for this run, or None for full-graph DP (``--exact``, or auto on a
+    small graph); says which on stderr when auto chose seeded."""
+    method = args.method
+    if method == "auto":
+        method = "seeded" if graph.n_bases >= AUTO_SEEDED_COLUMNS[info.device] else "exact"
+        if method == "seeded" and not args.quiet:
+            print(f"s2g: {graph.n_bases:,} graph columns: seeded alignment (--exact for "
+                  "full-graph DP)", file=sys.stderr)
+    if method == "exact":
+        return None
+    from .index import get_index
+    from .seeded import SeededAligner
+    from .window import align_windows_ref
+    if args.max_occ < 1 or args.max_windows < 1:
+        raise S2GError("--max-occ and --max-windows must be >= 1")
+    say = None if args.quiet else (lambda msg: print(f"s2g: {msg}", file=sys.stderr))
+    index = get_index(graph, args.graph, args.index, progress=say)
+    kernel = align_windows_ref
+    try:
+        from .variants import simd
+        kernel = getattr(simd, "align_windows", kernel)
+    except ImportError:
+        pass
+    return SeededAligner(graph, index, scoring, mode, max_occ=args.max_occ,
+                         max_cand=args.max_windows, window_kernel=kernel,
+                         unseeded=args.unseeded, full_module=module,
+                         device="gpu" if info.device == "cuda" else "cpu")
+
+
+def cmd_index(args) -> int:
+    from . import load_graph
+    from .index import build_index, index_path
+
+    graph = load_graph(args.graph, strands=args.strands, break_cycles=args.break_cycles,
+                       validate=args.validate)
+    idx = build_index(graph, k=args.k, s=args.s, max_kmers=args.max_kmers)
+    path = idx.save(args.output or index_path(args.graph))
+    st = idx.stats
+    print(f"s2g: {path}: {st['entries']:,} seeds ({st['distinct']:,} distinct) over "
+          f"{st['columns']:,} columns, {idx.nbytes / 1e6:,.1f} MB, {st['seconds']:.1f} s"
+          + (f"; {st['capped_columns']:,} columns capped at --max-kmers"
+             if st['capped_columns'] else ""), file=sys.stderr)
     return 0
 
 
@@ -252,11 +378,115 @@ def _traceback_on_gpu(where, info) -> bool:
     return True
 
 
-def _open_out(path):
+def _cores() -> int:
     try:
-        return open(path, "w")
-    except OSError as exc:
-        raise S2GError(f"{path}: cannot write: {exc.strerror}") from None
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+class _Output:
+    """Where the GAF goes (bytes or text): stdout; a special file written in place
+    (/dev/null, a FIFO, /dev/full); or a regular file, through a temporary file beside
+    it that :meth:`commit` renames over it, so an existing file is replaced only by a
+    finished run and :meth:`abort` leaves nothing behind. OS errors while writing (disk
+    full) become :class:`S2GError`; a broken pipe on stdout stays a BrokenPipeError."""
+
+    def __init__(self, path, inputs=()):
+        self.path, self.tmp, self.fh = path, None, None
+        if path == "-":
+            if sys.stdout is None:
+                raise S2GError("standard output is closed; give -o FILE")
+            self.fh = getattr(sys.stdout, "buffer", sys.stdout)
+            return
+        if os.path.isfile(path):
+            for src in inputs:
+                if src not in (None, "-") and _same_file(path, src):
+                    raise S2GError(f"-o {path} is the input file {src}; choose another output")
+        target = os.path.realpath(path)   # through a symlink: replace the file it names
+        self.target = target
+        try:
+            if os.path.exists(target) and not os.path.isfile(target):
+                if os.path.isdir(target):
+                    raise S2GError(f"{path}: is a directory")
+                self.fh = open(target, "wb")
+                return
+            mode = (stat.S_IMODE(os.stat(target).st_mode) if os.path.exists(target)
+                    else 0o666 & ~_umask())
+            fd, self.tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.",
+                                            suffix=".s2g-tmp", dir=os.path.dirname(target))
+            os.chmod(self.tmp, mode)
+            self.fh = os.fdopen(fd, "wb")
+        except OSError as exc:
+            self.abort()
+            raise S2GError(f"{path}: cannot write: {exc.strerror}") from None
+
+    def write(self, data):
+        if isinstance(data, str) and not isinstance(self.fh, io.TextIOBase):
+            data = data.encode("utf-8", "surrogateescape")
+        elif isinstance(data, bytes) and isinstance(self.fh, io.TextIOBase):
+            data = data.decode("utf-8", "surrogateescape")
+        try:
+            self.fh.write(data)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise S2GError(f"{self._label()}: cannot write: {exc.strerror}") from None
+
+    def _label(self):
+        return "standard output" if self.path == "-" else self.path
+
+    def commit(self):
+        try:
+            self.fh.flush()
+            if self.path != "-":
+                self.fh.close()
+            if self.tmp is not None:
+                os.replace(self.tmp, self.target)
+                self.tmp = None
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise S2GError(f"{self._label()}: cannot write: {exc.strerror}") from None
+
+    def abort(self):
+        if self.fh is not None and self.path != "-":
+            with contextlib.suppress(OSError):
+                self.fh.close()
+        if self.tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.tmp)
+            self.tmp = None
+
+
+@contextlib.contextmanager
+def _output(path, inputs=()):
+    """:class:`_Output` committed when the block ends normally, removed on any error,
+    interrupt or signal."""
+    out = _Output(path, inputs)
+    try:
+        yield out
+    except BaseException:
+        out.abort()
+        raise
+    try:
+        out.commit()
+    except BaseException:
+        out.abort()
+        raise
+
+
+def _same_file(a, b) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def cmd_simulate(args) -> int:
@@ -312,9 +542,43 @@ def main(argv=None) -> int:
         ap.print_help(sys.stderr)
         return 2
     handler = {"align": cmd_align, "simulate": cmd_simulate, "info": cmd_info,
-               "variants": cmd_variants}.get(args.cmd)
+               "variants": cmd_variants, "index": cmd_index}.get(args.cmd)
     if handler is None:
         handler = args.func
+    old_term = None
+    if threading.current_thread() is threading.main_thread():
+        with contextlib.suppress(ValueError, OSError):
+            old_term = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _run(handler, args)
+    finally:
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread as Ctrl-C is, so the same clean-up runs."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
+def _exit_now(code):
+    """After an interrupt: the output is cleaned up; a kernel may still run in a worker
+    thread (it cannot be stopped from Python) and the interpreter would join it at exit,
+    so leave at once when one is alive."""
+    busy = [t for t in threading.enumerate()
+            if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    if busy:
+        for f in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                f.flush()
+        os._exit(code)
+    return code
+
+
+def _run(handler, args) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
         try:
@@ -323,13 +587,21 @@ def main(argv=None) -> int:
             _flush_warnings(caught)
             print(f"s2g: error: {exc}", file=sys.stderr)
             return 1
-        except KeyboardInterrupt:
-            print("s2g: interrupted", file=sys.stderr)
-            return 130
+        except KeyboardInterrupt as exc:
+            term = isinstance(exc, _Terminated)
+            print(f"s2g: {'terminated' if term else 'interrupted'}", file=sys.stderr)
+            return _exit_now(143 if term else 130)
         except BrokenPipeError:
+            # the reader went away (| head): stop quietly; point fd 1 at /dev/null so the
+            # interpreter's last flush does not complain
             with contextlib.suppress(Exception):
-                sys.stdout = open(os.devnull, "w")
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
+        except OSError as exc:
+            _flush_warnings(caught)
+            where = f"{exc.filename}: " if exc.filename else ""
+            print(f"s2g: error: {where}{exc.strerror or exc}", file=sys.stderr)
+            return 1
         except MemoryError:
             print("s2g: error: out of memory; try a smaller --batch-size", file=sys.stderr)
             return 1

@@ -72,9 +72,10 @@ def add_arguments(group) -> None:
                             "(a chunk on a worker that dies is always rerun)")
 
 
-def run_align(args, graph, scoring, mode, variant) -> int:
-    """``s2g align ... --dask X``: the CLI's distributed path; returns the exit code."""
-    from .cli import _open_out, _progress
+def run_align(args, graph, scoring, mode, variant, out) -> int:
+    """``s2g align ... --dask X``: the CLI's distributed path; returns the exit code.
+    ``out``: the CLI's output (written in order; committed by the caller)."""
+    from .cli import _progress
 
     for opt in ("dask_workers", "dask_window"):
         v = getattr(args, opt, None)
@@ -86,7 +87,6 @@ def run_align(args, graph, scoring, mode, variant) -> int:
     wanted = "auto" if args.variant == "auto" else variant
     t0 = time.perf_counter()
     with connect(args.dask, n_workers=args.dask_workers, threads=args.threads) as client:
-        out = sys.stdout if args.output == "-" else _open_out(args.output)
         bar = _progress(args.progress)
         try:
             stats = align_file(
@@ -98,8 +98,6 @@ def run_align(args, graph, scoring, mode, variant) -> int:
         finally:
             if bar is not None:
                 bar.close()
-            if out is not sys.stdout:
-                out.close()
     dt = time.perf_counter() - t0
     n, n_hit = stats["reads"], stats["aligned"]
     if n == 0:

@@ -20,11 +20,16 @@ Who does what (measured numbers in README.md, "Graph loading"):
 """
 from __future__ import annotations
 
+import bz2
+import contextlib
 import gzip
 import heapq
 import io
+import lzma
 import os
+import re
 import warnings
+import zlib
 from dataclasses import dataclass, field
 
 import numba
@@ -41,6 +46,11 @@ for _i, _c in enumerate("ACGT"):
 BASE_CODE[ord("U")] = BASE_CODE[ord("u")] = 3
 CODE_BASE = np.frombuffer(b"ACGTN", dtype=np.uint8)
 COMPLEMENT_CODE = np.array([3, 2, 1, 0, 4], dtype=np.uint8)
+#: the letters graph and reads accept (upper case; lower case is upper-cased first):
+#: IUPAC nucleotide codes, U read as T; anything else is an error naming line and letter
+IUPAC = b"ACGTUNRYSWKMBDHV"
+#: characters a segment name cannot hold: they would make a GAF path (">a>b") ambiguous
+_BAD_NAME = re.compile(r"[\s<>]")
 
 
 @dataclass
@@ -133,18 +143,81 @@ class GfaRecords:
     n_walks: int
 
 
+class _Prefixed(io.RawIOBase):
+    """``head`` (bytes already read to sniff the format) followed by the rest of ``raw``:
+    the file is opened and read once, so pipes, FIFOs and process substitution work."""
+
+    def __init__(self, head, raw):
+        self._head, self._raw = head, raw
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        return self._raw.readinto(b)
+
+
+#: what a damaged or truncated (compressed) file raises while it is read
+_STREAM_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)
+
+
+@contextlib.contextmanager
 def _open_text(path):
+    """The GFA as text lines, opened once; gzip, bzip2 and xz recognised from the first
+    bytes (not the name); a UTF-8 byte-order mark skipped; names kept byte for byte
+    (UTF-8, other bytes as surrogate escapes that encode back to themselves)."""
     if not os.path.exists(path):
         raise GraphError(f"{path}: no such file")
     if os.path.isdir(path):
         raise GraphError(f"{path}: is a directory, expected a GFA file")
     try:
-        with open(path, "rb") as fh:
-            magic = fh.read(2)
+        raw = open(path, "rb")
     except OSError as exc:
         raise GraphError(f"{path}: cannot read: {exc.strerror}") from None
-    raw = gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
-    return io.TextIOWrapper(raw, encoding="ascii", errors="replace", newline=None)
+    with raw:
+        try:
+            head = raw.read(6)
+        except OSError as exc:
+            raise GraphError(f"{path}: cannot read: {exc.strerror}") from None
+        data = io.BufferedReader(_Prefixed(head, raw), 1 << 16)
+        if head[:2] == b"\x1f\x8b":
+            data = gzip.GzipFile(fileobj=data)
+        elif head[:3] == b"BZh":
+            data = bz2.BZ2File(data)
+        elif head == b"\xfd7zXZ\x00":
+            data = lzma.LZMAFile(data)
+        with io.TextIOWrapper(data, encoding="utf-8-sig", errors="surrogateescape",
+                              newline=None) as text:
+            yield text
+
+
+def _lines(fh, path):
+    """The lines of ``fh``; a truncated or corrupt (compressed) file is a GraphError."""
+    n = 0
+    try:
+        for line in fh:
+            n += 1
+            yield line
+    except _STREAM_ERRORS as exc:
+        why = (f"truncated compressed file ({exc})" if isinstance(exc, EOFError)
+               else exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc))
+        raise GraphError(f"{path}: cannot read after line {n}: {why}") from None
+
+
+def _check_names(fname, seg_names):
+    """Refuse segment names that GAF cannot write unambiguously (one regex over all names;
+    the slow search for the culprit runs only when there is one)."""
+    if not _BAD_NAME.search("".join(seg_names)):
+        return
+    k, name = next((k, x) for k, x in enumerate(seg_names) if _BAD_NAME.search(x))
+    raise GraphError(f"{fname}: segment name {name!r} (segment {k + 1} of the file) contains "
+                     f"{_BAD_NAME.search(name).group()!r}; GAF paths ('>a>b<c') cannot hold "
+                     "names with '>', '<' or white space")
 
 
 _ORIENT = {"+": 0, "-": 1}
@@ -172,7 +245,7 @@ def parse_gfa(path: str, keep_paths: bool = False) -> GfaRecords:
     skipped: dict = {}
     fname = os.path.basename(path)
     with _open_text(path) as fh:
-        for lineno, line in enumerate(fh, 1):
+        for lineno, line in enumerate(_lines(fh, path), 1):
             if not line or line[0] in "#\n\r":
                 continue
             rec = line[0]
@@ -187,14 +260,27 @@ def parse_gfa(path: str, keep_paths: bool = False) -> GfaRecords:
                 if seq.isdigit() and len(f) > 3:
                     raise GraphError(f"{where}: S line with a length column: this looks like GFA2; "
                                      "s2g reads GFA 1.0 and 1.1")
-                if not seq.isascii() or not seq.isalpha():
-                    bad = next(c for c in seq if not (c.isascii() and c.isalpha()))
-                    raise GraphError(f"{where}: segment {name!r} has invalid character {bad!r} in its sequence")
+                if not seq:
+                    raise GraphError(f"{where}: segment {name!r} has an empty sequence "
+                                     "(zero-length segments are not supported)")
+                # the reads' alphabet (reads.py): IUPAC codes, any case, U as T
+                bad = None
+                if not seq.isascii():
+                    bad = next(k for k, c in enumerate(seq) if not c.isascii())
+                else:
+                    code = seq.encode("ascii").upper()
+                    rest = code.translate(None, IUPAC)
+                    if rest:
+                        bad = code.index(rest[:1])
+                if bad is not None:
+                    raise GraphError(f"{where}: segment {name!r} has invalid character "
+                                     f"{seq[bad]!r} at position {bad + 1}; sequences must be "
+                                     "IUPAC nucleotides")
                 if name in seg_index:
                     raise GraphError(f"{where}: duplicate segment name {name!r}")
                 seg_index[name] = len(seg_names)
                 seg_names.append(name)
-                seg_seqs.append(seq.upper().encode())
+                seg_seqs.append(code)
             elif rec == "L":
                 f = line.rstrip("\r\n").split("\t")
                 if len(f) < 5 or f[2] not in _ORIENT or f[4] not in _ORIENT:
@@ -245,6 +331,7 @@ def parse_gfa(path: str, keep_paths: bool = False) -> GfaRecords:
                                                       sorted(skipped.items())), stacklevel=3)
     if not seg_names:
         raise GraphError(f"{path}: empty graph (no S lines)")
+    _check_names(fname, seg_names)
     n = len(raw_links)
     la = np.empty(n, np.int64); lar = np.empty(n, np.uint8)
     lb = np.empty(n, np.int64); lbr = np.empty(n, np.uint8)
@@ -390,17 +477,22 @@ def _back_edges(n, src, dst, remaining):
 
 
 def load_graph(path: str, strands: str = "both", break_cycles: bool = False,
-               validate: bool = False, keep_paths: bool = False) -> FlatGraph:
+               validate: bool = False, keep_paths: bool = False, records=None) -> FlatGraph:
     """Read a GFA 1.0/1.1 file into a :class:`FlatGraph`.
 
     ``strands``: ``"both"`` (default; every segment in both orientations) or
     ``"forward"`` (``+`` nodes and ``+ +`` links only). ``break_cycles`` drops
     depth-first back edges instead of refusing a cyclic graph (with a warning that
     counts them). ``validate`` also runs gfapy's GFA 1.0 validation (slow).
+    ``records``: the file's :func:`parse_gfa` result, when the caller has it (one pass
+    over the file: a pipe can be read only once).
     """
     if strands not in ("both", "forward"):
         raise GraphError(f"unknown strands {strands!r}; choose 'both' or 'forward'")
-    rec = parse_gfa(path, keep_paths=keep_paths)
+    if validate and os.path.exists(path) and not os.path.isfile(path):
+        raise GraphError(f"{path}: --validate reads the GFA a second time (gfapy), so it needs a "
+                         "regular file, not a pipe")
+    rec = records if records is not None else parse_gfa(path, keep_paths=keep_paths)
     if validate:
         _gfapy_validate(path, rec)
     n_seg = len(rec.seg_names)
@@ -543,7 +635,7 @@ def graph_info(path: str, strands: str = "both") -> dict:
         "components": int(_components(len(rec.seg_names), rec.link_a, rec.link_b)),
     }
     try:
-        g = load_graph(path, strands=strands)
+        g = load_graph(path, strands=strands, records=rec)
         info["cyclic_components"] = 0
         info["back_edges"] = 0
     except GraphError as exc:
@@ -551,7 +643,7 @@ def graph_info(path: str, strands: str = "both") -> dict:
             raise
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            g = load_graph(path, strands=strands, break_cycles=True)
+            g = load_graph(path, strands=strands, break_cycles=True, records=rec)
         info["cyclic_components"] = int(str(exc).split("(")[1].split()[0])
         info["back_edges"] = g.broken_edges
     info.update({

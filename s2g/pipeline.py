@@ -3,7 +3,8 @@
 Three stages run at once, in input order, with bounded memory:
 
 * a reader thread parses and encodes the next batches (dnaio; at most ``depth`` ahead);
-* the caller's thread runs the variant's kernel on batch k (score and end cell);
+* an aligner thread runs the variant's kernel on batch k (score and end cell), while
+  the caller's thread waits and writes (so it stays responsive to signals);
 * a finisher thread does the CPU traceback of batch k-1;
 * a formatter thread builds the GAF text of batch k-2 (optional ``format_one``): the
   traceback (parallel Numba, GIL released) of one batch runs while Python formats the
@@ -61,16 +62,24 @@ def run(batches, align_one, finish_one, write, depth: int = 2, format_one=None):
     """``write(format_one(batch, finish_one(batch, align_one(batch))))`` for every batch
     (without ``format_one``: ``write(finish_one(...))``), stages overlapped.
 
-    ``align_one`` runs in the calling thread; ``finish_one`` in one worker thread and
-    ``format_one`` in another (one each, so results stay in order); at most ``depth``
-    finished-but-unwritten batches are held. Returns the number of batches.
+    ``align_one`` runs in an aligner thread, ``finish_one`` in one worker thread and
+    ``format_one`` in another (one each, so results stay in order); ``write`` runs in the
+    calling thread, which otherwise only waits: a kernel holds its thread until it
+    returns, and Python handles signals in the main thread only, so Ctrl-C (and the
+    CLI's SIGTERM) interrupts the caller at once, whatever the batch size. At most
+    ``depth`` finished-but-unwritten batches are held. On an error or interrupt the
+    workers are not waited for (the CLI exits without joining them). Returns the number
+    of batches.
     """
     n = 0
     pending: deque = deque()
-    with ThreadPoolExecutor(1, thread_name_prefix="s2g-finish") as pool, \
-            ThreadPoolExecutor(1, thread_name_prefix="s2g-format") as fmt:
+    aligner = ThreadPoolExecutor(1, thread_name_prefix="s2g-align")
+    pool = ThreadPoolExecutor(1, thread_name_prefix="s2g-finish")
+    fmt = ThreadPoolExecutor(1, thread_name_prefix="s2g-format")
+    ok = False
+    try:
         for batch in prefetch(batches, depth):
-            res = align_one(batch)
+            res = aligner.submit(align_one, batch).result()
             fut = pool.submit(finish_one, batch, res)
             if format_one is not None:
                 fut = fmt.submit(lambda b=batch, f=fut: format_one(b, f.result()))
@@ -80,4 +89,8 @@ def run(batches, align_one, finish_one, write, depth: int = 2, format_one=None):
                 write(pending.popleft().result())
         while pending:
             write(pending.popleft().result())
+        ok = True
+    finally:
+        for ex in (aligner, pool, fmt):
+            ex.shutdown(wait=ok, cancel_futures=not ok)
     return n

@@ -7,20 +7,27 @@ than a Python loop. Nothing here is written by hand except the base check.
 Bases: ACGT (either case; U reads as T) keep their codes; the other IUPAC codes
 (N R Y S W K M B D H V) become N, which scores as a mismatch against everything.
 Any other character stops the run with the read name and position. Empty reads are
-kept (they get a GAF no-hit line); duplicate names are kept as they are.
+kept (they get a GAF no-hit line); duplicate names are kept as they are; a read with
+an empty name is named ``read<record number>`` (1-based), with a warning.
 """
 from __future__ import annotations
 
+import lzma
 import os
+import warnings
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
 from .errors import ReadError
-from .graph import BASE_CODE
+from .graph import BASE_CODE, IUPAC
+
+#: what a damaged or truncated (compressed) input raises while it is read
+_STREAM_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)
 
 _VALID = np.zeros(256, bool)
-for _c in "ACGTUNRYSWKMBDHV":
+for _c in IUPAC.decode():           # the graph's alphabet too (graph.py)
     _VALID[ord(_c)] = _VALID[ord(_c.lower())] = True
 
 
@@ -81,19 +88,37 @@ class ReadBatch:
         return cls(list(names), BASE_CODE[buf], offsets, first_index)
 
 
+def _label(path) -> str:
+    return "<stdin>" if path == "-" else path
+
+
 def _open(path):
+    """dnaio reader for ``path`` (``-`` = standard input; pipes, FIFOs and process
+    substitution work: nothing here looks at the file size, and xopen sniffs the
+    compression from the first bytes, not from the name)."""
     import dnaio
 
-    if not os.path.exists(path):
-        raise ReadError(f"{path}: no such file")
-    if os.path.isdir(path):
-        raise ReadError(f"{path}: is a directory, expected FASTA or FASTQ")
-    if os.path.getsize(path) == 0:
-        return None
+    if path != "-":
+        if not os.path.exists(path):
+            raise ReadError(f"{path}: no such file")
+        if os.path.isdir(path):
+            raise ReadError(f"{path}: is a directory, expected FASTA or FASTQ")
     try:
         return dnaio.open(path)
-    except (OSError, dnaio.exceptions.UnknownFileFormat, dnaio.exceptions.FileFormatError) as exc:
-        raise ReadError(f"{path}: not a FASTA/FASTQ file ({_one_line(exc)})") from None
+    except dnaio.exceptions.UnknownFileFormat as exc:
+        raise ReadError(f"{_label(path)}: not a FASTA/FASTQ file ({_one_line(exc)})") from None
+    except dnaio.exceptions.FileFormatError as exc:
+        raise ReadError(f"{_label(path)}: malformed first record ({_one_line(exc)})") from None
+    except _STREAM_ERRORS as exc:
+        raise ReadError(f"{_label(path)}: cannot read: {_stream_error(exc)}") from None
+
+
+def _stream_error(exc) -> str:
+    if isinstance(exc, EOFError):
+        return "truncated compressed file (" + _one_line(exc) + ")"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return _one_line(exc)
 
 
 def _one_line(exc) -> str:
@@ -108,22 +133,31 @@ def iter_read_batches(path: str, batch_size: int = 65536):
     if batch_size < 1:
         raise ReadError("batch size must be >= 1")
     fh = _open(path)
-    if fh is None:
-        return
-    names, seqs, first = [], [], 0
+    names, seqs, first, unnamed = [], [], 0, 0
     try:
         with fh:
             for rec in fh:
-                names.append(rec.name.split(None, 1)[0] if rec.name.strip() else rec.name)
+                name = rec.name.split(None, 1)
+                if not name:        # GAF needs a name: the 1-based record number stands in
+                    unnamed += 1
+                    name = [f"read{first + len(names) + 1}"]
+                names.append(name[0])
                 seqs.append(rec.sequence)
                 if len(names) == batch_size:
-                    yield ReadBatch.from_sequences(names, seqs, first, path)
+                    yield ReadBatch.from_sequences(names, seqs, first, _label(path))
                     first += len(names)
                     names, seqs = [], []
-    except (dnaio.exceptions.FileFormatError, EOFError, OSError) as exc:
-        raise ReadError(f"{path}: malformed input after record {first + len(names)} ({_one_line(exc)})") from None
+    except dnaio.exceptions.FileFormatError as exc:
+        raise ReadError(f"{_label(path)}: malformed input after record {first + len(names)} "
+                        f"({_one_line(exc)})") from None
+    except _STREAM_ERRORS as exc:
+        raise ReadError(f"{_label(path)}: cannot read after record {first + len(names)}: "
+                        f"{_stream_error(exc)}") from None
     if names:
-        yield ReadBatch.from_sequences(names, seqs, first, path)
+        yield ReadBatch.from_sequences(names, seqs, first, _label(path))
+    if unnamed:
+        warnings.warn(f"{_label(path)}: {unnamed} read(s) without a name, written as "
+                      "read<record number>", stacklevel=2)
 
 
 def read_reads(path: str) -> ReadBatch:

@@ -55,9 +55,11 @@ class Scoring:
             if isinstance(v, bool) or not isinstance(v, int):
                 raise S2GError(f"--{name.replace('_', '-')} must be an integer, got {v!r}")
             if v < 0:
-                raise S2GError(
-                    f"--{name.replace('_', '-')} is a penalty magnitude and must be >= 0, got {v}"
-                    " (a mismatch of -4 is written --mismatch 4)")
+                flag = f"--{name.replace('_', '-')}"
+                what = "a score" if name == "match" else "a penalty magnitude"
+                raise S2GError(f"{flag} is {what} and must be >= 0, got {v}"
+                               + ("" if name == "match" else f" (a {name.replace('_', ' ')} of "
+                                  f"{v} is written {flag} {-v})"))
             if v > 10_000:
                 raise S2GError(f"--{name.replace('_', '-')} {v} is out of range (at most 10000)")
         if self.match < 1:

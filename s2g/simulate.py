@@ -18,6 +18,8 @@ Everything is drawn from ``numpy.random.default_rng(seed)``: same seed, same fil
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 _BASES = "ACGT"
@@ -122,6 +124,12 @@ def sample_reads(g: SimGraph, n_reads: int, read_len: int, error_rate: float = 0
         name = f"{prefix}{r + 1}"
         out.append((name, s, {"strand": strand, "walk": "".join(">" + g.names[w] for w in walk),
                               "offset": start_off, "substitutions": n_sub}))
+    short = [len(s) for _, s, _ in out if len(s) < read_len]
+    if short:
+        warnings.warn(f"{len(short)} of {n_reads} reads are shorter than the read length "
+                      f"{read_len} (the graph has no walk that long; longest read "
+                      f"{max(len(s) for _, s, _ in out)} bases): use more --total-bases",
+                      stacklevel=2)
     return out
 
 

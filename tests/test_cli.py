@@ -115,7 +115,7 @@ def test_variants_v0_cpu_auto_agree_and_no_traceback_keeps_scores(files):
     assert p.returncode == 0, p.stderr
     for full, short in zip(outs["v0"].stdout.splitlines(), p.stdout.splitlines()):
         f, s = full.split("\t"), short.split("\t")
-        assert s[:2] == f[:2] and s[2:12] == ["0", "0", "*", "*", "0", "0", "0", "0", "0", "255"]
+        assert s[:2] == f[:2] and s[2:12] == ["0", "0", "*", "*", "0", "0", "0", "0", "0", "0"]
         assert [t for t in s[12:]] == [t for t in f[12:] if t.startswith("AS:i:")]
 
 

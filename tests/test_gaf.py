@@ -11,7 +11,7 @@ from s2g.gaf import gaf_line, write_gaf
 from s2g.reads import ReadBatch
 
 GFA = "S\t1\tACGTAC\nS\t2\tG\nS\t3\tTTGCA\nL\t1\t+\t2\t+\t0M\nL\t2\t+\t3\t+\t0M\n"
-NO_HIT = ["0", "0", "*", "*", "0", "0", "0", "0", "0", "255"]
+NO_HIT = ["0", "0", "*", "*", "0", "0", "0", "0", "0", "0"]  # MAPQ 0 on no-hit lines (minimap2, minigraph)
 
 
 def run(gfa_file, reads, **kw):

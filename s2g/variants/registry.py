@@ -113,9 +113,9 @@ def cuda_available():
         try:
             from numba import cuda
             if cuda.is_available():
-                _CUDA_STATE = (True, cuda.get_current_device().name.decode()
-                               if isinstance(cuda.get_current_device().name, bytes)
-                               else str(cuda.get_current_device().name))
+                # the simulator's FakeCUDADevice has no name in numba-cuda 0.30
+                name = getattr(cuda.get_current_device(), "name", None) or "CUDA simulator"
+                _CUDA_STATE = (True, name.decode() if isinstance(name, bytes) else str(name))
             else:
                 _CUDA_STATE = (False, "no CUDA GPU or driver found")
         except Exception as exc:  # a broken CUDA install must not break CPU use
