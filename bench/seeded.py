@@ -145,8 +145,8 @@ def run_graph(spec, args, rng):
     if spec.startswith("sim:"):
         d = tempfile.mkdtemp(prefix="s2g-seeded-")
         t = time.perf_counter()
-        path = simulate(os.path.join(d, "sim"), total_bases=int(spec[4:]), n_reads=1,
-                        seed=args.seed)[0]
+        path = simulate(os.path.join(d, "sim"), total_bases=int(spec[4:]),
+                        node_len=args.sim_node_len, n_reads=1, seed=args.seed)[0]
         row["simulate_s"] = round(time.perf_counter() - t, 2)
     else:
         path = spec
@@ -166,7 +166,6 @@ def run_graph(spec, args, rng):
     t = time.perf_counter()
     ix = load_index(ipath, g)
     row["index_load_s"] = round(time.perf_counter() - t, 2)
-    os.unlink(ipath)
     sc = Scoring()
     mode = Mode.parse(args.mode)
     reads, truths = sample(g, args.reads, args.read_len, args.error, args.indel_share, rng)
@@ -218,7 +217,42 @@ def run_graph(spec, args, rng):
         cal[thr] = {"reads": int(sel.sum()), "share": round(float(sel.mean()), 4),
                     "on_true_walk": round(float(ok[sel].mean()), 5) if sel.any() else None}
     row["mapq"] = cal
+    if args.e2e:
+        row["e2e"] = e2e(path, ipath, reads, args)
+    os.unlink(ipath)
     return row
+
+
+def e2e(gfa, ipath, reads, args):
+    """``s2g align --seeded`` in this process on the same graph, index and reads (FASTQ
+    written first): wall seconds, and reads/s without loading the graph and the index."""
+    import contextlib
+    import io
+    import re
+    from s2g.cli import main as cli
+    d = tempfile.mkdtemp(prefix="s2g-e2e-")
+    fq = os.path.join(d, "r.fq")
+    with open(fq, "w") as fh:
+        for r in range(reads.n_reads):
+            s = "ACGTN"
+            seq = "".join(s[c] for c in reads.codes(r).tolist())
+            fh.write(f"@{reads.names[r]}\n{seq}\n+\n{'I' * len(seq)}\n")
+    argv = ["align", gfa, fq, "-o", os.path.join(d, "o.gaf"), "--seeded", "--index", ipath,
+            "--timings", "--mode", args.mode] + (["--break-cycles"] if args.break_cycles else [])
+    if args.device == "gpu":
+        argv += ["--variant", "fast"]
+    err = io.StringIO()
+    t = time.perf_counter()
+    with contextlib.redirect_stderr(err):
+        code = cli(argv)
+    wall = time.perf_counter() - t
+    text = err.getvalue()
+    spent = dict((k, float(v)) for k, v in re.findall(r"(load graph|index) ([0-9.]+)", text))
+    run = wall - spent.get("load graph", 0) - spent.get("index", 0)
+    n_lines = sum(1 for _ in open(os.path.join(d, "o.gaf")))
+    return {"exit": code, "wall_s": round(wall, 2), "load_s": spent, "align_s": round(run, 2),
+            "reads_per_s": round(reads.n_reads / run), "gaf_lines": n_lines,
+            "stderr": text.strip().splitlines()[-2:]}
 
 
 def main(argv=None):
@@ -239,6 +273,10 @@ def main(argv=None):
                     help="where the windows run (gpu: the GPU traceback kernel's find mode)")
     ap.add_argument("--mode", default="local", choices=("local", "semiglobal"))
     ap.add_argument("--break-cycles", action="store_true")
+    ap.add_argument("--sim-node-len", type=float, default=50,
+                    help="mean backbone node length of sim:N graphs")
+    ap.add_argument("--e2e", action="store_true",
+                    help="also run 's2g align --seeded' on the same graph, index and reads")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=None, help="directory for seeded.json")
     args = ap.parse_args(argv)

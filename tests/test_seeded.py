@@ -214,3 +214,35 @@ def test_gpu_windows_under_the_cuda_simulator_match_the_cpu():
                        env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.startswith("OK 6"), p.stdout
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["local", "semiglobal"])
+def test_gpu_windows_equal_cpu_windows(mode, tmp_path):
+    """On a real GPU: SeededAligner(device='gpu') == the CPU path (scores, end cells, MAPQ,
+    every traceback field) on a simulated SNP graph with 1% errors and on DRB1 pieces."""
+    from conftest import REAL_DATA
+    gfa, fq, _ = simulate(str(tmp_path / "s"), total_bases=200_000, n_reads=3000, seed=5)
+    cases = [(gfa, s2g.read_reads(fq))]
+    drb1 = REAL_DATA / "drb1_odgi" / "DRB1-3123.gfa"
+    if drb1.exists():
+        g = s2g.load_graph(str(drb1))
+        rng = np.random.default_rng(2)
+        seqs = []
+        for _ in range(2000):
+            v = int(rng.integers(g.n_bases - 200))
+            seqs.append("".join("ACGTN"[c] for c in g.base[v:v + 150].tolist()))
+        cases.append((str(drb1), ReadBatch.from_sequences([f"d{i}" for i in range(2000)], seqs)))
+    m = Mode.parse(mode)
+    for path, reads in cases:
+        g = s2g.load_graph(path)
+        ix = build_index(g)
+        cpu = SeededAligner(g, ix, Scoring(), m)
+        want = cpu.align_batch(reads)
+        cpu.traceback(reads, want)
+        gpu = SeededAligner(g, ix, Scoring(), m, device="gpu")
+        got = gpu.align_batch(reads)
+        for f in ("score", "end_i", "end_j", "mapq"):
+            np.testing.assert_array_equal(getattr(got, f), getattr(want, f), err_msg=f"{path} {f}")
+        gpu.traceback(reads, got)
+        assert list(got.tracebacks) == list(want.tracebacks), path
