@@ -290,6 +290,7 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
     finally:
         if bar is not None:
             bar.close()
+    out.commit()
     n, n_hit = counts
     dt = time.perf_counter() - t0
     if n == 0:
@@ -437,10 +438,14 @@ class _Output:
         return "standard output" if self.path == "-" else self.path
 
     def commit(self):
+        """Flush, close and rename into place (once; before the run's summary line)."""
+        if self.fh is None:
+            return
         try:
             self.fh.flush()
             if self.path != "-":
                 self.fh.close()
+            self.fh = None
             if self.tmp is not None:
                 os.replace(self.tmp, self.target)
                 self.tmp = None

@@ -98,6 +98,7 @@ def run_align(args, graph, scoring, mode, variant, out) -> int:
         finally:
             if bar is not None:
                 bar.close()
+    out.commit()
     dt = time.perf_counter() - t0
     n, n_hit = stats["reads"], stats["aligned"]
     if n == 0:
