@@ -9,8 +9,10 @@ instruction per operation. Groups are independent: ``prange`` over groups.
 
 Types (abPOA's int16/int32 switch, checked per group with
 :func:`s2g.scoring.score_bound` for the group's longest read):
-``int16`` x 32 lanes (one zmm register) when the bound is <= ``INT16_BOUND``, else
-``int32`` x 16 lanes when :func:`s2g.scoring.fits_int32`, else ``int64`` x 8 lanes.
+``int16`` x 64 lanes (two zmm registers) when the bound is <= ``INT16_BOUND``, else
+``int32`` x 32 lanes when :func:`s2g.scoring.fits_int32`; beyond that (reads of
+~27 kbp with a match score of 10,000, or global mode on a graph of 2**27 bases)
+V0's int64 kernel runs those reads (window tasks: s2g.window's reference).
 The margins: every value is in ``[-bound, bound]``, a value minus one gap open stays
 above ``-2 * bound``, and the sentinel ``NEG`` (< ``-2 * bound``) minus a penalty
 stays inside the type.
@@ -64,16 +66,18 @@ from ..dp import GLOBAL, LOCAL, SEMIGLOBAL
 from ..errors import S2GError
 from ..result import BatchResult
 from ..scoring import INT32_SAFE, NEG_INF, Mode, score_bound
+from .v0_cpu import align_read
 
-#: lanes per group for each lane type: one 512-bit register of int16/int32/int64
-LANES = {np.int16: 64, np.int32: 32, np.int64: 16}
+#: lanes per group for each lane type: two 512-bit registers per row step, so that two
+#: independent vectors hide the latency of F's row-to-row chain (32 int16 lanes, one
+#: register, measured 2.3 GCUPS in the column loop alone; 64 lanes 5.3)
+LANES = {np.int16: 64, np.int32: 32}
 #: largest score bound for int16 lanes; NEG16 < -2 * INT16_BOUND and
 #: NEG16 - 2 * INT16_BOUND > -32768 (see the module doc)
 INT16_BOUND = 7000
 NEG16 = -15000
 #: int32 lanes: bound < INT32_SAFE = 2**28, NEG = -2**29
 NEG32 = NEG_INF
-NEG64 = -(1 << 60)
 #: query code of padding rows; graph N becomes GRAPH_N: neither equals any other code,
 #: so N never matches, not even N (s2g.dp.sub_score)
 PAD_CODE = 5
@@ -321,11 +325,12 @@ def _run_groups(groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_h
 # --------------------------------------------------------------------------- host side
 
 _TYPES = (np.int16, np.int32, np.int64)
-_NEG = {np.int16: NEG16, np.int32: NEG32, np.int64: NEG64}
+_NEG = {np.int16: NEG16, np.int32: NEG32}
 
 
 def lane_type(scoring, mode, read_len: int, graph_bases: int):
-    """The narrowest lane type that is exact for reads of ``read_len`` (abPOA's switch)."""
+    """The narrowest lane type that is exact for reads of ``read_len`` (abPOA's switch);
+    ``np.int64`` means no lane type fits: V0's int64 kernel runs those tasks."""
     bound = score_bound(scoring, Mode(int(mode)), read_len, graph_bases)
     if bound <= INT16_BOUND:
         return np.int16
@@ -342,14 +347,40 @@ def _graph_codes(graph):
     return gc
 
 
+@numba.njit(**PARALLEL)
+def _run_int64(tasks, codes, offs, task_read, task_lo, task_hi, base, node_start, pred_ptr,
+               pred_idx, slot, is_sink, n_slots, mode, a, b, o, e, score, end_i, end_j):
+    """Whole-graph tasks whose score bound fits no lane type: V0's kernel, one per thread."""
+    for k in numba.prange(len(tasks)):
+        t = tasks[k]
+        r = task_read[t]
+        score[t], end_i[t], end_j[t] = align_read(
+            codes[offs[r]:offs[r + 1]], base, node_start, pred_ptr, pred_idx, slot, is_sink,
+            n_slots, mode, a, b, o, e)
+
+
+def _fallback(graph, codes, offs, task_read, lo, hi, sel, scoring, mode, window, out):
+    """Tasks ``sel`` in int64: V0's kernel, or the window reference for windows."""
+    score, end_i, end_j = out
+    if window:
+        from ..window import align_windows_ref
+        s, i, j = align_windows_ref(graph, codes, offs, task_read[sel], lo[sel], hi[sel],
+                                    scoring, mode)
+        score[sel], end_i[sel], end_j[sel] = s, i, j
+    else:
+        _run_int64(sel, codes, offs, task_read, lo, hi, *graph.kernel_arrays(), graph.n_slots,
+                   int(mode), *scoring.as_tuple(), score, end_i, end_j)
+
+
 def run_tasks(graph, codes, offs, task_read, task_lo, task_hi, scoring, mode, window,
               force_type=None, lanes=None):
     """(score, end_i, end_j) of every task: read ``task_read[t]`` in columns
     ``[task_lo[t], task_hi[t])``; int64 arrays, NEG_INF/-1/-1 where there is no alignment.
 
-    Tasks are grouped per lane type (:func:`lane_type` of the task's read length, or
-    ``force_type`` when it is at least as wide), then sorted by (window start, read length)
-    and cut into groups of ``LANES[type]`` (or ``lanes``) lanes.
+    Tasks are split by lane type (:func:`lane_type` of the task's read length, or
+    ``force_type`` where that is wider: the tests force int32 and the int64 fallback),
+    sorted by (window start, read length) or by read length, and cut into groups of
+    ``LANES[type]`` lanes (``lanes`` overrides, for tests of partial groups).
     """
     n = len(task_read)
     score = np.full(n, NEG_INF, np.int64)
@@ -357,8 +388,8 @@ def run_tasks(graph, codes, offs, task_read, task_lo, task_hi, scoring, mode, wi
     end_j = np.full(n, -1, np.int64)
     nb = graph.n_bases
     lens = (offs[1:] - offs[:-1])[task_read] if n else np.zeros(0, np.int64)
-    lo = np.maximum(task_lo, 0)
-    hi = np.minimum(task_hi, nb)
+    lo = np.maximum(task_lo, 0).astype(np.int64)
+    hi = np.minimum(task_hi, nb).astype(np.int64)
     live = (lens > 0) & (hi > lo)
     if not live.any():
         return score, end_i, end_j
@@ -375,33 +406,38 @@ def run_tasks(graph, codes, offs, task_read, task_lo, task_hi, scoring, mode, wi
         sel = np.nonzero(live & (tcode == k))[0]
         if len(sel) == 0:
             continue
+        if T is np.int64:
+            _fallback(graph, codes, offs, task_read, lo, hi, sel, scoring, mode, window,
+                      (score, end_i, end_j))
+            continue
         L = lanes or LANES[T]
         sel = sel[np.lexsort((lens[sel], lo[sel]))] if window else sel[np.argsort(lens[sel], kind="stable")]
         n_g = -(-len(sel) // L)
         groups = np.full(n_g * L, -1, np.int64)
         groups[:len(sel)] = sel
         groups = groups.reshape(n_g, L)
-        gl = np.where(groups >= 0, lens[np.maximum(groups, 0)], 0)
-        g_m = gl.max(axis=1).astype(np.int64)
-        g_lo = np.where(groups >= 0, lo[np.maximum(groups, 0)], nb).min(axis=1).astype(np.int64)
-        g_hi = np.where(groups >= 0, hi[np.maximum(groups, 0)], 0).max(axis=1).astype(np.int64)
-        big = np.iinfo(T).max
-        _run_groups(groups, g_m, g_lo, g_hi, codes, offs, np.asarray(task_read, np.int64),
-                    lo.astype(np.int64), hi.astype(np.int64), gcode, graph.node_start,
-                    graph.pred_ptr, graph.pred_idx, graph.slot, graph.is_sink,
-                    graph.n_slots, int(mode), bool(window), T(a), T(-b), T(o), T(e),
-                    T(_NEG[T]), T(big), score, end_i, end_j)
+        idle = groups < 0
+        gt = np.maximum(groups, 0)
+        g_m = np.where(idle, 0, lens[gt]).max(axis=1).astype(np.int64)
+        g_lo = np.where(idle, nb, lo[gt]).min(axis=1).astype(np.int64)
+        g_hi = np.where(idle, 0, hi[gt]).max(axis=1).astype(np.int64)
+        _run_groups(groups, g_m, g_lo, g_hi, codes, offs, task_read, lo, hi, gcode,
+                    graph.node_start, graph.pred_ptr, graph.pred_idx, graph.slot,
+                    graph.is_sink, graph.n_slots, int(mode), bool(window), T(a), T(-b), T(o),
+                    T(e), T(_NEG[T]), T(np.iinfo(T).max), score, end_i, end_j)
     return score, end_i, end_j
 
 
-def align_batch(graph, reads, scoring, mode, traceback=False, force_type=None) -> BatchResult:
-    """The variant contract: score and end cell of every read, as V0 returns them."""
+def align_batch(graph, reads, scoring, mode, traceback=False, force_type=None,
+                lanes=None) -> BatchResult:
+    """The variant contract: score and end cell of every read, as V0 returns them
+    (``force_type``, ``lanes``: see :func:`run_tasks`)."""
     n = reads.n_reads
     task = np.arange(n, dtype=np.int64)
     score, end_i, end_j = run_tasks(
         graph, reads.codes_flat, np.asarray(reads.offsets, np.int64), task,
         np.zeros(n, np.int64), np.full(n, graph.n_bases, np.int64), scoring, mode,
-        window=False, force_type=force_type)
+        window=False, force_type=force_type, lanes=lanes)
     res = BatchResult(reads.names, reads.lengths(), score, end_i, end_j)
     if traceback:
         from ..traceback import traceback_batch
@@ -410,7 +446,7 @@ def align_batch(graph, reads, scoring, mode, traceback=False, force_type=None) -
 
 
 def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scoring, mode,
-                  force_type=None):
+                  force_type=None, lanes=None):
     """Score and end cell of every window task, exactly as ``s2g.window.align_windows_ref``.
 
     Task ``t`` aligns read ``task_read[t]`` (``codes_flat[offsets[r]:offsets[r+1]]``,
@@ -424,18 +460,39 @@ def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scori
     return run_tasks(graph, np.asarray(codes_flat, np.uint8), np.asarray(offsets, np.int64),
                      np.asarray(task_read, np.int64), np.asarray(task_lo, np.int64),
                      np.asarray(task_hi, np.int64), scoring, mode, window=True,
-                     force_type=force_type)
+                     force_type=force_type, lanes=lanes)
 
 
-def asm_report(dtype=np.int16):
-    """Counts of 16-bit and 64-bit vector max/add instructions in the compiled kernel."""
+def asm_report(dtype=np.int16, keep=None):
+    """Counts of vector instructions (mnemonic, register width) in the group kernel's
+    assembly for lane type ``dtype``.
+
+    ``keep``: a list to append the assembly text to. Compiles an uncached copy of :func:`_group` (Numba cannot inspect code loaded from
+    its cache) on a one-column problem, so it takes a few seconds.
+    """
     import re
     from collections import Counter
-    sig = [s for s in _run_groups.signatures if str(s[18]) == np.dtype(dtype).name]
-    if not sig:
-        raise S2GError(f"the {np.dtype(dtype).name} kernel has not been compiled yet")
-    asm = _run_groups.inspect_asm(sig[0])
-    return Counter(re.findall(r"\b(vp(?:max|min|add|sub)s?[bwdq]|vpmov[a-z]+|vpcmpeq[bwdq]|vpblendm[bwdq])\s+%([xyz])mm", asm))
+    T = dtype
+    probe = numba.njit(nogil=True)(_group.py_func)
+    one = np.zeros(1, np.int64)
+    node = np.array([0, 1], np.int32)
+    res = (np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64))
+    probe(0, np.zeros((1, 1), np.int64), one + 1, one, one + 1, np.zeros(1, np.uint8),
+          np.array([0, 1], np.int64), one, one, one + 1, np.zeros(1, np.uint8), node,
+          np.zeros(2, np.int32), np.zeros(0, np.int32), np.full(1, -1, np.int32),
+          np.ones(1, np.uint8), 0, LOCAL, False, T(2), T(-4), T(4), T(2), T(_NEG[T]),
+          T(np.iinfo(T).max), *res)
+    asm = probe.inspect_asm(probe.signatures[0])
+    if keep is not None:
+        keep.append(asm)
+    pat = re.compile(r"^\s*(vp(?:max|min|add|sub)s?[bwdq]|vpmov[a-z]+|vpcmpeq[bwdq]|vpblendm[bwdq])\s")
+    out = Counter()
+    for line in asm.splitlines():
+        m = pat.match(line)
+        widths = re.findall(r"%([xyz])mm\d", line)
+        if m and widths:
+            out[(m.group(1), max(widths, key="xyz".index) + "mm")] += 1
+    return out
 
 
 __all__ = ["align_batch", "align_windows", "lane_type", "run_tasks", "LANES", "INT16_BOUND"]
