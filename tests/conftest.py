@@ -17,8 +17,12 @@ for _p in (str(REPO), str(TESTS)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-#: real graphs shared next to the repository (CI clones the repo beside ../shared)
-REAL_DATA = (REPO / ".." / "shared" / "data" / "real").resolve()
+#: the five real graphs and their queries (tests/data/real/README.md: sources, MIT
+#: notices), carried by the repository; ../shared/data/real where a checkout lacks them.
+#: The big LPA files are gzipped here: use the ``real_data`` fixture, which gives every
+#: file under its plain name; REAL_DATA itself holds the others under their plain names.
+REAL_DATA_REPO = TESTS / "data" / "real"
+REAL_DATA = REAL_DATA_REPO if REAL_DATA_REPO.is_dir() else (REPO / ".." / "shared" / "data" / "real").resolve()
 
 
 def pytest_configure(config):
@@ -59,8 +63,28 @@ def reads_file(tmp_path):
     return make
 
 
+def plain_real_data(dest: Path) -> Path:
+    """REAL_DATA with every ``X.gz`` available as ``X``: links to the plain files and the
+    compressed ones decompressed, under ``dest`` (or REAL_DATA itself if nothing is
+    compressed)."""
+    import gzip
+    import shutil
+
+    if not any(REAL_DATA.glob("*/*.gz")):
+        return REAL_DATA
+    for src in sorted(REAL_DATA.glob("*/*")):
+        out = dest / src.parent.name / src.name
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if src.suffix == ".gz":
+            with gzip.open(src, "rb") as fi, open(out.with_suffix(""), "wb") as fo:
+                shutil.copyfileobj(fi, fo)
+        else:
+            out.symlink_to(src)
+    return dest
+
+
 @pytest.fixture(scope="session")
-def real_data():
+def real_data(tmp_path_factory):
     if not REAL_DATA.is_dir():
-        pytest.skip(f"real graphs not found at {REAL_DATA} (clone the repo next to ../shared)")
-    return REAL_DATA
+        pytest.skip(f"real graphs not found at {REAL_DATA}")
+    return plain_real_data(tmp_path_factory.mktemp("real"))

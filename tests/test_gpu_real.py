@@ -37,13 +37,9 @@ def cuda():
 
 
 @pytest.fixture(scope="module")
-def real_dir():
-    """../shared/data/real, or a copy carried to the GPU machine in .realdata/."""
-    here = Path(__file__).resolve().parents[1]
-    for cand in (here.parent / "shared" / "data" / "real", here / ".realdata"):
-        if (cand / "mt_minigraph").is_dir():
-            return cand
-    pytest.skip("real graphs not found (../shared/data/real or .realdata/)")
+def real_dir(real_data):
+    """The real graphs carried by the repository (tests/data/real; conftest's real_data)."""
+    return real_data
 
 
 def _mod(name):

@@ -336,3 +336,26 @@ def test_gpu_variants_run_from_the_cli_under_the_simulator(inputs):
         assert p.returncode == 0, p.stderr
         got[v] = p.stdout
     assert got["v4"] == got["v0"] and len(got["v0"].splitlines()) == 2
+
+
+# ------------------------------------------------------------------------ test data
+
+def test_real_graphs_are_carried_by_the_repository(tmp_path):
+    """A plain clone runs the real-graph tests: the data lives in tests/data/real (with its
+    provenance), and the fixture gives every file under the name the tests open."""
+    from conftest import REAL_DATA, plain_real_data
+    carried = REPO / "tests" / "data" / "real"
+    assert REAL_DATA == carried
+    real_data = plain_real_data(tmp_path)
+    assert (carried / "README.md").read_text().count("MIT") >= 5
+    expect = {"c4_gwfa": ["C4-90.gfa", "C4-NA19240.1.fa", "C4-NA19240.2.fa"],
+              "cactus_brca2_vg": ["cactus-BRCA2.fastq", "cactus-BRCA2.gfa"],
+              "drb1_odgi": ["DRB1-3123.fa", "DRB1-3123.gfa"],
+              "lpa_odgi": ["LPA.fa", "LPA.gfa"],
+              "mt_minigraph": ["MT-chimp.fa", "MT-human.fa", "MT-orangA.fa", "MT.gfa"]}
+    for d, names in expect.items():
+        assert (carried / d).is_dir(), d
+        for n in names:
+            assert (real_data / d / n).read_bytes()[:1] in (b">", b"@", b"S", b"H"), (d, n)
+    size = sum(p.stat().st_size for p in carried.rglob("*") if p.is_file())
+    assert size < 4_000_000, size
