@@ -179,6 +179,12 @@ def run_graph(spec, args, rng):
     sa.traceback(warm, sa.align_batch(warm))
     gaf_text(g, sa.align_batch(warm))
     sa.totals = dict.fromkeys(sa.totals, 0)
+    prof = None
+    if args.device == "gpu":
+        from s2g import gpu_traceback
+        prof = gpu_traceback.PROFILE
+        for key in prof:
+            prof[key] = 0.0
     t0 = time.perf_counter()
     res = sa.align_batch(reads)
     t1 = time.perf_counter()
@@ -193,6 +199,15 @@ def run_graph(spec, args, rng):
                       "GAF text": round(t3 - t2, 3)}
     row["reads_per_s"] = {k: round(n / max(v, 1e-9)) for k, v in row["seconds"].items()}
     row["reads_per_s"]["all stages"] = round(n / (t3 - t0))
+    row["stage_seconds"] = {k: round(v, 3) for k, v in sa.totals.items() if "seconds" in k}
+    if prof is not None:
+        row["gpu_window_seconds"] = {k: round(v, 3) for k, v in prof.items()}
+    w = np.array([0])
+    if sa.totals["windows"]:
+        cand, ncand, _ = sa.candidates(reads)
+        sel = np.arange(cand.shape[1])[None, :] < ncand[:, None]
+        w = (cand[:, :, 1] - cand[:, :, 0])[sel]
+    row["window_columns_pct"] = {p: float(np.percentile(w, p)) for p in (50, 90, 99, 99.9, 100)}
     row["windows_per_read"] = round(sa.totals["windows"] / n, 3)
     row["window_cells_per_read"] = round(sa.totals["window_cells"] / n)
     row["unseeded"] = sa.totals["unseeded"]
@@ -243,7 +258,7 @@ def e2e(gfa, ipath, reads, args):
     if args.device == "gpu":
         argv += ["--variant", "fast"]
     cold = None
-    for _ in range(2):              # the first run compiles what it has not yet compiled
+    for _ in range(args.e2e_runs):  # the first run compiles what it has not yet compiled
         err = io.StringIO()
         t = time.perf_counter()
         with contextlib.redirect_stderr(err):
@@ -281,6 +296,7 @@ def main(argv=None):
                     help="mean backbone node length of sim:N graphs")
     ap.add_argument("--e2e", action="store_true",
                     help="also run 's2g align --seeded' on the same graph, index and reads")
+    ap.add_argument("--e2e-runs", type=int, default=2, help="runs of --e2e (the last is reported)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=None, help="directory for seeded.json")
     args = ap.parse_args(argv)

@@ -717,7 +717,9 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=MAX_C
     gpu = ((sz[:, 0] * (rows_all + 1) <= max_cells) & (sz[:, 4] <= MAX_PREDS) & (sz[:, 0] > 0)
            & (rows_all > 0))
     tasks = np.nonzero(gpu)[0]
-    tasks = tasks[np.argsort(rows_all[tasks], kind="stable")]
+    # rows, then window columns: the threads of a warp get windows of similar size (one
+    # thread per window: a warp runs as long as its largest)
+    tasks = tasks[np.lexsort((sz[tasks, 0], rows_all[tasks]))]
     if len(tasks) == 0:
         return out
     sz, rows = sz[tasks], rows_all[tasks]
