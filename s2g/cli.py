@@ -590,7 +590,7 @@ def _run(handler, args) -> int:
             code = handler(args)
         except S2GError as exc:
             _flush_warnings(caught)
-            print(f"s2g: error: {exc}", file=sys.stderr)
+            print(_printable(f"s2g: error: {exc}"), file=sys.stderr)
             return 1
         except KeyboardInterrupt as exc:
             term = isinstance(exc, _Terminated)
@@ -605,7 +605,7 @@ def _run(handler, args) -> int:
         except OSError as exc:
             _flush_warnings(caught)
             where = f"{exc.filename}: " if exc.filename else ""
-            print(f"s2g: error: {where}{exc.strerror or exc}", file=sys.stderr)
+            print(_printable(f"s2g: error: {where}{exc.strerror or exc}"), file=sys.stderr)
             return 1
         except MemoryError:
             print("s2g: error: out of memory; try a smaller --batch-size", file=sys.stderr)
@@ -620,8 +620,17 @@ def _run(handler, args) -> int:
     return code
 
 
+def _printable(text: str) -> str:
+    """Names with bytes that are not UTF-8 (surrogate escapes) shown as \\x.. escapes,
+    whatever the error handler of stderr."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _flush_warnings(caught):
     for w in caught:
         if issubclass(w.category, UserWarning):
-            print(f"s2g: warning: {w.message}", file=sys.stderr)
+            print(_printable(f"s2g: warning: {w.message}"), file=sys.stderr)
     caught.clear()

@@ -292,6 +292,8 @@ def parse_gfa(path: str, keep_paths: bool = False) -> GfaRecords:
                 if len(f) < 3:
                     raise GraphError(f"{where}: malformed P line")
                 steps = f[2].split(",") if f[2] not in ("", "*") else []
+                if "" in steps:
+                    raise GraphError(f"{where}: malformed P line (empty step in {f[2][:40]!r})")
                 # P overlaps are not checked: paths are not aligned to, and vg writes
                 # segment lengths there (cactus-BRCA2.gfa) although its links are blunt.
                 path_steps.append((where, f[1], [(s[:-1], s[-1]) for s in steps]))
