@@ -139,8 +139,17 @@ def window_cases(draw):
 
 @SETTINGS
 @given(case=window_cases(), mode=st.sampled_from(MODES[:2]), sc=scorings, force=TYPES,
-       lanes=LANES)
-def test_windows_equal_the_reference(case, mode, sc, force, lanes):
+       lanes=LANES, ratio=st.sampled_from([0.0, simd.UNION_RATIO, 1e9]))
+def test_windows_equal_the_reference(case, mode, sc, force, lanes, ratio):
+    """ratio 0: every group in lockstep; 1e9: every group on its union range."""
+    saved, simd.UNION_RATIO = simd.UNION_RATIO, ratio
+    try:
+        check_windows(case, mode, sc, force, lanes)
+    finally:
+        simd.UNION_RATIO = saved
+
+
+def check_windows(case, mode, sc, force, lanes):
     text, reads, raw = case
     graph = s2g.load_graph(write_tmp(text))
     batch = batch_of(reads)
@@ -188,7 +197,7 @@ def real_reads(graph, n, length, seed):
 
 
 @pytest.mark.parametrize("gfa,cyclic", REAL, ids=[g.split("/")[0] for g, _ in REAL])
-def test_real_graphs(real_data, gfa, cyclic):
+def test_real_graphs(real_data, gfa, cyclic, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         graph = s2g.load_graph(str(real_data / gfa), break_cycles=cyclic)
@@ -206,7 +215,10 @@ def test_real_graphs(real_data, gfa, cyclic):
     task_hi = np.minimum(task_lo + rng.integers(200, 600, nt), graph.n_bases)
     for mode in MODES[:2]:
         args = (graph, batch.codes_flat, batch.offsets, task_read, task_lo, task_hi, sc, mode)
-        assert_same(window_ref(*args), simd.align_windows(*args), f"{gfa} windows {mode.name}")
+        expect = window_ref(*args)
+        for ratio in (0.0, 1e9):             # lockstep, union range
+            monkeypatch.setattr(simd, "UNION_RATIO", ratio)
+            assert_same(expect, simd.align_windows(*args), f"{gfa} windows {mode.name} {ratio}")
 
 
 # --------------------------------------------------------------------- assembly

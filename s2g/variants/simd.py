@@ -36,15 +36,30 @@ the lane; in local mode a padding cell can never be strictly larger than a cell
 scanned before it (its diagonal, E and F sources are earlier cells minus a
 non-negative penalty, or the floor 0), so it never replaces the best.
 
-Windows (:func:`align_windows`, the semantics of :mod:`s2g.window`): tasks are sorted by
-window start and a group runs the union of its lanes' column ranges; lane ``l``
-outside ``[lo_l, hi_l)`` computes values nobody reads. At ``j == lo_l`` the lane's
-predecessor vectors are overwritten with the virtual column; at a merge a predecessor
-whose last column is below ``lo_l`` is masked for that lane by adding ``NEG`` (a
-branch-free lane mask); merges start from the virtual column, which never beats a
-real predecessor in local and semiglobal mode (s2g/window.py), so this is the
-reference's DP. Best tracking of a lane starts at ``lo_l`` and stops at ``hi_l``
-(its per-lane threshold is set to the type's maximum outside the window).
+Windows (:func:`align_windows`, the semantics of :mod:`s2g.window`), two layouts:
+
+* *union range*: tasks sorted by window start; a group runs the union of its lanes'
+  column ranges, all lanes at the same column (merges vectorised across lanes); lane
+  ``l`` outside ``[lo_l, hi_l)`` computes values nobody reads. At ``j == lo_l`` the
+  lane's predecessor vectors are overwritten with the virtual column; at a merge a
+  predecessor whose last column is below ``lo_l`` is masked for that lane by adding
+  ``NEG`` (branch-free); merges start from the virtual column, which never beats a
+  real predecessor in local and semiglobal mode (s2g/window.py).
+* *lockstep*: at step k lane l computes its own column ``lo_l + k`` (per-lane graph
+  base); a lane at a non-simple node-first column merges its own in-window
+  predecessors with scalar loops over its rows (strided), and stores a node's last
+  column into the node's slot the same way. Tasks are grouped by window width.
+
+A group sorted by start whose union range is at most ``UNION_RATIO`` x its widest
+window runs the union range, the rest run in lockstep. Measured (1 thread, 2-core
+VM shared with other jobs, 2026-11-23; 1,536 windows of 400 columns x 150 bp reads,
+100 kbp SNP graph; /tmp script, numbers vary +-30% with the load): all windows at the
+same start: union 4.4-6.0 GCUPS, lockstep 1.3-2.1; random starts: lockstep 1.2-2.1,
+union would run ~64 x 400 columns of a 200 kbp graph per group (0.24 GCUPS measured
+before lockstep existed); the scalar reference 0.27. Lockstep's cost is the strided
+per-lane merges and slot copies (a SNP graph has a merge every ~50 columns per lane).
+Best tracking of a lane starts at its first column and stops past its last (its
+threshold is set to the type's maximum outside the window).
 
 Assembly (``_run_groups.inspect_asm``, Numba 0.68 / LLVM, znver4 = AMD EPYC with
 AVX-512, 2026-11-23): Numba types ``int16 + int16`` as int64, so a plain loop keeps
@@ -82,6 +97,9 @@ NEG32 = NEG_INF
 #: so N never matches, not even N (s2g.dp.sub_score)
 PAD_CODE = 5
 GRAPH_N = 7
+#: a group of windows sorted by start runs its union range when that is at most this
+#: many times its widest window; otherwise its windows run in lockstep
+UNION_RATIO = 1.3
 
 
 def cast(x, like):
@@ -99,8 +117,11 @@ def _cast_impl(x, like):
 
 
 @numba.njit(inline="always", **NJIT)
-def _column(Q, M, L, g, PH, PX, H, X, f, cmax, mode, a, mb, oe, e, neg, floor, z):
+def _column(Q, M, L, G, PH, PX, H, X, f, cmax, mode, a, mb, oe, e, floor, z):
     """One column of the group: V0's ``column`` (s2g.dp) on every lane at once.
+
+    ``G[l]``: the graph base of lane l's column (the same for every lane, except in
+    the lockstep window kernel where each lane is at its own column).
 
     ``PH``/``PX``: the predecessor vectors ``PH[i] = max_p H[i][p]`` and
     ``PX[i] = max_p max(H[i][p] - o - e, E[i][p] - e)`` (= this column's E); writes
@@ -127,7 +148,7 @@ def _column(Q, M, L, g, PH, PX, H, X, f, cmax, mode, a, mb, oe, e, neg, floor, z
         for l in range(L):
             ev = PX[i, l]
             fv = f[l]
-            s = a if Q[i - 1, l] == g else mb
+            s = a if Q[i - 1, l] == G[l] else mb
             h = max(max(cast(PH[i - 1, l] + s, z), ev), max(fv, floor))
             H[i, l] = h
             ho = cast(h - oe, z)
@@ -189,6 +210,7 @@ def _group(gi, groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi
     f = np.empty(L, Q.dtype)
     cmax = np.empty(L, Q.dtype)
     pen = np.zeros(L, Q.dtype)
+    G = np.empty(L, Q.dtype)
     bestT = np.full(L, big)              # per-lane threshold: big = not in its window
     best = np.full(L, NEG_INF, np.int64)
     bi = np.full(L, -1, np.int64)
@@ -268,8 +290,10 @@ def _group(gi, groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi
                 H = Hb[cur]
                 X = Xb[cur]
                 cur = 1 - cur
-            _column(Q, M, L, cast(gcode[j], a), PH, PX, H, X, f, cmax, mode, a, mb, oe, e,
-                    neg, floor, z)
+            gj = cast(gcode[j], a)
+            for l in range(L):
+                G[l] = gj
+            _column(Q, M, L, G, PH, PX, H, X, f, cmax, mode, a, mb, oe, e, floor, z)
             # ---- best cell, V0's scan order (strictly better replaces)
             if mode == LOCAL:
                 hit = False
@@ -310,6 +334,163 @@ def _group(gi, groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi
         score[t] = best[l]
         end_i[t] = bi[l]
         end_j[t] = bj[l]
+
+
+@numba.njit(**NJIT)
+def _group_lockstep(gi, groups, g_m, g_w, codes, offs, task_read, task_lo, task_hi, gcode,
+                    col_node, node_start, pred_ptr, pred_idx, slot, n_slots, mode,
+                    a, mb, o, e, neg, big, score, end_i, end_j):
+    """Window lane group ``gi`` in lockstep: at step k lane l computes its own column
+    ``lo_l + k`` (windows far apart share a group without running the columns between).
+
+    Every lane enters at step 0 (the virtual column); a lane at a node-first column
+    that is not simple merges its own in-window predecessors from the graph's slots
+    (rows strided by the lane count: scalar, but once per node and lane); a lane at a
+    node's last column copies it into the node's slot. The graph's liveness slots are
+    valid for any window: a lane visits its window's nodes in topological order.
+    """
+    z = cast(0, a)
+    oe = cast(o + e, a)
+    floor = z if mode == LOCAL else neg
+    L = groups.shape[1]
+    M = g_m[gi]
+    W = g_w[gi]
+    Q = np.full((max(M, 1), L), cast(PAD_CODE, a))
+    mrow = np.zeros(L, np.int64)
+    lo = np.zeros(L, np.int64)
+    wl = np.zeros(L, np.int64)          # window width; idle lanes: 0
+    for l in range(L):
+        t = groups[gi, l]
+        if t < 0:
+            continue
+        r = task_read[t]
+        m = offs[r + 1] - offs[r]
+        mrow[l] = m
+        lo[l] = task_lo[t]
+        wl[l] = task_hi[t] - task_lo[t]
+        for i in range(m):
+            Q[i, l] = cast(codes[offs[r] + i], a)
+    R = M + 1
+    Hb = np.empty((2, R, L), Q.dtype)
+    Xb = np.empty((2, R, L), Q.dtype)
+    SH = np.empty((max(n_slots, 1), R, L), Q.dtype)
+    SX = np.empty((max(n_slots, 1), R, L), Q.dtype)
+    VH = np.empty((R, L), Q.dtype)
+    VX = np.empty((R, L), Q.dtype)
+    f = np.empty(L, Q.dtype)
+    cmax = np.empty(L, Q.dtype)
+    G = np.empty(L, Q.dtype)
+    bestT = np.full(L, big)
+    best = np.full(L, NEG_INF, np.int64)
+    bi = np.full(L, -1, np.int64)
+    bj = np.full(L, -1, np.int64)
+    for i in range(R):
+        vh = 0 if (mode == LOCAL or i == 0) else -(o + e * i)
+        for l in range(L):
+            VH[i, l] = cast(vh, a)
+            VX[i, l] = cast(vh - o - e, a)
+    for l in range(L):
+        if wl[l] > 0:
+            bestT[l] = z if mode == LOCAL else neg
+    gn = cast(GRAPH_N, a)
+    cur = 0
+    for k in range(W):
+        if k == 0:
+            PH = VH
+            PX = VX
+        else:
+            PH = Hb[1 - cur]
+            PX = Xb[1 - cur]
+        for l in range(L):
+            if k >= wl[l]:
+                G[l] = gn
+                if k == wl[l]:
+                    bestT[l] = big         # past the window: never a best again
+                continue
+            j = lo[l] + k
+            G[l] = cast(gcode[j], a)
+            if k == 0:
+                continue
+            v = col_node[j]
+            pa, pb = pred_ptr[v], pred_ptr[v + 1]
+            if j != node_start[v] or (pb - pa == 1 and pred_idx[pa] == v - 1):
+                continue                   # the previous column (this node, or v-1)
+            # merge the lane's in-window predecessors; the virtual column only when
+            # there is none (it never beats a real one: s2g/window.py), which saves a
+            # strided pass over the rows
+            first = True
+            for q in range(pa, pb):
+                u = pred_idx[q]
+                if node_start[u + 1] - 1 < lo[l]:
+                    continue               # outside the lane's window
+                s = slot[u]
+                if first:
+                    for i in range(R):
+                        PH[i, l] = SH[s, i, l]
+                        PX[i, l] = SX[s, i, l]
+                    first = False
+                else:
+                    for i in range(R):
+                        PH[i, l] = max(PH[i, l], SH[s, i, l])
+                        PX[i, l] = max(PX[i, l], SX[s, i, l])
+            if first:
+                for i in range(R):
+                    PH[i, l] = VH[i, l]
+                    PX[i, l] = VX[i, l]
+        H = Hb[cur]
+        X = Xb[cur]
+        cur = 1 - cur
+        _column(Q, M, L, G, PH, PX, H, X, f, cmax, mode, a, mb, oe, e, floor, z)
+        for l in range(L):                 # a node's last column into its slot
+            if k >= wl[l]:
+                continue
+            j = lo[l] + k
+            v = col_node[j]
+            s = slot[v]
+            if s >= 0 and j == node_start[v + 1] - 1:
+                for i in range(R):
+                    SH[s, i, l] = H[i, l]
+                    SX[s, i, l] = X[i, l]
+        if mode == LOCAL:
+            hit = False
+            for l in range(L):
+                hit |= cmax[l] > bestT[l]
+            if hit:
+                for l in range(L):
+                    if cmax[l] > bestT[l]:
+                        c = cmax[l]
+                        for i in range(1, M + 1):
+                            if H[i, l] == c:
+                                bestT[l] = c
+                                best[l] = c
+                                bi[l] = i
+                                bj[l] = lo[l] + k
+                                break
+        else:
+            for l in range(L):
+                h = H[mrow[l], l]
+                if h > bestT[l]:
+                    bestT[l] = h
+                    best[l] = h
+                    bi[l] = mrow[l]
+                    bj[l] = lo[l] + k
+    for l in range(L):
+        t = groups[gi, l]
+        if t < 0 or (mode == LOCAL and best[l] <= 0):
+            continue
+        score[t] = best[l]
+        end_i[t] = bi[l]
+        end_j[t] = bj[l]
+
+
+@numba.njit(**PARALLEL)
+def _run_lockstep(groups, g_m, g_w, codes, offs, task_read, task_lo, task_hi, gcode, col_node,
+                  node_start, pred_ptr, pred_idx, slot, n_slots, mode, a, mb, o, e, neg, big,
+                  score, end_i, end_j):
+    for gi in numba.prange(groups.shape[0]):
+        _group_lockstep(gi, groups, g_m, g_w, codes, offs, task_read, task_lo, task_hi, gcode,
+                        col_node, node_start, pred_ptr, pred_idx, slot, n_slots, mode,
+                        a, mb, o, e, neg, big, score, end_i, end_j)
 
 
 @numba.njit(**PARALLEL)
@@ -372,6 +553,32 @@ def _fallback(graph, codes, offs, task_read, lo, hi, sel, scoring, mode, window,
                    int(mode), *scoring.as_tuple(), score, end_i, end_j)
 
 
+def _chunk(order, L):
+    """Tasks in ``order`` cut into rows of L lanes; -1 pads the last group."""
+    n_g = -(-len(order) // L)
+    groups = np.full(n_g * L, -1, np.int64)
+    groups[:len(order)] = order
+    return groups.reshape(n_g, L)
+
+
+def _group_ranges(groups, lens, lo, hi, nb):
+    """(longest read, union column range start, end) of each group."""
+    idle = groups < 0
+    gt = np.maximum(groups, 0)
+    g_m = np.where(idle, 0, lens[gt]).max(axis=1).astype(np.int64)
+    g_lo = np.where(idle, nb, lo[gt]).min(axis=1).astype(np.int64)
+    g_hi = np.where(idle, 0, hi[gt]).max(axis=1).astype(np.int64)
+    return g_m, g_lo, g_hi
+
+
+def _col_node(graph):
+    cn = graph.__dict__.get("_simd_col_node")
+    if cn is None:
+        cn = np.repeat(np.arange(graph.n_nodes, dtype=np.int32), np.diff(graph.node_start))
+        graph.__dict__["_simd_col_node"] = cn
+    return cn
+
+
 def run_tasks(graph, codes, offs, task_read, task_lo, task_hi, scoring, mode, window,
               force_type=None, lanes=None):
     """(score, end_i, end_j) of every task: read ``task_read[t]`` in columns
@@ -411,20 +618,36 @@ def run_tasks(graph, codes, offs, task_read, task_lo, task_hi, scoring, mode, wi
                       (score, end_i, end_j))
             continue
         L = lanes or LANES[T]
-        sel = sel[np.lexsort((lens[sel], lo[sel]))] if window else sel[np.argsort(lens[sel], kind="stable")]
-        n_g = -(-len(sel) // L)
-        groups = np.full(n_g * L, -1, np.int64)
-        groups[:len(sel)] = sel
-        groups = groups.reshape(n_g, L)
-        idle = groups < 0
+        args = (codes, offs, task_read, lo, hi, gcode)
+        scal = (T(a), T(-b), T(o), T(e), T(_NEG[T]), T(np.iinfo(T).max), score, end_i, end_j)
+        if not window:
+            groups = _chunk(sel[np.argsort(lens[sel], kind="stable")], L)
+            _run_groups(groups, *_group_ranges(groups, lens, lo, hi, nb), *args,
+                        graph.node_start, graph.pred_ptr, graph.pred_idx, graph.slot,
+                        graph.is_sink, graph.n_slots, int(mode), False, *scal)
+            continue
+        # windows: groups of nearby windows run their union range; the others run in
+        # lockstep, grouped by width (see the module doc)
+        groups = _chunk(sel[np.lexsort((lens[sel], lo[sel]))], L)
+        g_m, g_lo, g_hi = _group_ranges(groups, lens, lo, hi, nb)
         gt = np.maximum(groups, 0)
-        g_m = np.where(idle, 0, lens[gt]).max(axis=1).astype(np.int64)
-        g_lo = np.where(idle, nb, lo[gt]).min(axis=1).astype(np.int64)
-        g_hi = np.where(idle, 0, hi[gt]).max(axis=1).astype(np.int64)
-        _run_groups(groups, g_m, g_lo, g_hi, codes, offs, task_read, lo, hi, gcode,
-                    graph.node_start, graph.pred_ptr, graph.pred_idx, graph.slot,
-                    graph.is_sink, graph.n_slots, int(mode), bool(window), T(a), T(-b), T(o),
-                    T(e), T(_NEG[T]), T(np.iinfo(T).max), score, end_i, end_j)
+        g_w = np.where(groups < 0, 0, hi[gt] - lo[gt]).max(axis=1)
+        union = (g_hi - g_lo) <= UNION_RATIO * g_w
+        if union.any():
+            ug = groups[union]
+            _run_groups(ug, g_m[union], g_lo[union], g_hi[union], *args,
+                        graph.node_start, graph.pred_ptr, graph.pred_idx, graph.slot,
+                        graph.is_sink, graph.n_slots, int(mode), True, *scal)
+        if not union.all():
+            rest = groups[~union].ravel()
+            rest = rest[rest >= 0]
+            lg = _chunk(rest[np.lexsort((lens[rest], hi[rest] - lo[rest]))], L)
+            lgt = np.maximum(lg, 0)
+            l_m = np.where(lg < 0, 0, lens[lgt]).max(axis=1).astype(np.int64)
+            l_w = np.where(lg < 0, 0, hi[lgt] - lo[lgt]).max(axis=1).astype(np.int64)
+            _run_lockstep(lg, l_m, l_w, *args, _col_node(graph), graph.node_start,
+                          graph.pred_ptr, graph.pred_idx, graph.slot, graph.n_slots, int(mode),
+                          *scal)
     return score, end_i, end_j
 
 
