@@ -236,3 +236,23 @@ def test_int16_kernel_keeps_16_bit_arithmetic():
     assert by.get("vpmaxsw", 0) >= 6, counts
     assert by.get("vpaddw", 0) + by.get("vpsubw", 0) >= 4, counts
     assert by.get("vpmaxsq", 0) == 0 and by.get("vpminsq", 0) == 0, counts
+
+
+# --------------------------------------------------------------------- GAF
+
+@pytest.mark.parametrize("mode", ["local", "semiglobal", "global"])
+def test_gaf_byte_identical_to_v0(mode):
+    """The bundled example (10 kbp SNP graph, both strands; 40 of its 200 reads), traceback on."""
+    import io
+
+    from s2g.gaf import write_gaf
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    graph = s2g.load_graph(os.path.join(root, "graphs", "example.gfa"))
+    reads = s2g.read_reads(os.path.join(root, "graphs", "example.fq")).subset(range(40))
+    text = {}
+    for variant in ("v0", "simd"):
+        buf = io.StringIO()
+        write_gaf(buf, graph, s2g.align(graph, reads, s2g.Scoring(), mode, variant=variant))
+        text[variant] = buf.getvalue()
+    assert text["simd"] == text["v0"]
+    assert text["v0"].count("\n") == 40 and "cg:Z:" in text["v0"]
