@@ -219,6 +219,41 @@ def test_graph_and_reads_from_pipes(tmp_path, capsys):
     assert code == 0 and "segments" in out, err
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
+def test_named_fifos_and_validate_on_a_pipe(tmp_path, capsys):
+    """A FIFO is opened once (opening it twice hung); --validate, which needs a second
+    pass, refuses a pipe with a message instead of hanging or reading nothing."""
+    gf, rf = tmp_path / "g.fifo", tmp_path / "r.fifo"
+    os.mkfifo(gf)
+    os.mkfifo(rf)
+
+    def feed(path, data):
+        with open(path, "wb") as fh:
+            fh.write(data)
+    for path, data in ((gf, GFA.encode()), (rf, gzip.compress(FQ.encode()))):
+        threading.Thread(target=feed, args=(path, data), daemon=True).start()
+    got = []
+    t = threading.Thread(target=lambda: got.append(main(capsys, "align", gf, rf, "--variant",
+                                                        "v0", "-q")), daemon=True)
+    t.start()
+    t.join(60)
+    if t.is_alive():                   # a second open of the FIFO waits for a writer forever
+        for f in (gf, rf):
+            os.close(os.open(f, os.O_RDWR))
+        pytest.fail("s2g align hung on a FIFO")
+    code, out, err = got[0]
+    assert code == 0 and len(out.splitlines()) == 2, err
+    threading.Thread(target=feed, args=(gf, GFA.encode()), daemon=True).start()
+    rfd, rpath = _pipe_path(FQ.encode())
+    try:
+        code, _, err = main(capsys, "align", gf, rpath, "--validate", "--variant", "v0")
+    finally:
+        os.close(rfd)
+        with open(gf, "rb") as fh:      # let the writer thread finish
+            fh.read()
+    one_error(code, err, "--validate", "regular file")
+
+
 @pytest.mark.parametrize("pack", [bz2.compress, lzma.compress], ids=["bzip2", "xz"])
 def test_compressed_gfa_sniffed_from_the_bytes(tmp_path, inputs, capsys, pack):
     g = tmp_path / "g.gfa"             # no telling extension
