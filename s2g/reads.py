@@ -113,6 +113,10 @@ def _open(path):
         raise ReadError(f"{_label(path)}: cannot read: {_stream_error(exc)}") from None
 
 
+def _after(n: int) -> str:
+    return f"after record {n}" if n else "in the first record"
+
+
 def _stream_error(exc) -> str:
     if isinstance(exc, EOFError):
         return "truncated compressed file (" + _one_line(exc) + ")"
@@ -148,10 +152,10 @@ def iter_read_batches(path: str, batch_size: int = 65536):
                     first += len(names)
                     names, seqs = [], []
     except dnaio.exceptions.FileFormatError as exc:
-        raise ReadError(f"{_label(path)}: malformed input after record {first + len(names)} "
+        raise ReadError(f"{_label(path)}: malformed input {_after(first + len(names))} "
                         f"({_one_line(exc)})") from None
     except _STREAM_ERRORS as exc:
-        raise ReadError(f"{_label(path)}: cannot read after record {first + len(names)}: "
+        raise ReadError(f"{_label(path)}: cannot read {_after(first + len(names))}: "
                         f"{_stream_error(exc)}") from None
     if names:
         yield ReadBatch.from_sequences(names, seqs, first, _label(path))
