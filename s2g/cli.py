@@ -354,6 +354,8 @@ def cmd_index(args) -> int:
     from . import load_graph
     from .index import build_index, index_path
 
+    if args.output and os.path.isfile(args.output) and _same_file(args.output, args.graph):
+        raise S2GError(f"-o {args.output} is the input file {args.graph}; choose another output")
     graph = load_graph(args.graph, strands=args.strands, break_cycles=args.break_cycles,
                        validate=args.validate)
     idx = build_index(graph, k=args.k, s=args.s, max_kmers=args.max_kmers)

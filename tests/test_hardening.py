@@ -69,6 +69,13 @@ def test_output_that_is_an_input_is_refused(inputs, tmp_path, capsys):
     assert g.read_text() == GFA and r.read_text() == FQ
 
 
+def test_index_output_that_is_the_graph_is_refused(inputs, capsys):
+    g, _ = inputs
+    code, _, err = main(capsys, "index", g, "-o", g)
+    one_error(code, err, "is the input file")
+    assert g.read_text() == GFA
+
+
 def test_failed_run_keeps_the_old_output_and_leaves_nothing(inputs, tmp_path, capsys):
     g, _ = inputs
     bad = tmp_path / "bad.fq"          # the bad read is in the second batch
