@@ -42,8 +42,7 @@ register(VariantInfo(
     "none beyond memory: 16 x (n_slots + 3) x (read length + 1) bytes per read", 0))
 register(VariantInfo(
     "cpu", "s2g.variants.cpu_parallel", "cpu",
-    "V0's kernel on every core (Numba prange over reads); identical results; the "
-    "default without a GPU.",
+    "V0's kernel on every core (Numba prange over reads); identical results.",
     "as v0, per thread", 10))
 register(VariantInfo(
     "simd", "s2g.variants.simd", "cpu",
