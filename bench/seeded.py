@@ -140,8 +140,13 @@ def full_dp(g, reads, sc, mode, variant):
     return res, time.perf_counter() - t
 
 
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
 def run_graph(spec, args, rng):
     row = {"graph": spec}
+    log(f"{spec}: start")
     if spec.startswith("sim:"):
         d = tempfile.mkdtemp(prefix="s2g-seeded-")
         t = time.perf_counter()
@@ -150,10 +155,12 @@ def run_graph(spec, args, rng):
         row["simulate_s"] = round(time.perf_counter() - t, 2)
     else:
         path = spec
+    log("load")
     t = time.perf_counter()
     g = load_graph(path, break_cycles=args.break_cycles, keep_paths=True)
     row["load_s"] = round(time.perf_counter() - t, 2)
     row["columns"] = g.n_bases
+    log("index")
     t = time.perf_counter()
     ix = build_index(g)
     row["index_build_s"] = round(time.perf_counter() - t, 2)
@@ -168,7 +175,9 @@ def run_graph(spec, args, rng):
     row["index_load_s"] = round(time.perf_counter() - t, 2)
     sc = Scoring()
     mode = Mode.parse(args.mode)
+    log("sample reads")
     reads, truths = sample(g, args.reads, args.read_len, args.error, args.indel_share, rng)
+    log("seeded")
     row["reads"] = reads.n_reads
     kernel = None
     if args.window_kernel == "simd":
@@ -216,6 +225,7 @@ def run_graph(spec, args, rng):
     # sensitivity against full-graph DP
     nf = min(args.full_reads, n)
     if nf:
+        log("full DP")
         sub = np.arange(nf)
         full, dt = full_dp(g, reads.subset(sub), sc, mode, args.full_variant)
         same = res.score[sub] == full.score
