@@ -426,7 +426,6 @@ class SeededAligner:
         """Path and CIGAR of every aligned read, restricted to its window; GPU windows
         reuse the walk the kernel already made."""
         from .traceback import MAX_CELLS, FlatTracebacks, traceback_batch
-        mapq, lo = res.mapq, res.col_lo
         flat = idx = None
         wr = getattr(res, "window_run", None)
         if wr is not None:
@@ -441,7 +440,6 @@ class SeededAligner:
             idx = aligned[~gpu].astype(np.int64)
             res.window_run = None                  # the walks are no longer needed
         traceback_batch(self.graph, reads, self.scoring, self.mode, res,
-                        max_cells=max_cells or MAX_CELLS, threads=threads, col_lo=lo,
+                        max_cells=max_cells or MAX_CELLS, threads=threads, col_lo=res.col_lo,
                         flat=flat, idx=idx)
-        res.mapq, res.col_lo = mapq, lo
         return res
