@@ -117,6 +117,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="candidate windows aligned per read (MAPQ compares them)")
     sd.add_argument("--unseeded", choices=("unmapped", "full"), default="unmapped",
                     help="reads without a seed hit: a no-hit GAF line, or full-graph DP")
+    sd.add_argument("-N", "--secondary", type=int, default=0, metavar="N",
+                    help="also write up to N secondary alignments per read (other windows "
+                         "scoring >= --secondary-ratio x the best; MAPQ 0, tp:A:S; the "
+                         "primary line gets tp:A:P)")
+    sd.add_argument("--secondary-ratio", type=float, default=0.8, metavar="F",
+                    help="lowest secondary-to-primary score ratio for -N")
 
     p = sub.add_parser("index", formatter_class=fmt, help="build the seed index of a graph",
                        description="Closed syncmers of every walk of the graph (both strands, "
@@ -330,12 +336,17 @@ def _seeded_aligner(args, graph, scoring, mode, info, module):
             print(f"s2g: {graph.n_bases:,} graph columns: seeded alignment (--exact for "
                   "full-graph DP)", file=sys.stderr)
     if method == "exact":
+        if args.secondary:
+            warnings.warn("-N/--secondary is ignored: secondary alignments come from seeded "
+                          "alignment (--seeded)")
         return None
     from .index import get_index
     from .seeded import SeededAligner
     from .window import align_windows_ref
     if args.max_occ < 1 or args.max_windows < 1:
         raise S2GError("--max-occ and --max-windows must be >= 1")
+    if args.secondary < 0 or not 0 <= args.secondary_ratio <= 1:
+        raise S2GError("-N/--secondary must be >= 0 and --secondary-ratio between 0 and 1")
     say = None if args.quiet else (lambda msg: print(f"s2g: {msg}", file=sys.stderr))
     index = get_index(graph, args.graph, args.index, progress=say)
     kernel = align_windows_ref
@@ -347,7 +358,8 @@ def _seeded_aligner(args, graph, scoring, mode, info, module):
     return SeededAligner(graph, index, scoring, mode, max_occ=args.max_occ,
                          max_cand=args.max_windows, window_kernel=kernel,
                          unseeded=args.unseeded, full_module=module,
-                         device="gpu" if info.device == "cuda" else "cpu")
+                         device="gpu" if info.device == "cuda" else "cpu",
+                         n_secondary=args.secondary, secondary_ratio=args.secondary_ratio)
 
 
 def cmd_index(args) -> int:

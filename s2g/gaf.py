@@ -197,4 +197,23 @@ def gaf_bytes(graph, batch) -> bytes:
                      flat.has & aligned, flat.qstart, flat.qend, flat.run_at, flat.n_runs,
                      flat.run_op, flat.run_len, flat.path_at, flat.n_path, flat.path, flat.geo,
                      flat.counts, vblob, voff, _OPS, _NOHIT, mapq)
-    return out.tobytes()
+    sec = getattr(batch, "secondary", None)
+    if sec is None:
+        return out.tobytes()
+    return _with_secondaries(out.tobytes(), gaf_bytes(graph, sec), sec.owner)
+
+
+def _with_secondaries(primary: bytes, secondary: bytes, owner) -> bytes:
+    """Each read's primary line (tagged ``tp:A:P``) followed by its secondary alignments
+    (``tp:A:S``, rows of ``secondary`` owned by that read, ``owner`` ascending), as
+    minimap2 writes them."""
+    prim = primary.split(b"\n")[:-1]
+    secl = secondary.split(b"\n")[:-1] if secondary else []
+    starts = np.searchsorted(np.asarray(owner), np.arange(len(prim) + 1))
+    parts = []
+    for r, line in enumerate(prim):
+        parts.append(line + b"\ttp:A:P")
+        for k in range(starts[r], starts[r + 1]):
+            parts.append(secl[k] + b"\ttp:A:S")
+    return b"\n".join(parts) + b"\n"
+

@@ -280,6 +280,32 @@ def _candidates(codes, offs, keys, koff, kcols, k, s, max_occ, max_cand, min_cha
 
 
 @numba.njit(**NJIT)
+def _secondaries(ncand, t_score, first, best_t, ratio, most):
+    """(read, task) of each read's secondary alignments: its other windows scoring at
+    least ``ratio`` x the best, best first, at most ``most`` per read."""
+    rr = []
+    tt = []
+    for r in range(len(ncand)):
+        bt = best_t[r]
+        if bt < 0:
+            continue
+        cand = []
+        for t in range(first[r], first[r] + ncand[r]):
+            if t != bt and t_score[t] > NEG_INF and t_score[t] >= ratio * t_score[bt]:
+                cand.append((-t_score[t], t))
+        cand.sort()
+        for x in range(min(most, len(cand))):
+            rr.append(r)
+            tt.append(cand[x][1])
+    out_r = np.empty(len(rr), np.int64)
+    out_t = np.empty(len(tt), np.int64)
+    for x in range(len(rr)):
+        out_r[x] = rr[x]
+        out_t[x] = tt[x]
+    return out_r, out_t
+
+
+@numba.njit(**NJIT)
 def _pick(ncand, t_score, t_ei, t_ej, t_lo, first, match_mis, per_mm, skipped, anchors_best,
           repeat_cap):
     """Best window per read (ties: smaller end column), its lower bound, and MAPQ."""
@@ -325,6 +351,10 @@ class SeededAligner:
 
     ``window_kernel(graph, codes, offsets, task_read, task_lo, task_hi, scoring, mode)``
     returns (score, end_i, end_j) per window (default: :func:`align_windows_ref`).
+    ``n_secondary``: up to this many secondary alignments per read (its other windows
+    scoring at least ``secondary_ratio`` x the best; MAPQ 0, GAF tag ``tp:A:S``, as
+    minimap2's ``-N``/``-p``), in ``res.secondary`` (a BatchResult whose ``owner`` gives
+    each row's read).
     ``unseeded``: ``"unmapped"`` (a no-hit line) or ``"full"`` (full-graph DP with
     ``full_module``, MAPQ 255) for reads without a window. ``device="gpu"``: the windows
     run on the GPU (:func:`s2g.gpu_traceback.run_windows`: one thread per window finds the
@@ -334,7 +364,8 @@ class SeededAligner:
 
     def __init__(self, graph, index, scoring, mode, max_occ=MAX_OCC, max_cand=MAX_CAND,
                  min_chain=None, max_window=MAX_WINDOW, window_kernel=None,
-                 unseeded="unmapped", full_module=None, device="cpu"):
+                 unseeded="unmapped", full_module=None, device="cpu", n_secondary=0,
+                 secondary_ratio=0.8):
         check_mode(mode)
         self.graph, self.index, self.scoring, self.mode = graph, index, scoring, mode
         self.max_occ, self.max_cand, self.max_window = int(max_occ), int(max_cand), int(max_window)
@@ -347,6 +378,7 @@ class SeededAligner:
         if device not in ("cpu", "gpu"):
             raise ValueError(f"device must be 'cpu' or 'gpu', got {device!r}")
         self.device = device
+        self.n_secondary, self.secondary_ratio = int(n_secondary), float(secondary_ratio)
         self.totals = {"reads": 0, "windows": 0, "window_cells": 0, "unseeded": 0,
                        "seconds seeds+chains": 0.0, "seconds windows": 0.0}
         self._succ = None
@@ -409,6 +441,17 @@ class SeededAligner:
         res.n_windows = ncand
         res.best_task = best_t
         res.window_run = wr
+        res.secondary = None
+        if self.n_secondary > 0:
+            sr, st = _secondaries(ncand, ts, first, best_t, self.secondary_ratio,
+                                  self.n_secondary)
+            sec = BatchResult([reads.names[r] for r in sr.tolist()], lens[sr], ts[st], tei[st],
+                              tej[st])
+            sec.mapq = np.zeros(len(sr), np.int64)
+            sec.col_lo = t_lo[st]
+            sec.owner = sr
+            sec.task = st
+            res.secondary = sec
         no_seed = np.nonzero((ncand == 0) & (lens > 0))[0]
         self.totals["unseeded"] += len(no_seed)
         if len(no_seed) and self.unseeded == "full":
@@ -428,6 +471,20 @@ class SeededAligner:
         from .traceback import MAX_CELLS, FlatTracebacks, traceback_batch
         flat = idx = None
         wr = getattr(res, "window_run", None)
+        sec = getattr(res, "secondary", None)
+        if sec is not None and len(sec):
+            sub = reads.subset(sec.owner)
+            sflat = sidx = None
+            if wr is not None:
+                sflat = FlatTracebacks(len(sec))
+                g = wr.on_gpu[sec.task]
+                if g.any():
+                    wr.add_tracebacks(self.graph, sec.task[g], np.nonzero(g)[0], sflat,
+                                      np.asarray(sec.end_i, np.int64))
+                sidx = np.nonzero(~g)[0].astype(np.int64)
+            traceback_batch(self.graph, sub, self.scoring, self.mode, sec,
+                            max_cells=max_cells or MAX_CELLS, threads=threads,
+                            col_lo=sec.col_lo, flat=sflat, idx=sidx)
         if wr is not None:
             flat = FlatTracebacks(len(res))
             aligned = np.nonzero(res.aligned())[0]

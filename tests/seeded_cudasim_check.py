@@ -4,7 +4,7 @@ against the CPU path, field for field.
 Invoked by tests/test_seeded.py in a subprocess with NUMBA_ENABLE_CUDASIM=1. Small SNP
 graphs (one or both strands), simulated reads with errors, a random read, an empty read,
 random scoring, local and semiglobal: ``SeededAligner(device="gpu")`` must give the same
-scores, end cells, MAPQ and tracebacks as ``device="cpu"`` (the reference window DP and
+scores, end cells, MAPQ, tracebacks and secondary alignments as ``device="cpu"`` (the reference window DP and
 the CPU traceback). Odd cases shrink the chunk size (several launches) and the per-task
 cell bound (a GPU/CPU mix).
 Usage: python tests/seeded_cudasim_check.py [n_cases] -> prints "OK <cases> <gpu windows>".
@@ -29,6 +29,7 @@ from s2g.simulate import sample_reads, snp_graph  # noqa: E402
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 4
     on_gpu = 0
+    n_sec = 0
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(n):
             rng = np.random.default_rng(seed)
@@ -36,6 +37,15 @@ def main():
                                 int(rng.integers(1, 4)), seed)
             path = os.path.join(tmp, f"g{seed}.gfa")
             sg.write_gfa(path, ref)
+            if seed % 2:        # a second copy of the graph: every read has two equal windows
+                with open(path) as fh:
+                    text = fh.read()
+                copy = [ln.replace("\t", "\tc", 1) if ln[:1] == "S" else
+                        "\t".join(f if i not in (1, 3) else "c" + f for i, f in
+                                  enumerate(ln.split("\t"))) for ln in text.splitlines()
+                        if ln[:1] in "SL"]
+                with open(path, "a") as fh:
+                    fh.write("\n".join(copy) + "\n")
             g = load_graph(path, strands="both" if seed % 2 else "forward")
             ix = build_index(g, k=11, s=5)
             seqs = [s for _, s, _ in sample_reads(sg, 4, int(rng.integers(20, 40)), 0.05, 0.5,
@@ -47,10 +57,11 @@ def main():
             gpu_traceback.CHUNK_BYTES = 3000 if seed % 2 else 1 << 30
             mc = 800 if seed % 3 == 2 else 1 << 21
             for mode in (Mode.LOCAL, Mode.SEMIGLOBAL):
-                cpu = SeededAligner(g, ix, sc, mode, min_chain=11)
+                cpu = SeededAligner(g, ix, sc, mode, min_chain=11, n_secondary=2, secondary_ratio=0.5)
                 want = cpu.align_batch(reads)
                 cpu.traceback(reads, want)
-                gpu = SeededAligner(g, ix, sc, mode, min_chain=11, device="gpu")
+                gpu = SeededAligner(g, ix, sc, mode, min_chain=11, device="gpu", n_secondary=2,
+                                    secondary_ratio=0.5)
                 run = gpu_traceback.run_windows
 
                 def bounded(*a, **kw):
@@ -72,8 +83,13 @@ def main():
                 for r, (x, y) in enumerate(zip(want.tracebacks, got.tracebacks)):
                     if x != y:
                         raise AssertionError(f"seed {seed} {mode.name} read {r}: gpu {y} != cpu {x}")
-    assert on_gpu > 0
-    print("OK", n, on_gpu)
+                ws, gs = want.secondary, got.secondary
+                n_sec += len(ws)
+                if list(ws.owner) != list(gs.owner) or \
+                        list(ws.tracebacks or []) != list(gs.tracebacks or []):
+                    raise AssertionError(f"seed {seed} {mode.name}: secondary alignments differ")
+    assert on_gpu > 0 and n_sec > 0
+    print("OK", n, on_gpu, n_sec)
 
 
 if __name__ == "__main__":

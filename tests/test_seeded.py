@@ -246,3 +246,29 @@ def test_gpu_windows_equal_cpu_windows(mode, tmp_path):
             np.testing.assert_array_equal(getattr(got, f), getattr(want, f), err_msg=f"{path} {f}")
         gpu.traceback(reads, got)
         assert list(got.tracebacks) == list(want.tracebacks), path
+
+
+def test_secondary_alignments_of_a_duplicated_region(tmp_path, capsys):
+    """Two unlinked copies of one 400 bp sequence: a read from it has two equal windows:
+    primary MAPQ <= 3 with tp:A:P, one secondary line with MAPQ 0 and tp:A:S right after,
+    every tracebacks' path on its own copy; without -N one line per read, no tp tag."""
+    rng = np.random.default_rng(4)
+    dup = "".join(rng.choice(list("ACGT"), 400))
+    uniq = "".join(rng.choice(list("ACGT"), 400))
+    gfa = tmp_path / "dup.gfa"
+    gfa.write_text(f"S\ta\t{dup}\nS\tb\t{uniq}\nS\tc\t{dup}\nL\ta\t+\tb\t+\t0M\n")
+    fa = tmp_path / "r.fa"
+    fa.write_text(f">d\n{dup[100:250]}\n>u\n{uniq[50:200]}\n")
+    out = tmp_path / "o.gaf"
+    assert main(["align", str(gfa), str(fa), "--seeded", "-N", "2", "-o", str(out)]) == 0
+    lines = [x.split("\t") for x in out.read_text().splitlines()]
+    assert [x[0] for x in lines] == ["d", "d", "u"]
+    assert lines[0][-1] == "tp:A:P" and lines[1][-1] == "tp:A:S" and lines[2][-1] == "tp:A:P"
+    assert int(lines[0][11]) <= 3 and int(lines[1][11]) == 0 and int(lines[2][11]) == 60
+    assert {lines[0][5], lines[1][5]} == {">a", ">c"}
+    assert lines[0][12] == lines[1][12] == "AS:i:300"
+    assert main(["align", str(gfa), str(fa), "--seeded", "-o", str(out)]) == 0
+    plain = [x.split("\t") for x in out.read_text().splitlines()]
+    assert len(plain) == 2 and all(not x[-1].startswith("tp:") for x in plain)
+    assert main(["align", str(gfa), str(fa), "--exact", "-N", "1", "-o", str(out)]) == 0
+    assert "ignored" in capsys.readouterr().err
