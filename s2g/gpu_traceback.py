@@ -185,7 +185,10 @@ def _program(end_i, end_j, score, mode, a, e, base, node_start, pred_ptr, pred_i
 
 
 @numba.njit(parallel=True, **NJIT)
-def _sizes(idx, score, end_i, end_j, mode, a, e, base, node_start, pred_ptr, pred_idx):
+def _sizes(idx, score, end_i, end_j, mode, a, e, base, node_start, pred_ptr, pred_idx,
+           t_lo=None, t_hi=None):
+    """Program sizes of reads ``idx`` (traceback windows of their end cells), or with
+    ``t_lo``/``t_hi`` of the column ranges ``[t_lo[k], t_hi[k])`` (seeded windows)."""
     n = len(idx)
     sizes = np.zeros((n, N_SIZES), np.int64)
     u8 = np.empty(0, np.uint8)       # the program is not written in this pass
@@ -193,13 +196,16 @@ def _sizes(idx, score, end_i, end_j, mode, a, e, base, node_start, pred_ptr, pre
     i32 = np.empty(0, np.int32)
     for k in numba.prange(n):
         r = idx[k]
+        lo, hi = (-1, -1) if t_lo is None else (t_lo[k], t_hi[k])
         _program(end_i[r], end_j[r], score[r], mode, a, e, base, node_start, pred_ptr, pred_idx,
-                 False, 0, 0, u8, i32, i8, i32, i32, i32, i32, i32, i32, sizes[k])
+                 False, 0, 0, u8, i32, i8, i32, i32, i32, i32, i32, i32, sizes[k], lo, hi)
     return sizes
 
 
 @numba.njit(parallel=True, **NJIT)
-def _fill(idx, score, end_i, end_j, mode, a, e, base, node_start, pred_ptr, pred_idx, coff, poff):
+def _fill(idx, score, end_i, end_j, mode, a, e, base, node_start, pred_ptr, pred_idx, coff, poff,
+          t_lo=None, t_hi=None):
+    """The programs whose sizes :func:`_sizes` gave (same arguments), flat."""
     n = len(idx)
     p_base = np.empty(coff[n], np.uint8)
     p_col = np.empty(coff[n], np.int32)
@@ -213,42 +219,10 @@ def _fill(idx, score, end_i, end_j, mode, a, e, base, node_start, pred_ptr, pred
     sizes = np.zeros((n, N_SIZES), np.int64)
     for k in numba.prange(n):
         r = idx[k]
+        lo, hi = (-1, -1) if t_lo is None else (t_lo[k], t_hi[k])
         _program(end_i[r], end_j[r], score[r], mode, a, e, base, node_start, pred_ptr, pred_idx,
                  True, coff[k], poff[k], p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn,
-                 mp_slot, mp_wcol, sizes[k])
-    return p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn, mp_slot, mp_wcol
-
-
-@numba.njit(parallel=True, **NJIT)
-def _sizes_win(t_lo, t_hi, mode, a, e, base, node_start, pred_ptr, pred_idx):
-    n = len(t_lo)
-    sizes = np.zeros((n, N_SIZES), np.int64)
-    u8 = np.empty(0, np.uint8)
-    i8 = np.empty(0, np.int8)
-    i32 = np.empty(0, np.int32)
-    for k in numba.prange(n):
-        _program(0, 0, 0, mode, a, e, base, node_start, pred_ptr, pred_idx, False, 0, 0, u8,
-                 i32, i8, i32, i32, i32, i32, i32, i32, sizes[k], t_lo[k], t_hi[k])
-    return sizes
-
-
-@numba.njit(parallel=True, **NJIT)
-def _fill_win(t_lo, t_hi, mode, a, e, base, node_start, pred_ptr, pred_idx, coff, poff):
-    n = len(t_lo)
-    p_base = np.empty(coff[n], np.uint8)
-    p_col = np.empty(coff[n], np.int32)
-    p_kind = np.empty(coff[n], np.int8)
-    p_store = np.empty(coff[n], np.int32)
-    p_mrank = np.empty(coff[n], np.int32)
-    p_mpa = np.empty(coff[n], np.int32)
-    p_mpn = np.empty(coff[n], np.int32)
-    mp_slot = np.empty(max(poff[n], 1), np.int32)
-    mp_wcol = np.empty(max(poff[n], 1), np.int32)
-    sizes = np.zeros((n, N_SIZES), np.int64)
-    for k in numba.prange(n):
-        _program(0, 0, 0, mode, a, e, base, node_start, pred_ptr, pred_idx, True, coff[k],
-                 poff[k], p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn, mp_slot,
-                 mp_wcol, sizes[k], t_lo[k], t_hi[k])
+                 mp_slot, mp_wcol, sizes[k], lo, hi)
     return p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn, mp_slot, mp_wcol
 
 
@@ -574,8 +548,9 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
         prog = _fill(idx, score, ei, ej, mode, a, e, graph.base, graph.node_start,
                      graph.pred_ptr, graph.pred_idx, coff, poff)
     else:
-        prog = _fill_win(win[0], win[1], mode, a, e, graph.base, graph.node_start,
-                         graph.pred_ptr, graph.pred_idx, coff, poff)
+        z = np.zeros(n, np.int64)
+        prog = _fill(np.arange(n), z, z, z, mode, a, e, graph.base, graph.node_start,
+                     graph.pred_ptr, graph.pred_idx, coff, poff, win[0], win[1])
     t1 = time.perf_counter()
     # the reads' codes, packed in chunk order
     lens = offs[idx + 1] - offs[idx]
@@ -709,8 +684,9 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=MAX_C
     if n == 0:
         return out
     t0 = time.perf_counter()
-    sz = _sizes_win(t_lo, t_hi, mode, a, e, graph.base, graph.node_start, graph.pred_ptr,
-                    graph.pred_idx)
+    z = np.zeros(n, np.int64)
+    sz = _sizes(np.arange(n), z, z, z, mode, a, e, graph.base, graph.node_start,
+                graph.pred_ptr, graph.pred_idx, t_lo, t_hi)
     PROFILE["sizes"] += time.perf_counter() - t0
     offs = np.asarray(reads.offsets, np.int64)
     rows_all = (offs[t_read + 1] - offs[t_read]).astype(np.int64)
