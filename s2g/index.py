@@ -208,7 +208,7 @@ class SeedIndex:
         return self.keys.nbytes + self.offsets.nbytes + self.cols.nbytes
 
     def save(self, path: str) -> str:
-        tmp = path + ".tmp"
+        tmp = f"{path}.{os.getpid()}.tmp"     # unique: two runs may build the same index
         try:
             with open(tmp, "wb") as fh:
                 np.savez(fh, version=np.int64(FORMAT_VERSION), k=np.int64(self.k),
