@@ -480,6 +480,22 @@ def _cum(x):
     return out
 
 
+def _chunk_bounds(sz, rows, L):
+    """(first, end) of consecutive entries per launch: at most CHUNK_BYTES of device memory
+    each, counting the interleaved scratch, which pads every entry to the chunk's longest
+    read (entries sorted by rows ascending)."""
+    nbytes = np.cumsum(_device_bytes(sz, rows, L))
+    c0 = 0
+    while c0 < len(nbytes):
+        base_b = nbytes[c0 - 1] if c0 else 0
+        c1 = max(c0 + 1, int(np.searchsorted(nbytes, base_b + CHUNK_BYTES, side="right")))
+        while INTERLEAVE and c1 - c0 > 1 and \
+                (c1 - c0) * (int(rows[c1 - 1]) + 1) * 8 + nbytes[c1 - 1] - base_b > CHUNK_BYTES:
+            c1 = c0 + (c1 - c0) // 2
+        yield c0, c1
+        c0 = c1
+
+
 def run(graph, reads, scoring, mode, res, idx, out, max_cells=MAX_CELLS):
     """Tracebacks of reads ``idx`` (aligned) on the GPU into ``out`` (a
     :class:`~s2g.traceback.FlatTracebacks`); returns the reads left
@@ -505,19 +521,10 @@ def run(graph, reads, scoring, mode, res, idx, out, max_cells=MAX_CELLS):
     by_rows = np.argsort(rows, kind="stable")     # chunks of similar rows: little padding
     idx, sz, rows = idx[by_rows], sz[by_rows], rows[by_rows]
     L = rows + np.maximum(0, a * rows - score[idx]) // e
-    nbytes = np.cumsum(_device_bytes(sz, rows, L))
     offs = np.asarray(reads.offsets, np.int64)
-    c0 = 0
-    while c0 < len(idx):
-        base_b = nbytes[c0 - 1] if c0 else 0
-        c1 = max(c0 + 1, int(np.searchsorted(nbytes, base_b + CHUNK_BYTES, side="right")))
-        # interleaved scratch pads every read to the chunk's longest (rows ascending)
-        while INTERLEAVE and c1 - c0 > 1 and \
-                (c1 - c0) * (int(rows[c1 - 1]) + 1) * 8 + nbytes[c1 - 1] - base_b > CHUNK_BYTES:
-            c1 = c0 + (c1 - c0) // 2
+    for c0, c1 in _chunk_bounds(sz, rows, L):
         _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx[c0:c1],
                sz[c0:c1], rows[c0:c1], L[c0:c1], out)
-        c0 = c1
     return left
 
 
@@ -700,15 +707,8 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=MAX_C
         return out
     sz, rows = sz[tasks], rows_all[tasks]
     L = sz[:, 0] - 1                     # a walk consumes each window column at most once
-    nbytes = np.cumsum(_device_bytes(sz, rows, L))
     dummy = np.zeros(1, np.int64)
-    c0 = 0
-    while c0 < len(tasks):
-        base_b = nbytes[c0 - 1] if c0 else 0
-        c1 = max(c0 + 1, int(np.searchsorted(nbytes, base_b + CHUNK_BYTES, side="right")))
-        while INTERLEAVE and c1 - c0 > 1 and \
-                (c1 - c0) * (int(rows[c1 - 1]) + 1) * 8 + nbytes[c1 - 1] - base_b > CHUNK_BYTES:
-            c1 = c0 + (c1 - c0) // 2
+    for c0, c1 in _chunk_bounds(sz, rows, L):
         tk = tasks[c0:c1]
         best, ops, cols, nn, start, oo, co = _chunk(
             kern, graph, reads, offs, mode, a, b, o, e, dummy, dummy, dummy, t_read[tk],
@@ -720,6 +720,5 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=MAX_C
         out.where[tk, 0] = len(out.chunks)
         out.where[tk, 1] = np.arange(len(tk))
         out.chunks.append((ops, cols, nn, start, oo, co))
-        c0 = c1
     out.on_gpu[tasks] = True
     return out
