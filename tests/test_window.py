@@ -40,16 +40,21 @@ def column_graph(graph, lo, hi):
     return g
 
 
+def random_windows(data, n, k):
+    """``k`` random non-empty column ranges [lo, hi) of a graph of ``n`` columns."""
+    lo = np.array([data.draw(st.integers(0, n - 1)) for _ in range(k)], np.int64)
+    hi = np.array([data.draw(st.integers(int(x) + 1, n)) for x in lo], np.int64)
+    return lo, hi
+
+
 @SETTINGS
 @given(case=dag_cases(allow_empty=False), mode=st.sampled_from(["local", "semiglobal"]),
        sc=scorings, data=st.data())
 def test_window_equals_naive_on_the_induced_subgraph(case, mode, sc, data):
     text, reads = case
     graph = s2g.load_graph(write_tmp(text))
-    n = graph.n_bases
     batch = batch_of(reads)
-    lo = np.array([data.draw(st.integers(0, n - 1)) for _ in reads], np.int64)
-    hi = np.array([data.draw(st.integers(int(x) + 1, n)) for x in lo], np.int64)
+    lo, hi = random_windows(data, graph.n_bases, len(reads))
     tr = np.arange(len(reads), dtype=np.int64)
     score, ei, ej = align_windows_ref(graph, batch.codes_flat, batch.offsets, tr, lo, hi, sc,
                                       Mode.parse(mode))
@@ -88,10 +93,8 @@ def test_traceback_inside_a_window_reproduces_its_score(case, mode, sc, data):
     itself) and never walks below ``lo``; the CIGAR re-scores to the score."""
     text, reads = case
     graph = s2g.load_graph(write_tmp(text))
-    n = graph.n_bases
     batch = batch_of(reads)
-    lo = np.array([data.draw(st.integers(0, n - 1)) for _ in reads], np.int64)
-    hi = np.array([data.draw(st.integers(int(x) + 1, n)) for x in lo], np.int64)
+    lo, hi = random_windows(data, graph.n_bases, len(reads))
     m = Mode.parse(mode)
     score, ei, ej = align_windows_ref(graph, batch.codes_flat, batch.offsets,
                                       np.arange(len(reads)), lo, hi, sc, m)
