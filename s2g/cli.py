@@ -109,8 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="full-graph DP for every read (the global optimum; slow on large graphs)")
     sd.set_defaults(method="auto")
     sd.add_argument("--index", default=None,
-                    help="seed index (default GRAPH.s2gi beside the graph; built and saved when "
-                         "missing)")
+                    help="seed index (default: the graph's path + .s2gi; built and saved there "
+                         "when missing)")
     sd.add_argument("--max-occ", type=int, default=200,
                     help="skip seeds with more graph positions than this (repeats)")
     sd.add_argument("--max-windows", type=int, default=5,
@@ -126,10 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("index", formatter_class=fmt, help="build the seed index of a graph",
                        description="Closed syncmers of every walk of the graph (both strands, "
-                                   "k-mers across node boundaries) -> GRAPH.s2gi, which "
-                                   "'s2g align --seeded' loads.")
+                                   "k-mers across node boundaries) -> GRAPH.gfa.s2gi (the graph's path + "
+                                   ".s2gi), which 's2g align --seeded' loads.")
     p.add_argument("graph", help="GFA 1.0/1.1 file (.gz allowed)")
-    p.add_argument("-o", "--output", default=None, help="index file (default GRAPH.s2gi)")
+    p.add_argument("-o", "--output", default=None, help="index file (default: the graph's path + .s2gi)")
     p.add_argument("-k", type=int, default=19, help="k-mer length (<= 28)")
     p.add_argument("-s", type=int, default=11, help="syncmer s-mer length (< k)")
     p.add_argument("--max-kmers", type=int, default=16,
