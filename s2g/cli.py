@@ -332,7 +332,15 @@ def _seeded_aligner(args, graph, scoring, mode, info, module):
     method = args.method
     if method == "auto":
         method = "seeded" if graph.n_bases >= AUTO_SEEDED_COLUMNS[info.device] else "exact"
-        if method == "seeded" and not args.quiet:
+        from .scoring import Mode
+        why = ("global mode" if mode == Mode.GLOBAL else "--dask" if getattr(args, "dask", None)
+               else None)
+        if method == "seeded" and why:      # seeded alignment runs neither: say so, stay exact
+            method = "exact"
+            if not args.quiet:
+                print(f"s2g: {graph.n_bases:,} graph columns: full-graph DP (seeded alignment "
+                      f"does not run with {why})", file=sys.stderr)
+        elif method == "seeded" and not args.quiet:
             print(f"s2g: {graph.n_bases:,} graph columns: seeded alignment (--exact for "
                   "full-graph DP)", file=sys.stderr)
     if method == "exact":

@@ -272,3 +272,19 @@ def test_secondary_alignments_of_a_duplicated_region(tmp_path, capsys):
     assert len(plain) == 2 and all(not x[-1].startswith("tp:") for x in plain)
     assert main(["align", str(gfa), str(fa), "--exact", "-N", "1", "-o", str(out)]) == 0
     assert "ignored" in capsys.readouterr().err
+
+
+def test_auto_chooses_by_graph_size_and_stays_exact_where_seeded_cannot_run(
+        tmp_path, sim, capsys, monkeypatch):
+    import s2g.cli as cli
+    gfa, fq = sim
+    out = str(tmp_path / "o.gaf")
+    assert main(["align", gfa, fq, "-o", out, "--variant", "cpu"]) == 0
+    assert "seeded" not in capsys.readouterr().err          # 60,000 columns: full DP
+    monkeypatch.setitem(cli.AUTO_SEEDED_COLUMNS, "cpu", 1000)
+    assert main(["align", gfa, fq, "-o", out, "--variant", "cpu"]) == 0
+    assert "seeded alignment (--exact" in capsys.readouterr().err
+    assert main(["align", gfa, fq, "-o", out, "--variant", "cpu", "--mode", "global"]) == 0
+    err = capsys.readouterr().err
+    assert "full-graph DP (seeded alignment does not run with global mode)" in err
+    assert len(open(out).read().splitlines()) == 120
