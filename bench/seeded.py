@@ -180,9 +180,8 @@ def run_graph(spec, args, rng):
     log("seeded")
     row["reads"] = reads.n_reads
     kernel = None
-    if args.window_kernel == "simd":
-        from s2g.variants import simd
-        kernel = simd.align_windows
+    if args.window_kernel == "ref":
+        from s2g.window import align_windows_ref as kernel
     sa = SeededAligner(g, ix, sc, mode, window_kernel=kernel, device=args.device)
     warm = reads.subset(np.arange(min(64, reads.n_reads)))
     sa.traceback(warm, sa.align_batch(warm))
@@ -296,7 +295,7 @@ def main(argv=None):
     ap.add_argument("--full-reads", type=int, default=500,
                     help="reads also aligned by full-graph DP (sensitivity)")
     ap.add_argument("--full-variant", default="cpu", choices=("cpu", "fast"))
-    ap.add_argument("--window-kernel", default="ref", choices=("ref", "simd"),
+    ap.add_argument("--window-kernel", default="simd", choices=("ref", "simd"),
                     help="CPU window kernel (and for windows too large for the GPU)")
     ap.add_argument("--device", default="cpu", choices=("cpu", "gpu"),
                     help="where the windows run (gpu: the GPU traceback kernel's find mode)")

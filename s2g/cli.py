@@ -350,21 +350,14 @@ def _seeded_aligner(args, graph, scoring, mode, info, module):
         return None
     from .index import get_index
     from .seeded import SeededAligner
-    from .window import align_windows_ref
     if args.max_occ < 1 or args.max_windows < 1:
         raise S2GError("--max-occ and --max-windows must be >= 1")
     if args.secondary < 0 or not 0 <= args.secondary_ratio <= 1:
         raise S2GError("-N/--secondary must be >= 0 and --secondary-ratio between 0 and 1")
     say = None if args.quiet else (lambda msg: print(f"s2g: {msg}", file=sys.stderr))
     index = get_index(graph, args.graph, args.index, progress=say)
-    kernel = align_windows_ref
-    try:
-        from .variants import simd
-        kernel = getattr(simd, "align_windows", kernel)
-    except ImportError:
-        pass
     return SeededAligner(graph, index, scoring, mode, max_occ=args.max_occ,
-                         max_cand=args.max_windows, window_kernel=kernel,
+                         max_cand=args.max_windows,
                          unseeded=args.unseeded, full_module=module,
                          device="gpu" if info.device == "cuda" else "cpu",
                          n_secondary=args.secondary, secondary_ratio=args.secondary_ratio)

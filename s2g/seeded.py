@@ -27,8 +27,9 @@ Per read (all compiled, in parallel over reads: :func:`_candidates`):
    least 8 m). Overlapping windows merge. At most ``max_cand`` windows per read, best chains first, and only
    chains scoring at least ``min_chain`` (default: two anchors' worth).
 
-Then the exact DP runs in every window (:func:`s2g.window.align_windows_ref`, or a
-faster kernel with the same contract), the best window is the read's alignment (ties:
+Then the exact DP runs in every window (the ``simd`` CPU kernel's ``align_windows``, the
+GPU's :func:`s2g.gpu_traceback.run_windows`, or :func:`s2g.window.align_windows_ref`: one
+contract), the best window is the read's alignment (ties:
 the smaller end column), and the traceback recomputes it restricted to the window.
 
 MAPQ (GAF column 12) compares the best score ``s1`` with the other windows' scores
@@ -52,7 +53,7 @@ from ._numba import NJIT, PARALLEL
 from .index import hash64, is_closed_syncmer
 from .result import BatchResult
 from .scoring import NEG_INF
-from .window import align_windows_ref, check_mode
+from .window import check_mode
 
 #: most windows DP'd per read
 MAX_CAND = 5
@@ -350,7 +351,8 @@ class SeededAligner:
     """Seeded alignment of read batches against one graph and its index.
 
     ``window_kernel(graph, codes, offsets, task_read, task_lo, task_hi, scoring, mode)``
-    returns (score, end_i, end_j) per window (default: :func:`align_windows_ref`).
+    returns (score, end_i, end_j) per window (default: ``s2g.variants.simd.align_windows``;
+    :func:`s2g.window.align_windows_ref` is the scalar reference).
     ``n_secondary``: up to this many secondary alignments per read (its other windows
     scoring at least ``secondary_ratio`` x the best; MAPQ 0, GAF tag ``tp:A:S``, as
     minimap2's ``-N``/``-p``), in ``res.secondary`` (a BatchResult whose ``owner`` gives
@@ -370,7 +372,10 @@ class SeededAligner:
         self.graph, self.index, self.scoring, self.mode = graph, index, scoring, mode
         self.max_occ, self.max_cand, self.max_window = int(max_occ), int(max_cand), int(max_window)
         self.min_chain = float(2 * index.k if min_chain is None else min_chain)
-        self.window_kernel = window_kernel or align_windows_ref
+        if window_kernel is None:
+            from .variants import simd       # the SIMD kernel's windows (exact, ~4x the ref)
+            window_kernel = simd.align_windows
+        self.window_kernel = window_kernel
         if unseeded not in ("unmapped", "full"):
             raise ValueError(f"unseeded must be 'unmapped' or 'full', got {unseeded!r}")
         self.unseeded = unseeded
