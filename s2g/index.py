@@ -25,10 +25,11 @@ How
 
 On disk (``GRAPH.s2gi``, numpy ``.npz``, uncompressed)
     format version, k, s, the FlatGraph's checksum (bases, nodes, edges and strands),
-    sorted distinct hashes (uint64), their offsets (int64), and the columns (int32) in
-    hash order. A stale or foreign index is refused with one line, never used
+    the entries' hashes (uint64, sorted) and columns (int32, ascending within a hash):
+    12 bytes per entry, looked up by binary search (format 1 also kept an int64 offset per
+    distinct hash: 20 bytes per entry on a graph whose hashes are nearly all distinct). A stale or foreign index is refused with one line, never used
     (vg users' most common crash report is a mismatched index: shared/notes/seeding.md).
-    Memory: 12 bytes per distinct k-mer + 4 per entry; measured sizes in README.md.
+    Measured sizes in README.md.
 """
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ import numpy as np
 from ._numba import NJIT
 from .errors import S2GError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 K = 19
 S = 11
 MAX_KMERS = 16
@@ -194,9 +195,9 @@ def graph_checksum(graph) -> str:
 class SeedIndex:
     """Sorted closed-syncmer hashes of a graph -> graph columns (see the module doc)."""
 
-    def __init__(self, k, s, checksum, keys, offsets, cols, stats=None):
+    def __init__(self, k, s, checksum, keys, cols, stats=None):
         self.k, self.s, self.checksum = int(k), int(s), str(checksum)
-        self.keys, self.offsets, self.cols = keys, offsets, cols
+        self.keys, self.cols = keys, cols          # one (hash, column) per entry, by hash
         self.stats = dict(stats or {})
 
     @property
@@ -205,7 +206,7 @@ class SeedIndex:
 
     @property
     def nbytes(self) -> int:
-        return self.keys.nbytes + self.offsets.nbytes + self.cols.nbytes
+        return self.keys.nbytes + self.cols.nbytes
 
     def save(self, path: str) -> str:
         tmp = f"{path}.{os.getpid()}.tmp"     # unique: two runs may build the same index
@@ -213,7 +214,7 @@ class SeedIndex:
             with open(tmp, "wb") as fh:
                 np.savez(fh, version=np.int64(FORMAT_VERSION), k=np.int64(self.k),
                          s=np.int64(self.s), checksum=np.array(self.checksum),
-                         keys=self.keys, offsets=self.offsets, cols=self.cols,
+                         keys=self.keys, cols=self.cols,
                          stats=np.array(repr(self.stats)))
             os.replace(tmp, path)
         except OSError as exc:
@@ -237,15 +238,10 @@ def build_index(graph, k: int = K, s: int = S, max_kmers: int = MAX_KMERS) -> Se
     h, c = h[:n], c[:n]
     order = np.argsort(h, kind="stable")       # stable: columns ascending within a hash
     h, c = h[order], c[order]
-    if n:
-        starts = np.concatenate([[0], np.nonzero(h[1:] != h[:-1])[0] + 1])
-    else:
-        starts = np.zeros(0, np.int64)
-    keys = h[starts]
-    offsets = np.concatenate([starts, [n]]).astype(np.int64)
-    stats = {"columns": int(graph.n_bases), "entries": int(n), "distinct": int(len(keys)),
+    distinct = int(np.count_nonzero(h[1:] != h[:-1])) + 1 if n else 0
+    stats = {"columns": int(graph.n_bases), "entries": int(n), "distinct": distinct,
              "capped_columns": int(capped), "seconds": round(time.perf_counter() - t0, 3)}
-    return SeedIndex(k, s, graph_checksum(graph), keys, offsets, c.astype(np.int32), stats)
+    return SeedIndex(k, s, graph_checksum(graph), h, c.astype(np.int32), stats)
 
 
 def index_path(graph_path: str) -> str:
@@ -267,8 +263,7 @@ def load_index(path: str, graph=None) -> SeedIndex:
             if version != FORMAT_VERSION:
                 raise S2GError(f"{path}: index format {version}, this s2g reads format "
                                f"{FORMAT_VERSION}; rebuild it with 's2g index'")
-            idx = SeedIndex(int(z["k"]), int(z["s"]), str(z["checksum"]), z["keys"],
-                            z["offsets"], z["cols"])
+            idx = SeedIndex(int(z["k"]), int(z["s"]), str(z["checksum"]), z["keys"], z["cols"])
         except KeyError as exc:
             raise S2GError(f"{path}: not an s2g index (missing {exc})") from None
     if graph is not None and idx.checksum != graph_checksum(graph):

@@ -96,22 +96,23 @@ def read_syncmers(q, k, s):
 
 
 @numba.njit(**NJIT)
-def _anchors(q, keys, koff, kcols, k, s, max_occ):
+def _anchors(q, keys, kcols, k, s, max_occ):
     """Anchors (column, read position) of read ``q``, sorted; and the count of skipped seeds."""
     hs, ps = read_syncmers(q, k, s)
     n = 0
     skipped = 0
-    lo_at = np.empty(len(hs), np.int64)
+    lo_at = np.full(len(hs), -1, np.int64)
+    hi_at = np.full(len(hs), -1, np.int64)
     for t in range(len(hs)):
         x = np.searchsorted(keys, hs[t])
-        lo_at[t] = -1
         if x < len(keys) and keys[x] == hs[t]:
-            cnt = koff[x + 1] - koff[x]
-            if cnt > max_occ:
+            y = np.searchsorted(keys, hs[t], side="right")
+            if y - x > max_occ:
                 skipped += 1
             else:
                 lo_at[t] = x
-                n += cnt
+                hi_at[t] = y
+                n += y - x
     ac = np.empty(n, np.int64)
     aq = np.empty(n, np.int64)
     p = 0
@@ -119,7 +120,7 @@ def _anchors(q, keys, koff, kcols, k, s, max_occ):
         x = lo_at[t]
         if x < 0:
             continue
-        for u in range(koff[x], koff[x + 1]):
+        for u in range(x, hi_at[t]):
             ac[p] = kcols[u]
             aq[p] = ps[t]
             p += 1
@@ -200,13 +201,13 @@ def _reach(c, dist, node_start, ptr, idx, forward):
 
 
 @numba.njit(**NJIT)
-def _read_candidates(q, keys, koff, kcols, k, s, max_occ, max_cand, min_chain, max_window,
+def _read_candidates(q, keys, kcols, k, s, max_occ, max_cand, min_chain, max_window,
                      node_start, pred_ptr, pred_idx, succ_ptr, succ_idx, out, stats):
     """Windows of one read into ``out`` (max_cand x 4: lo, hi, chain score, anchors), best
     chain first, overlapping windows merged; returns how many. ``stats``: seeds skipped,
     anchors."""
     m = len(q)
-    ac, aq, skipped = _anchors(q, keys, koff, kcols, k, s, max_occ)
+    ac, aq, skipped = _anchors(q, keys, kcols, k, s, max_occ)
     stats[0] = skipped
     stats[1] = len(ac)
     n = len(ac)
@@ -264,7 +265,7 @@ def _read_candidates(q, keys, koff, kcols, k, s, max_occ, max_cand, min_chain, m
 
 
 @numba.njit(**PARALLEL)
-def _candidates(codes, offs, keys, koff, kcols, k, s, max_occ, max_cand, min_chain, max_window,
+def _candidates(codes, offs, keys, kcols, k, s, max_occ, max_cand, min_chain, max_window,
                 node_start, pred_ptr, pred_idx, succ_ptr, succ_idx):
     n = len(offs) - 1
     cand = np.zeros((n, max_cand, 4), np.float64)
@@ -274,7 +275,7 @@ def _candidates(codes, offs, keys, koff, kcols, k, s, max_occ, max_cand, min_cha
         q = codes[offs[r]:offs[r + 1]]
         if len(q) == 0:
             continue
-        ncand[r] = _read_candidates(q, keys, koff, kcols, k, s, max_occ, max_cand, min_chain,
+        ncand[r] = _read_candidates(q, keys, kcols, k, s, max_occ, max_cand, min_chain,
                                     max_window, node_start, pred_ptr, pred_idx, succ_ptr,
                                     succ_idx, cand[r], stats[r])
     return cand, ncand, stats
@@ -398,7 +399,7 @@ class SeededAligner:
             dst = np.repeat(np.arange(g.n_nodes, dtype=np.int32), np.diff(g.pred_ptr))
             self._succ = (ptr, dst[order])
         return _candidates(reads.codes_flat, np.asarray(reads.offsets, np.int64), ix.keys,
-                           ix.offsets, ix.cols, ix.k, ix.s, self.max_occ, self.max_cand,
+                           ix.cols, ix.k, ix.s, self.max_occ, self.max_cand,
                            self.min_chain, self.max_window, g.node_start, g.pred_ptr,
                            g.pred_idx, self._succ[0], self._succ[1])
 
