@@ -242,11 +242,18 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
     if seeded is not None:
         t1 = time.perf_counter()
         spent["index"] = t1 - t0 - spent["load graph"]
-        if getattr(args, "dask", None):
-            raise S2GError("--dask runs full-graph alignment only; add --exact")
     if getattr(args, "dask", None):
         from . import distributed
-        return distributed.run_align(args, graph, scoring, mode, variant, out)
+        so = None
+        if seeded is not None:
+            from .index import index_path
+            so = distributed.seeded_options(args.index or index_path(args.graph), args.max_occ,
+                                            args.max_windows, args.unseeded, args.secondary,
+                                            args.secondary_ratio)
+            if not os.path.exists(so["index"]):
+                raise S2GError(f"{so['index']}: --dask needs the seed index on disk (the workers "
+                               f"load it): run 's2g index {args.graph}' where it can be written")
+        return distributed.run_align(args, graph, scoring, mode, variant, out, seeded=so)
     from . import pipeline
     from .traceback import traceback_batch, traceback_gpu_part
 
@@ -333,8 +340,7 @@ def _seeded_aligner(args, graph, scoring, mode, info, module):
     if method == "auto":
         method = "seeded" if graph.n_bases >= AUTO_SEEDED_COLUMNS[info.device] else "exact"
         from .scoring import Mode
-        why = ("global mode" if mode == Mode.GLOBAL else "--dask" if getattr(args, "dask", None)
-               else None)
+        why = "global mode" if mode == Mode.GLOBAL else None
         if method == "seeded" and why:      # seeded alignment runs neither: say so, stay exact
             method = "exact"
             if not args.quiet:

@@ -72,9 +72,10 @@ def add_arguments(group) -> None:
                             "(a chunk on a worker that dies is always rerun)")
 
 
-def run_align(args, graph, scoring, mode, variant, out) -> int:
+def run_align(args, graph, scoring, mode, variant, out, seeded=None) -> int:
     """``s2g align ... --dask X``: the CLI's distributed path; returns the exit code.
-    ``out``: the CLI's output (written in order; committed by the caller)."""
+    ``out``: the CLI's output (written in order; committed by the caller). ``seeded``:
+    the options of seeded alignment (:func:`seeded_options`), or None for full-graph DP."""
     from .cli import _progress
 
     for opt in ("dask_workers", "dask_window"):
@@ -91,6 +92,7 @@ def run_align(args, graph, scoring, mode, variant, out) -> int:
         try:
             stats = align_file(
                 client, args.graph, args.reads, out, scoring=scoring, mode=mode, variant=wanted,
+                seeded=seeded,
                 traceback=not args.no_traceback, max_traceback_cells=args.max_traceback_cells,
                 chunk_size=args.batch_size, window=args.dask_window, retries=args.dask_retries,
                 strands=args.strands, break_cycles=args.break_cycles, client_graph=graph,
@@ -104,7 +106,8 @@ def run_align(args, graph, scoring, mode, variant, out) -> int:
     if n == 0:
         print(f"s2g: warning: {args.reads} contains no reads; the GAF output is empty", file=sys.stderr)
     elif not args.quiet:
-        print(f"s2g: {n} reads, {n_hit} aligned, {n - n_hit} without alignment; variant "
+        print(f"s2g: {n} reads, {n_hit} aligned, {n - n_hit} without alignment; "
+              f"{'seeded, ' if seeded else ''}variant "
               f"{','.join(sorted(stats['variants']))}; {stats['workers']} dask worker(s); "
               f"{dt:.2f} s ({n / dt:,.0f} reads/s)", file=sys.stderr)
     return 0
@@ -322,12 +325,55 @@ def _align_text(graph, batch, opts):
         if opts.get("threads"):
             import numba
             numba.set_num_threads(min(opts["threads"], numba.config.NUMBA_NUM_THREADS))
-        res = align(graph, batch, opts["scoring"], opts["mode"], variant=variant,
-                    traceback=opts["traceback"], max_traceback_cells=opts["max_traceback_cells"])
+        if opts.get("seeded"):
+            sa = worker_seeded(graph, opts, variant)
+            res = sa.align_batch(batch)
+            if opts["traceback"]:
+                sa.traceback(batch, res, max_cells=opts["max_traceback_cells"])
+        else:
+            res = align(graph, batch, opts["scoring"], opts["mode"], variant=variant,
+                        traceback=opts["traceback"],
+                        max_traceback_cells=opts["max_traceback_cells"])
     buf = io.StringIO()
     write_gaf(buf, graph, res)
     _STATS["chunks"] += 1
     return ("ok", buf.getvalue(), batch.n_reads, int(np.count_nonzero(res.aligned())), variant)
+
+
+def seeded_options(index_path, max_occ, max_windows, unseeded, n_secondary, secondary_ratio):
+    """What a worker needs to build the same :class:`~s2g.seeded.SeededAligner` as the
+    client (``index_path``: absolute, visible to the workers)."""
+    return {"index": os.path.abspath(index_path), "max_occ": max_occ,
+            "max_windows": max_windows, "unseeded": unseeded, "n_secondary": n_secondary,
+            "secondary_ratio": secondary_ratio}
+
+
+_SEEDED: dict = {}
+
+
+def worker_seeded(graph, opts, variant):
+    """This process's SeededAligner for ``graph`` and ``opts``: the index loaded once."""
+    from .index import load_index
+    from .seeded import SeededAligner
+    from .variants import registry
+    so = opts["seeded"]
+    key = (id(graph), tuple(sorted(so.items())), opts["scoring"], int(opts["mode"]), variant)
+    with _CACHE_LOCK:
+        sa = _SEEDED.get(key)
+        if sa is None:
+            if not os.path.exists(so["index"]):
+                raise S2GError(f"{so['index']}: index not found on worker {_worker_name()} "
+                               "(workers must see the index under the same path)")
+            info = registry.REGISTRY[variant]
+            sa = SeededAligner(graph, load_index(so["index"], graph), opts["scoring"],
+                               opts["mode"], max_occ=so["max_occ"], max_cand=so["max_windows"],
+                               unseeded=so["unseeded"], full_module=registry.get_variant(variant),
+                               device="gpu" if info.device == "cuda" else "cpu",
+                               n_secondary=so["n_secondary"],
+                               secondary_ratio=so["secondary_ratio"])
+            _SEEDED.clear()       # one graph per worker, as the graph cache
+            _SEEDED[key] = sa
+    return sa
 
 
 def _bisect(graph, batch, opts):
@@ -370,14 +416,16 @@ def _test_hooks(batch, opts):
 def align_file(client, graph, reads, output, scoring=None, mode="local", variant="auto",
                traceback=True, max_traceback_cells=None, chunk_size=CHUNK, window=None,
                retries=2, strands="both", break_cycles=False, client_graph=None,
-               threads=None, progress=None, _test=None) -> dict:
+               threads=None, progress=None, _test=None, seeded=None) -> dict:
     """Align the FASTA/FASTQ file ``reads`` to ``graph`` on the cluster of ``client``
     and write GAF to ``output`` (a path or a text file object), in input order.
 
     ``graph``: a GFA path (every worker loads it once; they must see the same path)
     or a :class:`~s2g.graph.FlatGraph` (broadcast to the workers once). Returns
     ``{"reads", "aligned", "chunks", "workers", "variants"}``. ``progress``: an
-    object with ``update(n)`` (a tqdm bar) or None.
+    object with ``update(n)`` (a tqdm bar) or None. ``seeded``: seeded alignment's
+    options (:func:`seeded_options`; its index file must be visible to the workers under
+    the same path), or None for full-graph DP.
     """
     from .reads import iter_read_batches
 
@@ -385,13 +433,14 @@ def align_file(client, graph, reads, output, scoring=None, mode="local", variant
         with open(output, "w") as fh:
             return align_file(client, graph, reads, fh, scoring, mode, variant, traceback,
                               max_traceback_cells, chunk_size, window, retries, strands,
-                              break_cycles, client_graph, threads, progress, _test)
+                              break_cycles, client_graph, threads, progress, _test, seeded)
     if not os.path.exists(reads):
         raise S2GError(f"{reads}: no such file")
     stats = {"reads": 0, "aligned": 0, "chunks": 0, "variants": set()}
     for text, n, n_hit, used in align_batches(
             client, graph, iter_read_batches(reads, chunk_size), scoring, mode, variant, traceback,
-            max_traceback_cells, window, retries, strands, break_cycles, client_graph, threads, _test):
+            max_traceback_cells, window, retries, strands, break_cycles, client_graph, threads, _test,
+            seeded):
         output.write(text)
         stats["reads"] += n
         stats["aligned"] += n_hit
@@ -406,7 +455,7 @@ def align_file(client, graph, reads, output, scoring=None, mode="local", variant
 def align_batches(client, graph, batches, scoring=None, mode="local", variant="auto",
                   traceback=True, max_traceback_cells=None, window=None, retries=2,
                   strands="both", break_cycles=False, client_graph=None, threads=None,
-                  _test=None):
+                  _test=None, seeded=None):
     """Yield ``(gaf_text, n_reads, n_aligned, variant)`` per batch of ``batches`` (an
     iterable of :class:`~s2g.reads.ReadBatch`), in input order, computed on the
     cluster with at most ``window`` batches pulled but not yet yielded."""
@@ -418,7 +467,7 @@ def align_batches(client, graph, batches, scoring=None, mode="local", variant="a
     scoring = scoring or Scoring()
     opts = {"scoring": scoring, "mode": Mode.parse(mode), "variant": variant,
             "traceback": traceback, "max_traceback_cells": max_traceback_cells,
-            "threads": threads}
+            "threads": threads, "seeded": seeded}
     if _test:
         opts.update(_test)
     if isinstance(graph, FlatGraph):

@@ -138,3 +138,24 @@ def test_empty_input(client, tmp_path):
     text, stats = _run(client, str(empty))
     assert text == "" and stats["reads"] == 0
     assert os.path.getsize(empty) == 0
+
+
+def test_seeded_on_the_cluster_equals_one_process(client, reads, tmp_path, capsys):
+    """--seeded with --dask: each worker loads the index once; the GAF (MAPQ, secondaries)
+    is byte for byte the single-process one. Without the index on disk: one clear error."""
+    idx = str(tmp_path / "ex.s2gi")
+    assert cli.main(["index", GFA, "-o", idx]) == 0
+    single = tmp_path / "single.gaf"
+    common = ["--seeded", "--index", idx, "-N", "2", "-v", "cpu", "-q", "--no-progress"]
+    assert cli.main(["align", GFA, reads, "-o", str(single)] + common) == 0
+    addr = client.scheduler.address
+    out = tmp_path / "dask.gaf"
+    assert cli.main(["align", GFA, reads, "-o", str(out), "--dask", addr, "--batch-size",
+                     str(CHUNK)] + common) == 0
+    assert out.read_text() == single.read_text()
+    assert "\t60\t" in out.read_text()                      # MAPQ came from the workers
+    capsys.readouterr()
+    missing = str(tmp_path / "none.s2gi")
+    assert cli.main(["align", GFA, reads, "-o", str(out), "--dask", addr, "--seeded",
+                     "--index", missing, "-v", "cpu", "-q"]) == 1
+    assert "no such index" in capsys.readouterr().err
