@@ -204,15 +204,16 @@ def gaf_bytes(graph, batch) -> bytes:
 
 
 def _with_secondaries(primary: bytes, secondary: bytes, owner) -> bytes:
-    """Each read's primary line (tagged ``tp:A:P``) followed by its secondary alignments
-    (``tp:A:S``, rows of ``secondary`` owned by that read, ``owner`` ascending), as
-    minimap2 writes them."""
+    """Each read's primary line (tagged ``tp:A:P`` when it has a path) followed by its
+    secondary alignments (``tp:A:S``, rows of ``secondary`` owned by that read, ``owner``
+    ascending), as minimap2 writes them."""
     prim = primary.split(b"\n")[:-1]
     secl = secondary.split(b"\n")[:-1] if secondary else []
     starts = np.searchsorted(np.asarray(owner), np.arange(len(prim) + 1))
     parts = []
     for r, line in enumerate(prim):
-        parts.append(line + b"\ttp:A:P")
+        mapped = line.split(b"\t", 6)[5] != b"*"
+        parts.append(line + b"\ttp:A:P" if mapped else line)
         for k in range(starts[r], starts[r + 1]):
             parts.append(secl[k] + b"\ttp:A:S")
     return b"\n".join(parts) + b"\n"

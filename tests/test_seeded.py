@@ -264,18 +264,19 @@ def test_secondary_alignments_of_a_duplicated_region(tmp_path, capsys):
     gfa = tmp_path / "dup.gfa"
     gfa.write_text(f"S\ta\t{dup}\nS\tb\t{uniq}\nS\tc\t{dup}\nL\ta\t+\tb\t+\t0M\n")
     fa = tmp_path / "r.fa"
-    fa.write_text(f">d\n{dup[100:250]}\n>u\n{uniq[50:200]}\n")
+    fa.write_text(f">d\n{dup[100:250]}\n>u\n{uniq[50:200]}\n>x\n{'ACGTTGCA' * 10}\n")
     out = tmp_path / "o.gaf"
     assert main(["align", str(gfa), str(fa), "--seeded", "-N", "2", "-o", str(out)]) == 0
     lines = [x.split("\t") for x in out.read_text().splitlines()]
-    assert [x[0] for x in lines] == ["d", "d", "u"]
+    assert [x[0] for x in lines] == ["d", "d", "u", "x"]
     assert lines[0][-1] == "tp:A:P" and lines[1][-1] == "tp:A:S" and lines[2][-1] == "tp:A:P"
+    assert lines[3][5] == "*" and not lines[3][-1].startswith("tp:"), "unmapped: no tp tag"
     assert int(lines[0][11]) <= 3 and int(lines[1][11]) == 0 and int(lines[2][11]) == 60
     assert {lines[0][5], lines[1][5]} == {">a", ">c"}
     assert lines[0][12] == lines[1][12] == "AS:i:300"
     assert main(["align", str(gfa), str(fa), "--seeded", "-o", str(out)]) == 0
     plain = [x.split("\t") for x in out.read_text().splitlines()]
-    assert len(plain) == 2 and all(not x[-1].startswith("tp:") for x in plain)
+    assert len(plain) == 3 and all(not x[-1].startswith("tp:") for x in plain)
     assert main(["align", str(gfa), str(fa), "--exact", "-N", "1", "-o", str(out)]) == 0
     assert "ignored" in capsys.readouterr().err
 
