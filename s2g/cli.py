@@ -176,15 +176,6 @@ def _add_dask_opts(group):
     distributed.add_arguments(group)
 
 
-def _progress(enabled, total=None):
-    if enabled is None:
-        enabled = sys.stderr.isatty()
-    if not enabled:
-        return None
-    from tqdm import tqdm
-    return tqdm(total=total, unit="read", file=sys.stderr, dynamic_ncols=True, smoothing=0.1)
-
-
 def cmd_align(args) -> int:
     from .scoring import Mode, Scoring
     from .variants import registry
@@ -258,7 +249,7 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
     from .traceback import traceback_batch, traceback_gpu_part
 
     counts = [0, 0]
-    bar = _progress(args.progress)
+    bar = pipeline.progress_bar(args.progress)
 
     # With the traceback on the GPU, its GPU half runs in the aligning thread right after
     # the batch's kernel (the GPU is one queue: from the finisher thread it waited for the

@@ -76,7 +76,7 @@ def run_align(args, graph, scoring, mode, variant, out, seeded=None) -> int:
     """``s2g align ... --dask X``: the CLI's distributed path; returns the exit code.
     ``out``: the CLI's output (written in order; committed by the caller). ``seeded``:
     the options of seeded alignment (:func:`seeded_options`), or None for full-graph DP."""
-    from .cli import _progress
+    from .pipeline import progress_bar
 
     for opt in ("dask_workers", "dask_window"):
         v = getattr(args, opt, None)
@@ -88,7 +88,7 @@ def run_align(args, graph, scoring, mode, variant, out, seeded=None) -> int:
     wanted = "auto" if args.variant == "auto" else variant
     t0 = time.perf_counter()
     with connect(args.dask, n_workers=args.dask_workers, threads=args.threads) as client:
-        bar = _progress(args.progress)
+        bar = progress_bar(args.progress)
         try:
             stats = align_file(
                 client, args.graph, args.reads, out, scoring=scoring, mode=mode, variant=wanted,

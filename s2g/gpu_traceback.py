@@ -13,12 +13,12 @@ alignment) and flattens it into a *column program*, one record per window column
 Window slots are allocated per read by liveness (a node's last column is kept from when
 it is computed to its last in-window successor), so the device keeps a handful of
 columns per read, not the graph's. One CUDA thread per read then runs the program over
-rows ``0..i_end`` (the cell is :func:`s2g.traceback.tb_cell`, the CPU traceback's own,
+rows ``0..i_end`` (the cell is :func:`s2g.tb_common.tb_cell`, the CPU traceback's own,
 with its tie order and sentinels, in int32), storing 4 bits per cell (H's source, E
 and F extension) and, at merge columns, which predecessor gave the diagonal and the
 deletion; checks that the end cell reproduces the score; and walks back to the start,
 writing the reversed ops and consumed columns. Only those come back to the host (a few
-hundred bytes per read, not the window), where :func:`s2g.traceback._summarize` turns them
+hundred bytes per read, not the window), where :func:`s2g.tb_common._summarize` turns them
 into CIGAR runs and path — the same code the CPU path uses, so both produce identical
 GAF; that summary is deferred to ``FlatTracebacks.finish`` (in ``s2g align``, the
 finisher thread). The column scratch (H and E of the current column) is interleaved
@@ -45,8 +45,8 @@ from ._numba import NJIT
 from .dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_INS, H_START, LOCAL
 from .errors import S2GError
 from .scoring import NEG_INF
-from .traceback import (OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK, _raise_status, _summarize,
-                        _summary_arrays, _window, tb_cell)
+from .tb_common import (OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK, _raise_status,
+                        _summarize, _summary_arrays, _window, tb_cell)
 from .variants import _devpool
 
 #: largest window (cells) traced on the GPU; larger ones go to the CPU's banded traceback

@@ -17,6 +17,7 @@ next. Output is written strictly in input order, exactly as the one-stage loop w
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -94,3 +95,15 @@ def run(batches, align_one, finish_one, write, depth: int = 2, format_one=None):
         for ex in (aligner, pool, fmt):
             ex.shutdown(wait=ok, cancel_futures=not ok)
     return n
+
+
+def progress_bar(enabled, total=None):
+    """A tqdm bar of reads on stderr, or None; ``enabled=None``: when stderr is a terminal.
+    (Here, not in cli.py, so that the Dask path draws the same bar without importing the
+    CLI.)"""
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    if not enabled:
+        return None
+    from tqdm import tqdm
+    return tqdm(total=total, unit="read", file=sys.stderr, dynamic_ncols=True, smoothing=0.1)

@@ -1,0 +1,176 @@
+"""What the CPU traceback (:mod:`s2g.traceback`) and the GPU one (:mod:`s2g.gpu_traceback`)
+share: op and status codes, the traceback window's backward search, the cell with its
+direction bits and tie order, the walk summary (CIGAR runs, path) and the status
+message. Both import it; neither imports the other at module level.
+"""
+from __future__ import annotations
+
+import heapq
+
+import numba
+import numpy as np
+from numba import types
+from numba.typed import Dict
+
+from ._numba import NJIT
+from .dp import F_EXT, H_DEL, H_DIAG, H_INS, H_START, LOCAL, sub_score
+from .errors import S2GError
+
+OP_EQ, OP_X, OP_I, OP_D = 0, 1, 2, 3
+_OPCH = "=XID"
+ST_OK, ST_TOO_BIG, ST_MISMATCH = 0, 1, 2
+
+
+@numba.njit(**NJIT)
+def _window(v_end, joff, L, node_start, pred_ptr, pred_idx, lo=0):
+    """Window nodes (ascending) with the first and last in-window column offsets.
+
+    ``lo``: no column below it is in the window (a seeded alignment's window,
+    :mod:`s2g.window`); a node cut by it starts from the virtual column."""
+    dlast = Dict.empty(key_type=types.int64, value_type=types.int64)
+    heap = [-np.int64(v_end)]
+    dlast[v_end] = 0
+    nodes = []
+    ws = []
+    we = []
+    while len(heap) > 0:
+        u = -heapq.heappop(heap)
+        ln = node_start[u + 1] - node_start[u]
+        if u == v_end:
+            last = joff
+            dfirst = joff + 1
+        else:
+            last = ln - 1
+            dfirst = dlast[u] + ln - 1
+        first = max(0, dfirst - L)  # column k has distance dfirst - k; keep those <= L
+        first = max(first, lo - node_start[u])
+        nodes.append(u)
+        ws.append(first)
+        we.append(last)
+        if first == 0:
+            cand = dfirst + 1
+            if cand <= L:
+                for k in range(pred_ptr[u], pred_ptr[u + 1]):
+                    p = pred_idx[k]
+                    if node_start[p + 1] - 1 < lo:
+                        continue
+                    if p in dlast:
+                        if cand < dlast[p]:
+                            dlast[p] = cand
+                    else:
+                        dlast[p] = cand
+                        heapq.heappush(heap, -np.int64(p))
+    n = len(nodes)
+    wn = np.empty(n, np.int64)
+    wsa = np.empty(n, np.int64)
+    wea = np.empty(n, np.int64)
+    for k in range(n):
+        wn[k] = nodes[n - 1 - k]
+        wsa[k] = ws[n - 1 - k]
+        wea[k] = we[n - 1 - k]
+    return wn, wsa, wea
+
+
+@numba.njit(inline="always", **NJIT)
+def tb_cell(diag, ev, hup, f, qb, gb, mode, a, b, o, e):
+    """One cell below row 0 with its direction bits: ``(H, F, bits)`` from the diagonal
+    ``diag`` (H of the predecessor one row up), ``ev`` (E, from the predecessor column),
+    ``hup`` (H one row up) and ``f`` (F one row up). Tie order (abPOA's backtrack
+    order): match/mismatch, then deletion (E), then insertion (F); a gap that can be
+    opened or extended with the same score is opened; a local cell whose value is 0 is a
+    start. Shared by the CPU traceback and the GPU kernel (:mod:`s2g.gpu_traceback`)."""
+    fo = hup - o - e
+    fx = f - e
+    d = 0
+    if fx > fo:
+        f = fx
+        d = F_EXT
+    else:
+        f = fo
+    h = diag + sub_score(qb, gb, a, b)
+    src = H_DIAG
+    if ev > h:
+        h = ev
+        src = H_DEL
+    if f > h:
+        h = f
+        src = H_INS
+    if mode == LOCAL and h <= 0:
+        h = 0
+        src = H_START
+    return h, f, d | src
+
+
+@numba.njit(**NJIT)
+def _summarize(k, op_r, col_r, end_jr, node_start, oo, co, run_op, run_len, n_runs, path,
+               n_path, geo, counts):
+    """What a GAF line needs from one walk (``op_r``/``col_r`` reversed), into row ``k`` of
+    the flat outputs: CIGAR runs in read order from ``oo[k]``, path nodes from ``co[k]``
+    (consumed columns' nodes, repeats collapsed), path length, start and end offsets, op
+    counts. Shared by the CPU walk and the GPU one (:mod:`s2g.gpu_traceback`)."""
+    no = len(op_r)
+    nc = len(col_r)
+    x0 = oo[k]
+    nr = 0
+    for t in range(no):
+        op = op_r[no - 1 - t]
+        counts[k, op] += 1
+        if nr > 0 and run_op[x0 + nr - 1] == op:
+            run_len[x0 + nr - 1] += 1
+        else:
+            run_op[x0 + nr] = op
+            run_len[x0 + nr] = 1
+            nr += 1
+    n_runs[k] = nr
+    p0 = co[k]
+    npth = 0
+    if nc > 0:
+        first_col = col_r[nc - 1]
+        last_col = col_r[0]
+        for t in range(nc):
+            v = np.searchsorted(node_start, col_r[nc - 1 - t], side="right") - 1
+            if npth == 0 or path[p0 + npth - 1] != v:
+                path[p0 + npth] = v
+                npth += 1
+    else:   # only insertions: an empty interval at the end column
+        first_col = end_jr + 1
+        last_col = end_jr
+        path[p0] = np.searchsorted(node_start, end_jr, side="right") - 1
+        npth = 1
+    n_path[k] = npth
+    plen = 0
+    for t in range(npth):
+        v = path[p0 + t]
+        plen += node_start[v + 1] - node_start[v]
+    vl = path[p0 + npth - 1]
+    geo[k, 0] = plen
+    geo[k, 1] = first_col - node_start[path[p0]]
+    geo[k, 2] = plen - (node_start[vl + 1] - node_start[vl]) + (last_col - node_start[vl]) + 1
+
+
+@numba.njit(**NJIT)
+def _summary_arrays(n, oo, co):
+    run_op = np.empty(oo[n], np.uint8)
+    run_len = np.empty(oo[n], np.int32)
+    path = np.empty(co[n], np.int32)
+    n_runs = np.zeros(n, np.int64)
+    n_path = np.zeros(n, np.int64)
+    geo = np.zeros((n, 3), np.int64)         # path_len, path_start, path_end
+    counts = np.zeros((n, 4), np.int64)
+    return run_op, run_len, n_runs, path, n_path, geo, counts
+
+
+def _raise_status(reads, idx, st, cells, score, ei, ej, max_cells):
+    """The one-line error for the first read whose status is not ST_OK (if any)."""
+    bad = np.nonzero(st != ST_OK)[0]
+    if len(bad) == 0:
+        return
+    k = int(bad[0])
+    r = int(idx[k])
+    name = reads.names[r]
+    if st[k] == ST_TOO_BIG:
+        raise S2GError(f"read {name!r}: traceback window of {int(cells[k])} cells does not fit "
+                       f"in {max_cells} bytes even with row checkpoints "
+                       "(--max-traceback-cells); raise it or use --no-traceback")
+    raise S2GError(f"internal error: windowed traceback of read {name!r} does not reproduce "
+                   f"score {int(score[r])} at ({int(ei[r])}, {int(ej[r])}); please report this")
