@@ -125,7 +125,7 @@ Simulator
     exchange and ``syncthreads`` in place of the shuffles, one warp per block
     (tests/fast_cudasim_check.py).
 
-Diagnostics (environment, read at import; bench/fast_profile.sh uses them)
+Diagnostics (environment, read at import; bench/fast_profile.py uses them)
     ``S2G_FAST_NSH`` slots kept in shared memory (``auto``), ``S2G_FAST_MAXREG`` a
     register cap for ptxas, ``S2G_FAST_BLOCK`` threads per block (128),
     ``S2G_FAST_EXCHANGE=shared`` the simulator's exchange on a real GPU,
