@@ -157,6 +157,39 @@ def _column(Q, M, L, G, PH, PX, H, X, f, cmax, mode, a, mb, oe, e, floor, z):
             cmax[l] = max(cmax[l], h)
 
 
+@numba.njit(inline="always", **NJIT)
+def _best_local(cmax, bestT, best, bi, bj, H, M, L, base, col):
+    """Local mode, V0's scan order: a lane whose column maximum beats its best so far takes
+    the first row holding that maximum (strictly better replaces); its column is
+    ``base[lane] + col``."""
+    hit = False
+    for l in range(L):
+        hit |= cmax[l] > bestT[l]
+    if hit:
+        for l in range(L):
+            if cmax[l] > bestT[l]:
+                c = cmax[l]
+                for i in range(1, M + 1):
+                    if H[i, l] == c:
+                        bestT[l] = c
+                        best[l] = c
+                        bi[l] = i
+                        bj[l] = base[l] + col
+                        break
+
+
+@numba.njit(inline="always", **NJIT)
+def _best_row(H, mrow, bestT, best, bi, bj, L, base, col):
+    """Semiglobal/global: each lane's last row ``mrow[lane]`` against its best so far."""
+    for l in range(L):
+        h = H[mrow[l], l]
+        if h > bestT[l]:
+            bestT[l] = h
+            best[l] = h
+            bi[l] = mrow[l]
+            bj[l] = base[l] + col
+
+
 @numba.njit(**NJIT)
 def _group(gi, groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi, gcode,
            node_start, pred_ptr, pred_idx, slot, is_sink, n_slots, mode, window,
@@ -212,6 +245,7 @@ def _group(gi, groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi
     pen = np.zeros(L, Q.dtype)
     G = np.empty(L, Q.dtype)
     bestT = np.full(L, big)              # per-lane threshold: big = not in its window
+    zero = np.zeros(L, np.int64)         # _group's columns are absolute
     best = np.full(L, NEG_INF, np.int64)
     bi = np.full(L, -1, np.int64)
     bj = np.full(L, -1, np.int64)
@@ -296,20 +330,7 @@ def _group(gi, groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi
             _column(Q, M, L, G, PH, PX, H, X, f, cmax, mode, a, mb, oe, e, floor, z)
             # ---- best cell, V0's scan order (strictly better replaces)
             if mode == LOCAL:
-                hit = False
-                for l in range(L):
-                    hit |= cmax[l] > bestT[l]
-                if hit:
-                    for l in range(L):
-                        if cmax[l] > bestT[l]:
-                            c = cmax[l]
-                            for i in range(1, M + 1):
-                                if H[i, l] == c:
-                                    bestT[l] = c
-                                    best[l] = c
-                                    bi[l] = i
-                                    bj[l] = j
-                                    break
+                _best_local(cmax, bestT, best, bi, bj, H, M, L, zero, j)
             elif mode == SEMIGLOBAL or (j == n1 - 1 and is_sink[v]):
                 if uniform:
                     hit = False
@@ -318,13 +339,7 @@ def _group(gi, groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi
                 else:
                     hit = True
                 if hit:
-                    for l in range(L):
-                        h = H[mrow[l], l]
-                        if h > bestT[l]:
-                            bestT[l] = h
-                            best[l] = h
-                            bi[l] = mrow[l]
-                            bj[l] = j
+                    _best_row(H, mrow, bestT, best, bi, bj, L, zero, j)
     for l in range(L):
         t = groups[gi, l]
         if t < 0:
@@ -452,28 +467,9 @@ def _group_lockstep(gi, groups, g_m, g_w, codes, offs, task_read, task_lo, task_
                     SH[s, i, l] = H[i, l]
                     SX[s, i, l] = X[i, l]
         if mode == LOCAL:
-            hit = False
-            for l in range(L):
-                hit |= cmax[l] > bestT[l]
-            if hit:
-                for l in range(L):
-                    if cmax[l] > bestT[l]:
-                        c = cmax[l]
-                        for i in range(1, M + 1):
-                            if H[i, l] == c:
-                                bestT[l] = c
-                                best[l] = c
-                                bi[l] = i
-                                bj[l] = lo[l] + k
-                                break
+            _best_local(cmax, bestT, best, bi, bj, H, M, L, lo, k)
         else:
-            for l in range(L):
-                h = H[mrow[l], l]
-                if h > bestT[l]:
-                    bestT[l] = h
-                    best[l] = h
-                    bi[l] = mrow[l]
-                    bj[l] = lo[l] + k
+            _best_row(H, mrow, bestT, best, bi, bj, L, lo, k)
     for l in range(L):
         t = groups[gi, l]
         if t < 0 or (mode == LOCAL and best[l] <= 0):
