@@ -256,9 +256,15 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
     # next batch's kernel); reads left for the CPU (long windows) go to the finisher.
     inline = tb_gpu and not args.no_traceback and os.environ.get("S2G_TB_INLINE", "1") != "0"
 
+    first = [None]
+
     def align_one(batch):
         if seeded is not None:
-            return seeded.align_batch(batch)
+            t = time.perf_counter()
+            res = seeded.align_batch(batch)
+            if first[0] is None:
+                first[0] = time.perf_counter() - t
+            return res
         res = module.align_batch(graph, batch, scoring, mode, traceback=False)
         if inline:
             res._gpu_part = traceback_gpu_part(graph, batch, scoring, mode, res,
@@ -314,6 +320,15 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
             f"{k}{f' ({where})' if k == 'traceback' else ''} {v:.2f}" for k, v in spent.items())
             + f"; wall {dt:.2f} (aligning from {span.get('align', [0])[0]:.2f} s to "
             f"{span.get('align', [0, 0])[1]:.2f} s)", file=sys.stderr)
+        if seeded is not None:
+            parts = {k.replace("seconds ", ""): v for k, v in seeded.totals.items()
+                     if k.startswith("seconds")}
+            if seeded.device == "gpu":
+                from .gpu_traceback import PROFILE
+                parts.update({f"GPU {k}": v for k, v in PROFILE.items() if v})
+            print("s2g: seeded align stage, seconds: " + ", ".join(
+                f"{k} {v:.2f}" for k, v in parts.items()) + f"; first batch {first[0] or 0:.2f}",
+                file=sys.stderr)
     return 0
 
 
