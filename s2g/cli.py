@@ -47,7 +47,12 @@ def _add_graph_opts(p):
     g.add_argument("--strands", choices=["both", "forward"], default="both",
                    help="align to both strands of every segment, or to the + strand only")
     g.add_argument("--break-cycles", action="store_true",
-                   help="drop DFS back edges of a cyclic graph (counted in a warning) instead of refusing it")
+                   help="drop DFS back edges of a cyclic graph (counted in a warning) instead of "
+                        "aligning to it exactly (default: its cycles are unrolled, s2g/cyclic.py)")
+    g.add_argument("--max-read-len", type=int, default=None, metavar="N",
+                   help="cyclic graphs: unroll the cycles for reads of up to N bp (full-graph DP: "
+                        "each batch is unrolled for its longest read, at least N, so every read "
+                        "stays exact; --seeded and 's2g index': for N bp, default 1000)")
     g.add_argument("--validate", action="store_true",
                    help="also validate the GFA with gfapy (GFA 1.0 only; slow on large graphs)")
 
@@ -207,14 +212,12 @@ def cmd_align(args) -> int:
 def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
     import numpy as np
 
-    from . import load_graph
     from .gaf import gaf_bytes
     from .reads import iter_read_batches
     from .variants import registry
 
     t0 = time.perf_counter()
-    graph = load_graph(args.graph, strands=args.strands, break_cycles=args.break_cycles,
-                       validate=args.validate)
+    graph = _open_graph(args, scoring, mode)   # a FlatGraph, or a CyclicGraph (cyclic.py)
     spent = {"load graph": time.perf_counter() - t0}
 
     span = {}                     # stage -> [first start, last end] (relative to t0)
@@ -233,6 +236,19 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
     if seeded is not None:
         t1 = time.perf_counter()
         spent["index"] = t1 - t0 - spent["load graph"]
+    cyc, too_long = None, [0]
+    if _cyclic(graph):   # cyclic: unrolled per batch, or once for seeded
+        from .cyclic import SEEDED_READ_LEN
+        cyc, cyc_len = graph, args.max_read_len or SEEDED_READ_LEN
+        if seeded is not None:
+            graph = seeded.graph
+
+    def graph_for(batch):
+        """The DAG a batch is aligned to: a cyclic graph unrolled for its longest read
+        (seeded alignment: the one DAG its index belongs to)."""
+        if cyc is None or seeded is not None:
+            return graph
+        return cyc.for_reads(batch.max_len, scoring, mode, floor=args.max_read_len)
     if getattr(args, "dask", None):
         from . import distributed
         so = None
@@ -260,14 +276,17 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
 
     def align_one(batch):
         if seeded is not None:
+            if cyc is not None:
+                too_long[0] += int(np.count_nonzero(batch.lengths() > cyc_len))
             t = time.perf_counter()
             res = seeded.align_batch(batch)
             if first[0] is None:
                 first[0] = time.perf_counter() - t
             return res
-        res = module.align_batch(graph, batch, scoring, mode, traceback=False)
+        g = graph_for(batch)
+        res = module.align_batch(g, batch, scoring, mode, traceback=False)
         if inline:
-            res._gpu_part = traceback_gpu_part(graph, batch, scoring, mode, res,
+            res._gpu_part = traceback_gpu_part(g, batch, scoring, mode, res,
                                                args.max_traceback_cells)
         return res
 
@@ -278,12 +297,12 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
             return res
         if not args.no_traceback:
             flat, idx = res.__dict__.pop("_gpu_part", (None, None))
-            traceback_batch(graph, batch, scoring, mode, res, max_cells=args.max_traceback_cells,
-                            device=tb_gpu, flat=flat, idx=idx)
+            traceback_batch(graph_for(batch), batch, scoring, mode, res,
+                            max_cells=args.max_traceback_cells, device=tb_gpu, flat=flat, idx=idx)
         return res
 
     def format_one(batch, res):
-        return batch.n_reads, int(np.count_nonzero(res.aligned())), gaf_bytes(graph, res)
+        return batch.n_reads, int(np.count_nonzero(res.aligned())), gaf_bytes(graph_for(batch), res)
 
     def write(item):
         n_reads, n_aligned, text = item
@@ -303,6 +322,10 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
     out.commit()
     n, n_hit = counts
     dt = time.perf_counter() - t0
+    if too_long[0]:
+        warnings.warn(f"{too_long[0]} read(s) longer than --max-read-len {cyc_len}: seeded "
+                      "alignment used the cyclic graph unrolled for that length, which may lack "
+                      "walks round a cycle that such a read needs; rerun with a larger one")
     if n == 0:
         print(f"s2g: warning: {args.reads} contains no reads; the GAF output is empty", file=sys.stderr)
     elif not args.quiet:
@@ -362,6 +385,9 @@ def _seeded_aligner(args, graph, scoring, mode, info, module):
         return None
     from .index import get_index
     from .seeded import SeededAligner
+    if _cyclic(graph):   # cyclic: the one DAG its index belongs to
+        from .cyclic import seeded_walk_bound
+        graph = graph.unroll_walks(seeded_walk_bound(args.max_read_len))
     if args.max_occ < 1 or args.max_windows < 1:
         raise S2GError("--max-occ and --max-windows must be >= 1")
     if args.secondary < 0 or not 0 <= args.secondary_ratio <= 1:
@@ -375,14 +401,40 @@ def _seeded_aligner(args, graph, scoring, mode, info, module):
                          n_secondary=args.secondary, secondary_ratio=args.secondary_ratio)
 
 
+def _cyclic(graph) -> bool:
+    """True for a :class:`~s2g.cyclic.CyclicGraph` (a graph still to be unrolled)."""
+    from .graph import FlatGraph
+    return not isinstance(graph, FlatGraph)
+
+
+def _open_graph(args, scoring=None, mode=None):
+    """The FlatGraph, or for a cyclic graph without --break-cycles its CyclicGraph
+    (s2g/cyclic.py), which full-graph DP unrolls per batch and seeded alignment once."""
+    from .graph import open_graph
+
+    if args.max_read_len is not None and args.max_read_len < 1:
+        raise S2GError("--max-read-len must be >= 1")
+    graph = open_graph(args.graph, strands=args.strands, break_cycles=args.break_cycles,
+                       validate=args.validate)
+    if _cyclic(graph):
+        if getattr(args, "dask", None):
+            raise S2GError(f"{args.graph}: --dask does not align to a cyclic graph yet (the "
+                           "workers load the graph themselves); use --break-cycles")
+        if mode is not None:
+            from .cyclic import walk_bound
+            walk_bound(1, scoring, mode)      # refuses global mode, naming the way out
+    return graph
+
+
 def cmd_index(args) -> int:
-    from . import load_graph
     from .index import build_index, index_path
 
     if args.output and os.path.isfile(args.output) and _same_file(args.output, args.graph):
         raise S2GError(f"-o {args.output} is the input file {args.graph}; choose another output")
-    graph = load_graph(args.graph, strands=args.strands, break_cycles=args.break_cycles,
-                       validate=args.validate)
+    graph = _open_graph(args)
+    if _cyclic(graph):   # cyclic: the DAG seeded alignment unrolls
+        from .cyclic import seeded_walk_bound
+        graph = graph.unroll_walks(seeded_walk_bound(args.max_read_len))
     idx = build_index(graph, k=args.k, s=args.s, max_kmers=args.max_kmers)
     path = idx.save(args.output or index_path(args.graph))
     st = idx.stats

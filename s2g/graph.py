@@ -16,6 +16,10 @@ Who does what (measured numbers in README.md, "Graph loading"):
   needed on the part that did *not* sort: strongly connected components and one
   explicit cycle for the error message, and the depth-first search whose back edges
   ``break_cycles`` removes. The tests check the order against networkx.
+* **Cycles**: :func:`open_graph` hands a cyclic graph over as a
+  :class:`~s2g.cyclic.CyclicGraph`, which unrolls its strongly connected components
+  into a DAG for a given read length (exact local/semiglobal alignment; s2g/cyclic.py);
+  :func:`load_graph` does so when given ``max_read_len``.
 * **FlatGraph**: numpy arrays, ready to copy to a device, plus names for output.
 """
 from __future__ import annotations
@@ -84,6 +88,13 @@ class FlatGraph:
     broken_edges: int = 0
     source: str = ""
     paths: dict = field(default_factory=dict)  # name -> list of (segment index, is_rev)
+    #: unrolled cyclic graph (s2g/cyclic.py): int32[n_nodes], which copy of its oriented
+    #: segment a node is (0 = the first; None on a graph that was not unrolled)
+    node_copy: np.ndarray | None = None
+    #: unrolled cyclic graph: it holds every walk of up to this many bases (0: not unrolled)
+    walk_bound: int = 0
+    #: unrolled cyclic graph: its cyclic components (a cycle and its mirror count once)
+    cyclic_components: int = 0
 
     @property
     def n_nodes(self) -> int:
@@ -479,16 +490,35 @@ def _back_edges(n, src, dst, remaining):
 
 
 def load_graph(path: str, strands: str = "both", break_cycles: bool = False,
-               validate: bool = False, keep_paths: bool = False, records=None) -> FlatGraph:
+               validate: bool = False, keep_paths: bool = False, records=None,
+               max_read_len: int | None = None, scoring=None, mode="local") -> FlatGraph:
     """Read a GFA 1.0/1.1 file into a :class:`FlatGraph`.
 
     ``strands``: ``"both"`` (default; every segment in both orientations) or
     ``"forward"`` (``+`` nodes and ``+ +`` links only). ``break_cycles`` drops
     depth-first back edges instead of refusing a cyclic graph (with a warning that
-    counts them). ``validate`` also runs gfapy's GFA 1.0 validation (slow).
+    counts them). ``max_read_len``: a cyclic graph is unrolled (s2g/cyclic.py) into a
+    DAG holding every walk an optimal alignment (``scoring``, default
+    :class:`~s2g.scoring.Scoring`; ``mode`` local or semiglobal) of a read of up to
+    that length can use; an acyclic graph is returned as it is. Without either a cyclic
+    graph is refused. ``validate`` also runs gfapy's GFA 1.0 validation (slow).
     ``records``: the file's :func:`parse_gfa` result, when the caller has it (one pass
     over the file: a pipe can be read only once).
     """
+    g = open_graph(path, strands, break_cycles, validate, keep_paths, records,
+                   cyclic=max_read_len is not None)
+    if isinstance(g, FlatGraph):
+        return g
+    return g.unroll(max_read_len, scoring, mode)
+
+
+def open_graph(path: str, strands: str = "both", break_cycles: bool = False,
+               validate: bool = False, keep_paths: bool = False, records=None,
+               cyclic: bool = True):
+    """The graph as ``s2g align`` needs it: a :class:`FlatGraph` when the graph is acyclic
+    (or ``break_cycles``), else a :class:`~s2g.cyclic.CyclicGraph` (``cyclic``; refused
+    without it), which unrolls itself for the reads at hand. Arguments as
+    :func:`load_graph`."""
     if strands not in ("both", "forward"):
         raise GraphError(f"unknown strands {strands!r}; choose 'both' or 'forward'")
     if validate and os.path.exists(path) and not os.path.isfile(path):
@@ -499,7 +529,48 @@ def load_graph(path: str, strands: str = "both", break_cycles: bool = False,
         _gfapy_validate(path, rec)
     n_seg = len(rec.seg_names)
     seg_len = np.fromiter((len(s) for s in rec.seg_seqs), np.int64, n_seg)
-    # edges of the doubled graph: node 2s+r
+    src, dst, n, alive = _doubled_edges(rec, strands)
+    broken = 0
+    while True:
+        succ_ptr, succ_idx = _csr(n, src, dst)
+        indeg = np.bincount(dst, minlength=n).astype(np.int64)
+        # nodes of the other strand (forward mode) are skipped by giving them a fake in-degree
+        indeg_eff = np.where(alive, indeg, 1)
+        order, cnt = _kahn_lifo(n, succ_ptr, succ_idx, indeg_eff)
+        if cnt == int(alive.sum()):
+            order = order[:cnt]
+            break
+        if not break_cycles:
+            if cyclic:
+                from .cyclic import CyclicGraph
+                return CyclicGraph(rec, seg_len, src, dst, alive, strands, path)
+            sorted_mask = np.zeros(n, bool)
+            sorted_mask[order[:cnt]] = True
+            remaining = np.nonzero(alive & ~sorted_mask)[0]
+            n_cyc, seg, shown = _cycle_report(n, src, dst, remaining, rec.seg_names)
+            raise GraphError(
+                f"{os.path.basename(path)}: graph is cyclic ({n_cyc} cyclic component(s); "
+                f"segment {seg!r} is on the cycle {shown}); give max_read_len to unroll its "
+                "cycles for reads up to that length (s2g align does so for every batch), or "
+                "use --break-cycles (break_cycles=True) to drop back edges")
+        sorted_mask = np.zeros(n, bool)
+        sorted_mask[order[:cnt]] = True
+        remaining = np.nonzero(alive & ~sorted_mask)[0]
+        back = _back_edges(n, src, dst, remaining)
+        drop = np.isin(src * n + dst, np.fromiter((u * n + v for u, v in back), np.int64, len(back)))
+        broken += int(drop.sum())
+        src, dst = src[~drop], dst[~drop]
+    if broken:
+        warnings.warn(f"{os.path.basename(path)}: --break-cycles removed {broken} edge(s) "
+                      "(DFS back edges, counted on both strands) to make the graph acyclic",
+                      stacklevel=3)
+    return _flatten(rec, seg_len, order, src, dst, n, strands, broken, path)
+
+
+def _doubled_edges(rec, strands):
+    """Edges (src, dst; unique, sorted) of the doubled graph, node ``2s + r``; its node
+    count; which nodes are in the DP (``forward``: the ``+`` nodes only)."""
+    n_seg = len(rec.seg_names)
     src = np.concatenate([2 * rec.link_a + rec.link_ar, 2 * rec.link_b + (1 - rec.link_br)])
     dst = np.concatenate([2 * rec.link_b + rec.link_br, 2 * rec.link_a + (1 - rec.link_ar)])
     n = 2 * n_seg
@@ -512,42 +583,20 @@ def load_graph(path: str, strands: str = "both", break_cycles: bool = False,
     alive = np.ones(n, bool)
     if strands == "forward":
         alive[1::2] = False
-    broken = 0
-    while True:
-        succ_ptr, succ_idx = _csr(n, src, dst)
-        indeg = np.bincount(dst, minlength=n).astype(np.int64)
-        # nodes of the other strand (forward mode) are skipped by giving them a fake in-degree
-        indeg_eff = np.where(alive, indeg, 1)
-        order, cnt = _kahn_lifo(n, succ_ptr, succ_idx, indeg_eff)
-        if cnt == int(alive.sum()):
-            order = order[:cnt]
-            break
-        sorted_mask = np.zeros(n, bool)
-        sorted_mask[order[:cnt]] = True
-        remaining = np.nonzero(alive & ~sorted_mask)[0]
-        if not break_cycles:
-            n_cyc, seg, shown = _cycle_report(n, src, dst, remaining, rec.seg_names)
-            raise GraphError(
-                f"{os.path.basename(path)}: graph is cyclic ({n_cyc} cyclic component(s); "
-                f"segment {seg!r} is on the cycle {shown}); s2g aligns to DAGs: "
-                "use --break-cycles to drop back edges")
-        back = _back_edges(n, src, dst, remaining)
-        drop = np.isin(src * n + dst, np.fromiter((u * n + v for u, v in back), np.int64, len(back)))
-        broken += int(drop.sum())
-        src, dst = src[~drop], dst[~drop]
-    if broken:
-        warnings.warn(f"{os.path.basename(path)}: --break-cycles removed {broken} edge(s) "
-                      "(DFS back edges, counted on both strands) to make the graph acyclic",
-                      stacklevel=2)
-    return _flatten(rec, seg_len, order, src, dst, n, strands, broken, path)
+    return src, dst, n, alive
 
 
-def _flatten(rec, seg_len, order, src, dst, n, strands, broken, path) -> FlatGraph:
+def _flatten(rec, seg_len, order, src, dst, n, strands, broken, path, orig=None,
+             copy=None, walk_bound=0, cyclic_components=0) -> FlatGraph:
+    """The FlatGraph of nodes ``order`` (ids < n, topological) and edges src -> dst.
+    Node id ``x`` is the oriented segment ``orig[x]`` (``2s + r``; default ``x`` itself),
+    ``copy[x]`` the copy of it that an unrolled cyclic graph made (s2g/cyclic.py)."""
     n_nodes = len(order)
     rank = np.full(n, -1, np.int64)
     rank[order] = np.arange(n_nodes)
-    node_seg = (order >> 1).astype(np.int32)
-    node_rev = (order & 1).astype(np.uint8)
+    oriented = order if orig is None else orig[order]
+    node_seg = (oriented >> 1).astype(np.int32)
+    node_rev = (oriented & 1).astype(np.uint8)
     lens = seg_len[node_seg]
     node_start = np.zeros(n_nodes + 1, np.int64)
     np.cumsum(lens, out=node_start[1:])
@@ -572,7 +621,9 @@ def _flatten(rec, seg_len, order, src, dst, n, strands, broken, path) -> FlatGra
         node_rev=node_rev, is_sink=(1 - has_succ).astype(np.uint8),
         seg_names=rec.seg_names, seg_len=seg_len, n_links=len(rec.link_a),
         n_paths=rec.n_paths, n_walks=rec.n_walks, strands=strands, broken_edges=broken,
-        source=path, paths=rec.paths)
+        source=path, paths=rec.paths,
+        node_copy=None if copy is None else copy[order].astype(np.int32),
+        walk_bound=int(walk_bound), cyclic_components=int(cyclic_components))
 
 
 @numba.njit(**NJIT)
@@ -627,8 +678,13 @@ def _components(n, a, b):
     return c
 
 
+#: read lengths whose unrolling cost ``s2g info`` reports for a cyclic graph
+UNROLL_REPORT_LENGTHS = (150, 1000, 10000)
+
+
 def graph_info(path: str, strands: str = "both") -> dict:
-    """Facts for ``s2g info``: sizes, components, cycles, in-degree, node_bound slots."""
+    """Facts for ``s2g info``: sizes, components, cycles (and what unrolling them for
+    exact alignment costs), in-degree, node_bound slots."""
     rec = parse_gfa(path)
     info = {
         "file": path, "gfa_version": rec.version, "segments": len(rec.seg_names),
@@ -636,18 +692,22 @@ def graph_info(path: str, strands: str = "both") -> dict:
         "bases": int(sum(len(s) for s in rec.seg_seqs)),
         "components": int(_components(len(rec.seg_names), rec.link_a, rec.link_b)),
     }
-    try:
-        g = load_graph(path, strands=strands, records=rec)
+    g = open_graph(path, strands=strands, records=rec)
+    if isinstance(g, FlatGraph):
         info["cyclic_components"] = 0
         info["back_edges"] = 0
-    except GraphError as exc:
-        if "cyclic" not in str(exc):
-            raise
+    else:
+        cyc = g
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             g = load_graph(path, strands=strands, break_cycles=True, records=rec)
-        info["cyclic_components"] = int(str(exc).split("(")[1].split()[0])
+        info["cyclic_components"] = cyc.cyclic_components
         info["back_edges"] = g.broken_edges
+        # what exact alignment costs: the DAG unrolled for reads of these lengths (local
+        # mode, default scoring; s2g/cyclic.py)
+        info["bases_in_cycles"] = cyc.scc_bases
+        for m in UNROLL_REPORT_LENGTHS:
+            info[f"unrolled_dp_bases_{m}bp"] = cyc.cost(m)["columns_after"]
     info.update({
         "strands": strands, "dp_nodes": g.n_nodes, "dp_bases": g.n_bases,
         "max_in_degree": g.max_in_degree(), "node_bound_slots": g.n_slots,

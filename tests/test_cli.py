@@ -135,12 +135,15 @@ def test_gzip_input_and_empty_reads_file(gfa_file, tmp_path):
 
 def test_break_cycles(gfa_file, reads_file):
     gfa = gfa_file("S\t1\tACGT\nS\t2\tGGA\nL\t1\t+\t2\t+\t0M\nL\t2\t+\t1\t+\t0M\n")
-    fa = reads_file([("r", "ACGTGGA")])
-    assert_error(s2g_cli("align", gfa, fa), contains=("cyclic", "--break-cycles"))
+    fa = reads_file([("r", "ACGTGGAACGT")])
+    # default: exact on the cyclic graph (cycles unrolled; tests/test_cyclic.py)
+    p = s2g_cli("align", gfa, fa)
+    assert p.returncode == 0 and "\t>1>2>1\t" in p.stdout and "\tAS:i:22\t" in p.stdout, p
+    assert_error(s2g_cli("align", gfa, fa, "--mode", "global"), contains=("cyclic", "--break-cycles"))
     p = s2g_cli("align", gfa, fa, "--break-cycles")
     assert p.returncode == 0, p.stderr
     assert "s2g: warning:" in p.stderr and "removed" in p.stderr
-    assert p.stdout.count("\n") == 1 and "\tAS:i:" in p.stdout
+    assert p.stdout.count("\n") == 1 and "\tAS:i:" in p.stdout and "AS:i:22" not in p.stdout
 
 
 BAD_GFA = [
