@@ -50,7 +50,7 @@ import numba
 import numpy as np
 
 from ._numba import NJIT, PARALLEL
-from .index import hash64, is_closed_syncmer
+from .index import hash64, is_closed_syncmer, lookup
 from .result import BatchResult
 from .scoring import NEG_INF
 from .window import check_mode
@@ -96,7 +96,7 @@ def read_syncmers(q, k, s):
 
 
 @numba.njit(**NJIT)
-def _anchors(q, keys, kcols, k, s, max_occ):
+def _anchors(q, keys, kcols, starts, shift, k, s, max_occ):
     """Anchors (column, read position) of read ``q``, sorted; and the count of skipped seeds."""
     hs, ps = read_syncmers(q, k, s)
     n = 0
@@ -104,9 +104,8 @@ def _anchors(q, keys, kcols, k, s, max_occ):
     lo_at = np.full(len(hs), -1, np.int64)
     hi_at = np.full(len(hs), -1, np.int64)
     for t in range(len(hs)):
-        x = np.searchsorted(keys, hs[t])
-        if x < len(keys) and keys[x] == hs[t]:
-            y = np.searchsorted(keys, hs[t], side="right")
+        x, y = lookup(keys, starts, shift, hs[t])
+        if y > x:
             if y - x > max_occ:
                 skipped += 1
             else:
@@ -201,13 +200,13 @@ def _reach(c, dist, node_start, ptr, idx, forward):
 
 
 @numba.njit(**NJIT)
-def _read_candidates(q, keys, kcols, k, s, max_occ, max_cand, min_chain, max_window,
+def _read_candidates(q, keys, kcols, starts, shift, k, s, max_occ, max_cand, min_chain, max_window,
                      node_start, pred_ptr, pred_idx, succ_ptr, succ_idx, out, stats):
     """Windows of one read into ``out`` (max_cand x 4: lo, hi, chain score, anchors), best
     chain first, overlapping windows merged; returns how many. ``stats``: seeds skipped,
     anchors."""
     m = len(q)
-    ac, aq, skipped = _anchors(q, keys, kcols, k, s, max_occ)
+    ac, aq, skipped = _anchors(q, keys, kcols, starts, shift, k, s, max_occ)
     stats[0] = skipped
     stats[1] = len(ac)
     n = len(ac)
@@ -265,7 +264,7 @@ def _read_candidates(q, keys, kcols, k, s, max_occ, max_cand, min_chain, max_win
 
 
 @numba.njit(**PARALLEL)
-def _candidates(codes, offs, keys, kcols, k, s, max_occ, max_cand, min_chain, max_window,
+def _candidates(codes, offs, keys, kcols, starts, shift, k, s, max_occ, max_cand, min_chain, max_window,
                 node_start, pred_ptr, pred_idx, succ_ptr, succ_idx):
     n = len(offs) - 1
     cand = np.zeros((n, max_cand, 4), np.float64)
@@ -275,7 +274,7 @@ def _candidates(codes, offs, keys, kcols, k, s, max_occ, max_cand, min_chain, ma
         q = codes[offs[r]:offs[r + 1]]
         if len(q) == 0:
             continue
-        ncand[r] = _read_candidates(q, keys, kcols, k, s, max_occ, max_cand, min_chain,
+        ncand[r] = _read_candidates(q, keys, kcols, starts, shift, k, s, max_occ, max_cand, min_chain,
                                     max_window, node_start, pred_ptr, pred_idx, succ_ptr,
                                     succ_idx, cand[r], stats[r])
     return cand, ncand, stats
@@ -398,8 +397,9 @@ class SeededAligner:
             np.cumsum(np.bincount(g.pred_idx, minlength=g.n_nodes), out=ptr[1:])
             dst = np.repeat(np.arange(g.n_nodes, dtype=np.int32), np.diff(g.pred_ptr))
             self._succ = (ptr, dst[order])
+        starts, shift = ix.buckets
         return _candidates(reads.codes_flat, np.asarray(reads.offsets, np.int64), ix.keys,
-                           ix.cols, ix.k, ix.s, self.max_occ, self.max_cand,
+                           ix.cols, starts, shift, ix.k, ix.s, self.max_occ, self.max_cand,
                            self.min_chain, self.max_window, g.node_start, g.pred_ptr,
                            g.pred_idx, self._succ[0], self._succ[1])
 
