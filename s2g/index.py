@@ -282,6 +282,10 @@ def build_index(graph, k: int = K, s: int = S, max_kmers: int = MAX_KMERS) -> Se
     h, c, n, capped = _collect(graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx,
                                graph.slot, graph.n_slots, k, s, max_kmers)
     h, c = h[:n], c[:n]
+    if getattr(graph, "node_copy", None) is not None:   # cyclic, unrolled: copies are no repeats
+        from .cyclic import dedup_seeds
+        h, c = dedup_seeds(graph, h, c)
+        n = len(h)
     order = np.argsort(h, kind="stable")       # stable: columns ascending within a hash
     h, c = h[order], c[order]
     distinct = int(np.count_nonzero(h[1:] != h[:-1])) + 1 if n else 0
@@ -314,7 +318,7 @@ def load_index(path: str, graph=None) -> SeedIndex:
             raise S2GError(f"{path}: not an s2g index (missing {exc})") from None
     if graph is not None and idx.checksum != graph_checksum(graph):
         raise S2GError(f"{path}: index was built from another graph (or other --strands / "
-                       "--break-cycles); rebuild it with 's2g index'")
+                       "--break-cycles / --max-read-len); rebuild it with 's2g index'")
     return idx
 
 
