@@ -313,7 +313,10 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
             bar.update(n_reads)
 
     try:
-        pipeline.run(iter_read_batches(args.reads, args.batch_size), timed("align", align_one),
+        batches = iter_read_batches(args.reads, args.batch_size)
+        if seeded is not None:          # seeding runs in the reader thread, a batch ahead
+            batches = seeded.seed_batches(batches)
+        pipeline.run(batches, timed("align", align_one),
                      timed("traceback", finish_one), timed("write", write),
                      format_one=timed("GAF text", format_one))
     finally:

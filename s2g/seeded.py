@@ -403,12 +403,28 @@ class SeededAligner:
                            self.min_chain, self.max_window, g.node_start, g.pred_ptr,
                            g.pred_idx, self._succ[0], self._succ[1])
 
-    def align_batch(self, reads) -> BatchResult:
-        """Scores, end cells, MAPQ (``res.mapq``) and window bounds (``res.col_lo``)."""
-        t0 = time.perf_counter()
-        cand, ncand, stats = self.candidates(reads)
+    def seed_batches(self, batches):
+        """The batches of ``batches``, each with its :meth:`candidates` attached (``_seeds``):
+        run in a reader thread (s2g align does), the seeding of the next batches overlaps
+        the windows of this one, and :meth:`align_batch` takes them from there."""
+        for reads in batches:
+            t0 = time.perf_counter()
+            reads._seeds = self.candidates(reads)
+            self.totals["seconds seeds+chains"] += time.perf_counter() - t0
+            yield reads
+
+    def align_batch(self, reads, cand=None) -> BatchResult:
+        """Scores, end cells, MAPQ (``res.mapq``) and window bounds (``res.col_lo``);
+        ``cand``: the batch's :meth:`candidates`, when already computed (default: those
+        :meth:`seed_batches` attached, taken off the batch)."""
+        if cand is None:
+            cand = reads.__dict__.pop("_seeds", None)
+        if cand is None:
+            t0 = time.perf_counter()
+            cand = self.candidates(reads)
+            self.totals["seconds seeds+chains"] += time.perf_counter() - t0
+        cand, ncand, stats = cand
         t1 = time.perf_counter()
-        self.totals["seconds seeds+chains"] += t1 - t0
         n = reads.n_reads
         first = np.zeros(n, np.int64)
         np.cumsum(ncand[:-1], out=first[1:])
