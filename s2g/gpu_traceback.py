@@ -202,28 +202,60 @@ def _sizes(idx, score, end_i, end_j, mode, a, e, base, node_start, pred_ptr, pre
     return sizes
 
 
-@numba.njit(parallel=True, **NJIT)
+#: the program's arrays (names and dtypes): one entry per window column, then two per
+#: multi-predecessor edge (their sizes are coff[n] and poff[n])
+PROG_COLUMN = (("p_base", np.uint8), ("p_col", np.int32), ("p_kind", np.int8),
+               ("p_store", np.int32), ("p_mrank", np.int32), ("p_mpa", np.int32),
+               ("p_mpn", np.int32))
+PROG_EDGE = (("mp_slot", np.int32), ("mp_wcol", np.int32))
+
+
+def _prog_arrays(coff, poff, empty=np.empty):
+    """Empty program arrays for offsets ``coff``/``poff``; ``empty(name, size, dtype)``
+    (e.g. pinned host buffers) or ``np.empty``."""
+    nc, ne = int(coff[-1]), max(int(poff[-1]), 1)
+    if empty is np.empty:
+        return [np.empty(nc, dt) for _, dt in PROG_COLUMN] + \
+            [np.empty(ne, dt) for _, dt in PROG_EDGE]
+    return [empty(nm, nc, dt) for nm, dt in PROG_COLUMN] + \
+        [empty(nm, ne, dt) for nm, dt in PROG_EDGE]
+
+
 def _fill(idx, score, end_i, end_j, mode, a, e, base, node_start, pred_ptr, pred_idx, coff, poff,
-          t_lo=None, t_hi=None):
-    """The programs whose sizes :func:`_sizes` gave (same arguments), flat."""
+          t_lo=None, t_hi=None, empty=np.empty):
+    """The programs whose sizes :func:`_sizes` gave (same arguments), flat, in arrays from
+    ``empty`` (see :func:`_prog_arrays`)."""
+    prog = _prog_arrays(coff, poff, empty)
+    win = t_lo is not None
+    if not win:
+        t_lo = t_hi = np.zeros(1, np.int64)
+    _fill_into(idx, score, end_i, end_j, mode, a, e, base, node_start, pred_ptr, pred_idx, coff,
+               poff, win, t_lo, t_hi, *prog)
+    return prog
+
+
+@numba.njit(parallel=True, **NJIT)
+def _fill_into(idx, score, end_i, end_j, mode, a, e, base, node_start, pred_ptr, pred_idx, coff,
+               poff, win, t_lo, t_hi, p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn,
+               mp_slot, mp_wcol):
     n = len(idx)
-    p_base = np.empty(coff[n], np.uint8)
-    p_col = np.empty(coff[n], np.int32)
-    p_kind = np.empty(coff[n], np.int8)
-    p_store = np.empty(coff[n], np.int32)
-    p_mrank = np.empty(coff[n], np.int32)
-    p_mpa = np.empty(coff[n], np.int32)
-    p_mpn = np.empty(coff[n], np.int32)
-    mp_slot = np.empty(max(poff[n], 1), np.int32)
-    mp_wcol = np.empty(max(poff[n], 1), np.int32)
     sizes = np.zeros((n, N_SIZES), np.int64)
     for k in numba.prange(n):
         r = idx[k]
-        lo, hi = (-1, -1) if t_lo is None else (t_lo[k], t_hi[k])
+        lo, hi = (t_lo[k], t_hi[k]) if win else (-1, -1)
         _program(end_i[r], end_j[r], score[r], mode, a, e, base, node_start, pred_ptr, pred_idx,
                  True, coff[k], poff[k], p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn,
                  mp_slot, mp_wcol, sizes[k], lo, hi)
-    return p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn, mp_slot, mp_wcol
+
+
+@numba.njit(parallel=True, **NJIT)
+def _gather_codes(codes_flat, offs, idx, qoff, out):
+    """The codes of reads ``idx``, packed at ``qoff`` into ``out``."""
+    for t in numba.prange(len(idx)):
+        r = idx[t]
+        a = offs[r]
+        for x in range(offs[r + 1] - a):
+            out[qoff[t] + x] = codes_flat[a + x]
 
 
 def _tb_body(n, mode, a, b, o, e, hs, codes, qoff, rows_a, score_a, coff, poff, hoff, soff, doff, xoff,
@@ -550,22 +582,25 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
     xoff = _cum(sz[:, 1] * R1)
     oo = _cum(rows + L + 2)
     co = _cum(L + 1)
+    # device buffers allocated once per thread and reused by every chunk and batch; the
+    # host side of the uploads in page-locked buffers, also reused (a pageable upload is
+    # staged by the driver at a few GB/s: ~300 MB per 50,000 seeded windows)
+    dp = _devpool.pool()
     t0 = time.perf_counter()
     if win is None:
         prog = _fill(idx, score, ei, ej, mode, a, e, graph.base, graph.node_start,
-                     graph.pred_ptr, graph.pred_idx, coff, poff)
+                     graph.pred_ptr, graph.pred_idx, coff, poff, empty=dp.host_empty)
     else:
         z = np.zeros(n, np.int64)
         prog = _fill(np.arange(n), z, z, z, mode, a, e, graph.base, graph.node_start,
-                     graph.pred_ptr, graph.pred_idx, coff, poff, win[0], win[1])
-    t1 = time.perf_counter()
+                     graph.pred_ptr, graph.pred_idx, coff, poff, win[0], win[1],
+                     empty=dp.host_empty)
     # the reads' codes, packed in chunk order
     lens = offs[idx + 1] - offs[idx]
     qoff = _cum(lens)
-    codes = np.concatenate([reads.codes_flat[offs[r]:offs[r + 1]] for r in idx.tolist()]) \
-        if qoff[-1] else np.zeros(1, np.uint8)
-    # device buffers allocated once per thread and reused by every chunk and batch
-    dp = _devpool.pool()
+    codes = dp.host_empty("codes", max(int(qoff[-1]), 1), np.uint8)
+    _gather_codes(reads.codes_flat, offs, np.asarray(idx, np.int64), qoff, codes)
+    t1 = time.perf_counter()
     names = itertools.count()
 
     def d(x):

@@ -45,6 +45,24 @@ class DevicePool:
             self.allocations += 1
         return buf[:size]
 
+    def host_empty(self, name: str, size: int, dtype):
+        """A page-locked host array of ``size`` elements (``put`` uploads it by DMA, without
+        the driver's staging copy), reused as :meth:`empty`'s buffers are: valid until
+        this thread asks for ``name`` again."""
+        from numba import cuda
+        size = int(max(size, 1))
+        dtype = np.dtype(dtype)
+        key = ("host", name)
+        buf = self._bufs.get(key)
+        if not ENABLED:
+            return np.empty(size, dtype)
+        if buf is None or buf.dtype != dtype or buf.size < size:
+            self._bufs[key] = None
+            buf = cuda.pinned_array(size if buf is None else max(size, buf.size + buf.size // 4),
+                                    dtype)
+            self._bufs[key] = buf
+        return buf[:size]
+
     def put(self, name: str, host):
         """A device copy of the 1-D host array ``host`` (in a reused buffer)."""
         host = np.ascontiguousarray(host)
