@@ -21,11 +21,12 @@ Walk bound (how far to unroll)
     walk that must be present has L = M + D bases. Scoring: match +a, mismatch -b, a
     gap of k bases -(o + e*k), e >= 1 (scoring.py refuses e = 0).
 
-    * local: a reported alignment scores S >= 1 (a best of 0 is no alignment), and
+    * local: an alignment with a positive score has a match (mismatches and gaps
+      score <= 0), so the optimum is S >= a (that match alone), and
       S <= a*M - o*[D > 0] - e*D (matches score at most a each; the deletions cost at
       least one opening and e per base; mismatches and insertions only lower S). So
-      D <= (a*m - o - 1) / e when D > 0, and
-      ``L <= m + max(0, floor((a*m - o - 1) / e))``.
+      D <= (a*m - o - a) / e when D > 0, and
+      ``L <= m + max(0, floor((a*(m - 1) - o) / e))``.
     * semiglobal: the whole read is aligned and the optimum is at least
       S_lb = -min(o + e*m, b*m): insert the whole read at any column, or (the graph
       has a cycle, so walks of every length) align it base for base to any m-base walk.
@@ -120,7 +121,7 @@ def walk_bound(m: int, scoring: Scoring | None = None, mode="local") -> int:
     mode = Mode.parse(mode)
     m = max(int(m), 1)
     if mode == Mode.LOCAL:
-        d = (a * m - o - 1) // e
+        d = (a * (m - 1) - o) // e
     elif mode == Mode.SEMIGLOBAL:
         d = (a * m - o + min(o + e * m, b * m)) // e
     else:
