@@ -46,30 +46,36 @@ Unrolling (what is built; :meth:`CyclicGraph.unroll`)
     2. In each cyclic SCC a depth-first search from its first entry node (one with a
        predecessor outside the SCC, else its smallest node) labels back edges; the
        other edges of the SCC (*forward* edges) form a DAG.
-    3. Copy 0 of every node is the graph itself without its back edges. Copy i >= 1 of
-       a node x holds the walks that have crossed exactly i back edges when they enter
-       x; it is built only where such a walk can still be part of a walk of <= L
-       bases: pre_i(x) < L, with pre_i(x) the fewest bases before x's first base on a
-       walk that enters x after i back edges (its first node counts one base: a walk may
-       start at a node's last base). pre_i is a shortest-path problem over (node, copy)
-       with node lengths as weights, solved copy by copy in topological order of the
-       forward edges (``_copies``).
-    4. Edges: forward edges inside each copy, back edges from copy i to copy i + 1,
-       edges into an SCC from outside to copy 0 only, edges out of an SCC from every
-       copy (to copy 0 of the next SCC or to the single node outside).
+    3. Copies count *down*: copy k of a node x holds the walks that still cross k back
+       edges of its SCC after x; copy 0 of every node is the graph itself without its
+       back edges. Copy k >= 1 is built only where such a walk can be part of a walk of
+       <= L bases: post_k(x) < L, with post_k(x) the fewest bases after x's last base on
+       a walk that leaves x and crosses k back edges (its last node counts one base: a
+       walk may end at a node's first base). post_k is a shortest-path problem over
+       (node, copy) with node lengths as weights, solved copy by copy in reverse
+       topological order of the forward edges (``_copies`` on the reversed graph).
+    4. Edges: forward edges inside each copy, back edges from copy k to copy k - 1,
+       edges into an SCC from outside (copy 0 of another SCC, or a single node) to every
+       copy, edges out of an SCC from copy 0 only.
 
-    Exact for every read of length <= m: (a) every walk of <= L bases, started in copy
-    0, is a path of the DAG (each of its prefixes has <= L bases, so each (node, copy)
-    it visits has pre < L, and the edges between them exist); (b) every path of the DAG
-    is a walk of the graph, and a node whose predecessors were all back edges reads the
-    boundary column, whose values (0, or -(o + e*i) in semiglobal mode) are those of a
-    real alignment (insertions at a predecessor). So the DAG's optimum is the cyclic
-    graph's: the tests check it against a fixed-point DP over the cyclic graph
-    (tests/cyclic_ref.py). The end cell and traceback ties follow the unrolled DAG's
-    column order (a cyclic graph has no topological order of its own).
+    Counting down rather than up (copy i = back edges crossed so far) puts the fan at a
+    component's entry (one predecessor column read by every copy: one node_bound slot)
+    instead of its exit (a successor reading every copy's column: one slot per copy, so
+    a read that goes 40 times round MT's loop needed 43 slots; now 4, against 3 without copies).
+
+    Exact for every read of length <= m: (a) every walk of <= L bases is a path of the
+    DAG, entering each SCC in the copy that counts the back edges it crosses there (each
+    of its suffixes has <= L bases, so each (node, copy) it visits has post < L, and the
+    edges between them exist); (b) every path of the DAG is a walk of the graph, and a
+    node without predecessors in the DAG reads the boundary column, whose values (0, or
+    -(o + e*i) in semiglobal mode) are those of a real alignment (insertions at a
+    predecessor). So the DAG's optimum is the cyclic graph's: the tests check it against
+    a fixed-point DP over the cyclic graph (tests/cyclic_ref.py). The end cell and
+    traceback ties follow the unrolled DAG's column order (a cyclic graph has no
+    topological order of its own).
 
 Cost
-    Copies exist only within L bases downstream of back edges: for 150 bp reads the DP
+    Copies exist only within L bases upstream of back edges: for 150 bp reads the DP
     of LPA (one 1,167-segment SCC per strand, 6 kbp) grows by 0.17% (local) and that of
     MT (a 501 bp self loop) by 2.85%; for 10 kbp reads by 10.6% and 114% (41 laps of the
     loop). README.md, "Cyclic graphs", and bench/cyclic.py. The worst case is a short
@@ -249,12 +255,15 @@ def _dfs_back_edges(n, succ_ptr, succ_idx, comp, roots):
 
 @numba.njit(**NJIT)
 def _copies(n, node_len, cyc_nodes, fwd_ptr, fwd_idx, bk_ptr, bk_idx, rank, L):
-    """The copies i >= 1 that a walk of <= L bases can enter (module doc, step 3):
-    (node, copy) pairs, copy by copy, each copy's nodes in forward topological order.
+    """The copies i >= 1 that a walk of <= L bases can use (module doc, step 3):
+    (node, copy) pairs, copy by copy, each copy's nodes by ``rank``.
 
-    pre[x] is the fewest bases before x's first base on a walk that enters x in the
-    current copy; a node enters the heap (keyed by its forward topological rank, so it
-    is final when popped: its forward predecessors rank lower) only with pre < L.
+    Written for walks *entering* x after i back edges (``fwd``/``bk``: successor lists,
+    ``rank``: a topological rank); the caller passes the reversed graph (predecessor
+    lists, reversed rank), which gives the copies that count back edges still to cross.
+    pre[x] is the fewest bases before x's first base on such a walk; a node enters the
+    heap (keyed by rank, so it is final when popped: its predecessors rank lower) only
+    with pre < L.
     """
     INF = np.int64(1) << 62
     pre = np.full(n, INF, np.int64)
@@ -332,8 +341,22 @@ def _uid(v, i, cptr, ccopy, cuid):
 
 
 @numba.njit(**NJIT)
+def _push_edge(src, dst, ne, a, b):
+    if ne == len(src):
+        s2 = np.empty(2 * len(src), np.int64)
+        d2 = np.empty(2 * len(src), np.int64)
+        s2[:ne] = src[:ne]
+        d2[:ne] = dst[:ne]
+        src, dst = s2, d2
+    src[ne] = a
+    dst[ne] = b
+    return src, dst, ne + 1
+
+
+@numba.njit(**NJIT)
 def _unrolled_edges(n, succ_ptr, succ_idx, back, comp, cyc, cptr, ccopy, cuid):
-    """Edges of the unrolled graph (module doc, step 4) as (src, dst) uid arrays."""
+    """Edges of the unrolled graph (module doc, step 4) as (src, dst) uid arrays; copy k
+    of node v is ``_uid(v, k)`` (copy 0: v itself)."""
     cap = len(succ_idx) + 4 * len(ccopy) + 16
     src = np.empty(cap, np.int64)
     dst = np.empty(cap, np.int64)
@@ -345,22 +368,19 @@ def _unrolled_edges(n, succ_ptr, succ_idx, back, comp, cyc, cptr, ccopy, cuid):
             su = u if t == 0 else cuid[cptr[u] + t - 1]
             for k in range(succ_ptr[u], succ_ptr[u + 1]):
                 v = succ_idx[k]
-                if cyc[u] and comp[v] == comp[u]:
-                    dv = _uid(v, i + 1 if back[k] else i, cptr, ccopy, cuid)
-                else:
-                    dv = v                  # leaving the SCC (or acyclic): copy 0
-                if dv < 0:
-                    continue
-                if ne == cap:
-                    cap *= 2
-                    s2 = np.empty(cap, np.int64)
-                    d2 = np.empty(cap, np.int64)
-                    s2[:ne] = src[:ne]
-                    d2[:ne] = dst[:ne]
-                    src, dst = s2, d2
-                src[ne] = su
-                dst[ne] = dv
-                ne += 1
+                if cyc[u] and comp[v] == comp[u]:      # inside an SCC
+                    if back[k]:
+                        if i == 0:
+                            continue                    # no back edge left to cross
+                        dv = _uid(v, i - 1, cptr, ccopy, cuid)
+                    else:
+                        dv = _uid(v, i, cptr, ccopy, cuid)
+                    if dv >= 0:
+                        src, dst, ne = _push_edge(src, dst, ne, su, dv)
+                elif i == 0:                            # leaving from copy 0, into every copy
+                    src, dst, ne = _push_edge(src, dst, ne, su, v)
+                    for c in range(cptr[v], cptr[v + 1]):
+                        src, dst, ne = _push_edge(src, dst, ne, su, cuid[c])
     return src[:ne], dst[:ne]
 
 
@@ -414,10 +434,11 @@ class CyclicGraph:
             raise AssertionError("cyclic: the graph without its back edges is not a DAG")
         self.rank = np.full(n, n, np.int64)
         self.rank[order[:cnt]] = np.arange(cnt)
+        # the reversed graph's forward (inside an SCC) and back edges, for ``_copies``
         inside = self.cyc[fs] & (comp[fs] == comp[fd])
-        self.fwd_ptr, self.fwd_idx = _csr(n, fs[inside], fd[inside])
+        self.rfwd_ptr, self.rfwd_idx = _csr(n, fd[inside], fs[inside])
         bs, bd = esrc[self.back], self.succ_idx[self.back]
-        self.bk_ptr, self.bk_idx = _csr(n, bs, bd)
+        self.rbk_ptr, self.rbk_idx = _csr(n, bd, bs)
         self._cache: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
 
@@ -437,11 +458,13 @@ class CyclicGraph:
         return int(self.node_len[self.cyc].sum())
 
     def _layout(self, L):
-        """(node, copy) of every copy i >= 1 for walks of <= L bases."""
+        """(node, copy) of every copy k >= 1 for walks of <= L bases: on the reversed
+        graph, copy k counts the back edges a walk still crosses (module doc, step 3)."""
+        rrank = self.n - self.rank
         cyc_nodes = np.flatnonzero(self.cyc).astype(np.int64)
-        cyc_nodes = cyc_nodes[np.argsort(self.rank[cyc_nodes], kind="stable")]
-        return _copies(self.n, self.node_len, cyc_nodes, self.fwd_ptr, self.fwd_idx,
-                       self.bk_ptr, self.bk_idx, self.rank, np.int64(L))
+        cyc_nodes = cyc_nodes[np.argsort(rrank[cyc_nodes], kind="stable")]
+        return _copies(self.n, self.node_len, cyc_nodes, self.rfwd_ptr, self.rfwd_idx,
+                       self.rbk_ptr, self.rbk_idx, rrank, np.int64(L))
 
     def cost(self, m: int, scoring: Scoring | None = None, mode="local") -> dict:
         """What unrolling for reads of <= m bases costs, without building the DAG."""

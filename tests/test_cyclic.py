@@ -131,6 +131,17 @@ def test_two_cycle_and_inversion_cycle(gfa_file):
     assert got == [20, 20] and lines[0].split("\t")[5] == ">1<2>1<2"
 
 
+def test_laps_cost_no_node_bound_slots(gfa_file):
+    """Copies count the back edges still to cross, so a short loop's many copies fan out
+    from the node before it (one slot) instead of fanning in to the node after it (one
+    slot per copy): 200 laps of a 1-base loop, and still a handful of slots."""
+    path = gfa_file("S\t1\tACGT\nS\t2\tA\nS\t3\tCCTG\nL\t1\t+\t2\t+\t0M\n"
+                    "L\t2\t+\t2\t+\t0M\nL\t2\t+\t3\t+\t0M\n")
+    g, got, _ = check(path, ["ACGT" + "A" * 200 + "CCTG"], max_len=208)
+    assert got == [416] and g.node_copy.max() >= 200
+    assert g.n_slots <= 4 and g.max_in_degree() <= 2
+
+
 def test_acyclic_graph_is_not_unrolled(gfa_file):
     path = gfa_file("S\t1\tACGT\nS\t2\tGGA\nL\t1\t+\t2\t+\t0M\n")
     plain = s2g.load_graph(path)
