@@ -217,6 +217,10 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
     from .variants import registry
 
     t0 = time.perf_counter()
+    pre = None
+    if args.method != "exact" and not getattr(args, "dask", None):
+        from .index import index_path, preload_index    # read it while the graph parses
+        pre = preload_index(args.index or index_path(args.graph))
     graph = _open_graph(args, scoring, mode)   # a FlatGraph, or a CyclicGraph (cyclic.py)
     spent = {"load graph": time.perf_counter() - t0}
 
@@ -232,7 +236,7 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
                 spent[name] = spent.get(name, 0.0) + t1 - t
                 span.setdefault(name, [t - t0, 0.0])[1] = t1 - t0
         return run
-    seeded = _seeded_aligner(args, graph, scoring, mode, registry.REGISTRY[variant], module)
+    seeded = _seeded_aligner(args, graph, scoring, mode, registry.REGISTRY[variant], module, pre)
     if seeded is not None:
         t1 = time.perf_counter()
         spent["index"] = t1 - t0 - spent["load graph"]
@@ -365,7 +369,7 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
 AUTO_SEEDED_COLUMNS = {"cuda": 1_000_000, "cpu": 100_000}
 
 
-def _seeded_aligner(args, graph, scoring, mode, info, module):
+def _seeded_aligner(args, graph, scoring, mode, info, module, preloaded=None):
     """The SeededAligner for this run, or None for full-graph DP (``--exact``, or auto on a
     small graph); says which on stderr when auto chose seeded."""
     method = args.method
@@ -396,7 +400,7 @@ def _seeded_aligner(args, graph, scoring, mode, info, module):
     if args.secondary < 0 or not 0 <= args.secondary_ratio <= 1:
         raise S2GError("-N/--secondary must be >= 0 and --secondary-ratio between 0 and 1")
     say = None if args.quiet else (lambda msg: print(f"s2g: {msg}", file=sys.stderr))
-    index = get_index(graph, args.graph, args.index, progress=say)
+    index = get_index(graph, args.graph, args.index, progress=say, preloaded=preloaded)
     return SeededAligner(graph, index, scoring, mode, max_occ=args.max_occ,
                          max_cand=args.max_windows,
                          unseeded=args.unseeded, full_module=module,

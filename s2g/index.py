@@ -298,9 +298,34 @@ def index_path(graph_path: str) -> str:
     return graph_path + SUFFIX
 
 
+def preload_index(path: str):
+    """Start reading the index at ``path`` in a background thread (file reads release the
+    GIL, so it overlaps the parsing of the graph); returns a future for :func:`get_index`'s
+    ``preloaded``, or None when there is no file there."""
+    if not os.path.isfile(path):
+        return None
+    from concurrent.futures import ThreadPoolExecutor
+    ex = ThreadPoolExecutor(1, thread_name_prefix="s2g-index")
+    fut = ex.submit(load_index, path)
+    ex.shutdown(wait=False)
+    return fut
+
+
 def load_index(path: str, graph=None) -> SeedIndex:
     """Read an index written by :meth:`SeedIndex.save`; with ``graph``, refuse one that was
     built from another graph (or another version of s2g's index format)."""
+    idx = _read_index(path)
+    _check_graph(idx, path, graph)
+    return idx
+
+
+def _check_graph(idx, path, graph):
+    if graph is not None and idx.checksum != graph_checksum(graph):
+        raise S2GError(f"{path}: index was built from another graph (or other --strands / "
+                       "--break-cycles / --max-read-len); rebuild it with 's2g index'")
+
+
+def _read_index(path: str) -> SeedIndex:
     try:
         z = np.load(path, allow_pickle=False)
     except FileNotFoundError:
@@ -316,16 +341,20 @@ def load_index(path: str, graph=None) -> SeedIndex:
             idx = SeedIndex(int(z["k"]), int(z["s"]), str(z["checksum"]), z["keys"], z["cols"])
         except KeyError as exc:
             raise S2GError(f"{path}: not an s2g index (missing {exc})") from None
-    if graph is not None and idx.checksum != graph_checksum(graph):
-        raise S2GError(f"{path}: index was built from another graph (or other --strands / "
-                       "--break-cycles / --max-read-len); rebuild it with 's2g index'")
+    idx.buckets                 # the lookup table too, while the graph is still parsing
     return idx
 
 
 def get_index(graph, graph_path: str, index: str | None = None, build: bool = True,
-              save: bool = True, progress=None, **params) -> SeedIndex:
-    """The index beside ``graph_path`` (or at ``index``), built and saved when missing."""
+              save: bool = True, progress=None, preloaded=None, **params) -> SeedIndex:
+    """The index beside ``graph_path`` (or at ``index``), built and saved when missing;
+    ``preloaded``: :func:`preload_index`'s future for that path (checked against ``graph``
+    here)."""
     path = index or index_path(graph_path)
+    if preloaded is not None:
+        idx = preloaded.result()
+        _check_graph(idx, path, graph)
+        return idx
     if os.path.exists(path):
         return load_index(path, graph)
     if index is not None or not build:
