@@ -6,7 +6,9 @@
 # Simulates the graph and reads (s2g simulate, seed 3), builds the seed index when the
 # options include --seeded, then runs `s2g align ... --timings` RUNS times (the first
 # compiles what is not cached yet; WARM_READS=N: an untimed run on the first N reads
-# first) and compares the GAF of the runs. Log: $OUT/e2e.log.
+# first; REPEAT=C: the reads file holds C renamed copies of the simulated reads, which
+# costs less device time than simulating C times as many) and compares the GAF of the
+# runs. Log: $OUT/e2e.log.
 set -uo pipefail
 if [ -d .whl ] && [ -z "${S2G_NO_WHEELS:-}" ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
@@ -32,6 +34,12 @@ if [ ! -e "$key" ]; then
     --seed 3 >/dev/null || exit 1
   echo "simulate: $(( ($(date +%s%N) - t) / 1000000 )) ms" | tee -a "$log"
   touch "$key"
+fi
+if [ "${REPEAT:-1}" -gt 1 ] && [ ! -e /tmp/e2e/g.fq.$REPEAT ]; then   # more reads, cheaply:
+  for c in $(seq 1 "$REPEAT"); do                # REPEAT renamed copies of the simulated reads
+    awk -v c="$c" 'NR % 4 == 1 {print $1 "_" c; next} {print}' /tmp/e2e/g.fq
+  done > /tmp/e2e/rep.fq && mv /tmp/e2e/rep.fq /tmp/e2e/g.fq && touch /tmp/e2e/g.fq.$REPEAT
+  echo "reads: $REPEAT renamed copies of the $reads simulated reads" | tee -a "$log"
 fi
 if [[ " $* " == *" --seeded "* ]] && [ ! -e /tmp/e2e/g.gfa.s2gi ]; then
   t=$(date +%s%N)
