@@ -27,13 +27,16 @@ from numba import types
 from numba.typed import Dict
 
 from ._numba import NJIT
-from .dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_INS, H_START, LOCAL
+from .dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_DIAG, H_INS, H_START, LOCAL
 from .errors import S2GError
 from .result import Traceback
 from .scoring import NEG_INF
 from .tb_common import (_OPCH, OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK, ST_TOO_BIG,
                         _raise_status, _summarize, _summary_arrays, _window, tb_cell)
+from .variants import simd
+from .variants.simd import GRAPH_N, PAD_CODE, cast
 
+_LANE_TYPES = (np.int16, np.int32, np.int64)
 #: default bound on window cells per read (bytes of direction data); --max-traceback-cells
 MAX_CELLS = 1 << 31
 
@@ -356,20 +359,18 @@ def traceback_one(graph, q, score, end_i, end_j, scoring, mode, max_cells=MAX_CE
 
 
 @numba.njit(parallel=True, **NJIT)
-def _traceback_many(idx, codes, offs, score, end_i, end_j, base, node_start, pred_ptr, pred_idx,
-                    slot, n_slots, mode, a, b, o, e, max_cells, oo, co, col_lo):
-    """:func:`traceback_read` for reads ``idx`` in parallel, each summarised by
-    :func:`_summarize` into flat arrays, so no per-read numpy work is left for Python.
-    ``oo``/``co``: prefix sums of the per-read bounds on ops (``i + L + 2``) and consumed
-    columns (``L + 1``, at least one path node) that traceback_read itself allocates.
+def _traceback_many(pos, idx, codes, offs, score, end_i, end_j, base, node_start, pred_ptr,
+                    pred_idx, slot, n_slots, mode, a, b, o, e, max_cells, oo, co, col_lo, st,
+                    start, cells, run_op, run_len, n_runs, path, n_path, geo, counts):
+    """:func:`traceback_read` (scalar, int64, row bands when the window is large) for
+    the reads ``idx[pos]`` of a chunk in parallel, each summarised by :func:`_summarize`
+    into row ``k = pos[t]`` of the chunk's flat outputs, so no per-read numpy work is
+    left for Python. ``oo``/``co``: prefix sums of the per-read bounds on ops
+    (``i + L + 2``) and consumed columns (``L + 1``, at least one path node).
     ``col_lo[r]``: read ``r``'s window lower bound (seeded alignment; 0 = none).
     """
-    n = len(idx)
-    run_op, run_len, n_runs, path, n_path, geo, counts = _summary_arrays(n, oo, co)
-    st = np.empty(n, np.int64)
-    start = np.empty(n, np.int64)
-    cells = np.empty(n, np.int64)
-    for k in numba.prange(n):
+    for t in numba.prange(len(pos)):
+        k = pos[t]
         r = idx[k]
         q = codes[offs[r]:offs[r + 1]]
         s_, si, op_r, col_r, c = traceback_read(q, end_i[r], end_j[r], score[r], base, node_start,
@@ -381,7 +382,584 @@ def _traceback_many(idx, codes, offs, score, end_i, end_j, base, node_start, pre
         if s_ == ST_OK:
             _summarize(k, op_r, col_r, end_j[r], node_start, oo, co, run_op, run_len, n_runs,
                        path, n_path, geo, counts)
-    return st, start, cells, run_op, run_len, n_runs, path, n_path, geo, counts
+
+
+# ------------------------------------------------------------------ lanes across reads
+#
+# The same window DP as traceback_read, for many reads at once in the simd variant's
+# lane layout (s2g/variants/simd.py): a group of reads runs its windows in lockstep,
+# every DP vector a [row][lane] array with the lane loop innermost.
+
+#: program column kinds: continue the previous window column; or start from the virtual
+#: column (K_VIRT) or from "unreachable" (K_NEG, global mode) and merge a predecessor list
+K_CONT, K_VIRT, K_NEG = 0, 1, 2
+#: lane kernel direction bit 2: this cell's X = max(H - o - e, E - e) took E - e (so a
+#: deletion that reaches the cell from a successor extends). traceback_read keeps the
+#: same fact at the successor (E_EXT); the lane walk reads it one column later
+X_EXT = E_EXT
+#: lanes per group by lane type (two 512-bit registers per row step, as the simd variant)
+LANES_TB = {np.int16: 64, np.int32: 32}
+#: a read is traced in lanes when its window has at most LANE_CELLS cells, and a group's
+#: direction bytes stay under GROUP_BYTES (its widest windows go to traceback_read)
+LANE_CELLS = 1 << 21
+GROUP_BYTES = 1 << 25
+#: predecessor choices are int16 list positions
+MAX_PREDS = 32767
+#: chunk status of a read the lanes left to traceback_read
+ST_DEFER = -1
+
+
+@numba.njit(inline="always", **NJIT)
+def _in_window(wn, p):
+    """Index of node ``p`` in the ascending window nodes ``wn``, or -1."""
+    k = np.searchsorted(wn, p)
+    return k if k < len(wn) and wn[k] == p else -1
+
+
+@numba.njit(**NJIT)
+def _lane_program(wn, ws, we, mode, node_start, pred_ptr, pred_idx, fill, c0, m0, p_col,
+                  p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol, sizes):
+    """A read's traceback window (``wn, ws, we`` from :func:`_window`) as a column
+    program, one record per window column ``w`` (flat index ``c0 + w``): graph column,
+    kind (``K_CONT``, or a merge from ``K_VIRT``/``K_NEG`` exactly where
+    :func:`_sweep` starts from the virtual column or unreachable), the merge's list of
+    in-window predecessors (entries ``m0 + p_mpa[w] ..``: the window slot holding each
+    one's last column and that column's window index), the merge's rank among the
+    read's merges with a list (where its choices are kept), and the window slot the
+    column is stored into (-1: none). Window slots are allocated by liveness as in
+    :mod:`s2g.gpu_traceback`. Always writes ``sizes`` = (window columns, merges with a
+    list, list entries, window slots, longest list, node-first columns with
+    predecessors); the program only with ``fill``.
+    """
+    nw = len(wn)
+    woff = np.zeros(nw + 1, np.int64)
+    nf = 0
+    for k in range(nw):
+        woff[k + 1] = woff[k] + we[k] - ws[k] + 1
+        if ws[k] == 0 and pred_ptr[wn[k] + 1] > pred_ptr[wn[k]]:
+            nf += 1
+    merges = np.zeros(nw, np.bool_)
+    last_use = np.full(nw, -1, np.int64)
+    for k in range(nw):
+        v = wn[k]
+        pa, pb = pred_ptr[v], pred_ptr[v + 1]
+        if ws[k] != 0 or pb == pa:
+            continue
+        if pb - pa == 1 and pred_idx[pa] == v - 1 and k > 0 and wn[k - 1] == v - 1:
+            continue                         # continues the previous window column
+        merges[k] = True
+        for u in range(pa, pb):
+            kp = _in_window(wn, pred_idx[u])
+            if kp >= 0:
+                last_use[kp] = k
+    slot_of = np.full(nw, -1, np.int64)
+    used = np.zeros(nw + 1, np.bool_)
+    n_sl = 0
+    nm = 0
+    nmp = 0
+    longest = 0
+    for k in range(nw):
+        v = wn[k]
+        pa, pb = pred_ptr[v], pred_ptr[v + 1]
+        n_list = 0
+        if merges[k]:
+            for u in range(pa, pb):          # ascending: the lowest index wins ties
+                kp = _in_window(wn, pred_idx[u])
+                if kp >= 0:
+                    if fill:
+                        mp_slot[m0 + nmp + n_list] = slot_of[kp]
+                        mp_wcol[m0 + nmp + n_list] = woff[kp + 1] - 1
+                    n_list += 1
+        if fill:
+            kind = K_NEG if (mode == GLOBAL and (ws[k] > 0 or pb > pa)) else K_VIRT
+            for c in range(ws[k], we[k] + 1):
+                w = c0 + woff[k] + c - ws[k]
+                p_col[w] = node_start[v] + c
+                p_store[w] = -1
+                p_mrank[w] = -1
+                p_mpa[w] = 0
+                p_mpn[w] = 0
+                if c > ws[k] or (c == 0 and pb > pa and not merges[k]):
+                    p_kind[w] = K_CONT
+                else:
+                    p_kind[w] = kind
+                    if n_list > 0:
+                        p_mrank[w] = nm
+                        p_mpa[w] = nmp
+                        p_mpn[w] = n_list
+        if n_list > 0:
+            nm += 1
+            nmp += n_list
+            longest = max(longest, n_list)
+        if merges[k]:                        # free the slots this node read last
+            for u in range(pa, pb):
+                kp = _in_window(wn, pred_idx[u])
+                if kp >= 0 and last_use[kp] == k and slot_of[kp] >= 0:
+                    used[slot_of[kp]] = False
+        if last_use[k] >= 0:
+            s = 0
+            while used[s]:
+                s += 1
+            used[s] = True
+            slot_of[k] = s
+            n_sl = max(n_sl, s + 1)
+            if fill:
+                p_store[c0 + woff[k + 1] - 1] = s
+    sizes[0] = woff[nw]
+    sizes[1] = nm
+    sizes[2] = nmp
+    sizes[3] = n_sl
+    sizes[4] = longest
+    sizes[5] = nf
+
+
+@numba.njit(inline="always", **NJIT)
+def _tb_column(Q, M, L, G, PH, PX, H, X, D, hup, fp, mode, a, mb, oe, e, floor, slim, neg, z):
+    """:func:`_band_column` on every lane at once (rows 0..M), with the simd variant's
+    ``_column`` arithmetic: every operand in the lane type (its module doc, assembly).
+
+    ``PH``/``PX``: predecessor vectors (``PX`` = this column's E); writes ``H``,
+    ``X = max(H - o - e, E - e)`` and each cell's direction byte into ``D``: H's source
+    in :func:`tb_cell`'s tie order (diagonal, deletion, insertion; local start at <= 0),
+    ``X_EXT`` (X took E - e) and ``F_EXT``. ``slim``: 0 in local mode, the lane type's
+    minimum otherwise (never reached: no start).
+    """
+    if mode == GLOBAL:
+        for l in range(L):
+            h0 = PX[0, l]
+            H[0, l] = h0
+            ho = cast(h0 - oe, z)
+            ex = cast(h0 - e, z)
+            X[0, l] = max(ho, ex)
+            D[0, l] = np.uint8(H_DEL | X_EXT) if ex > ho else np.uint8(H_DEL)
+    else:
+        mo = cast(z - oe, z)
+        for l in range(L):
+            H[0, l] = z
+            X[0, l] = mo
+            D[0, l] = H_START
+    for l in range(L):
+        hup[l] = H[0, l]
+        fp[l] = neg
+    u0 = np.uint8(0)
+    for i in range(1, M + 1):
+        # the hot loop: lane-type operands, uint8 codes built by selects; F and H of the
+        # row above run through fp[]/hup[] (a load of H[i-1] beside the store to H[i]
+        # defeats LLVM's alias check)
+        for l in range(L):
+            fo = cast(hup[l] - oe, z)
+            fx = cast(fp[l] - e, z)
+            fv = max(fo, fx)
+            ev = PX[i, l]
+            dg = cast(PH[i - 1, l] + (a if Q[i - 1, l] == G[l] else mb), z)
+            h1 = max(dg, ev)
+            h2 = max(h1, fv)
+            h = max(h2, floor)
+            ho = cast(h - oe, z)
+            ex = cast(ev - e, z)
+            X[i, l] = max(ho, ex)
+            H[i, l] = h
+            d = np.uint8(H_DEL) if ev > dg else np.uint8(H_DIAG)
+            d = np.uint8(H_INS) if fv > h1 else d
+            d = np.uint8(H_START) if h2 <= slim else d
+            d = np.uint8(d | (np.uint8(X_EXT) if ex > ho else u0))
+            D[i, l] = np.uint8(d | (np.uint8(F_EXT) if fx > fo else u0))
+            hup[l] = h
+            fp[l] = fv
+
+
+@numba.njit(inline="always", **NJIT)
+def _lane_merge(l, Rl, virt, n, ent, SH, SX, VH, VX, neg, PH, PX, dc, ec, th, tx):
+    """Lane ``l``'s merge at a node-first column, rows ``0..Rl-1``: from the virtual
+    column (``virt``) or unreachable, then the ``n`` in-window predecessors whose last
+    columns are in the lane's slots ``ent[0..n-1]`` (ascending node order). A real
+    predecessor wins a tie with the virtual column, the lowest index among real ones
+    (:func:`_sweep`'s rule); ``dc``/``ec`` get the list position that gave the diagonal
+    and the deletion (-1: the start). The rows are contiguous in the lane-major slots
+    ``SH[l, s]``, so the merge runs vectorised down the rows; the result is scattered
+    into the lane's column of ``PH``/``PX``.
+    """
+    for i in range(Rl):
+        th[i] = VH[i] if virt else neg
+        tx[i] = VX[i] if virt else neg
+        dc[i] = -1
+        ec[i] = -1
+    for t in range(n):
+        hs = SH[l, ent[t]]
+        xs = SX[l, ent[t]]
+        tt = np.int16(t)
+        for i in range(Rl):
+            hp = hs[i]
+            ph = th[i]
+            take = (hp > ph) | ((hp == ph) & (dc[i] < 0))
+            th[i] = hp if take else ph
+            dc[i] = tt if take else dc[i]
+            xp = xs[i]
+            px = tx[i]
+            take = (xp > px) | ((xp == px) & (ec[i] < 0) & (xp > neg))
+            tx[i] = xp if take else px
+            ec[i] = tt if take else ec[i]
+    for i in range(Rl):
+        PH[i, l] = th[i]
+        PX[i, l] = tx[i]
+
+
+@numba.njit(inline="always", **NJIT)
+def _room(buf, n):
+    """``buf`` when it holds ``n`` items, else a new (uninitialised) one that does."""
+    return buf if len(buf) >= n else np.empty(max(n, 2 * len(buf)), buf.dtype)
+
+
+@numba.njit(inline="always", **NJIT)
+def _keep(buf, n, used):
+    """``buf`` grown to ``n`` items keeping its first ``used``."""
+    if len(buf) >= n:
+        return buf
+    out = np.empty(max(n, 2 * len(buf)), buf.dtype)
+    out[:used] = buf[:used]
+    return out
+
+
+@numba.njit(**NJIT)
+def _lane_programs(gi, groups, idx, score, end_i, end_j, col_lo, node_start, pred_ptr, pred_idx,
+                   mode, a, e, max_cells, cap, prog, rows, wl, pw, pm, nsl, nmg, st):
+    """Windows and programs of group ``gi``'s reads into the worker's buffers ``prog``
+    (grown as needed; returned). Per lane: rows, window columns ``wl`` (0: idle or left
+    to traceback_read, status ST_DEFER), program offsets ``pw``/``pm``, window slots,
+    merges with a list. A window over LANE_CELLS cells, over ``max_cells`` bytes as
+    traceback_read counts them, or with a longer predecessor list than MAX_PREDS is
+    deferred; so are the widest while the group's direction bytes pass ``cap``."""
+    p_col, p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol = prog
+    L = len(rows)
+    sizes = np.zeros(6, np.int64)
+    for l in range(L):
+        pw[l + 1] = pw[l]
+        pm[l + 1] = pm[l]
+        k = groups[gi, l]
+        wl[l] = 0
+        rows[l] = 0
+        if k < 0:
+            continue
+        r = idx[k]
+        rows[l] = end_i[r]
+        Lb = end_i[r] + max(0, a * end_i[r] - score[r]) // e
+        v_end = np.searchsorted(node_start, end_j[r], side="right") - 1
+        wn, ws, we = _window(v_end, end_j[r] - node_start[v_end], Lb, node_start, pred_ptr,
+                             pred_idx, col_lo[r])
+        _lane_program(wn, ws, we, mode, node_start, pred_ptr, pred_idx, False, 0, 0, p_col,
+                      p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol, sizes)
+        W = sizes[0]
+        if (W * (rows[l] + 1) > LANE_CELLS or sizes[4] > MAX_PREDS
+                or (W + 16 * sizes[5]) * (rows[l] + 1) > max_cells):
+            st[k] = ST_DEFER
+            continue
+        n1, m1 = pw[l] + W, pm[l] + sizes[2]
+        if len(p_col) < n1:
+            p_col = _keep(p_col, n1, pw[l])
+            p_kind = _keep(p_kind, n1, pw[l])
+            p_mpa = _keep(p_mpa, n1, pw[l])
+            p_mpn = _keep(p_mpn, n1, pw[l])
+            p_mrank = _keep(p_mrank, n1, pw[l])
+            p_store = _keep(p_store, n1, pw[l])
+        if len(mp_slot) < m1:
+            mp_slot = _keep(mp_slot, m1, pm[l])
+            mp_wcol = _keep(mp_wcol, m1, pm[l])
+        _lane_program(wn, ws, we, mode, node_start, pred_ptr, pred_idx, True, pw[l], pm[l], p_col,
+                      p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol, sizes)
+        wl[l] = W
+        pw[l + 1] = n1
+        pm[l + 1] = m1
+        nsl[l] = sizes[3]
+        nmg[l] = sizes[1]
+    while True:                              # the group's direction bytes under cap
+        W = 0
+        M = 0
+        n = 0
+        widest = -1
+        for l in range(L):
+            if wl[l] > 0:
+                n += 1
+                M = max(M, rows[l])
+                if widest < 0 or wl[l] > wl[widest]:
+                    widest = l
+                W = max(W, wl[l])
+        if n <= 1 or W * (M + 1) * L <= cap:
+            break
+        st[groups[gi, widest]] = ST_DEFER
+        wl[widest] = 0
+    return p_col, p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol
+
+
+@numba.njit(**NJIT)
+def _lane_worker(t, n_threads, groups, codes, offs, idx, score, end_i, end_j, col_lo, base,
+                 gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg, slim, max_cells,
+                 cap, oo, co, st, start, cells, run_op, run_len, n_runs, path, n_path, geo,
+                 counts):
+    """Groups ``t, t + n_threads, ...``: for each, its reads' programs
+    (:func:`_lane_programs`), the lockstep DP (at step k lane l computes its own window
+    column k, as the simd variant's lockstep windows do: a lane's merges and slot
+    stores are its own, the column is one vector pass over every lane), each end cell's
+    check, and the walks (:func:`traceback_read`'s, on the program) summarised into the
+    chunk's outputs (:func:`_summarize`).
+
+    Memory per group: direction bytes ``widest window x (most rows + 1) x lanes``, int16
+    choices (2 x 2 bytes per row of each merge with a list), and the window slots'
+    columns (lane-major: ``[lane][slot][row]``, so a merge runs down contiguous rows).
+    Buffers live as long as the worker.
+    """
+    z = cast(0, a)
+    oe = cast(o + e, a)
+    floor = z if mode == LOCAL else neg
+    gn = cast(GRAPH_N, a)
+    pad = cast(PAD_CODE, a)
+    lt = np.full(1, z)                       # the lane type, for np.empty
+    Lmax = groups.shape[1]
+    prog = (np.empty(4096, np.int64), np.empty(4096, np.uint8), np.empty(4096, np.int32),
+            np.empty(4096, np.int32), np.empty(4096, np.int32), np.empty(4096, np.int32),
+            np.empty(1024, np.int32), np.empty(1024, np.int32))
+    rows = np.zeros(Lmax, np.int64)
+    wl = np.zeros(Lmax, np.int64)
+    pw = np.zeros(Lmax + 1, np.int64)
+    pm = np.zeros(Lmax + 1, np.int64)
+    nsl = np.zeros(Lmax, np.int64)
+    nmg = np.zeros(Lmax, np.int64)
+    coff = np.zeros(Lmax + 1, np.int64)
+    endv = np.zeros(Lmax, np.int64)
+    G = np.empty(Lmax, lt.dtype)
+    hup = np.empty(Lmax, lt.dtype)
+    fp = np.empty(Lmax, lt.dtype)
+    qbuf = np.empty(0, lt.dtype)
+    hbuf = np.empty(0, lt.dtype)
+    xbuf = np.empty(0, lt.dtype)
+    shbuf = np.empty(0, lt.dtype)
+    sxbuf = np.empty(0, lt.dtype)
+    vbuf = np.empty(0, lt.dtype)
+    dbuf = np.empty(0, np.uint8)
+    cbuf = np.empty(0, np.int16)
+    obuf = np.empty(0, np.uint8)
+    jbuf = np.empty(0, np.int64)
+    for gi in range(t, groups.shape[0], n_threads):
+        L = 0
+        for l in range(Lmax):
+            if groups[gi, l] >= 0:
+                L = l + 1
+        prog = _lane_programs(gi, groups, idx, score, end_i, end_j, col_lo, node_start,
+                              pred_ptr, pred_idx, mode, a, e, max_cells, cap, prog, rows[:L],
+                              wl[:L], pw[:L + 1], pm[:L + 1], nsl[:L], nmg[:L], st)
+        p_col, p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol = prog
+        M = 0
+        W = 0
+        S = 1
+        ob = 1
+        for l in range(L):
+            coff[l + 1] = coff[l]
+            if wl[l] == 0:
+                continue
+            M = max(M, rows[l])
+            W = max(W, wl[l])
+            S = max(S, nsl[l])
+            coff[l + 1] = coff[l] + nmg[l] * (rows[l] + 1)
+            k = groups[gi, l]
+            ob = max(ob, oo[k + 1] - oo[k])
+        if W == 0:
+            continue
+        R = M + 1
+        # ---- buffers (reused; views shaped for this group)
+        qbuf = _room(qbuf, max(M, 1) * L)
+        hbuf = _room(hbuf, 2 * R * L)
+        xbuf = _room(xbuf, 2 * R * L)
+        shbuf = _room(shbuf, L * S * R)
+        sxbuf = _room(sxbuf, L * S * R)
+        vbuf = _room(vbuf, 4 * R)
+        dbuf = _room(dbuf, W * R * L)
+        cbuf = _room(cbuf, 2 * max(coff[L], 1))
+        obuf = _room(obuf, ob)
+        jbuf = _room(jbuf, ob)
+        Q = qbuf[:max(M, 1) * L].reshape((max(M, 1), L))
+        Hb = hbuf[:2 * R * L].reshape((2, R, L))
+        Xb = xbuf[:2 * R * L].reshape((2, R, L))
+        SH = shbuf[:L * S * R].reshape((L, S, R))
+        SX = sxbuf[:L * S * R].reshape((L, S, R))
+        VH = vbuf[:R]
+        VX = vbuf[R:2 * R]
+        th = vbuf[2 * R:3 * R]
+        tx = vbuf[3 * R:4 * R]
+        D = dbuf[:W * R * L].reshape((W, R, L))
+        nc2 = max(coff[L], 1)
+        DC = cbuf[:nc2]
+        EC = cbuf[nc2:2 * nc2]
+        for i in range(max(M, 1)):
+            for l in range(L):
+                Q[i, l] = pad
+        for l in range(L):
+            if wl[l] > 0:
+                q0 = offs[idx[groups[gi, l]]]
+                for i in range(rows[l]):
+                    Q[i, l] = cast(codes[q0 + i], a)
+        for i in range(R):
+            vh = 0 if (mode == LOCAL or i == 0) else -(o + e * i)
+            VH[i] = cast(vh, a)
+            VX[i] = cast(vh - o - e, a)
+        # ---- lockstep DP
+        cur = 0
+        for k in range(W):
+            PH = Hb[1 - cur]
+            PX = Xb[1 - cur]
+            H = Hb[cur]
+            X = Xb[cur]
+            for l in range(L):
+                if k >= wl[l]:
+                    G[l] = gn                # done or idle: values nobody reads
+                    continue
+                w = pw[l] + k
+                G[l] = cast(gcode[p_col[w]], a)
+                if p_kind[w] == K_CONT:
+                    continue
+                Rl = rows[l] + 1
+                virt = p_kind[w] == K_VIRT
+                if p_mpn[w] == 0:            # no predecessor in the window
+                    for i in range(Rl):
+                        PH[i, l] = VH[i] if virt else neg
+                        PX[i, l] = VX[i] if virt else neg
+                    continue
+                c0 = coff[l] + p_mrank[w] * Rl
+                e0 = pm[l] + p_mpa[w]
+                _lane_merge(l, Rl, virt, p_mpn[w], mp_slot[e0:e0 + p_mpn[w]], SH, SX, VH, VX,
+                            neg, PH, PX, DC[c0:c0 + Rl], EC[c0:c0 + Rl], th, tx)
+            _tb_column(Q, M, L, G, PH, PX, H, X, D[k], hup, fp, mode, a, mb, oe, e, floor, slim,
+                       neg, z)
+            for l in range(L):
+                if k >= wl[l]:
+                    continue
+                s = p_store[pw[l] + k]
+                if s >= 0:
+                    for i in range(rows[l] + 1):
+                        SH[l, s, i] = H[i, l]
+                        SX[l, s, i] = X[i, l]
+                if k == wl[l] - 1:
+                    endv[l] = H[rows[l], l]
+            cur = 1 - cur
+        # ---- walk back per lane (traceback_read's walk, on the program)
+        for l in range(L):
+            if wl[l] == 0:
+                continue
+            k = groups[gi, l]
+            r = idx[k]
+            cells[k] = wl[l] * (rows[l] + 1)
+            if endv[l] != score[r]:
+                st[k] = ST_MISMATCH
+                continue
+            st[k] = ST_OK
+            start[k], no, nc = _lane_walk(l, D, wl[l] - 1, rows[l], mode, codes, offs[r], base,
+                                          p_col[pw[l]:pw[l + 1]], p_kind[pw[l]:pw[l + 1]],
+                                          p_mrank[pw[l]:pw[l + 1]], p_mpa[pw[l]:pw[l + 1]],
+                                          mp_wcol[pm[l]:pm[l + 1]], DC, EC, coff[l], obuf, jbuf)
+            _summarize(k, obuf[:no], jbuf[:nc], end_j[r], node_start, oo, co, run_op, run_len,
+                       n_runs, path, n_path, geo, counts)
+
+
+@numba.njit(**NJIT)
+def _lane_walk(l, D, w, i, mode, codes, q0, base, p_col, p_kind, p_mrank, p_mpa, mp_wcol, DC,
+               EC, coff, ops, cols):
+    """:func:`traceback_read`'s walk from window column ``w``, row ``i`` of lane ``l``,
+    on the lane program (read-local arrays) and the lane's direction bytes and merge
+    choices. Returns (start row, ops, consumed columns) with both written reversed
+    into ``ops``/``cols``. The deletion state reads X_EXT of the cell it moves to
+    (where traceback_read reads E_EXT of the cell it leaves: the same bit)."""
+    Rl = i + 1
+    no = 0
+    nc = 0
+    state = 0  # 0 H, 1 E, 2 F
+    while True:
+        if state == 0 and i == 0 and mode != GLOBAL:
+            break
+        d = D[w, i, l]
+        if state == 2:
+            ops[no] = OP_I
+            no += 1
+            state = 2 if (d & F_EXT) else 0
+            i -= 1
+            continue
+        if state == 0:
+            src = d & 3
+            if src == H_START:
+                break
+            if src == H_DEL:
+                state = 1
+                continue
+            if src == H_INS:
+                state = 2
+                continue
+            j = p_col[w]
+            qb = codes[q0 + i - 1]
+            ops[no] = OP_EQ if (qb == base[j] and qb < 4) else OP_X
+            no += 1
+            cols[nc] = j
+            nc += 1
+            i -= 1
+        else:
+            ops[no] = OP_D
+            no += 1
+            cols[nc] = p_col[w]
+            nc += 1
+        if p_kind[w] == K_CONT:
+            w -= 1
+        else:
+            mr = p_mrank[w]
+            ch = -1
+            if mr >= 0:
+                ch = DC[coff + mr * Rl + i] if state == 0 else EC[coff + mr * Rl + i]
+            if ch < 0:
+                # into the virtual column: local starts here; otherwise the rest of the
+                # read is inserted before the graph walk
+                if mode != LOCAL:
+                    for _ in range(i):
+                        ops[no] = OP_I
+                        no += 1
+                    i = 0
+                break
+            w = mp_wcol[p_mpa[w] + ch]
+        if state == 1:
+            state = 1 if (D[w, i, l] & X_EXT) else 0
+    return i, no, nc
+
+
+@numba.njit(parallel=True, **NJIT)
+def _run_lane_groups(groups, n_threads, codes, offs, idx, score, end_i, end_j, col_lo, base,
+                     gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg, slim,
+                     max_cells, cap, oo, co, st, start, cells, run_op, run_len, n_runs, path,
+                     n_path, geo, counts):
+    for t in numba.prange(n_threads):
+        _lane_worker(t, n_threads, groups, codes, offs, idx, score, end_i, end_j, col_lo, base,
+                     gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg, slim,
+                     max_cells, cap, oo, co, st, start, cells, run_op, run_len, n_runs, path,
+                     n_path, geo, counts)
+
+
+@numba.njit(**NJIT)
+def _lane_groups(order, W, R, lanes, cap):
+    """Chunk positions ``order`` (sorted by window size, then rows) cut into groups of at
+    most ``lanes``, fewer where the group's direction bytes (widest window x most rows x
+    lanes) would pass ``cap``; -1 pads a group. ``W``: each read's window width, or an
+    estimate (the walk's column bound)."""
+    groups = np.full((max(len(order), 1), lanes), -1, np.int64)
+    g = -1
+    n = lanes
+    wm = 0
+    rm = 0
+    for k in order:
+        w2 = max(wm, W[k])
+        r2 = max(rm, R[k])
+        if n == lanes or w2 * r2 * (n + 1) > cap:
+            g += 1
+            n = 0
+            w2 = W[k]
+            r2 = R[k]
+        groups[g, n] = k
+        n += 1
+        wm = w2
+        rm = r2
+    return groups[:g + 1]
 
 
 class FlatTracebacks:
@@ -467,16 +1045,55 @@ class FlatTracebacks:
 CHUNK_OPS = 1 << 24
 
 
-def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, a, b, o, e, max_cells,
+def _lane_types(scoring, mode, rows, n_bases):
+    """Per read: 0 (int16 lanes), 1 (int32) or 2 (neither) by the simd variant's score
+    bound switch for its rows (:func:`s2g.variants.simd.lane_type`)."""
+    ur = np.unique(rows)
+    code = np.array([_LANE_TYPES.index(simd.lane_type(scoring, mode, int(m), n_bases))
+                     for m in ur], np.int64)
+    return code[np.searchsorted(ur, rows)]
+
+
+def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, scoring, max_cells,
                      flat, col_lo):
-    oo = np.zeros(len(idx) + 1, np.int64)
-    co = np.zeros(len(idx) + 1, np.int64)
+    """Trace reads ``idx``: in lanes (:func:`_lane_worker`) where a lane type fits,
+    the rest and whatever the lanes defer (large windows) one read per thread
+    (:func:`traceback_read`)."""
+    a, b, o, e = scoring.as_tuple()
+    n = len(idx)
+    oo = np.zeros(n + 1, np.int64)
+    co = np.zeros(n + 1, np.int64)
     np.cumsum(n_ops, out=oo[1:])
     np.cumsum(L + 1, out=co[1:])
-    st, start, cells, *summary = _traceback_many(
-        idx, reads.codes_flat, np.asarray(reads.offsets, np.int64), score, ei, ej,
-        graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx, graph.slot,
-        graph.n_slots, mode, a, b, o, e, int(max_cells), oo, co, col_lo)
+    summary = _summary_arrays(n, oo, co)
+    st = np.full(n, ST_DEFER, np.int64)
+    start = np.zeros(n, np.int64)
+    cells = np.zeros(n, np.int64)
+    codes = reads.codes_flat
+    offs = np.asarray(reads.offsets, np.int64)
+    gr = (graph.node_start, graph.pred_ptr, graph.pred_idx)
+    if LANE_CELLS > 0:
+        rows = ei[idx]
+        tcode = _lane_types(scoring, mode, rows, graph.n_bases)
+        gcode = simd._graph_codes(graph)
+        for c, T in enumerate(_LANE_TYPES[:2]):
+            sel = np.nonzero(tcode == c)[0]
+            if len(sel) == 0:
+                continue
+            # groups by the walk's column bound L (the window is about that wide)
+            order = sel[np.lexsort((rows[sel], L[sel]))]
+            groups = _lane_groups(order, L + 1, rows + 1, LANES_TB[T], GROUP_BYTES // 2)
+            neg = simd.NEG16 if T is np.int16 else simd.NEG32
+            slim = 0 if mode == LOCAL else np.iinfo(T).min
+            nt = max(1, min(numba.get_num_threads(), len(groups)))
+            _run_lane_groups(groups, nt, codes, offs, idx, score, ei, ej, col_lo, graph.base,
+                             gcode, *gr, mode, T(a), T(-b), T(o), T(e), T(neg), T(slim),
+                             int(max_cells), GROUP_BYTES, oo, co, st, start, cells, *summary)
+    rest = np.nonzero(st == ST_DEFER)[0]
+    if len(rest):
+        _traceback_many(rest, idx, codes, offs, score, ei, ej, graph.base, *gr, graph.slot,
+                        graph.n_slots, mode, a, b, o, e, int(max_cells), oo, co, col_lo, st,
+                        start, cells, *summary)
     _raise_status(reads, idx, st, cells, score, ei, ej, max_cells)
     flat.add(idx, ei, oo, co, start, summary)
 
@@ -535,7 +1152,7 @@ def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threa
             base_ops = ends[c0 - 1] if c0 else 0
             c1 = max(c0 + 1, int(np.searchsorted(ends, base_ops + CHUNK_OPS, side="right")))
             _traceback_chunk(graph, reads, idx[c0:c1], n_ops[c0:c1], L[c0:c1], score, ei, ej,
-                             int(mode), a, b, o, e, max_cells, flat, col_lo)
+                             int(mode), scoring, max_cells, flat, col_lo)
             c0 = c1
     finally:
         numba.set_num_threads(old)
