@@ -219,6 +219,7 @@ def run_graph(spec, args, rng):
     row["windows_per_read"] = round(sa.totals["windows"] / n, 3)
     row["window_cells_per_read"] = round(sa.totals["window_cells"] / n)
     row["unseeded"] = sa.totals["unseeded"]
+    row["windows_left_to_cpu"] = sa.totals["windows left to the CPU"]
     row["aligned"] = int((res.score > NEG_INF).sum())
     assert text.count("\n") == n
     # sensitivity against full-graph DP

@@ -51,6 +51,8 @@ from .variants import _devpool
 
 #: largest window (cells) traced on the GPU; larger ones go to the CPU's banded traceback
 MAX_CELLS = int(os.environ.get("S2G_GPU_TB_MAX_CELLS", 1 << 21))
+#: the same bound for seeded windows (:func:`run_windows`): larger windows run on the CPU
+WINDOW_MAX_CELLS = int(os.environ.get("S2G_GPU_WINDOW_MAX_CELLS", MAX_CELLS))
 #: device bytes for one chunk of reads (programs, direction codes, scratch, outputs)
 CHUNK_BYTES = int(os.environ.get("S2G_GPU_TB_CHUNK_BYTES", 1 << 30))
 #: merge columns with more in-window predecessors than this go to the CPU (int16 choices)
@@ -711,7 +713,7 @@ class WindowRun:
             flat.add(reads_of[m], end_i_reads, oo2, co2, start[sel], summary)
 
 
-def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=MAX_CELLS):
+def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None):
     """Seeded windows on the GPU: task ``t`` aligns read ``t_read[t]`` inside columns
     ``[t_lo[t], t_hi[t])`` (the semantics of :func:`s2g.window.align_windows_ref`): the
     kernel finds the best cell (V0's tie rule) and walks back from it in the same pass.
@@ -721,6 +723,7 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=MAX_C
     kern = get_kernel()
     mode = int(mode)
     a, b, o, e = scoring.as_tuple()
+    max_cells = WINDOW_MAX_CELLS if max_cells is None else max_cells
     n = len(t_read)
     out = WindowRun(n)
     if n == 0:

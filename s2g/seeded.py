@@ -385,6 +385,7 @@ class SeededAligner:
         self.device = device
         self.n_secondary, self.secondary_ratio = int(n_secondary), float(secondary_ratio)
         self.totals = {"reads": 0, "windows": 0, "window_cells": 0, "unseeded": 0,
+                       "windows left to the CPU": 0,
                        "seconds seeds+chains": 0.0, "seconds windows": 0.0}
         self._succ = None
 
@@ -440,6 +441,7 @@ class SeededAligner:
                                            t_lo, t_hi)
             ts, tei, tej = wr.score.copy(), wr.end_i.copy(), wr.end_j.copy()
             left = np.nonzero(~wr.on_gpu)[0]
+            self.totals["windows left to the CPU"] += len(left)
             if len(left):
                 ts[left], tei[left], tej[left] = self.window_kernel(
                     self.graph, reads.codes_flat, reads.offsets, t_read[left], t_lo[left],
