@@ -60,8 +60,9 @@ Unrolling (what is built; :meth:`CyclicGraph.unroll`)
 
     Counting down rather than up (copy i = back edges crossed so far) puts the fan at a
     component's entry (one predecessor column read by every copy: one node_bound slot)
-    instead of its exit (a successor reading every copy's column: one slot per copy, so
-    a read that goes 40 times round MT's loop needed 43 slots; now 4, against 3 without copies).
+    instead of its exit (a successor reading every copy's column: one slot per copy).
+    MT unrolled for 10 kbp reads (41 laps of its loop) needed 43 slots counting up, 4
+    counting down (3 without copies).
 
     Exact for every read of length <= m: (a) every walk of <= L bases is a path of the
     DAG, entering each SCC in the copy that counts the back edges it crosses there (each
@@ -87,8 +88,8 @@ Methods considered
     sweep covers every column, needs at least one more sweep than the back edges an
     alignment crosses, and every kernel (V0-V4, fast, simd, the window kernels, the
     tracebacks) would need its own cyclic version. (2) Copying a whole SCC k times
-    costs k x |SCC| columns, where the pruned unrolling above adds only the bases a walk
-    of <= L bases can reach after each back edge (LPA: 6,002-base SCC, about +350 per
+    costs k x |SCC| columns, where the pruned unrolling above adds only the bases from
+    which a walk of <= L bases reaches a back edge (LPA: 6,002-base SCC, about +350 per
     strand at 150 bp). The unrolling keeps one DP per read in one pass, on every kernel.
 
 Reads of unknown length (``s2g align``)
