@@ -393,8 +393,7 @@ def _seeded_aligner(args, graph, scoring, mode, info, module, preloaded=None):
     from .index import get_index
     from .seeded import SeededAligner
     if _cyclic(graph):   # cyclic: the one DAG its index belongs to
-        from .cyclic import seeded_walk_bound
-        graph = graph.unroll_walks(seeded_walk_bound(args.max_read_len))
+        graph = graph.for_seeded(args.max_read_len)
     if args.max_occ < 1 or args.max_windows < 1:
         raise S2GError("--max-occ and --max-windows must be >= 1")
     if args.secondary < 0 or not 0 <= args.secondary_ratio <= 1:
@@ -440,8 +439,7 @@ def cmd_index(args) -> int:
         raise S2GError(f"-o {args.output} is the input file {args.graph}; choose another output")
     graph = _open_graph(args)
     if _cyclic(graph):   # cyclic: the DAG seeded alignment unrolls
-        from .cyclic import seeded_walk_bound
-        graph = graph.unroll_walks(seeded_walk_bound(args.max_read_len))
+        graph = graph.for_seeded(args.max_read_len)
     idx = build_index(graph, k=args.k, s=args.s, max_kmers=args.max_kmers)
     path = idx.save(args.output or index_path(args.graph))
     st = idx.stats

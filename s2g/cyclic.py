@@ -62,7 +62,18 @@ Unrolling (what is built; :meth:`CyclicGraph.unroll`)
     component's entry (one predecessor column read by every copy: one node_bound slot)
     instead of its exit (a successor reading every copy's column: one slot per copy).
     MT unrolled for 10 kbp reads (41 laps of its loop) needed 43 slots counting up, 4
-    counting down (3 without copies).
+    counting down (3 without copies). Full-graph DP therefore counts down.
+
+    Seeded alignment counts *up* (``count="up"``: the mirror image, copy i = back edges
+    crossed so far, pre_i(x) < L with pre_i the fewest bases before x's first base;
+    back edges from copy i to i + 1; entering into copy 0 only, leaving from every
+    copy). Its index keeps a seed at copy 0 (:func:`dedup_seeds`), and a read across a
+    back edge u -> v then chains on copy 0 up to u, whose window extends downstream over
+    the back edge into copy 1 of v, which Kahn's LIFO order places right after u: one
+    compact window. Counting down, the copy that crosses the back edge lies upstream of
+    copy 0 of u in a separate chain of columns and the read's seeds split into two
+    windows (on 20 LPA reads across back edges: 7 of 20 at the full-DP optimum, against
+    19 counting up). Its windows are bounded, so the slots of a loop's copies stay local.
 
     Exact for every read of length <= m: (a) every walk of <= L bases is a path of the
     DAG, entering each SCC in the copy that counts the back edges it crosses there (each
@@ -98,8 +109,9 @@ Reads of unknown length (``s2g align``)
     DAGs it made (:meth:`CyclicGraph.for_reads`): streaming works, and every read is
     exact. Seeded alignment and ``s2g index`` need one DAG for the whole run (the index
     belongs to it): they unroll for walks of :func:`seeded_walk_bound` bases
-    (``--max-read-len``, default 1000 bp; 3 x that with any scoring), and the index
-    keeps each seed once per original graph position (:func:`dedup_seeds`).
+    (``--max-read-len``, default 1000 bp; 3 x that with any scoring), counting up
+    (:meth:`CyclicGraph.for_seeded`), and the index keeps each seed once per original
+    graph position (:func:`dedup_seeds`).
 """
 from __future__ import annotations
 
@@ -355,9 +367,11 @@ def _push_edge(src, dst, ne, a, b):
 
 
 @numba.njit(**NJIT)
-def _unrolled_edges(n, succ_ptr, succ_idx, back, comp, cyc, cptr, ccopy, cuid):
+def _unrolled_edges(n, succ_ptr, succ_idx, back, comp, cyc, cptr, ccopy, cuid, up):
     """Edges of the unrolled graph (module doc, step 4) as (src, dst) uid arrays; copy k
-    of node v is ``_uid(v, k)`` (copy 0: v itself)."""
+    of node v is ``_uid(v, k)`` (copy 0: v itself). ``up``: copies count the back edges
+    crossed (back edges to copy k + 1, leaving from every copy into copy 0), else those
+    still to cross (back edges to copy k - 1, leaving from copy 0 into every copy)."""
     cap = len(succ_idx) + 4 * len(ccopy) + 16
     src = np.empty(cap, np.int64)
     dst = np.empty(cap, np.int64)
@@ -371,13 +385,15 @@ def _unrolled_edges(n, succ_ptr, succ_idx, back, comp, cyc, cptr, ccopy, cuid):
                 v = succ_idx[k]
                 if cyc[u] and comp[v] == comp[u]:      # inside an SCC
                     if back[k]:
-                        if i == 0:
+                        if i == 0 and not up:
                             continue                    # no back edge left to cross
-                        dv = _uid(v, i - 1, cptr, ccopy, cuid)
+                        dv = _uid(v, i + 1 if up else i - 1, cptr, ccopy, cuid)
                     else:
                         dv = _uid(v, i, cptr, ccopy, cuid)
                     if dv >= 0:
                         src, dst, ne = _push_edge(src, dst, ne, su, dv)
+                elif up:                                # leaving from every copy, into copy 0
+                    src, dst, ne = _push_edge(src, dst, ne, su, v)
                 elif i == 0:                            # leaving from copy 0, into every copy
                     src, dst, ne = _push_edge(src, dst, ne, su, v)
                     for c in range(cptr[v], cptr[v + 1]):
@@ -435,10 +451,12 @@ class CyclicGraph:
             raise AssertionError("cyclic: the graph without its back edges is not a DAG")
         self.rank = np.full(n, n, np.int64)
         self.rank[order[:cnt]] = np.arange(cnt)
-        # the reversed graph's forward (inside an SCC) and back edges, for ``_copies``
+        # forward (inside an SCC) and back edges, and the reversed graph's, for ``_copies``
         inside = self.cyc[fs] & (comp[fs] == comp[fd])
+        self.fwd_ptr, self.fwd_idx = _csr(n, fs[inside], fd[inside])
         self.rfwd_ptr, self.rfwd_idx = _csr(n, fd[inside], fs[inside])
         bs, bd = esrc[self.back], self.succ_idx[self.back]
+        self.bk_ptr, self.bk_idx = _csr(n, bs, bd)
         self.rbk_ptr, self.rbk_idx = _csr(n, bd, bs)
         self._cache: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
@@ -458,14 +476,18 @@ class CyclicGraph:
         """Bases in cyclic SCCs (both strands: a cycle and its mirror)."""
         return int(self.node_len[self.cyc].sum())
 
-    def _layout(self, L):
-        """(node, copy) of every copy k >= 1 for walks of <= L bases: on the reversed
-        graph, copy k counts the back edges a walk still crosses (module doc, step 3)."""
-        rrank = self.n - self.rank
+    def _layout(self, L, count="down"):
+        """(node, copy) of every copy k >= 1 for walks of <= L bases (module doc, step
+        3): ``down``, on the reversed graph, copy k counts the back edges a walk still
+        crosses; ``up``, on the graph, those it has crossed."""
+        if count == "up":
+            rank, ptrs = self.rank, (self.fwd_ptr, self.fwd_idx, self.bk_ptr, self.bk_idx)
+        else:
+            rank = self.n - self.rank
+            ptrs = (self.rfwd_ptr, self.rfwd_idx, self.rbk_ptr, self.rbk_idx)
         cyc_nodes = np.flatnonzero(self.cyc).astype(np.int64)
-        cyc_nodes = cyc_nodes[np.argsort(rrank[cyc_nodes], kind="stable")]
-        return _copies(self.n, self.node_len, cyc_nodes, self.rfwd_ptr, self.rfwd_idx,
-                       self.rbk_ptr, self.rbk_idx, rrank, np.int64(L))
+        cyc_nodes = cyc_nodes[np.argsort(rank[cyc_nodes], kind="stable")]
+        return _copies(self.n, self.node_len, cyc_nodes, *ptrs, rank, np.int64(L))
 
     def cost(self, m: int, scoring: Scoring | None = None, mode="local") -> dict:
         """What unrolling for reads of <= m bases costs, without building the DAG."""
@@ -480,17 +502,21 @@ class CyclicGraph:
         ``mode`` alignment of a read of <= m bases can use (module doc)."""
         return self.unroll_walks(walk_bound(m, scoring, mode))
 
-    def unroll_walks(self, L: int):
-        """The DAG holding every walk of <= L bases of this graph."""
+    def unroll_walks(self, L: int, count: str = "down"):
+        """The DAG holding every walk of <= L bases of this graph; its copies count the
+        back edges still to cross (``down``, full-graph DP) or those crossed (``up``,
+        seeded alignment; module doc)."""
+        if count not in ("down", "up"):
+            raise ValueError(f"count must be 'down' or 'up', not {count!r}")
         n = self.n
-        node, copy = self._layout(max(int(L), 1))
+        node, copy = self._layout(max(int(L), 1), count)
         order = np.lexsort((copy, node))            # by node, then copy
         node, copy = node[order], copy[order]
         cuid = (n + np.arange(len(node))).astype(np.int64)
         cptr = np.zeros(n + 1, np.int64)
         np.cumsum(np.bincount(node, minlength=n), out=cptr[1:])
         src, dst = _unrolled_edges(n, self.succ_ptr, self.succ_idx, self.back, self.comp,
-                                   self.cyc, cptr, copy, cuid)
+                                   self.cyc, cptr, copy, cuid, count == "up")
         N = n + len(node)
         orig = np.concatenate([np.arange(n, dtype=np.int64), node])
         cp = np.concatenate([np.zeros(n, np.int64), copy])
@@ -503,6 +529,11 @@ class CyclicGraph:
         return _flatten(self.rec, self.seg_len, topo[:cnt], src, dst, N, self.strands, 0,
                         self.source, orig=orig, copy=cp, walk_bound=max(int(L), 1),
                         cyclic_components=self.cyclic_components)
+
+    def for_seeded(self, max_read_len: int | None = None):
+        """The one DAG of seeded alignment and its index: walks of
+        :func:`seeded_walk_bound` bases, copies counting up (module doc)."""
+        return self.unroll_walks(seeded_walk_bound(max_read_len), count="up")
 
     def for_reads(self, max_len: int, scoring: Scoring | None = None, mode="local",
                   floor: int | None = None):
