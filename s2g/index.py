@@ -193,15 +193,13 @@ def graph_checksum(graph) -> str:
 
 
 @numba.njit(**NJIT)
-def _bucket_starts(keys, shift, nb):
-    """First entry of each bucket ``hash >> shift`` (``nb + 1`` offsets, keys sorted)."""
-    starts = np.empty(nb + 1, np.int64)
+def _bucket_starts(keys, shift, nb, starts):
+    """First entry of each bucket ``hash >> shift`` into ``starts`` (``nb + 1``, keys sorted)."""
     x = 0
     for t in range(nb + 1):
         while x < len(keys) and (keys[x] >> np.uint64(shift)) < np.uint64(t):
             x += 1
         starts[t] = x
-    return starts
 
 
 @numba.njit(inline="always", **NJIT)
@@ -209,8 +207,8 @@ def lookup(keys, starts, shift, h):
     """The entries ``[x, y)`` whose hash is ``h`` (empty: x == y): its bucket's range
     from ``starts``, then a scan (a bucket holds ~2 entries; binary search in a big one)."""
     bk = np.int64(h >> np.uint64(shift))
-    x = starts[bk]
-    y = starts[bk + 1]
+    x = np.int64(starts[bk])
+    y = np.int64(starts[bk + 1])
     if y - x > 16:
         x = x + np.searchsorted(keys[x:y], h)
     else:
@@ -225,7 +223,7 @@ def lookup(keys, starts, shift, h):
 class SeedIndex:
     """Sorted closed-syncmer hashes of a graph -> graph columns (see the module doc).
 
-    Lookups go through a bucket table (:attr:`buckets`, built at load, ~4 bytes per entry:
+    Lookups go through a bucket table (:attr:`buckets`, built at load, 2-4 bytes per entry:
     the first entry of each value of the hash's top bits), one or two cache misses per
     seed instead of a binary search's ~25 over a table of 10^7-10^8 entries."""
 
@@ -243,7 +241,9 @@ class SeedIndex:
             bits = 2 * self.k                     # hashes are 2k-bit (hash64 is masked)
             b = int(np.clip(int(np.ceil(np.log2(max(self.n_entries, 1)))) - 1, 4, min(bits, 28)))
             shift = bits - b
-            self._buckets = (_bucket_starts(self.keys, shift, 1 << b), shift)
+            starts = np.empty((1 << b) + 1, np.int32 if self.n_entries < 2**31 else np.int64)
+            _bucket_starts(self.keys, shift, 1 << b, starts)
+            self._buckets = (starts, shift)
         return self._buckets
 
     @property
