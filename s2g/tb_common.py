@@ -5,12 +5,9 @@ message. Both import it; neither imports the other at module level.
 """
 from __future__ import annotations
 
-import heapq
 
 import numba
 import numpy as np
-from numba import types
-from numba.typed import Dict
 
 from ._numba import NJIT
 from .dp import F_EXT, H_DEL, H_DIAG, H_INS, H_START, LOCAL, sub_score
@@ -25,28 +22,45 @@ ST_OK, ST_TOO_BIG, ST_MISMATCH = 0, 1, 2
 def _window(v_end, joff, L, node_start, pred_ptr, pred_idx, lo=0):
     """Window nodes (ascending) with the first and last in-window column offsets.
 
+    A backward search from the end cell's node in decreasing topological order: a
+    node's distance (bases from its last column to the end cell, counting both) is final
+    when it is taken, since all its successors have higher indices and were taken
+    before. The frontier is an array sorted by node (taken from its end; a predecessor
+    is found by binary search), not a heap and a dict: a window has a few frontier nodes
+    at a time, and this took 3.2 us per 150 bp read with typed containers.
+
     ``lo``: no column below it is in the window (a seeded alignment's window,
     :mod:`s2g.window`); a node cut by it starts from the virtual column."""
-    dlast = Dict.empty(key_type=types.int64, value_type=types.int64)
-    heap = [-np.int64(v_end)]
-    dlast[v_end] = 0
-    nodes = []
-    ws = []
-    we = []
-    while len(heap) > 0:
-        u = -heapq.heappop(heap)
+    cap = 16
+    fn = np.empty(cap, np.int64)             # frontier nodes, ascending
+    fd = np.empty(cap, np.int64)             # their distances so far
+    fn[0] = v_end
+    fd[0] = 0
+    nf = 1
+    nodes = np.empty(cap, np.int64)
+    ws = np.empty(cap, np.int64)
+    we = np.empty(cap, np.int64)
+    n = 0
+    while nf > 0:
+        nf -= 1
+        u = fn[nf]
         ln = node_start[u + 1] - node_start[u]
         if u == v_end:
             last = joff
             dfirst = joff + 1
         else:
             last = ln - 1
-            dfirst = dlast[u] + ln - 1
+            dfirst = fd[nf] + ln - 1
         first = max(0, dfirst - L)  # column k has distance dfirst - k; keep those <= L
         first = max(first, lo - node_start[u])
-        nodes.append(u)
-        ws.append(first)
-        we.append(last)
+        if n == len(nodes):
+            nodes = _grown(nodes, n)
+            ws = _grown(ws, n)
+            we = _grown(we, n)
+        nodes[n] = u
+        ws[n] = first
+        we[n] = last
+        n += 1
         if first == 0:
             cand = dfirst + 1
             if cand <= L:
@@ -54,21 +68,36 @@ def _window(v_end, joff, L, node_start, pred_ptr, pred_idx, lo=0):
                     p = pred_idx[k]
                     if node_start[p + 1] - 1 < lo:
                         continue
-                    if p in dlast:
-                        if cand < dlast[p]:
-                            dlast[p] = cand
-                    else:
-                        dlast[p] = cand
-                        heapq.heappush(heap, -np.int64(p))
-    n = len(nodes)
-    wn = np.empty(n, np.int64)
-    wsa = np.empty(n, np.int64)
-    wea = np.empty(n, np.int64)
-    for k in range(n):
-        wn[k] = nodes[n - 1 - k]
-        wsa[k] = ws[n - 1 - k]
-        wea[k] = we[n - 1 - k]
-    return wn, wsa, wea
+                    x0 = 0                   # first frontier position with node >= p
+                    x1 = nf
+                    while x0 < x1:
+                        mid = (x0 + x1) >> 1
+                        if fn[mid] < p:
+                            x0 = mid + 1
+                        else:
+                            x1 = mid
+                    if x0 < nf and fn[x0] == p:
+                        if cand < fd[x0]:
+                            fd[x0] = cand
+                        continue
+                    if nf == len(fn):
+                        fn = _grown(fn, nf)
+                        fd = _grown(fd, nf)
+                    for x in range(nf, x0, -1):
+                        fn[x] = fn[x - 1]
+                        fd[x] = fd[x - 1]
+                    fn[x0] = p
+                    fd[x0] = cand
+                    nf += 1
+    return nodes[:n][::-1].copy(), ws[:n][::-1].copy(), we[:n][::-1].copy()
+
+
+@numba.njit(inline="always", **NJIT)
+def _grown(a, n):
+    """A copy of ``a[:n]`` with twice the room."""
+    out = np.empty(2 * len(a), a.dtype)
+    out[:n] = a[:n]
+    return out
 
 
 @numba.njit(inline="always", **NJIT)
@@ -127,8 +156,12 @@ def _summarize(k, op_r, col_r, end_jr, node_start, oo, co, run_op, run_len, n_ru
     if nc > 0:
         first_col = col_r[nc - 1]
         last_col = col_r[0]
+        v = -1
         for t in range(nc):
-            v = np.searchsorted(node_start, col_r[nc - 1 - t], side="right") - 1
+            j = col_r[nc - 1 - t]
+            if v >= 0 and node_start[v] <= j < node_start[v + 1]:
+                continue                     # still in the last node (most columns)
+            v = np.searchsorted(node_start, j, side="right") - 1
             if npth == 0 or path[p0 + npth - 1] != v:
                 path[p0 + npth] = v
                 npth += 1

@@ -833,9 +833,11 @@ def _lane_worker(t, n_threads, groups, codes, offs, idx, score, end_i, end_j, co
                     continue
                 s = p_store[pw[l] + k]
                 if s >= 0:
+                    hs = SH[l, s]
+                    xs = SX[l, s]
                     for i in range(rows[l] + 1):
-                        SH[l, s, i] = H[i, l]
-                        SX[l, s, i] = X[i, l]
+                        hs[i] = H[i, l]
+                        xs[i] = X[i, l]
                 if k == wl[l] - 1:
                     endv[l] = H[rows[l], l]
             cur = 1 - cur
