@@ -622,13 +622,15 @@ def _keep(buf, n, used):
 
 @numba.njit(**NJIT)
 def _lane_programs(gi, groups, idx, score, end_i, end_j, col_lo, node_start, pred_ptr, pred_idx,
-                   mode, a, e, max_cells, cap, prog, rows, wl, pw, pm, nsl, nmg, st):
+                   mode, a, e, max_cells, lane_cells, cap, prog, rows, wl, pw, pm, nsl, nmg,
+                   st):
     """Windows and programs of group ``gi``'s reads into the worker's buffers ``prog``
     (grown as needed; returned). Per lane: rows, window columns ``wl`` (0: idle or left
     to traceback_read, status ST_DEFER), program offsets ``pw``/``pm``, window slots,
     merges with a list. A window over LANE_CELLS cells, over ``max_cells`` bytes as
     traceback_read counts them, or with a longer predecessor list than MAX_PREDS is
-    deferred; so are the widest while the group's direction bytes pass ``cap``."""
+    deferred; so are the widest while the group's direction bytes pass ``cap``.
+    ``lane_cells``: LANE_CELLS (an argument, so that tests can lower it)."""
     p_col, p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol = prog
     L = len(rows)
     sizes = np.zeros(6, np.int64)
@@ -649,7 +651,7 @@ def _lane_programs(gi, groups, idx, score, end_i, end_j, col_lo, node_start, pre
         _lane_program(wn, ws, we, mode, node_start, pred_ptr, pred_idx, False, 0, 0, p_col,
                       p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol, sizes)
         W = sizes[0]
-        if (W * (rows[l] + 1) > LANE_CELLS or sizes[4] > MAX_PREDS
+        if (W * (rows[l] + 1) > lane_cells or sizes[4] > MAX_PREDS
                 or (W + 16 * sizes[5]) * (rows[l] + 1) > max_cells):
             st[k] = ST_DEFER
             continue
@@ -693,8 +695,8 @@ def _lane_programs(gi, groups, idx, score, end_i, end_j, col_lo, node_start, pre
 @numba.njit(**NJIT)
 def _lane_worker(t, n_threads, groups, codes, offs, idx, score, end_i, end_j, col_lo, base,
                  gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg, slim, max_cells,
-                 cap, oo, co, st, start, cells, run_op, run_len, n_runs, path, n_path, geo,
-                 counts):
+                 lane_cells, cap, oo, co, st, start, cells, run_op, run_len, n_runs, path, n_path,
+                 geo, counts):
     """Groups ``t, t + n_threads, ...``: for each, its reads' programs
     (:func:`_lane_programs`), the lockstep DP (at step k lane l computes its own window
     column k, as the simd variant's lockstep windows do: a lane's merges and slot
@@ -744,8 +746,8 @@ def _lane_worker(t, n_threads, groups, codes, offs, idx, score, end_i, end_j, co
             if groups[gi, l] >= 0:
                 L = l + 1
         prog = _lane_programs(gi, groups, idx, score, end_i, end_j, col_lo, node_start,
-                              pred_ptr, pred_idx, mode, a, e, max_cells, cap, prog, rows[:L],
-                              wl[:L], pw[:L + 1], pm[:L + 1], nsl[:L], nmg[:L], st)
+                              pred_ptr, pred_idx, mode, a, e, max_cells, lane_cells, cap, prog,
+                              rows[:L], wl[:L], pw[:L + 1], pm[:L + 1], nsl[:L], nmg[:L], st)
         p_col, p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol = prog
         M = 0
         W = 0
@@ -929,13 +931,13 @@ def _lane_walk(l, D, w, i, mode, codes, q0, base, p_col, p_kind, p_mrank, p_mpa,
 @numba.njit(parallel=True, **NJIT)
 def _run_lane_groups(groups, n_threads, codes, offs, idx, score, end_i, end_j, col_lo, base,
                      gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg, slim,
-                     max_cells, cap, oo, co, st, start, cells, run_op, run_len, n_runs, path,
-                     n_path, geo, counts):
+                     max_cells, lane_cells, cap, oo, co, st, start, cells, run_op, run_len,
+                     n_runs, path, n_path, geo, counts):
     for t in numba.prange(n_threads):
         _lane_worker(t, n_threads, groups, codes, offs, idx, score, end_i, end_j, col_lo, base,
                      gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg, slim,
-                     max_cells, cap, oo, co, st, start, cells, run_op, run_len, n_runs, path,
-                     n_path, geo, counts)
+                     max_cells, lane_cells, cap, oo, co, st, start, cells, run_op, run_len,
+                     n_runs, path, n_path, geo, counts)
 
 
 @numba.njit(**NJIT)
@@ -1047,6 +1049,42 @@ class FlatTracebacks:
 CHUNK_OPS = 1 << 24
 
 
+def _asm_probe(Q, M, L, G, PH, PX, H, X, D, hup, fp, mode, a, mb, oe, e, floor, slim, neg, z,
+               SH, SX, VH, VX, ent, DC, EC, th, tx):
+    """The lane traceback's two vector loops alone (for :func:`asm_report`)."""
+    _lane_merge(0, M + 1, True, 2, ent, SH, SX, VH, VX, neg, PH, PX, DC, EC, th, tx)
+    _tb_column(Q, M, L, G, PH, PX, H, X, D, hup, fp, mode, a, mb, oe, e, floor, slim, neg, z)
+
+
+def asm_report(dtype=np.int16, keep=None):
+    """Counts of vector instructions (mnemonic, register width) in the lane traceback's
+    column loop and merge (:func:`_tb_column`, :func:`_lane_merge`) for lane type
+    ``dtype``, compiled alone (uncached) so that no other loop adds to the counts.
+    ``keep``: a list to append the assembly text to."""
+    import re
+    from collections import Counter
+    T = dtype
+    probe = numba.njit(nogil=True)(_asm_probe)
+    R, L = 3, 64
+    m2 = lambda *sh: np.zeros(sh, T)      # noqa: E731
+    probe(m2(2, L), 2, L, m2(L), m2(R, L), m2(R, L), m2(R, L), m2(R, L),
+          np.zeros((R, L), np.uint8), m2(L), m2(L), LOCAL, T(2), T(-4), T(6), T(2), T(0), T(0),
+          T(-15000), T(0), m2(L, 2, R), m2(L, 2, R), m2(R), m2(R), np.arange(2, dtype=np.int32),
+          np.zeros(R, np.int16), np.zeros(R, np.int16), m2(R), m2(R))
+    asm = probe.inspect_asm(probe.signatures[0])
+    if keep is not None:
+        keep.append(asm)
+    pat = re.compile(r"^\s*(vp(?:max|min|add|sub)s?[bwdq]|vpmov[a-z0-9]+|vpcmp[a-z]*[bwdq]|"
+                     r"vpblendm[bwdq])\s")
+    out = Counter()
+    for line in asm.splitlines():
+        m = pat.match(line)
+        widths = re.findall(r"%([xyz])mm\d", line)
+        if m and widths:
+            out[(m.group(1), max(widths, key="xyz".index) + "mm")] += 1
+    return out
+
+
 def _lane_types(scoring, mode, rows, n_bases):
     """Per read: 0 (int16 lanes), 1 (int32) or 2 (neither) by the simd variant's score
     bound switch for its rows (:func:`s2g.variants.simd.lane_type`)."""
@@ -1090,7 +1128,8 @@ def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, scoring, 
             nt = max(1, min(numba.get_num_threads(), len(groups)))
             _run_lane_groups(groups, nt, codes, offs, idx, score, ei, ej, col_lo, graph.base,
                              gcode, *gr, mode, T(a), T(-b), T(o), T(e), T(neg), T(slim),
-                             int(max_cells), GROUP_BYTES, oo, co, st, start, cells, *summary)
+                             int(max_cells), LANE_CELLS, GROUP_BYTES, oo, co, st, start, cells,
+                             *summary)
     rest = np.nonzero(st == ST_DEFER)[0]
     if len(rest):
         _traceback_many(rest, idx, codes, offs, score, ei, ej, graph.base, *gr, graph.slot,

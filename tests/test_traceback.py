@@ -182,3 +182,153 @@ def test_long_read_traceback_under_a_small_limit(gfa_file):
     assert small.traceback == full.traceback          # done in bands from row checkpoints
     with pytest.raises(s2g.S2GError, match="max-traceback-cells"):
         s2g.align(graph, batch, mode="local", variant="v0", max_traceback_cells=cells // 40)
+
+
+# ---------------------------------------------------------------- lanes across reads
+#
+# traceback_batch traces most reads in lanes (int16/int32 lanes across reads, windows as
+# column programs run in lockstep); traceback_read, one read per thread, is the
+# reference (LANE_CELLS = 0 sends every read there). Every GAF field must agree.
+
+def _traced(graph, batch, sc, mode, res, col_lo=None, **patch):
+    """Tracebacks and GAF lines of ``res`` (scores and end cells only) under module
+    patches of s2g.traceback (restored after)."""
+    import numpy as np
+
+    from s2g import traceback as tb
+    from s2g.result import BatchResult
+    saved = {k: getattr(tb, k) for k in patch}
+    try:
+        for k, v in patch.items():
+            setattr(tb, k, v)
+        out = BatchResult(res.names, res.lengths, np.asarray(res.score), np.asarray(res.end_i),
+                          np.asarray(res.end_j))
+        tb.traceback_batch(graph, batch, sc, s2g.Mode.parse(mode), out, col_lo=col_lo)
+    finally:
+        for k, v in saved.items():
+            setattr(tb, k, v)
+    return out.tracebacks, [gaf_line(graph, r) for r in out]
+
+
+def _lane_patches(lanes, int32, defer):
+    """lanes per group; int32 lanes for every read; LANE_CELLS small enough that larger
+    windows go to traceback_read (mixed batches) and GROUP_BYTES small enough that the
+    lanes defer their widest windows."""
+    import numpy as np
+
+    from s2g import traceback as tb
+    p = {}
+    if lanes:
+        p["LANES_TB"] = {np.int16: lanes, np.int32: lanes}
+    if int32:
+        p["_lane_types"] = lambda sc, mode, rows, nb: np.ones(len(rows), np.int64)
+    if defer == "cells":
+        p["LANE_CELLS"] = 40
+    elif defer == "group":
+        groups = tb._lane_groups
+        p["GROUP_BYTES"] = 200
+        p["_lane_groups"] = lambda order, W, R, lanes, cap: groups(order, W, R, lanes, 1 << 60)
+    return p
+
+
+def assert_lanes_equal_scalar(graph, batch, sc, mode, res, col_lo=None, **patch):
+    want = _traced(graph, batch, sc, mode, res, col_lo, LANE_CELLS=0)
+    got = _traced(graph, batch, sc, mode, res, col_lo, **patch)
+    assert got[1] == want[1]
+    assert got[0] == want[0]
+
+
+LANE_OPTS = dict(lanes=st.sampled_from([None, 1, 2, 3]), int32=st.booleans(),
+                 defer=st.sampled_from([None, None, "cells", "group"]))
+
+
+@SETTINGS
+@given(case=dag_cases(), mode=st.sampled_from(MODES), sc=scorings, **LANE_OPTS)
+def test_lane_traceback_equals_scalar(case, mode, sc, lanes, int32, defer):
+    """Random DAGs (both strands), every mode, random scorings; partial groups, int32
+    lanes, and batches split between the lanes and traceback_read."""
+    text, reads = case
+    graph = s2g.load_graph(write_tmp(text))
+    batch = batch_of(reads)
+    res = s2g.align(graph, batch, sc, mode, variant="v0", traceback=False)
+    assert_lanes_equal_scalar(graph, batch, sc, mode, res, **_lane_patches(lanes, int32, defer))
+
+
+def _window_results(graph, batch, sc, mode, lo, hi):
+    """Scores and end cells of read k inside columns [lo[k], hi[k]) (seeded alignment's
+    windows), as a BatchResult for traceback_batch(col_lo=lo)."""
+    import numpy as np
+
+    from s2g.result import BatchResult
+    from s2g.variants import simd
+    n = batch.n_reads
+    s, i, j = simd.align_windows(graph, batch.codes_flat, batch.offsets, np.arange(n), lo, hi,
+                                 sc, s2g.Mode.parse(mode))
+    return BatchResult(batch.names, batch.lengths(), s, i, j)
+
+
+@SETTINGS
+@given(case=dag_cases(), mode=st.sampled_from(MODES[:2]), sc=scorings, data=st.data(),
+       **LANE_OPTS)
+def test_lane_traceback_in_windows(case, mode, sc, data, lanes, int32, defer):
+    """Seeded alignment's col_lo windows: each read aligned inside a random column range,
+    traced from columns >= its start."""
+    import numpy as np
+    text, reads = case
+    graph = s2g.load_graph(write_tmp(text))
+    batch = batch_of(reads)
+    nb = graph.n_bases
+    lo = np.array([data.draw(st.integers(0, nb - 1)) for _ in reads], np.int64)
+    hi = np.minimum(lo + np.array([data.draw(st.integers(1, nb)) for _ in reads]), nb)
+    res = _window_results(graph, batch, sc, mode, lo, hi)
+    assert_lanes_equal_scalar(graph, batch, sc, mode, res, col_lo=lo,
+                              **_lane_patches(lanes, int32, defer))
+
+
+@pytest.mark.parametrize("gfa,cyclic", [("cactus_brca2_vg/cactus-BRCA2.gfa", False),
+                                        ("drb1_odgi/DRB1-3123.gfa", False),
+                                        ("mt_minigraph/MT.gfa", True),
+                                        ("c4_gwfa/C4-90.gfa", False)],
+                         ids=["cactus", "drb1", "mt", "c4"])
+def test_lane_traceback_on_real_graphs(real_data, gfa, cyclic):
+    """Reads from the graphs' own sequence (5% substituted), whole-graph DP in every mode
+    where the graph is small, and seeded-style windows around each read's end cell."""
+    import warnings
+
+    import numpy as np
+    from test_simd import real_reads
+
+    from s2g.variants import simd
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graph = s2g.load_graph(str(real_data / gfa), break_cycles=cyclic)
+    batch = real_reads(graph, 40, 150, seed=len(gfa))
+    sc = s2g.Scoring()
+    for mode in (MODES if graph.n_bases < 100_000 else MODES[:2]):
+        res = simd.align_batch(graph, batch, sc, s2g.Mode.parse(mode))
+        assert_lanes_equal_scalar(graph, batch, sc, mode, res)
+        assert_lanes_equal_scalar(graph, batch, sc, mode, res, **_lane_patches(3, True, None))
+        if mode == "global":
+            continue
+        rng = np.random.default_rng(5)
+        ej = np.asarray(res.end_j)
+        lo = np.maximum(0, ej - rng.integers(100, 600, len(ej)))
+        hi = np.minimum(ej + rng.integers(1, 100, len(ej)), graph.n_bases)
+        wres = _window_results(graph, batch, sc, mode, lo, hi)
+        assert_lanes_equal_scalar(graph, batch, sc, mode, wres, col_lo=lo)
+
+
+@pytest.mark.skipif(__import__("platform").machine() not in ("x86_64", "AMD64"),
+                    reason="x86 mnemonics")
+def test_lane_traceback_keeps_16_bit_arithmetic():
+    """The int16 column loop and merge compile to 16-bit vector instructions (vpmaxsw,
+    vpsubw, vpcmpgtw); nothing widens to 32 or 64 bits."""
+    from s2g import traceback as tb
+    by = {}
+    for (op, reg), c in tb.asm_report().items():
+        by[op] = by.get(op, 0) + c
+    assert by.get("vpmaxsw", 0) >= 4 and by.get("vpsubw", 0) >= 4, by
+    assert by.get("vpcmpgtw", 0) >= 5, by
+    wide = [op for op in by if op[-1] in "dq" and op.startswith(("vpmax", "vpmin", "vpadd",
+                                                                  "vpsub", "vpcmpgt"))]
+    assert not wide, by
