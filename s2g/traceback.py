@@ -569,7 +569,7 @@ def _tb_column(Q, M, L, G, PH, PX, H, X, D, hup, fp, mode, a, mb, oe, e, floor, 
 
 
 @numba.njit(inline="always", **NJIT)
-def _lane_merge(l, Rl, virt, n, ent, SH, SX, VH, VX, neg, PH, PX, dc, ec, th, tx):
+def _lane_merge(l, Rl, virt, n, ent, SH, SX, VH, VX, neg, PH, PX, dc, ec, th, tx, local):
     """Lane ``l``'s merge at a node-first column, rows ``0..Rl-1``: from the virtual
     column (``virt``) or unreachable, then the ``n`` in-window predecessors whose last
     columns are in the lane's slots ``ent[0..n-1]`` (ascending node order). A real
@@ -577,14 +577,27 @@ def _lane_merge(l, Rl, virt, n, ent, SH, SX, VH, VX, neg, PH, PX, dc, ec, th, tx
     (:func:`_sweep`'s rule); ``dc``/``ec`` get the list position that gave the diagonal
     and the deletion (-1: the start). The rows are contiguous in the lane-major slots
     ``SH[l, s]``, so the merge runs vectorised down the rows; the result is scattered
-    into the lane's column of ``PH``/``PX``.
+    into the lane's column of ``PH``/``PX``. ``local``: the first predecessor replaces the
+    virtual column outright (local H >= 0 and X >= -o-e, the virtual column's values, and
+    a real predecessor wins ties), which saves one pass.
     """
-    for i in range(Rl):
-        th[i] = VH[i] if virt else neg
-        tx[i] = VX[i] if virt else neg
-        dc[i] = -1
-        ec[i] = -1
-    for t in range(n):
+    t0 = 0
+    if local:
+        hs = SH[l, ent[0]]
+        xs = SX[l, ent[0]]
+        for i in range(Rl):
+            th[i] = hs[i]
+            tx[i] = xs[i]
+            dc[i] = 0
+            ec[i] = 0
+        t0 = 1
+    else:
+        for i in range(Rl):
+            th[i] = VH[i] if virt else neg
+            tx[i] = VX[i] if virt else neg
+            dc[i] = -1
+            ec[i] = -1
+    for t in range(t0, n):
         hs = SH[l, ent[t]]
         xs = SX[l, ent[t]]
         tt = np.int16(t)
@@ -628,7 +641,7 @@ def _lane_programs(gi, groups, idx, score, end_i, end_j, col_lo, node_start, pre
     (grown as needed; returned). Per lane: rows, window columns ``wl`` (0: idle or left
     to traceback_read, status ST_DEFER), program offsets ``pw``/``pm``, window slots,
     merges with a list. A window over LANE_CELLS cells, over ``max_cells`` bytes as
-    traceback_read counts them, or with a longer predecessor list than MAX_PREDS is
+    traceback_read counts them, or with a node of more than MAX_PREDS predecessors is
     deferred; so are the widest while the group's direction bytes pass ``cap``.
     ``lane_cells``: LANE_CELLS (an argument, so that tests can lower it)."""
     p_col, p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol = prog
@@ -648,14 +661,24 @@ def _lane_programs(gi, groups, idx, score, end_i, end_j, col_lo, node_start, pre
         v_end = np.searchsorted(node_start, end_j[r], side="right") - 1
         wn, ws, we = _window(v_end, end_j[r] - node_start[v_end], Lb, node_start, pred_ptr,
                              pred_idx, col_lo[r])
-        _lane_program(wn, ws, we, mode, node_start, pred_ptr, pred_idx, False, 0, 0, p_col,
-                      p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol, sizes)
-        W = sizes[0]
-        if (W * (rows[l] + 1) > lane_cells or sizes[4] > MAX_PREDS
-                or (W + 16 * sizes[5]) * (rows[l] + 1) > max_cells):
+        # sizes straight from the window (list entries: at most the predecessors of
+        # its node-first columns), so the program is built in one pass
+        W = 0
+        nf = 0
+        preds = 0
+        most = 0
+        for x in range(len(wn)):
+            W += we[x] - ws[x] + 1
+            np_ = pred_ptr[wn[x] + 1] - pred_ptr[wn[x]]
+            if ws[x] == 0 and np_ > 0:
+                nf += 1
+                preds += np_
+                most = max(most, np_)
+        if (W * (rows[l] + 1) > lane_cells or most > MAX_PREDS
+                or (W + 16 * nf) * (rows[l] + 1) > max_cells):
             st[k] = ST_DEFER
             continue
-        n1, m1 = pw[l] + W, pm[l] + sizes[2]
+        n1, m1 = pw[l] + W, pm[l] + preds
         if len(p_col) < n1:
             p_col = _keep(p_col, n1, pw[l])
             p_kind = _keep(p_kind, n1, pw[l])
@@ -668,6 +691,7 @@ def _lane_programs(gi, groups, idx, score, end_i, end_j, col_lo, node_start, pre
             mp_wcol = _keep(mp_wcol, m1, pm[l])
         _lane_program(wn, ws, we, mode, node_start, pred_ptr, pred_idx, True, pw[l], pm[l], p_col,
                       p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol, sizes)
+        m1 = pm[l] + sizes[2]
         wl[l] = W
         pw[l + 1] = n1
         pm[l + 1] = m1
@@ -827,7 +851,8 @@ def _lane_worker(t, n_threads, groups, codes, offs, idx, score, end_i, end_j, co
                 c0 = coff[l] + p_mrank[w] * Rl
                 e0 = pm[l] + p_mpa[w]
                 _lane_merge(l, Rl, virt, p_mpn[w], mp_slot[e0:e0 + p_mpn[w]], SH, SX, VH, VX,
-                            neg, PH, PX, DC[c0:c0 + Rl], EC[c0:c0 + Rl], th, tx)
+                            neg, PH, PX, DC[c0:c0 + Rl], EC[c0:c0 + Rl], th, tx,
+                            mode == LOCAL)
             _tb_column(Q, M, L, G, PH, PX, H, X, D[k], hup, fp, mode, a, mb, oe, e, floor, slim,
                        neg, z)
             for l in range(L):
@@ -1052,7 +1077,7 @@ CHUNK_OPS = 1 << 24
 def _asm_probe(Q, M, L, G, PH, PX, H, X, D, hup, fp, mode, a, mb, oe, e, floor, slim, neg, z,
                SH, SX, VH, VX, ent, DC, EC, th, tx):
     """The lane traceback's two vector loops alone (for :func:`asm_report`)."""
-    _lane_merge(0, M + 1, True, 2, ent, SH, SX, VH, VX, neg, PH, PX, DC, EC, th, tx)
+    _lane_merge(0, M + 1, True, 2, ent, SH, SX, VH, VX, neg, PH, PX, DC, EC, th, tx, False)
     _tb_column(Q, M, L, G, PH, PX, H, X, D, hup, fp, mode, a, mb, oe, e, floor, slim, neg, z)
 
 
