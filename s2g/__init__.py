@@ -29,19 +29,13 @@ def align(graph: FlatGraph, reads: ReadBatch, scoring: Scoring | None = None, mo
 
     ``variant``: a registered name (``s2g variants``) or ``"auto"`` (the fastest
     exact variant this machine can run). With ``traceback`` each aligned read gets a
-    :class:`Traceback` (path, offsets, CIGAR).
+    :class:`Traceback` (path, offsets, CIGAR). ``graph`` may also be a cyclic graph from
+    :func:`s2g.graph.open_graph` (unrolled for the batch's longest read). The same driver
+    as ``s2g align`` (:class:`s2g.aligner.Aligner`).
     """
-    scoring = scoring or Scoring()
-    mode = Mode.parse(mode)
-    name = variants.pick_auto() if variant == "auto" else variant
-    module = variants.get_variant(name)
-    if max_traceback_cells is None:
-        return module.align_batch(graph, reads, scoring, mode, traceback=traceback)
-    res = module.align_batch(graph, reads, scoring, mode, traceback=False)
-    if traceback:
-        from .traceback import traceback_batch
-        traceback_batch(graph, reads, scoring, mode, res, max_cells=max_traceback_cells)
-    return res
+    from .aligner import Aligner
+    return Aligner(graph, scoring, mode, variant, traceback=traceback,
+                   max_traceback_cells=max_traceback_cells).align(reads)
 
 
 __all__ = ["align", "load_graph", "read_reads", "iter_read_batches", "graph_info", "Scoring",

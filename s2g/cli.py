@@ -210,9 +210,6 @@ def cmd_align(args) -> int:
 
 
 def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
-    import numpy as np
-
-    from .gaf import gaf_bytes
     from .reads import iter_read_batches
     from .variants import registry
 
@@ -240,19 +237,6 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
     if seeded is not None:
         t1 = time.perf_counter()
         spent["index"] = t1 - t0 - spent["load graph"]
-    cyc, too_long = None, [0]
-    if _cyclic(graph):   # cyclic: unrolled per batch, or once for seeded
-        from .cyclic import SEEDED_READ_LEN
-        cyc, cyc_len = graph, args.max_read_len or SEEDED_READ_LEN
-        if seeded is not None:
-            graph = seeded.graph
-
-    def graph_for(batch):
-        """The DAG a batch is aligned to: a cyclic graph unrolled for its longest read
-        (seeded alignment: the one DAG its index belongs to)."""
-        if cyc is None or seeded is not None:
-            return graph
-        return cyc.for_reads(batch.max_len, scoring, mode, floor=args.max_read_len)
     if getattr(args, "dask", None):
         from . import distributed
         so = None
@@ -266,47 +250,13 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
                                f"load it): run 's2g index {args.graph}' where it can be written")
         return distributed.run_align(args, graph, scoring, mode, variant, out, seeded=so)
     from . import pipeline
-    from .traceback import traceback_batch, traceback_gpu_part
+    from .aligner import Aligner
 
+    aligner = Aligner(graph, scoring, mode, variant, traceback=not args.no_traceback,
+                      traceback_on=tb_gpu, max_traceback_cells=args.max_traceback_cells,
+                      seeded=seeded, max_read_len=args.max_read_len)
     counts = [0, 0]
     bar = pipeline.progress_bar(args.progress)
-
-    # With the traceback on the GPU, its GPU half runs in the aligning thread right after
-    # the batch's kernel (the GPU is one queue: from the finisher thread it waited for the
-    # next batch's kernel); reads left for the CPU (long windows) go to the finisher.
-    inline = tb_gpu and not args.no_traceback and os.environ.get("S2G_TB_INLINE", "1") != "0"
-
-    first = [None]
-
-    def align_one(batch):
-        if seeded is not None:
-            if cyc is not None:
-                too_long[0] += int(np.count_nonzero(batch.lengths() > cyc_len))
-            t = time.perf_counter()
-            res = seeded.align_batch(batch)
-            if first[0] is None:
-                first[0] = time.perf_counter() - t
-            return res
-        g = graph_for(batch)
-        res = module.align_batch(g, batch, scoring, mode, traceback=False)
-        if inline:
-            res._gpu_part = traceback_gpu_part(g, batch, scoring, mode, res,
-                                               args.max_traceback_cells)
-        return res
-
-    def finish_one(batch, res):
-        if seeded is not None:
-            if not args.no_traceback:
-                seeded.traceback(batch, res, max_cells=args.max_traceback_cells)
-            return res
-        if not args.no_traceback:
-            flat, idx = res.__dict__.pop("_gpu_part", (None, None))
-            traceback_batch(graph_for(batch), batch, scoring, mode, res,
-                            max_cells=args.max_traceback_cells, device=tb_gpu, flat=flat, idx=idx)
-        return res
-
-    def format_one(batch, res):
-        return batch.n_reads, int(np.count_nonzero(res.aligned())), gaf_bytes(graph_for(batch), res)
 
     def write(item):
         n_reads, n_aligned, text = item
@@ -317,31 +267,22 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
             bar.update(n_reads)
 
     try:
-        batches = iter_read_batches(args.reads, args.batch_size)
-        if seeded is not None:          # seeding runs in the reader thread, a batch ahead
-            batches = seeded.seed_batches(batches)
-        pipeline.run(batches, timed("align", align_one),
-                     timed("traceback", finish_one), timed("write", write),
-                     format_one=timed("GAF text", format_one))
+        aligner.run(iter_read_batches(args.reads, args.batch_size), write, timed)
     finally:
         if bar is not None:
             bar.close()
     out.commit()
     n, n_hit = counts
     dt = time.perf_counter() - t0
-    if too_long[0]:
-        warnings.warn(f"{too_long[0]} read(s) longer than --max-read-len {cyc_len}: seeded "
+    if aligner.too_long:
+        warnings.warn(f"{aligner.too_long} read(s) longer than --max-read-len "
+                      f"{aligner.seeded_read_len}: seeded "
                       "alignment used the cyclic graph unrolled for that length, which may lack "
                       "walks round a cycle that such a read needs; rerun with a larger one")
     if n == 0:
         print(f"s2g: warning: {args.reads} contains no reads; the GAF output is empty", file=sys.stderr)
     elif not args.quiet:
-        how = f"variant {variant}"
-        if seeded is not None:
-            t = seeded.totals
-            how = (f"seeded ({t['windows'] / max(t['reads'], 1):.2f} windows per read, "
-                   f"{t['unseeded']} reads without a seed hit"
-                   f"{' aligned in full' if seeded.unseeded == 'full' else ''})")
+        how = aligner.describe()
         print(f"s2g: {n} reads, {n_hit} aligned, {n - n_hit} without alignment; {how}; "
               f"{dt:.2f} s ({n / dt:,.{0 if n / dt >= 10 else 1}f} reads/s)", file=sys.stderr)
     if args.timings:
@@ -357,7 +298,8 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
                 from .gpu_traceback import PROFILE
                 parts.update({f"GPU {k}": v for k, v in PROFILE.items() if v})
             print("s2g: seeded align stage, seconds: " + ", ".join(
-                f"{k} {v:.2f}" for k, v in parts.items()) + f"; first batch {first[0] or 0:.2f}",
+                f"{k} {v:.2f}" for k, v in parts.items())
+                + f"; first batch {aligner.first_batch_s or 0:.2f}",
                 file=sys.stderr)
     return 0
 
@@ -451,16 +393,8 @@ def cmd_index(args) -> int:
 
 
 def _traceback_on_gpu(where, info) -> bool:
-    """``--traceback-on``: auto follows the variant's device; gpu needs a usable GPU."""
-    from .variants import registry
-    if where == "cpu" or (where == "auto" and info.device != "cuda"):
-        return False
-    ok, why = registry.cuda_available()
-    if not ok:
-        if where == "gpu":
-            raise S2GError(f"--traceback-on gpu: {why}")
-        return False
-    return True
+    from .aligner import traceback_on_gpu
+    return traceback_on_gpu(where, info)
 
 
 def _cores() -> int:

@@ -314,7 +314,7 @@ def align_chunk(spec: GraphSpec, batch, opts: dict, graph_data=None):
 def _align_text(graph, batch, opts):
     import numpy as np
 
-    from . import align
+    from .aligner import Aligner
     from .gaf import write_gaf
     from .variants import registry
 
@@ -325,17 +325,12 @@ def _align_text(graph, batch, opts):
         if opts.get("threads"):
             import numba
             numba.set_num_threads(min(opts["threads"], numba.config.NUMBA_NUM_THREADS))
-        if opts.get("seeded"):
-            sa = worker_seeded(graph, opts, variant)
-            res = sa.align_batch(batch)
-            if opts["traceback"]:
-                sa.traceback(batch, res, max_cells=opts["max_traceback_cells"])
-        else:
-            res = align(graph, batch, opts["scoring"], opts["mode"], variant=variant,
-                        traceback=opts["traceback"],
-                        max_traceback_cells=opts["max_traceback_cells"])
+        sa = worker_seeded(graph, opts, variant) if opts.get("seeded") else None
+        al = Aligner(graph, opts["scoring"], opts["mode"], variant, traceback=opts["traceback"],
+                     max_traceback_cells=opts["max_traceback_cells"], seeded=sa)
+        res = al.align(batch)
     buf = io.StringIO()
-    write_gaf(buf, graph, res)
+    write_gaf(buf, al.graph_for(batch), res)
     _STATS["chunks"] += 1
     return ("ok", buf.getvalue(), batch.n_reads, int(np.count_nonzero(res.aligned())), variant)
 

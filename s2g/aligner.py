@@ -1,0 +1,176 @@
+"""The align driver: one object that turns batches of reads into results and GAF text.
+
+``s2g align`` (cli.py), the Python API (:func:`s2g.align`) and the Dask workers
+(distributed.py) all align through an :class:`Aligner`; they differ only in where the
+batches come from and where the text goes::
+
+    batch ──align_scores──▶ BatchResult ──finish──▶ + tracebacks ──gaf_text──▶ bytes
+            (kernel, or seeds       (CPU traceback; the GPU      (GAF lines)
+             + window DP + MAPQ;     half already done in
+             GPU traceback half)     align_scores)
+
+:meth:`Aligner.align` runs the three stages one after the other (API, Dask workers);
+:meth:`Aligner.run` runs them overlapped in threads over a stream of batches
+(:func:`s2g.pipeline.run`, what ``s2g align`` does). The CLI keeps argument parsing,
+the choice of seeded or full-graph DP, output files, the progress bar and the report.
+
+What the driver owns (and nothing else does):
+
+* the graph a batch is aligned to: a FlatGraph, or a cyclic graph
+  (:class:`~s2g.cyclic.CyclicGraph`) unrolled for each batch's longest read (full-graph
+  DP) or once for ``--max-read-len`` (seeded alignment, whose index belongs to that DAG);
+* full-graph DP (``variant``'s kernel) or seeded alignment (a
+  :class:`~s2g.seeded.SeededAligner`);
+* where the traceback runs: on the GPU its half runs right after the batch's kernel in
+  the aligning thread (the GPU is one queue), the reads it leaves (long windows) in the
+  finishing thread.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from .scoring import Mode, Scoring
+
+
+class Aligner:
+    """Alignment of read batches to one graph with one configuration.
+
+    ``graph``: a :class:`~s2g.graph.FlatGraph` or a cyclic graph from
+    :func:`s2g.graph.open_graph` (unrolled per batch). ``variant``: a registered name or
+    ``"auto"``. ``traceback``: compute paths and CIGARs. ``traceback_on``: ``"auto"``
+    (the variant's device), ``"gpu"`` or ``"cpu"``, or a bool (True: GPU). ``seeded``: a
+    :class:`~s2g.seeded.SeededAligner` (seeded alignment; its graph is the DAG used), or
+    None for full-graph DP. ``max_read_len``: for a cyclic graph, the least read length
+    it is unrolled for.
+    """
+
+    def __init__(self, graph, scoring: Scoring | None = None, mode="local", variant="auto",
+                 traceback: bool = True, traceback_on="auto", max_traceback_cells=None,
+                 seeded=None, max_read_len=None):
+        from .graph import FlatGraph
+        from .traceback import MAX_CELLS
+        from .variants import registry
+
+        self.scoring = scoring or Scoring()
+        self.mode = Mode.parse(mode)
+        self.variant = registry.pick_auto() if variant == "auto" else variant
+        self.module = registry.get_variant(self.variant)
+        self.traceback = bool(traceback)
+        self.max_traceback_cells = max_traceback_cells or MAX_CELLS
+        self.tb_gpu = (traceback_on if isinstance(traceback_on, bool)
+                       else traceback_on_gpu(traceback_on, registry.REGISTRY[self.variant]))
+        self.seeded = seeded
+        self.max_read_len = max_read_len
+        self.cyclic = None if isinstance(graph, FlatGraph) else graph
+        self.graph = seeded.graph if seeded is not None else graph
+        self.seeded_read_len = None   # cyclic + seeded: the read length it was unrolled for
+        if self.cyclic is not None and seeded is not None:
+            from .cyclic import SEEDED_READ_LEN
+            self.seeded_read_len = max_read_len or SEEDED_READ_LEN
+        #: reads longer than the seeded unrolling's read length (a warning at the end)
+        self.too_long = 0
+        # the GPU half of the traceback in the aligning thread, right after the kernel
+        self._inline = (self.tb_gpu and self.traceback
+                        and os.environ.get("S2G_TB_INLINE", "1") != "0")
+        self.first_batch_s = None
+
+    # ------------------------------------------------------------------ stages
+    def graph_for(self, batch):
+        """The DAG ``batch`` is aligned to: a cyclic graph unrolled for its longest read
+        (seeded alignment: the one DAG its index belongs to)."""
+        if self.cyclic is None or self.seeded is not None:
+            return self.graph
+        return self.cyclic.for_reads(batch.max_len, self.scoring, self.mode,
+                                     floor=self.max_read_len)
+
+    def align_scores(self, batch):
+        """Stage 1: scores and end cells (seeded: windows, MAPQ), and the GPU half of the
+        traceback where it runs there."""
+        t = time.perf_counter()
+        if self.seeded is not None:
+            if self.seeded_read_len is not None:
+                self.too_long += int(np.count_nonzero(batch.lengths() > self.seeded_read_len))
+            res = self.seeded.align_batch(batch)
+        else:
+            from .traceback import traceback_gpu_part
+            g = self.graph_for(batch)
+            res = self.module.align_batch(g, batch, self.scoring, self.mode, traceback=False)
+            if self._inline:
+                res._gpu_part = traceback_gpu_part(g, batch, self.scoring, self.mode, res,
+                                                   self.max_traceback_cells)
+        if self.first_batch_s is None:
+            self.first_batch_s = time.perf_counter() - t
+        return res
+
+    def finish(self, batch, res):
+        """Stage 2: the tracebacks (what the GPU half left, or all of them)."""
+        if not self.traceback:
+            return res
+        if self.seeded is not None:
+            self.seeded.traceback(batch, res, max_cells=self.max_traceback_cells)
+            return res
+        from .traceback import traceback_batch
+        flat, idx = res.__dict__.pop("_gpu_part", (None, None))
+        traceback_batch(self.graph_for(batch), batch, self.scoring, self.mode, res,
+                        max_cells=self.max_traceback_cells, device=self.tb_gpu, flat=flat,
+                        idx=idx)
+        return res
+
+    def gaf_text(self, batch, res) -> bytes:
+        """Stage 3: the batch's GAF lines."""
+        from .gaf import gaf_bytes
+        return gaf_bytes(self.graph_for(batch), res)
+
+    def align(self, batch):
+        """The three stages' results for one batch, one after the other: a BatchResult
+        (one result per read, in order)."""
+        return self.finish(batch, self.align_scores(batch))
+
+    # ------------------------------------------------------------------ streams
+    def batches(self, batches):
+        """``batches`` as :meth:`run` consumes them (seeded: seeds attached in the
+        reader thread, a batch ahead of the windows)."""
+        return self.seeded.seed_batches(batches) if self.seeded is not None else batches
+
+    def run(self, batches, write, timed=None) -> int:
+        """Align a stream of batches with the stages overlapped in threads
+        (:func:`s2g.pipeline.run`); ``write((n_reads, n_aligned, gaf_bytes))`` is called
+        in input order, in the calling thread. ``timed(name, fn)``: wraps each stage
+        (``"align"``, ``"traceback"``, ``"GAF text"``, ``"write"``) for timings.
+        Returns the number of batches."""
+        from . import pipeline
+        timed = timed or (lambda name, fn: fn)
+
+        def format_one(batch, res):
+            return (batch.n_reads, int(np.count_nonzero(res.aligned())),
+                    self.gaf_text(batch, res))
+
+        return pipeline.run(self.batches(batches), timed("align", self.align_scores),
+                            timed("traceback", self.finish), timed("write", write),
+                            format_one=timed("GAF text", format_one))
+
+    def describe(self) -> str:
+        """How the reads were aligned, for the CLI's closing line."""
+        if self.seeded is None:
+            return f"variant {self.variant}"
+        t = self.seeded.totals
+        return (f"seeded ({t['windows'] / max(t['reads'], 1):.2f} windows per read, "
+                f"{t['unseeded']} reads without a seed hit"
+                f"{' aligned in full' if self.seeded.unseeded == 'full' else ''})")
+
+
+def traceback_on_gpu(where, info) -> bool:
+    """``--traceback-on``: auto follows the variant's device; gpu needs a usable GPU."""
+    from .errors import S2GError
+    from .variants import registry
+    if where == "cpu" or (where == "auto" and info.device != "cuda"):
+        return False
+    ok, why = registry.cuda_available()
+    if not ok:
+        if where == "gpu":
+            raise S2GError(f"--traceback-on gpu: {why}")
+        return False
+    return True
