@@ -399,10 +399,12 @@ K_CONT, K_VIRT, K_NEG = 0, 1, 2
 X_EXT = E_EXT
 #: lanes per group by lane type (two 512-bit registers per row step, as the simd variant)
 LANES_TB = {np.int16: 64, np.int32: 32}
-#: a read is traced in lanes when its window has at most LANE_CELLS cells, and a group's
-#: direction bytes stay under GROUP_BYTES (its widest windows go to traceback_read)
+#: a read is traced in lanes when its window has at most LANE_CELLS cells (else by
+#: traceback_read), and a group's direction bytes stay under GROUP_BYTES (fewer lanes)
 LANE_CELLS = 1 << 21
 GROUP_BYTES = 1 << 25
+#: a worker builds the programs of SUPER x lanes reads at once and groups them by width
+SUPER = 4
 #: predecessor choices are int16 list positions
 MAX_PREDS = 32767
 #: chunk status of a read the lanes left to traceback_read
@@ -634,29 +636,24 @@ def _keep(buf, n, used):
 
 
 @numba.njit(**NJIT)
-def _lane_programs(gi, groups, idx, score, end_i, end_j, col_lo, node_start, pred_ptr, pred_idx,
-                   mode, a, e, max_cells, lane_cells, cap, prog, rows, wl, pw, pm, nsl, nmg,
-                   st):
-    """Windows and programs of group ``gi``'s reads into the worker's buffers ``prog``
-    (grown as needed; returned). Per lane: rows, window columns ``wl`` (0: idle or left
-    to traceback_read, status ST_DEFER), program offsets ``pw``/``pm``, window slots,
-    merges with a list. A window over LANE_CELLS cells, over ``max_cells`` bytes as
-    traceback_read counts them, or with a node of more than MAX_PREDS predecessors is
-    deferred; so are the widest while the group's direction bytes pass ``cap``.
-    ``lane_cells``: LANE_CELLS (an argument, so that tests can lower it)."""
+def _lane_programs(ks, idx, score, end_i, end_j, col_lo, node_start, pred_ptr, pred_idx, mode,
+                   a, e, max_cells, lane_cells, prog, rows, wl, pw, pm, nsl, nmg, st):
+    """Windows and programs of the reads at chunk positions ``ks`` into the worker's
+    buffers ``prog`` (grown as needed; returned). Per read x: rows, window columns
+    ``wl[x]`` (0: left to traceback_read, status ST_DEFER), program offsets
+    ``pw[x]``/``pm[x]`` (ends ``pw[x + 1]``/``pm[x + 1]``), window slots, merges with a
+    list. A window over ``lane_cells`` (LANE_CELLS; an argument so that tests can lower
+    it) cells, over ``max_cells`` bytes as traceback_read counts them, or with a node of
+    more than MAX_PREDS predecessors is deferred."""
     p_col, p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol = prog
-    L = len(rows)
     sizes = np.zeros(6, np.int64)
-    for l in range(L):
-        pw[l + 1] = pw[l]
-        pm[l + 1] = pm[l]
-        k = groups[gi, l]
-        wl[l] = 0
-        rows[l] = 0
-        if k < 0:
-            continue
+    for x in range(len(ks)):
+        pw[x + 1] = pw[x]
+        pm[x + 1] = pm[x]
+        wl[x] = 0
+        k = ks[x]
         r = idx[k]
-        rows[l] = end_i[r]
+        rows[x] = end_i[r]
         Lb = end_i[r] + max(0, a * end_i[r] - score[r]) // e
         v_end = np.searchsorted(node_start, end_j[r], side="right") - 1
         wn, ws, we = _window(v_end, end_j[r] - node_start[v_end], Lb, node_start, pred_ptr,
@@ -667,71 +664,94 @@ def _lane_programs(gi, groups, idx, score, end_i, end_j, col_lo, node_start, pre
         nf = 0
         preds = 0
         most = 0
-        for x in range(len(wn)):
-            W += we[x] - ws[x] + 1
-            np_ = pred_ptr[wn[x] + 1] - pred_ptr[wn[x]]
-            if ws[x] == 0 and np_ > 0:
+        for y in range(len(wn)):
+            W += we[y] - ws[y] + 1
+            np_ = pred_ptr[wn[y] + 1] - pred_ptr[wn[y]]
+            if ws[y] == 0 and np_ > 0:
                 nf += 1
                 preds += np_
                 most = max(most, np_)
-        if (W * (rows[l] + 1) > lane_cells or most > MAX_PREDS
-                or (W + 16 * nf) * (rows[l] + 1) > max_cells):
+        if (W * (rows[x] + 1) > lane_cells or most > MAX_PREDS
+                or (W + 16 * nf) * (rows[x] + 1) > max_cells):
             st[k] = ST_DEFER
             continue
-        n1, m1 = pw[l] + W, pm[l] + preds
+        n1, m1 = pw[x] + W, pm[x] + preds
         if len(p_col) < n1:
-            p_col = _keep(p_col, n1, pw[l])
-            p_kind = _keep(p_kind, n1, pw[l])
-            p_mpa = _keep(p_mpa, n1, pw[l])
-            p_mpn = _keep(p_mpn, n1, pw[l])
-            p_mrank = _keep(p_mrank, n1, pw[l])
-            p_store = _keep(p_store, n1, pw[l])
+            p_col = _keep(p_col, n1, pw[x])
+            p_kind = _keep(p_kind, n1, pw[x])
+            p_mpa = _keep(p_mpa, n1, pw[x])
+            p_mpn = _keep(p_mpn, n1, pw[x])
+            p_mrank = _keep(p_mrank, n1, pw[x])
+            p_store = _keep(p_store, n1, pw[x])
         if len(mp_slot) < m1:
-            mp_slot = _keep(mp_slot, m1, pm[l])
-            mp_wcol = _keep(mp_wcol, m1, pm[l])
-        _lane_program(wn, ws, we, mode, node_start, pred_ptr, pred_idx, True, pw[l], pm[l], p_col,
+            mp_slot = _keep(mp_slot, m1, pm[x])
+            mp_wcol = _keep(mp_wcol, m1, pm[x])
+        _lane_program(wn, ws, we, mode, node_start, pred_ptr, pred_idx, True, pw[x], pm[x], p_col,
                       p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol, sizes)
-        m1 = pm[l] + sizes[2]
-        wl[l] = W
-        pw[l + 1] = n1
-        pm[l + 1] = m1
-        nsl[l] = sizes[3]
-        nmg[l] = sizes[1]
-    while True:                              # the group's direction bytes under cap
-        W = 0
-        M = 0
-        n = 0
-        widest = -1
-        for l in range(L):
-            if wl[l] > 0:
-                n += 1
-                M = max(M, rows[l])
-                if widest < 0 or wl[l] > wl[widest]:
-                    widest = l
-                W = max(W, wl[l])
-        if n <= 1 or W * (M + 1) * L <= cap:
-            break
-        st[groups[gi, widest]] = ST_DEFER
-        wl[widest] = 0
+        wl[x] = W
+        pw[x + 1] = n1
+        pm[x + 1] = pm[x] + sizes[2]
+        nsl[x] = sizes[3]
+        nmg[x] = sizes[1]
     return p_col, p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol
 
 
 @numba.njit(**NJIT)
-def _lane_worker(t, n_threads, groups, codes, offs, idx, score, end_i, end_j, col_lo, base,
-                 gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg, slim, max_cells,
-                 lane_cells, cap, oo, co, st, start, cells, run_op, run_len, n_runs, path, n_path,
-                 geo, counts):
-    """Groups ``t, t + n_threads, ...``: for each, its reads' programs
-    (:func:`_lane_programs`), the lockstep DP (at step k lane l computes its own window
-    column k, as the simd variant's lockstep windows do: a lane's merges and slot
-    stores are its own, the column is one vector pass over every lane), each end cell's
-    check, and the walks (:func:`traceback_read`'s, on the program) summarised into the
-    chunk's outputs (:func:`_summarize`).
+def _lane_groups(W, R, lanes, cap):
+    """Reads with ``W > 0`` (window columns; R = rows + 1) sorted by width then rows and
+    cut into groups of at most ``lanes``, fewer where a group's direction bytes (widest
+    window x most rows x lanes) would pass ``cap``. Returns (reads in group order,
+    group starts)."""
+    n = len(W)
+    key = np.empty(n, np.int64)
+    rmax = 1
+    for x in range(n):
+        rmax = max(rmax, R[x] + 1)
+    m = 0
+    for x in range(n):
+        key[x] = W[x] * rmax + R[x] if W[x] > 0 else -1
+        m += W[x] > 0
+    order = np.argsort(key, kind="mergesort")[n - m:]
+    starts = np.empty(m + 1, np.int64)
+    g = 0
+    c = 0
+    wm = 0
+    rm = 0
+    for y in range(m):
+        x = order[y]
+        w2 = max(wm, W[x])
+        r2 = max(rm, R[x])
+        if y == 0 or c == lanes or w2 * r2 * (c + 1) > cap:
+            starts[g] = y
+            g += 1
+            c = 0
+            w2 = W[x]
+            r2 = R[x]
+        c += 1
+        wm = w2
+        rm = r2
+    starts[g] = m
+    return order, starts[:g + 1]
+
+
+@numba.njit(**NJIT)
+def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end_i, end_j,
+                 col_lo, base, gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg,
+                 slim, max_cells, lane_cells, cap, oo, co, st, start, cells, run_op, run_len,
+                 n_runs, path, n_path, geo, counts):
+    """Super-batches ``t, t + n_threads, ...`` of ``batch`` reads of ``order`` (chunk
+    positions): their programs (:func:`_lane_programs`), lane groups by actual window
+    width (:func:`_lane_groups`), and per group the lockstep DP (at step k lane l
+    computes its own window column k, as the simd variant's lockstep windows do: a
+    lane's merges and slot stores are its own, the column is one vector pass over every
+    lane), each end cell's check, and the walks (:func:`_lane_walk`) summarised into
+    the chunk's outputs (:func:`_summarize`).
 
     Memory per group: direction bytes ``widest window x (most rows + 1) x lanes``, int16
     choices (2 x 2 bytes per row of each merge with a list), and the window slots'
     columns (lane-major: ``[lane][slot][row]``, so a merge runs down contiguous rows).
-    Buffers live as long as the worker.
+    Buffers live as long as the worker (a fresh allocation per group cost page faults:
+    ~20% of the time).
     """
     z = cast(0, a)
     oe = cast(o + e, a)
@@ -739,21 +759,27 @@ def _lane_worker(t, n_threads, groups, codes, offs, idx, score, end_i, end_j, co
     gn = cast(GRAPH_N, a)
     pad = cast(PAD_CODE, a)
     lt = np.full(1, z)                       # the lane type, for np.empty
-    Lmax = groups.shape[1]
     prog = (np.empty(4096, np.int64), np.empty(4096, np.uint8), np.empty(4096, np.int32),
             np.empty(4096, np.int32), np.empty(4096, np.int32), np.empty(4096, np.int32),
             np.empty(1024, np.int32), np.empty(1024, np.int32))
-    rows = np.zeros(Lmax, np.int64)
-    wl = np.zeros(Lmax, np.int64)
-    pw = np.zeros(Lmax + 1, np.int64)
-    pm = np.zeros(Lmax + 1, np.int64)
-    nsl = np.zeros(Lmax, np.int64)
-    nmg = np.zeros(Lmax, np.int64)
-    coff = np.zeros(Lmax + 1, np.int64)
-    endv = np.zeros(Lmax, np.int64)
-    G = np.empty(Lmax, lt.dtype)
-    hup = np.empty(Lmax, lt.dtype)
-    fp = np.empty(Lmax, lt.dtype)
+    brows = np.zeros(batch, np.int64)        # per read of the super-batch
+    bwl = np.zeros(batch, np.int64)
+    bpw = np.zeros(batch + 1, np.int64)
+    bpm = np.zeros(batch + 1, np.int64)
+    bnsl = np.zeros(batch, np.int64)
+    bnmg = np.zeros(batch, np.int64)
+    lk = np.zeros(lanes, np.int64)           # per lane of a group
+    rows = np.zeros(lanes, np.int64)
+    wl = np.zeros(lanes, np.int64)
+    pw = np.zeros(lanes, np.int64)
+    pe = np.zeros(lanes, np.int64)
+    pm = np.zeros(lanes, np.int64)
+    me = np.zeros(lanes, np.int64)
+    coff = np.zeros(lanes + 1, np.int64)
+    endv = np.zeros(lanes, np.int64)
+    G = np.empty(lanes, lt.dtype)
+    hup = np.empty(lanes, lt.dtype)
+    fp = np.empty(lanes, lt.dtype)
     qbuf = np.empty(0, lt.dtype)
     hbuf = np.empty(0, lt.dtype)
     xbuf = np.empty(0, lt.dtype)
@@ -764,127 +790,129 @@ def _lane_worker(t, n_threads, groups, codes, offs, idx, score, end_i, end_j, co
     cbuf = np.empty(0, np.int16)
     obuf = np.empty(0, np.uint8)
     jbuf = np.empty(0, np.int64)
-    for gi in range(t, groups.shape[0], n_threads):
-        L = 0
-        for l in range(Lmax):
-            if groups[gi, l] >= 0:
-                L = l + 1
-        prog = _lane_programs(gi, groups, idx, score, end_i, end_j, col_lo, node_start,
-                              pred_ptr, pred_idx, mode, a, e, max_cells, lane_cells, cap, prog,
-                              rows[:L], wl[:L], pw[:L + 1], pm[:L + 1], nsl[:L], nmg[:L], st)
+    n_sb = (len(order) + batch - 1) // batch
+    for sb in range(t, n_sb, n_threads):
+        ks = order[sb * batch:min(len(order), (sb + 1) * batch)]
+        nb = len(ks)
+        prog = _lane_programs(ks, idx, score, end_i, end_j, col_lo, node_start, pred_ptr,
+                              pred_idx, mode, a, e, max_cells, lane_cells, prog, brows[:nb],
+                              bwl[:nb], bpw[:nb + 1], bpm[:nb + 1], bnsl[:nb], bnmg[:nb], st)
         p_col, p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol = prog
-        M = 0
-        W = 0
-        S = 1
-        ob = 1
-        for l in range(L):
-            coff[l + 1] = coff[l]
-            if wl[l] == 0:
-                continue
-            M = max(M, rows[l])
-            W = max(W, wl[l])
-            S = max(S, nsl[l])
-            coff[l + 1] = coff[l] + nmg[l] * (rows[l] + 1)
-            k = groups[gi, l]
-            ob = max(ob, oo[k + 1] - oo[k])
-        if W == 0:
-            continue
-        R = M + 1
-        # ---- buffers (reused; views shaped for this group)
-        qbuf = _room(qbuf, max(M, 1) * L)
-        hbuf = _room(hbuf, 2 * R * L)
-        xbuf = _room(xbuf, 2 * R * L)
-        shbuf = _room(shbuf, L * S * R)
-        sxbuf = _room(sxbuf, L * S * R)
-        vbuf = _room(vbuf, 4 * R)
-        dbuf = _room(dbuf, W * R * L)
-        cbuf = _room(cbuf, 2 * max(coff[L], 1))
-        obuf = _room(obuf, ob)
-        jbuf = _room(jbuf, ob)
-        Q = qbuf[:max(M, 1) * L].reshape((max(M, 1), L))
-        Hb = hbuf[:2 * R * L].reshape((2, R, L))
-        Xb = xbuf[:2 * R * L].reshape((2, R, L))
-        SH = shbuf[:L * S * R].reshape((L, S, R))
-        SX = sxbuf[:L * S * R].reshape((L, S, R))
-        VH = vbuf[:R]
-        VX = vbuf[R:2 * R]
-        th = vbuf[2 * R:3 * R]
-        tx = vbuf[3 * R:4 * R]
-        D = dbuf[:W * R * L].reshape((W, R, L))
-        nc2 = max(coff[L], 1)
-        DC = cbuf[:nc2]
-        EC = cbuf[nc2:2 * nc2]
-        for i in range(max(M, 1)):
+        gorder, gstart = _lane_groups(bwl[:nb], brows[:nb] + 1, lanes, cap)
+        for gi in range(len(gstart) - 1):
+            L = gstart[gi + 1] - gstart[gi]
+            M = 0
+            W = 0
+            S = 1
+            ob = 1
             for l in range(L):
-                Q[i, l] = pad
-        for l in range(L):
-            if wl[l] > 0:
-                q0 = offs[idx[groups[gi, l]]]
+                x = gorder[gstart[gi] + l]
+                k = ks[x]
+                lk[l] = k
+                rows[l] = brows[x]
+                wl[l] = bwl[x]
+                pw[l] = bpw[x]
+                pe[l] = bpw[x + 1]
+                pm[l] = bpm[x]
+                me[l] = bpm[x + 1]
+                M = max(M, rows[l])
+                W = max(W, wl[l])
+                S = max(S, bnsl[x])
+                coff[l + 1] = coff[l] + bnmg[x] * (rows[l] + 1)
+                ob = max(ob, oo[k + 1] - oo[k])
+            R = M + 1
+            # ---- buffers (reused; views shaped for this group)
+            qbuf = _room(qbuf, max(M, 1) * L)
+            hbuf = _room(hbuf, 2 * R * L)
+            xbuf = _room(xbuf, 2 * R * L)
+            shbuf = _room(shbuf, L * S * R)
+            sxbuf = _room(sxbuf, L * S * R)
+            vbuf = _room(vbuf, 4 * R)
+            dbuf = _room(dbuf, W * R * L)
+            cbuf = _room(cbuf, 2 * max(coff[L], 1))
+            obuf = _room(obuf, ob)
+            jbuf = _room(jbuf, ob)
+            Q = qbuf[:max(M, 1) * L].reshape((max(M, 1), L))
+            Hb = hbuf[:2 * R * L].reshape((2, R, L))
+            Xb = xbuf[:2 * R * L].reshape((2, R, L))
+            SH = shbuf[:L * S * R].reshape((L, S, R))
+            SX = sxbuf[:L * S * R].reshape((L, S, R))
+            VH = vbuf[:R]
+            VX = vbuf[R:2 * R]
+            th = vbuf[2 * R:3 * R]
+            tx = vbuf[3 * R:4 * R]
+            D = dbuf[:W * R * L].reshape((W, R, L))
+            nc2 = max(coff[L], 1)
+            DC = cbuf[:nc2]
+            EC = cbuf[nc2:2 * nc2]
+            for i in range(max(M, 1)):
+                for l in range(L):
+                    Q[i, l] = pad
+            for l in range(L):
+                q0 = offs[idx[lk[l]]]
                 for i in range(rows[l]):
                     Q[i, l] = cast(codes[q0 + i], a)
-        for i in range(R):
-            vh = 0 if (mode == LOCAL or i == 0) else -(o + e * i)
-            VH[i] = cast(vh, a)
-            VX[i] = cast(vh - o - e, a)
-        # ---- lockstep DP
-        cur = 0
-        for k in range(W):
-            PH = Hb[1 - cur]
-            PX = Xb[1 - cur]
-            H = Hb[cur]
-            X = Xb[cur]
+            for i in range(R):
+                vh = 0 if (mode == LOCAL or i == 0) else -(o + e * i)
+                VH[i] = cast(vh, a)
+                VX[i] = cast(vh - o - e, a)
+            # ---- lockstep DP
+            cur = 0
+            for k in range(W):
+                PH = Hb[1 - cur]
+                PX = Xb[1 - cur]
+                H = Hb[cur]
+                X = Xb[cur]
+                for l in range(L):
+                    if k >= wl[l]:
+                        G[l] = gn            # done: values nobody reads
+                        continue
+                    w = pw[l] + k
+                    G[l] = cast(gcode[p_col[w]], a)
+                    if p_kind[w] == K_CONT:
+                        continue
+                    Rl = rows[l] + 1
+                    virt = p_kind[w] == K_VIRT
+                    if p_mpn[w] == 0:        # no predecessor in the window
+                        for i in range(Rl):
+                            PH[i, l] = VH[i] if virt else neg
+                            PX[i, l] = VX[i] if virt else neg
+                        continue
+                    c0 = coff[l] + p_mrank[w] * Rl
+                    e0 = pm[l] + p_mpa[w]
+                    _lane_merge(l, Rl, virt, p_mpn[w], mp_slot[e0:e0 + p_mpn[w]], SH, SX, VH, VX,
+                                neg, PH, PX, DC[c0:c0 + Rl], EC[c0:c0 + Rl], th, tx,
+                                mode == LOCAL)
+                _tb_column(Q, M, L, G, PH, PX, H, X, D[k], hup, fp, mode, a, mb, oe, e, floor,
+                           slim, neg, z)
+                for l in range(L):
+                    if k >= wl[l]:
+                        continue
+                    s = p_store[pw[l] + k]
+                    if s >= 0:
+                        hs = SH[l, s]
+                        xs = SX[l, s]
+                        for i in range(rows[l] + 1):
+                            hs[i] = H[i, l]
+                            xs[i] = X[i, l]
+                    if k == wl[l] - 1:
+                        endv[l] = H[rows[l], l]
+                cur = 1 - cur
+            # ---- walk back per lane
             for l in range(L):
-                if k >= wl[l]:
-                    G[l] = gn                # done or idle: values nobody reads
+                k = lk[l]
+                r = idx[k]
+                cells[k] = wl[l] * (rows[l] + 1)
+                if endv[l] != score[r]:
+                    st[k] = ST_MISMATCH
                     continue
-                w = pw[l] + k
-                G[l] = cast(gcode[p_col[w]], a)
-                if p_kind[w] == K_CONT:
-                    continue
-                Rl = rows[l] + 1
-                virt = p_kind[w] == K_VIRT
-                if p_mpn[w] == 0:            # no predecessor in the window
-                    for i in range(Rl):
-                        PH[i, l] = VH[i] if virt else neg
-                        PX[i, l] = VX[i] if virt else neg
-                    continue
-                c0 = coff[l] + p_mrank[w] * Rl
-                e0 = pm[l] + p_mpa[w]
-                _lane_merge(l, Rl, virt, p_mpn[w], mp_slot[e0:e0 + p_mpn[w]], SH, SX, VH, VX,
-                            neg, PH, PX, DC[c0:c0 + Rl], EC[c0:c0 + Rl], th, tx,
-                            mode == LOCAL)
-            _tb_column(Q, M, L, G, PH, PX, H, X, D[k], hup, fp, mode, a, mb, oe, e, floor, slim,
-                       neg, z)
-            for l in range(L):
-                if k >= wl[l]:
-                    continue
-                s = p_store[pw[l] + k]
-                if s >= 0:
-                    hs = SH[l, s]
-                    xs = SX[l, s]
-                    for i in range(rows[l] + 1):
-                        hs[i] = H[i, l]
-                        xs[i] = X[i, l]
-                if k == wl[l] - 1:
-                    endv[l] = H[rows[l], l]
-            cur = 1 - cur
-        # ---- walk back per lane (traceback_read's walk, on the program)
-        for l in range(L):
-            if wl[l] == 0:
-                continue
-            k = groups[gi, l]
-            r = idx[k]
-            cells[k] = wl[l] * (rows[l] + 1)
-            if endv[l] != score[r]:
-                st[k] = ST_MISMATCH
-                continue
-            st[k] = ST_OK
-            start[k], no, nc = _lane_walk(l, D, wl[l] - 1, rows[l], mode, codes, offs[r], base,
-                                          p_col[pw[l]:pw[l + 1]], p_kind[pw[l]:pw[l + 1]],
-                                          p_mrank[pw[l]:pw[l + 1]], p_mpa[pw[l]:pw[l + 1]],
-                                          mp_wcol[pm[l]:pm[l + 1]], DC, EC, coff[l], obuf, jbuf)
-            _summarize(k, obuf[:no], jbuf[:nc], end_j[r], node_start, oo, co, run_op, run_len,
-                       n_runs, path, n_path, geo, counts)
+                st[k] = ST_OK
+                start[k], no, nc = _lane_walk(l, D, wl[l] - 1, rows[l], mode, codes, offs[r],
+                                              base, p_col[pw[l]:pe[l]], p_kind[pw[l]:pe[l]],
+                                              p_mrank[pw[l]:pe[l]], p_mpa[pw[l]:pe[l]],
+                                              mp_wcol[pm[l]:me[l]], DC, EC, coff[l], obuf, jbuf)
+                _summarize(k, obuf[:no], jbuf[:nc], end_j[r], node_start, oo, co, run_op,
+                           run_len, n_runs, path, n_path, geo, counts)
 
 
 @numba.njit(**NJIT)
@@ -954,41 +982,15 @@ def _lane_walk(l, D, w, i, mode, codes, q0, base, p_col, p_kind, p_mrank, p_mpa,
 
 
 @numba.njit(parallel=True, **NJIT)
-def _run_lane_groups(groups, n_threads, codes, offs, idx, score, end_i, end_j, col_lo, base,
-                     gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg, slim,
-                     max_cells, lane_cells, cap, oo, co, st, start, cells, run_op, run_len,
-                     n_runs, path, n_path, geo, counts):
+def _run_lanes(order, batch, lanes, n_threads, codes, offs, idx, score, end_i, end_j, col_lo,
+               base, gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg, slim,
+               max_cells, lane_cells, cap, oo, co, st, start, cells, run_op, run_len, n_runs,
+               path, n_path, geo, counts):
     for t in numba.prange(n_threads):
-        _lane_worker(t, n_threads, groups, codes, offs, idx, score, end_i, end_j, col_lo, base,
-                     gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg, slim,
-                     max_cells, lane_cells, cap, oo, co, st, start, cells, run_op, run_len,
+        _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end_i, end_j,
+                     col_lo, base, gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg,
+                     slim, max_cells, lane_cells, cap, oo, co, st, start, cells, run_op, run_len,
                      n_runs, path, n_path, geo, counts)
-
-
-@numba.njit(**NJIT)
-def _lane_groups(order, W, R, lanes, cap):
-    """Chunk positions ``order`` (sorted by window size, then rows) cut into groups of at
-    most ``lanes``, fewer where the group's direction bytes (widest window x most rows x
-    lanes) would pass ``cap``; -1 pads a group. ``W``: each read's window width, or an
-    estimate (the walk's column bound)."""
-    groups = np.full((max(len(order), 1), lanes), -1, np.int64)
-    g = -1
-    n = lanes
-    wm = 0
-    rm = 0
-    for k in order:
-        w2 = max(wm, W[k])
-        r2 = max(rm, R[k])
-        if n == lanes or w2 * r2 * (n + 1) > cap:
-            g += 1
-            n = 0
-            w2 = W[k]
-            r2 = R[k]
-        groups[g, n] = k
-        n += 1
-        wm = w2
-        rm = r2
-    return groups[:g + 1]
 
 
 class FlatTracebacks:
@@ -1145,16 +1147,18 @@ def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, scoring, 
             sel = np.nonzero(tcode == c)[0]
             if len(sel) == 0:
                 continue
-            # groups by the walk's column bound L (the window is about that wide)
+            # super-batches of similar column bound L (windows are about that wide); the
+            # workers form the lane groups by actual width inside each
             order = sel[np.lexsort((rows[sel], L[sel]))]
-            groups = _lane_groups(order, L + 1, rows + 1, LANES_TB[T], GROUP_BYTES // 2)
+            lanes = LANES_TB[T]
+            batch = SUPER * lanes
             neg = simd.NEG16 if T is np.int16 else simd.NEG32
             slim = 0 if mode == LOCAL else np.iinfo(T).min
-            nt = max(1, min(numba.get_num_threads(), len(groups)))
-            _run_lane_groups(groups, nt, codes, offs, idx, score, ei, ej, col_lo, graph.base,
-                             gcode, *gr, mode, T(a), T(-b), T(o), T(e), T(neg), T(slim),
-                             int(max_cells), LANE_CELLS, GROUP_BYTES, oo, co, st, start, cells,
-                             *summary)
+            nt = max(1, min(numba.get_num_threads(), -(-len(order) // batch)))
+            _run_lanes(order, batch, lanes, nt, codes, offs, idx, score, ei, ej, col_lo,
+                       graph.base, gcode, *gr, mode, T(a), T(-b), T(o), T(e), T(neg), T(slim),
+                       int(max_cells), LANE_CELLS, GROUP_BYTES, oo, co, st, start, cells,
+                       *summary)
     rest = np.nonzero(st == ST_DEFER)[0]
     if len(rest):
         _traceback_many(rest, idx, codes, offs, score, ei, ej, graph.base, *gr, graph.slot,

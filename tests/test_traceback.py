@@ -212,8 +212,8 @@ def _traced(graph, batch, sc, mode, res, col_lo=None, **patch):
 
 def _lane_patches(lanes, int32, defer):
     """lanes per group; int32 lanes for every read; LANE_CELLS small enough that larger
-    windows go to traceback_read (mixed batches) and GROUP_BYTES small enough that the
-    lanes defer their widest windows."""
+    windows go to traceback_read (mixed batches), or GROUP_BYTES small enough that the
+    groups shrink (one super-batch per group)."""
     import numpy as np
 
     from s2g import traceback as tb
@@ -225,9 +225,8 @@ def _lane_patches(lanes, int32, defer):
     if defer == "cells":
         p["LANE_CELLS"] = 40
     elif defer == "group":
-        groups = tb._lane_groups
         p["GROUP_BYTES"] = 200
-        p["_lane_groups"] = lambda order, W, R, lanes, cap: groups(order, W, R, lanes, 1 << 60)
+        p["SUPER"] = 1
     return p
 
 
