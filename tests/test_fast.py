@@ -11,7 +11,6 @@ import os
 import re
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -256,6 +255,11 @@ def test_keep_merge_tables():
 
 
 # ------------------------------------------------------------------ (3) GPU
+#
+# Kernels: every test here uses the `fast` kernels of gpu_cases.fast_kernels() only (the
+# configurations choose_config picks in production; forced (G, K) among them), so a
+# cold run compiles each of them once (conftest.py compiles them in parallel first);
+# test_gpu_every_kernel_configuration runs each of them deliberately.
 
 def _gpu():
     from s2g.variants.registry import cuda_available
@@ -264,9 +268,12 @@ def _gpu():
         pytest.skip(f"no GPU: {why}")
 
 
-def _cmp(g, reads, sc, mode, **kw):
+def _cmp(g, reads, sc, mode, ref=None, **kw):
+    """fast == V0 (score, end row, end column of every read). ``ref``: V0's result for
+    these reads, when the caller has it; ``kw``: run_kernel's (G, K, pair) for a forced
+    configuration, else the variant's align_batch (its own choice)."""
     from s2g.variants import fast, v0_cpu
-    ref = v0_cpu.align_batch(g, reads, sc, mode)
+    ref = v0_cpu.align_batch(g, reads, sc, mode) if ref is None else ref
     if kw:
         lens = reads.lengths()
         idx = np.nonzero(lens > 0)[0]
@@ -274,8 +281,8 @@ def _cmp(g, reads, sc, mode, **kw):
         np.cumsum(lens[idx], out=offs[1:])
         codes = np.concatenate([reads.codes(int(r)) for r in idx])
         s, i, j = fast.run_kernel(g, codes, offs, lens[idx], sc, mode, **kw)
-        got = (np.full(reads.n_reads, ref.score.min(initial=0) * 0 - (1 << 29)),
-               np.full(reads.n_reads, -1), np.full(reads.n_reads, -1))
+        got = (np.full(reads.n_reads, -(1 << 29)), np.full(reads.n_reads, -1),
+               np.full(reads.n_reads, -1))
         ok = j >= 0
         got[0][idx] = np.where(ok, s, -(1 << 29))
         got[1][idx] = np.where(ok, i, -1)
@@ -288,33 +295,57 @@ def _cmp(g, reads, sc, mode, **kw):
                             int(ref.score[r]), int(ref.end_i[r]), int(ref.end_j[r])) for r in bad[:3]]
 
 
+def _sub(ref, idx):
+    """``ref`` (a BatchResult) restricted to reads ``idx``."""
+    return type(ref)([ref.names[k] for k in idx], ref.lengths[idx], ref.score[idx],
+                     ref.end_i[idx], ref.end_j[idx])
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("mode", list(Mode))
 def test_gpu_random_graphs(mode):
+    """25 random graphs, 40 random reads of 0..L bp each (L in 1..300), random scorings:
+    the variant's own configuration (local: the 16-bit pair kernel), several strips
+    (32-row strips: up to 10), and in local mode the 32-bit kernel (2 strips past 192)."""
     _gpu()
-    sys.path.insert(0, str(REPO / "tests"))
     import gpu_cases as gc
+    from s2g.variants import fast, v0_cpu
     rng = np.random.default_rng(11 + int(mode))
     for _ in range(25):
         g = gc.random_graph(rng, n_seg=int(rng.integers(1, 12)), max_seg_len=int(rng.integers(1, 30)))
         reads = gc.random_reads(rng, 40, int(rng.integers(1, 300)))
         sc = gc.random_scoring(rng)
-        _cmp(g, reads, sc, mode)                  # local: the 16-bit pair kernel
-        _cmp(g, reads, sc, mode, G=16, K=3)       # several strips
-        if mode == Mode.LOCAL:                    # and the 32-bit kernel
-            _cmp(g, reads, sc, mode, G=8, K=4, pair=False)
+        ref = v0_cpu.align_batch(g, reads, sc, mode)
+        _cmp(g, reads, sc, mode, ref)                 # local: the 16-bit pair kernel
+        if mode == Mode.LOCAL:
+            _cmp(g, reads, sc, mode, ref, G=fast.PAIR_G, K=8)        # several strips
+            _cmp(g, reads, sc, mode, ref, G=fast.LONG_G, K=fast.LONG_K, pair=False)  # 32-bit
+        else:
+            _cmp(g, reads, sc, mode, ref, G=fast.SHORT_G, K=4)       # several strips
 
 
-def _real(name, brk):
-    from s2g.graph import load_graph
-    d = REPO.parent / "shared" / "data" / "real"
-    if not d.is_dir():
-        d = REPO / "shared" / "data" / "real"
-    if not d.is_dir():
-        pytest.skip("real graphs not found")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return load_graph(str(d / name), break_cycles=brk), d
+@pytest.mark.gpu
+def test_gpu_every_kernel_configuration():
+    """Each kernel of gpu_cases.fast_kernels() (every configuration choose_config picks),
+    chosen by the variant itself for reads whose longest fills it (its strip's last row;
+    long-read strips: 2.5 strips), on random graphs with random scorings."""
+    _gpu()
+    import gpu_cases as gc
+    from s2g.variants import fast, v0_cpu
+    rng = np.random.default_rng(29)
+    graphs = [gc.random_graph(rng, n_seg=int(rng.integers(4, 12)), max_seg_len=int(rng.integers(5, 30)))
+              for _ in range(2)]
+    for G, K, mode, pair in gc.fast_kernels():
+        L = gc.fill_length(G, K, pair)
+        assert fast.choose_config(L, pair) == (G, K)
+        for g in graphs:
+            reads = gc.reads_up_to(rng, 24, L)
+            sc = gc.random_scoring(rng)
+            assert fast.pair_fits(sc, mode, L) or not pair
+            ref = v0_cpu.align_batch(g, reads, sc, mode)
+            _cmp(g, reads, sc, mode, ref, pair=pair)
+            if mode == Mode.LOCAL and pair:          # and the variant's entry point
+                _cmp(g, reads, sc, mode, ref)
 
 
 def _fasta(path):
@@ -349,19 +380,29 @@ def pieces(haplotypes, n, length, rng):
     ("lpa_odgi/LPA.gfa", "lpa_odgi/LPA.fa", True),
     ("mt_minigraph/MT.gfa", "mt_minigraph/MT-chimp.fa", True),
 ])
-def test_gpu_real_graphs_and_long_reads(name, fa, brk):
+def test_gpu_real_graphs_and_long_reads(name, fa, brk, real_data, real_graph):
+    """The real graphs (tests/data/real) with 150 bp pieces of their haplotypes, local and
+    semiglobal; on MT also long reads: two 10 kbp pieces (the pair kernel, 16-bit scores
+    up to 20,000, 53 strips) and a 20 kbp read (the haplotype twice, across its ends; over
+    16 bits: the 32-bit kernel, 105 strips). References: V0's kernel on every core (the
+    ``cpu`` variant, equal to V0 by construction and by test_v0)."""
     _gpu()
     from s2g.reads import ReadBatch
-    g, d = _real(name, brk)
-    hs = [s for s in _fasta(str(d / fa)) if len(s) >= 150]
+    from s2g.variants import cpu_parallel, fast
+    g = real_graph(name, brk)
+    hs = [s for s in _fasta(str(real_data / fa)) if len(s) >= 150]
     rng = np.random.default_rng(3)
     reads = pieces(hs, 24, 150, rng)
-    _cmp(g, reads, Scoring(), Mode.LOCAL)
-    _cmp(g, reads.subset(range(6)), Scoring(), Mode.SEMIGLOBAL)
-    if name.startswith("c4"):                  # long reads: 10 kbp pieces, many strips
+    _cmp(g, reads, Scoring(), Mode.LOCAL, cpu_parallel.align_batch(g, reads, Scoring(), Mode.LOCAL))
+    semi = reads.subset(range(6))
+    _cmp(g, semi, Scoring(), Mode.SEMIGLOBAL,
+         cpu_parallel.align_batch(g, semi, Scoring(), Mode.SEMIGLOBAL))
+    if name.startswith("mt"):
         s = max(hs, key=len)
-        lr = ReadBatch.from_sequences(["l10k", "l10k2"], [s[1000:11000], s[20000:30000]])
-        _cmp(g, lr, Scoring(), Mode.LOCAL)
-    if name.startswith("mt"):                  # a 50 kbp read (three haplotype copies)
-        s = (hs[0] * 4)[:50000]
-        _cmp(g, ReadBatch.from_sequences(["l50k"], [s]), Scoring(), Mode.LOCAL)
+        lr = ReadBatch.from_sequences(["l10k", "l10k2", "l20k"],
+                                      [s[1000:11000], s[5000:15000], (s * 2)[8000:28000]])
+        ref = cpu_parallel.align_batch(g, lr, Scoring(), Mode.LOCAL)   # the three at once
+        assert fast.pair_fits(Scoring(), Mode.LOCAL, 10_000)
+        assert not fast.pair_fits(Scoring(), Mode.LOCAL, 20_000)
+        _cmp(g, lr.subset([0, 1]), Scoring(), Mode.LOCAL, _sub(ref, [0, 1]))
+        _cmp(g, lr.subset([2]), Scoring(), Mode.LOCAL, _sub(ref, [2]))

@@ -2,15 +2,16 @@
 
 Random graphs and reads in every mode (the simulator cannot see races, warp
 scheduling or int32 overflow), V4 forced into multi-pass strips, and the five real
-graphs of ../shared/data/real (LPA with break_cycles=True) with reads cut from their
-haplotypes. V1 and V2 launch once per anti-diagonal, so they run on the smaller
-inputs only. Real-graph references use the ``cpu`` variant (V0's kernel on every
-core; identical results to V0 by construction and by tests/test_v0.py).
+graphs of tests/data/real (break_cycles=True; conftest's real_graph loads each once)
+with reads cut from their haplotypes. V1 and V2 launch once per anti-diagonal (~90 us
+each), so they run on the smaller inputs: random graphs, V2 on DRB1 in local mode, and
+V1/V2 in every mode on a region of DRB1 (test_real_graph_excerpt). Real-graph
+references use the ``cpu`` variant (V0's kernel on every core; identical results to V0
+by construction and by tests/test_v0.py).
 """
 from __future__ import annotations
 
 import importlib
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -113,45 +114,67 @@ def _pieces(seqs, n, rng, lo=150, hi=1000):
     return out
 
 
-REAL = [  # directory, graph, reads, pieces (None: use the reads as they are), modes
-    ("mt_minigraph", "MT.gfa", "MT-human.fa", (6, 150, 1000), "lsg"),
-    ("drb1_odgi", "DRB1-3123.gfa", "DRB1-3123.fa", (6, 150, 1000), "lsg"),
-    ("cactus_brca2_vg", "cactus-BRCA2.gfa", "cactus-BRCA2.fastq", None, "ls"),
-    ("c4_gwfa", "C4-90.gfa", "C4-NA19240.1.fa", (4, 150, 600), "ls"),
-    ("lpa_odgi", "LPA.gfa", "LPA.fa", (4, 150, 400), "l"),
+REAL = [  # directory, graph, reads, pieces (None: use the reads as they are), modes, V2's modes
+    ("mt_minigraph", "MT.gfa", "MT-human.fa", (6, 150, 1000), "lsg", ""),
+    ("drb1_odgi", "DRB1-3123.gfa", "DRB1-3123.fa", (6, 150, 1000), "lsg", "l"),
+    ("cactus_brca2_vg", "cactus-BRCA2.gfa", "cactus-BRCA2.fastq", None, "ls", ""),
+    ("c4_gwfa", "C4-90.gfa", "C4-NA19240.1.fa", (4, 150, 600), "ls", ""),
+    ("lpa_odgi", "LPA.gfa", "LPA.fa", (4, 150, 400), "l", ""),
 ]
 
 
-@pytest.mark.parametrize("case", REAL, ids=[r[0] for r in REAL])
-def test_real_graphs(cuda, real_dir, case):
-    from s2g.graph import load_graph
+def _real_reads(real_dir, d, fa, cut, rng, hi=None):
+    """Reads of a real graph's test: pieces of its haplotypes (``cut``: n, shortest,
+    longest; ``hi``: from their first ``hi`` bases only) or a sample of its reads, plus
+    the first reverse-complemented (the doubled graph must find it on the - strand)."""
     from s2g.reads import ReadBatch
-    from s2g.scoring import Mode, Scoring
-    from s2g.variants import cpu_parallel
-    d, gfa, fa, cut, modes = case
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        g = load_graph(str(Path(real_dir) / d / gfa), break_cycles=True)
-    rng = np.random.default_rng(5)
     seqs = _fasta(Path(real_dir) / d / fa)
     if cut is None:
         seqs = [seqs[k] for k in rng.choice(len(seqs), 24, replace=False)]
     else:
-        seqs = _pieces(seqs, cut[0], rng, cut[1], cut[2])
-    # one reverse-complemented read: the doubled graph must find it on the - strand
+        seqs = _pieces([q[:hi] for q in seqs] if hi else seqs, cut[0], rng, cut[1], cut[2])
     comp = str.maketrans("ACGTacgtNn", "TGCAtgcaNn")
     seqs.append(seqs[0].translate(comp)[::-1])
-    reads = ReadBatch.from_sequences([f"q{k}" for k in range(len(seqs))], seqs)
+    return ReadBatch.from_sequences([f"q{k}" for k in range(len(seqs))], seqs)
+
+
+@pytest.mark.parametrize("case", REAL, ids=[r[0] for r in REAL])
+def test_real_graphs(cuda, real_dir, real_graph, case):
+    """V4 and V3 on the five real graphs (all reads, every listed mode), V2 on DRB1 (local).
+    V1 and V2 are launch-bound (~90 us per launch, one per anti-diagonal: a whole graph
+    costs 4-40 s per mode), so their every-mode check on real structure is
+    test_real_graph_excerpt; references: the ``cpu`` variant (V0's kernel on every core)."""
+    from s2g.scoring import Mode, Scoring
+    from s2g.variants import cpu_parallel
+    d, gfa, fa, cut, modes, v2_modes = case
+    g = real_graph(f"{d}/{gfa}", True)
+    reads = _real_reads(real_dir, d, fa, cut, np.random.default_rng(5))
     sc = Scoring()
-    small = g.n_bases < 100_000
     for ch in modes:
         mode = {"l": Mode.LOCAL, "s": Mode.SEMIGLOBAL, "g": Mode.GLOBAL}[ch]
         ref = cpu_parallel.align_batch(g, reads, sc, mode)
         _check("v4_interread", g, reads, sc, mode, ref)
         _check("v3_coop", g, reads, sc, mode, ref)
-        if small or ch == "l":
+        if ch in v2_modes:
             _check("v2_rolling", g, reads, sc, mode, ref)
-        if small and ch == "l":
-            _check("v1_antidiag", g, reads.subset([0]), sc, mode,
-                   type(ref)(ref.names[:1], ref.lengths[:1], ref.score[:1], ref.end_i[:1],
-                             ref.end_j[:1]))
+
+
+def test_real_graph_excerpt(cuda, real_dir):
+    """V1-V4 in every mode on a region of DRB1 (its first 400 segments: 4,562 columns,
+    281 merges, 6 slots against the whole graph's 7), reads cut from the first 2 kbp of
+    its haplotypes; V1 on two of them (one on each strand)."""
+    from gpu_cases import gfa_excerpt, load_text
+    from s2g.scoring import Mode, Scoring
+    from s2g.variants import cpu_parallel
+    g = load_text(gfa_excerpt(Path(real_dir) / "drb1_odgi" / "DRB1-3123.gfa", 400))
+    reads = _real_reads(real_dir, "drb1_odgi", "DRB1-3123.fa", (8, 100, 400),
+                        np.random.default_rng(6), hi=2000)
+    sc = Scoring()
+    for mode in Mode:
+        ref = cpu_parallel.align_batch(g, reads, sc, mode)
+        for name in ("v4_interread", "v3_coop", "v2_rolling"):
+            _check(name, g, reads, sc, mode, ref)
+        two = [0, reads.n_reads - 1]              # a piece and its reverse complement
+        _check("v1_antidiag", g, reads.subset(two), sc, mode,
+               type(ref)([ref.names[k] for k in two], ref.lengths[two], ref.score[two],
+                         ref.end_i[two], ref.end_j[two]))

@@ -95,6 +95,9 @@ def test_gpu_random_graphs(mode):
 
 @pytest.mark.gpu
 def test_gpu_snp_graph_and_long_reads(tmp_path):
+    """1,000 simulated 150 bp reads on a 20 kbp SNP graph (both strands), traced on the
+    GPU, and 4 reads of 3 kbp in the same batch, whose windows go to the CPU (local and
+    semiglobal); then 500 reads in 1 MB chunks (many chunks)."""
     _gpu()
     from s2g import gpu_traceback
     from s2g.graph import load_graph
@@ -104,13 +107,16 @@ def test_gpu_snp_graph_and_long_reads(tmp_path):
     p = str(tmp_path / "g.gfa")
     sg.write_gfa(p, ref)
     g = load_graph(p)
-    seqs = [s for _, s, _ in sample_reads(sg, 3000, 150, 0.02, 0.5, 6)]
+    seqs = [s for _, s, _ in sample_reads(sg, 1000, 150, 0.02, 0.5, 6)]
     # long reads: windows over MAX_CELLS go to the CPU, in the same batch
     seqs += [s for _, s, _ in sample_reads(sg, 4, 3000, 0.02, 0.5, 7)]
     reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
-    for mode in (Mode.LOCAL, Mode.SEMIGLOBAL):    # global: windows span the graph (CPU)
-        n_gpu = _same(g, reads, Scoring(), mode)
-        assert 3000 <= n_gpu < len(seqs), n_gpu
+    # global: windows span the graph (CPU). Semiglobal with scores 1/1/1/1: the 3 kbp
+    # reads' score bound then fits the CPU reference's int16 lanes too (with 2/4/4/2 it
+    # takes int32 lanes, a minute more of compiling for CPU-against-CPU tracebacks)
+    for mode, sc in ((Mode.LOCAL, Scoring()), (Mode.SEMIGLOBAL, Scoring(1, 1, 1, 1))):
+        n_gpu = _same(g, reads, sc, mode)
+        assert 1000 <= n_gpu < len(seqs), n_gpu
     old = gpu_traceback.CHUNK_BYTES
     try:
         gpu_traceback.CHUNK_BYTES = 1 << 20          # many chunks
@@ -124,12 +130,14 @@ def test_gpu_snp_graph_and_long_reads(tmp_path):
     ("c4_gwfa/C4-90.gfa", "c4_gwfa/C4-NA19240.1.fa", False),
     ("lpa_odgi/LPA.gfa", "lpa_odgi/LPA.fa", True),
 ])
-def test_gpu_real_graphs(name, fa, brk):
+def test_gpu_real_graphs(name, fa, brk, real_data, real_graph):
+    """64 pieces of 150 bp of the haplotypes, every one traced on the GPU (local), and 16
+    in semiglobal mode."""
     _gpu()
     sys.path.insert(0, str(REPO / "tests"))
-    from test_fast import _fasta, _real, pieces
-    g, d = _real(name, brk)
-    hs = [s for s in _fasta(str(d / fa)) if len(s) >= 150]
-    reads = pieces(hs, 200, 150, np.random.default_rng(9))
+    from test_fast import _fasta, pieces
+    g = real_graph(name, brk)
+    hs = [s for s in _fasta(str(real_data / fa)) if len(s) >= 150]
+    reads = pieces(hs, 64, 150, np.random.default_rng(9))
     assert _same(g, reads, Scoring(), Mode.LOCAL) == reads.n_reads
-    _same(g, reads.subset(range(40)), Scoring(), Mode.SEMIGLOBAL)
+    _same(g, reads.subset(range(16)), Scoring(), Mode.SEMIGLOBAL)

@@ -247,7 +247,11 @@ def test_every_variant_equals_v0(name, mode, variant_workload):
     if not ok:
         pytest.skip(f"variant {name} cannot run here: {why}")
     for sc in (s2g.Scoring(), s2g.Scoring(1, 1, 0, 1), s2g.Scoring(5, 6, 6, 4)):
-        for graph, reads in variant_workload:
+        for k, (graph, reads) in enumerate(variant_workload):
+            if name == "v1" and k == 0:
+                # V1 launches once per anti-diagonal per read (~90 us a launch on the
+                # GPU): 4 of the 24 simulated reads (two per strand) test the same thing
+                reads = reads.subset(range(4))
             ref = v0_cpu.align_batch(graph, reads, sc, Mode.parse(mode))
             got = s2g.align(graph, reads, sc, mode=mode, variant=name, traceback=False)
             np.testing.assert_array_equal(got.score, ref.score, err_msg=f"{name} score != v0")
