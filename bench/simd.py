@@ -1,4 +1,5 @@
-"""The simd CPU kernel beside V0 and cpu: GCUPS per core at 1, 2, ... and all threads.
+"""The simd CPU kernel beside V0 and cpu: GCUPS per core at 1, 2, ... and all threads,
+kernel only and end to end with traceback.
 
     python3 -m bench.simd --out bench/results/<machine> [--reads 512] [--threads 1,2,all]
 
@@ -14,10 +15,20 @@ the simd results (score, end row, end column) are compared with V0 on a subsampl
 (--v0-reads) and with cpu (V0's kernel on every core) on every read; any difference
 stops the run. V0 (sequential) and cpu are timed on the subsample, simd on all reads.
 
+End to end (``*_e2e`` records, GCUPS over the same cells): kernel, traceback and GAF
+text in memory (no parsing, no writing). ``v0_e2e`` is V0 with the scalar traceback
+(``s2g.traceback.traceback_read`` per read: the CPU traceback before the lane kernel,
+``LANE_CELLS = 0``); ``cpu_e2e`` and ``simd_e2e`` use ``traceback_batch`` as ``s2g
+align`` does (reads in lanes). The GAF text of simd_e2e must equal v0_e2e's on the
+subsample. ``e2e_over_kernel``: simd_e2e GCUPS / simd GCUPS at the same thread count.
+
 With --windows the seeded workload is timed too: per read 3 windows of 200-600
 columns (one ending 100 columns past the read's own end cell, two at random), simd's
 ``align_windows`` against the scalar reference ``s2g.window.align_windows_ref`` (one
-task per thread), results compared before timing.
+task per thread), results compared before timing. End to end (``window_ref_e2e``,
+``simd_windows_e2e``): the windows, each read's best window traced from its start
+(``col_lo``, as seeded alignment does), GAF text; the reference with the scalar
+traceback, simd with the lanes; GAF text compared.
 
 Writes ``simd.json`` (or --name) under --out: meta (host, CPU, cores, versions, git
 commit, date, command, load average) and one record per point.
@@ -37,7 +48,10 @@ import numba
 import numpy as np
 
 import s2g
+from s2g import traceback as tb
+from s2g.gaf import gaf_text
 from s2g.reads import ReadBatch
+from s2g.result import BatchResult
 from s2g.scoring import Mode
 from s2g.simulate import sample_reads, snp_graph
 from s2g.variants import cpu_parallel, simd, v0_cpu
@@ -90,6 +104,15 @@ def triple(res):
     return res.score, res.end_i, res.end_j
 
 
+def scalar_traceback(graph, reads, sc, mode, res, col_lo=None):
+    """traceback_batch with every read in traceback_read (the pre-lane CPU traceback)."""
+    saved, tb.LANE_CELLS = tb.LANE_CELLS, 0
+    try:
+        return tb.traceback_batch(graph, reads, sc, mode, res, col_lo=col_lo)
+    finally:
+        tb.LANE_CELLS = saved
+
+
 def meta(args, argv):
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -138,26 +161,53 @@ def main(argv=None):
 
     for mode in [Mode.parse(m) for m in args.modes.split(",")]:
         run_simd = lambda batch: simd.align_batch(graph, batch, sc, mode, lanes=args.lanes)  # noqa: E731
+
+        def v0_e2e(batch):
+            res = v0_cpu.align_batch(graph, batch, sc, mode)
+            return gaf_text(graph, scalar_traceback(graph, batch, sc, mode, res))
+
+        def cpu_e2e(batch):
+            return gaf_text(graph, cpu_parallel.align_batch(graph, batch, sc, mode, traceback=True))
+
+        def simd_e2e(batch):
+            return gaf_text(graph, simd.align_batch(graph, batch, sc, mode, traceback=True,
+                                                    lanes=args.lanes))
         # warm-up (compile or cache load) and the exactness checks, all before timing
         r_v0 = v0_cpu.align_batch(graph, sub, sc, mode)
         same(triple(r_v0), triple(run_simd(sub)), f"simd vs v0 ({mode.name}, {sub.n_reads} reads)")
         same(triple(cpu_parallel.align_batch(graph, reads, sc, mode)), triple(run_simd(reads)),
              f"simd vs cpu ({mode.name}, {reads.n_reads} reads)")
+        if v0_e2e(sub) != simd_e2e(sub) or cpu_e2e(sub) != simd_e2e(sub):
+            raise SystemExit(f"bench.simd: GAF of simd/cpu differs from v0 ({mode.name})")
+        simd_e2e(reads)
         cells_sub = graph.n_bases * sub.total_bases
         cells = graph.n_bases * reads.total_bases
+        m = mode.name.lower()
         t, ts = best_time(lambda: v0_cpu.align_batch(graph, sub, sc, mode), args.reps)
-        record(variant="v0", mode=mode.name.lower(), threads=1, n_reads=sub.n_reads,
-               cells=cells_sub, kernel_s=t, times=ts)
+        record(variant="v0", mode=m, threads=1, n_reads=sub.n_reads, cells=cells_sub, kernel_s=t,
+               times=ts)
         v0_gcups = out[-1]["gcups"]
+        t, ts = best_time(lambda: v0_e2e(sub), args.reps)
+        record(variant="v0_e2e", mode=m, threads=1, n_reads=sub.n_reads, cells=cells_sub,
+               kernel_s=t, times=ts)
+        v0_e2e_gcups = out[-1]["gcups"]
         for th in threads:
             numba.set_num_threads(th)
             t, ts = best_time(lambda: cpu_parallel.align_batch(graph, sub, sc, mode), args.reps)
-            record(variant="cpu", mode=mode.name.lower(), threads=th, n_reads=sub.n_reads,
-                   cells=cells_sub, kernel_s=t, times=ts)
+            record(variant="cpu", mode=m, threads=th, n_reads=sub.n_reads, cells=cells_sub,
+                   kernel_s=t, times=ts)
+            t, ts = best_time(lambda: cpu_e2e(sub), args.reps)
+            record(variant="cpu_e2e", mode=m, threads=th, n_reads=sub.n_reads, cells=cells_sub,
+                   kernel_s=t, times=ts)
             t, ts = best_time(lambda: run_simd(reads), args.reps)
-            record(variant="simd", mode=mode.name.lower(), threads=th, n_reads=reads.n_reads,
-                   cells=cells, kernel_s=t, times=ts, lanes=args.lanes or simd.LANES[np.int16],
+            record(variant="simd", mode=m, threads=th, n_reads=reads.n_reads, cells=cells,
+                   kernel_s=t, times=ts, lanes=args.lanes or simd.LANES[np.int16],
                    x_v0_per_core=cells / t / 1e9 / th / v0_gcups)
+            kernel_gcups = out[-1]["gcups"]
+            t, ts = best_time(lambda: simd_e2e(reads), args.reps)
+            record(variant="simd_e2e", mode=m, threads=th, n_reads=reads.n_reads, cells=cells,
+                   kernel_s=t, times=ts, x_v0_per_core=cells / t / 1e9 / th / v0_e2e_gcups,
+                   e2e_over_kernel=cells / t / 1e9 / kernel_gcups)
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
         if args.windows:
             out.extend(windows(graph, reads, sc, mode, threads, args, record))
@@ -165,8 +215,25 @@ def main(argv=None):
     path = os.path.join(args.out, args.name)
     with open(path, "w") as fh:
         json.dump({"meta": info, "records": out}, fh, indent=1)
+    print(table(out))
     print(f"wrote {path}")
     return 0
+
+
+def table(records):
+    """GCUPS per core, kernel and end to end, one row per (mode, threads)."""
+    by = {(r["mode"], r["variant"], r["threads"]): r["gcups_per_core"] for r in records}
+    cols = ["v0", "v0_e2e", "cpu", "cpu_e2e", "simd", "simd_e2e", "window_ref",
+            "window_ref_e2e", "simd_windows", "simd_windows_e2e"]
+    cols = [c for c in cols if any(k[1] == c for k in by)]
+    rows = sorted({(k[0], k[2]) for k in by}, key=lambda x: (x[0], x[1]))
+    lines = ["GCUPS per core  " + " ".join(f"{c:>16}" for c in cols)]
+    for mode, th in rows:
+        cells = [by.get((mode, c, th), by.get((mode, c, 1)) if c.startswith("v0") else None)
+                 for c in cols]
+        lines.append(f"{mode:>10} t={th:<3}" + " ".join(
+            f"{'-':>16}" if v is None else f"{v:16.3f}" for v in cells))
+    return "\n".join(lines)
 
 
 def windows(graph, reads, sc, mode, threads, args, record):
@@ -184,10 +251,28 @@ def windows(graph, reads, sc, mode, threads, args, record):
     wargs = (graph, reads.codes_flat, reads.offsets, task_read, task_lo, task_hi, sc, mode)
     same(align_windows_ref(*wargs), simd.align_windows(*wargs, lanes=args.lanes),
          f"windows vs reference ({mode.name})")
+
+    def e2e(kernel, trace):
+        """Windows, each read's best one (the first of equal scores) traced inside it."""
+        s, i, j = (x.reshape(n, 3) for x in kernel(*wargs))
+        best = s.argmax(axis=1)
+        rows = np.arange(n)
+        res = BatchResult(reads.names, reads.lengths(), s[rows, best], i[rows, best],
+                          j[rows, best])
+        col_lo = task_lo.reshape(n, 3)[rows, best]
+        return gaf_text(graph, trace(graph, reads, sc, mode, res, col_lo=col_lo))
+
+    runs = (("window_ref", align_windows_ref, None),
+            ("simd_windows", simd.align_windows, None),
+            ("window_ref_e2e", align_windows_ref, scalar_traceback),
+            ("simd_windows_e2e", simd.align_windows, tb.traceback_batch))
+    if e2e(align_windows_ref, scalar_traceback) != e2e(simd.align_windows, tb.traceback_batch):
+        raise SystemExit(f"bench.simd: windows GAF differs from the reference ({mode.name})")
     for th in threads:
         numba.set_num_threads(th)
-        for name, fn in (("window_ref", align_windows_ref), ("simd_windows", simd.align_windows)):
-            t, ts = best_time(lambda: fn(*wargs), args.reps)
+        for name, fn, trace in runs:
+            call = (lambda: fn(*wargs)) if trace is None else (lambda: e2e(fn, trace))
+            t, ts = best_time(call, args.reps)
             record(variant=name, mode=mode.name.lower(), threads=th, n_reads=n,
                    n_tasks=len(task_read), cells=cells, kernel_s=t, times=ts)
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
