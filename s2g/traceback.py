@@ -1158,10 +1158,13 @@ def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, scoring, 
             # workers form the lane groups by actual width inside each
             order = sel[np.lexsort((rows[sel], L[sel]))]
             lanes = LANES_TB[T]
-            batch = SUPER * lanes
+            threads = numba.get_num_threads()
+            # up to SUPER groups per super-batch, fewer when that leaves threads idle
+            per = -(-len(order) // (2 * threads))
+            batch = max(lanes, min(SUPER * lanes, -(-per // lanes) * lanes))
             neg = simd.NEG16 if T is np.int16 else simd.NEG32
             slim = 0 if mode == LOCAL else np.iinfo(T).min
-            nt = max(1, min(numba.get_num_threads(), -(-len(order) // batch)))
+            nt = max(1, min(threads, -(-len(order) // batch)))
             _run_lanes(order, batch, lanes, nt, codes, offs, idx, score, ei, ej, col_lo,
                        graph.base, gcode, *gr, mode, T(a), T(-b), T(o), T(e), T(neg), T(slim),
                        int(max_cells), LANE_CELLS, GROUP_BYTES, oo, co, st, start, cells,
