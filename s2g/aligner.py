@@ -44,12 +44,12 @@ class Aligner:
     (the variant's device), ``"gpu"`` or ``"cpu"``, or a bool (True: GPU). ``seeded``: a
     :class:`~s2g.seeded.SeededAligner` (seeded alignment; its graph is the DAG used), or
     None for full-graph DP. ``max_read_len``: for a cyclic graph, the least read length
-    it is unrolled for.
+    it is unrolled for. ``threads``: Numba threads in every stage (None: all).
     """
 
     def __init__(self, graph, scoring: Scoring | None = None, mode="local", variant="auto",
                  traceback: bool = True, traceback_on="auto", max_traceback_cells=None,
-                 seeded=None, max_read_len=None):
+                 seeded=None, max_read_len=None, threads=None):
         from .graph import FlatGraph
         from .traceback import MAX_CELLS
         from .variants import registry
@@ -76,6 +76,14 @@ class Aligner:
         self._inline = (self.tb_gpu and self.traceback
                         and os.environ.get("S2G_TB_INLINE", "1") != "0")
         self.first_batch_s = None
+        #: Numba threads for every stage (``numba.set_num_threads`` holds per calling
+        #: thread, and the stages run in the pipeline's threads), None: all
+        self.threads = threads
+
+    def _use_threads(self):
+        if self.threads:
+            import numba
+            numba.set_num_threads(min(int(self.threads), numba.config.NUMBA_NUM_THREADS))
 
     # ------------------------------------------------------------------ stages
     def graph_for(self, batch):
@@ -89,6 +97,7 @@ class Aligner:
     def align_scores(self, batch):
         """Stage 1: scores and end cells (seeded: windows, MAPQ), and the GPU half of the
         traceback where it runs there."""
+        self._use_threads()
         t = time.perf_counter()
         if self.seeded is not None:
             if self.seeded_read_len is not None:
@@ -109,6 +118,7 @@ class Aligner:
         """Stage 2: the tracebacks (what the GPU half left, or all of them)."""
         if not self.traceback:
             return res
+        self._use_threads()
         if self.seeded is not None:
             self.seeded.traceback(batch, res, max_cells=self.max_traceback_cells)
             return res
@@ -133,7 +143,13 @@ class Aligner:
     def batches(self, batches):
         """``batches`` as :meth:`run` consumes them (seeded: seeds attached in the
         reader thread, a batch ahead of the windows)."""
-        return self.seeded.seed_batches(batches) if self.seeded is not None else batches
+        if self.seeded is None:
+            return batches
+
+        def seeded():                   # runs in the pipeline's reader thread
+            self._use_threads()
+            yield from self.seeded.seed_batches(batches)
+        return seeded()
 
     def run(self, batches, write, timed=None) -> int:
         """Align a stream of batches with the stages overlapped in threads

@@ -195,7 +195,8 @@ def cmd_align(args) -> int:
         if args.threads > cores:
             warnings.warn(f"--threads {args.threads} is more than the {cores} cores here; "
                           f"using {cores}")
-        numba.set_num_threads(min(args.threads, cores))
+        args.threads = min(args.threads, cores)
+        numba.set_num_threads(args.threads)     # this thread; the Aligner sets its stages
     scoring = Scoring(args.match, args.mismatch, args.gap_open, args.gap_extend)
     mode = Mode.parse(args.mode)
     variant = registry.pick_auto() if args.variant == "auto" else args.variant
@@ -254,7 +255,8 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
 
     aligner = Aligner(graph, scoring, mode, variant, traceback=not args.no_traceback,
                       traceback_on=tb_gpu, max_traceback_cells=args.max_traceback_cells,
-                      seeded=seeded, max_read_len=args.max_read_len)
+                      seeded=seeded, max_read_len=args.max_read_len,
+                      threads=args.threads)
     counts = [0, 0]
     bar = pipeline.progress_bar(args.progress)
 

@@ -75,3 +75,26 @@ def test_seeded_driver_equals_seeded_aligner(tmp_path):
     assert text == b"".join(direct)
     assert text.count(b"\n") == 120
     assert np.all([line.split(b"\t")[11] != b"255" for line in text.splitlines()])
+
+
+def test_threads_hold_in_the_pipeline_threads(monkeypatch):
+    """numba.set_num_threads is per calling thread: the Aligner sets it in each stage's
+    thread (``s2g align -t 1`` once used every core for the kernel)."""
+    import numba
+    from s2g.variants import v0_cpu
+    seen = []
+    orig = v0_cpu.align_batch
+
+    def spy(*a, **k):
+        seen.append(numba.get_num_threads())
+        return orig(*a, **k)
+    monkeypatch.setattr(v0_cpu, "align_batch", spy)
+    g = s2g.load_graph(EX_GFA)
+    al = Aligner(g, variant="v0", threads=1)
+    assert al.module is v0_cpu
+    n, _ = _run_text(al, EX_FQ, 100)
+    assert n == 2 and seen == [1, 1]
+    if numba.config.NUMBA_NUM_THREADS > 1:      # the pipeline thread's default is all
+        seen.clear()
+        _run_text(Aligner(g, variant="v0"), EX_FQ, 100)
+        assert seen == [numba.config.NUMBA_NUM_THREADS] * 2
