@@ -39,7 +39,6 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -114,19 +113,8 @@ def scalar_traceback(graph, reads, sc, mode, res, col_lo=None):
 
 
 def meta(args, argv):
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    cpu = platform.processor()
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    from bench.harness import cpu_name, git_commit
+    commit, cpu = git_commit(), cpu_name()
     import llvmlite.binding as llvm
     return {"host": platform.node(), "cpu": cpu, "llvm_cpu": llvm.get_host_cpu_name(),
             "cores": os.cpu_count(), "numba_threads": numba.config.NUMBA_NUM_THREADS,

@@ -1117,8 +1117,6 @@ def asm_report(dtype=np.int16, keep=None):
     column loop and merge (:func:`_tb_column`, :func:`_lane_merge`) for lane type
     ``dtype``, compiled alone (uncached) so that no other loop adds to the counts.
     ``keep``: a list to append the assembly text to."""
-    import re
-    from collections import Counter
     T = dtype
     probe = numba.njit(nogil=True)(_asm_probe)
     R, L = 3, 64
@@ -1130,15 +1128,8 @@ def asm_report(dtype=np.int16, keep=None):
     asm = probe.inspect_asm(probe.signatures[0])
     if keep is not None:
         keep.append(asm)
-    pat = re.compile(r"^\s*(vp(?:max|min|add|sub)s?[bwdq]|vpmov[a-z0-9]+|vpcmp[a-z]*[bwdq]|"
-                     r"vpblendm[bwdq])\s")
-    out = Counter()
-    for line in asm.splitlines():
-        m = pat.match(line)
-        widths = re.findall(r"%([xyz])mm\d", line)
-        if m and widths:
-            out[(m.group(1), max(widths, key="xyz".index) + "mm")] += 1
-    return out
+    return simd.vector_op_counts(asm, r"vp(?:max|min|add|sub)s?[bwdq]|vpmov[a-z0-9]+|"
+                                      r"vpcmp[a-z]*[bwdq]|vpblendm[bwdq]")
 
 
 def _lane_types(scoring, mode, rows, n_bases):

@@ -689,8 +689,6 @@ def asm_report(dtype=np.int16, keep=None):
     ``keep``: a list to append the assembly text to. Compiles an uncached copy of :func:`_group` (Numba cannot inspect code loaded from
     its cache) on a one-column problem, so it takes a few seconds.
     """
-    import re
-    from collections import Counter
     T = dtype
     probe = numba.njit(nogil=True)(_group.py_func)
     one = np.zeros(1, np.int64)
@@ -704,7 +702,16 @@ def asm_report(dtype=np.int16, keep=None):
     asm = probe.inspect_asm(probe.signatures[0])
     if keep is not None:
         keep.append(asm)
-    pat = re.compile(r"^\s*(vp(?:max|min|add|sub)s?[bwdq]|vpmov[a-z]+|vpcmpeq[bwdq]|vpblendm[bwdq])\s")
+    return vector_op_counts(asm, r"vp(?:max|min|add|sub)s?[bwdq]|vpmov[a-z]+|vpcmpeq[bwdq]|"
+                                 r"vpblendm[bwdq]")
+
+
+def vector_op_counts(asm, mnemonics):
+    """Counter of (mnemonic, widest register) over the lines of ``asm`` whose instruction
+    matches the regex ``mnemonics`` and names an x/y/zmm register."""
+    import re
+    from collections import Counter
+    pat = re.compile(rf"^\s*({mnemonics})\s")
     out = Counter()
     for line in asm.splitlines():
         m = pat.match(line)
