@@ -55,6 +55,12 @@ def _add_graph_opts(p):
                         "stays exact; --seeded and 's2g index': for N bp, default 1000)")
     g.add_argument("--validate", action="store_true",
                    help="also validate the GFA with gfapy (GFA 1.0 only; slow on large graphs)")
+    g.add_argument("--no-graph-cache", dest="graph_cache", action="store_false",
+                   default=argparse.SUPPRESS,   # read as True (_open_graph); no "(default: True)"
+                   help="neither read nor write GRAPH.s2gg, the loaded graph kept beside the GFA "
+                        "(default: read when it matches the GFA's SHA-256 and these options; "
+                        "written by 's2g index' and, for GFA files of 1 MiB or more, by "
+                        "'s2g align')")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -288,9 +294,10 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
         print(f"s2g: {n} reads, {n_hit} aligned, {n - n_hit} without alignment; {how}; "
               f"{dt:.2f} s ({n / dt:,.{0 if n / dt >= 10 else 1}f} reads/s)", file=sys.stderr)
     if args.timings:
-        where = "GPU" if tb_gpu else "CPU"
+        label = {"traceback": f" ({'GPU' if tb_gpu else 'CPU'})",
+                 "load graph": " (from GRAPH.s2gg)" if args.graph_cache_hit else ""}
         print("s2g: seconds per stage: " + ", ".join(
-            f"{k}{f' ({where})' if k == 'traceback' else ''} {v:.2f}" for k, v in spent.items())
+            f"{k}{label.get(k, '')} {v:.2f}" for k, v in spent.items())
             + f"; wall {dt:.2f} (aligning from {span.get('align', [0])[0]:.2f} s to "
             f"{span.get('align', [0, 0])[1]:.2f} s)", file=sys.stderr)
         if seeded is not None:
@@ -357,15 +364,25 @@ def _cyclic(graph) -> bool:
     return not isinstance(graph, FlatGraph)
 
 
-def _open_graph(args, scoring=None, mode=None):
+def _open_graph(args, scoring=None, mode=None, cache="auto"):
     """The FlatGraph, or for a cyclic graph without --break-cycles its CyclicGraph
-    (s2g/cyclic.py), which full-graph DP unrolls per batch and seeded alignment once."""
+    (s2g/cyclic.py), which full-graph DP unrolls per batch and seeded alignment once.
+    ``cache``: the graph cache's mode (s2g/graph_cache.py) unless --no-graph-cache; sets
+    ``args.graph_cache_hit``."""
     from .graph import open_graph
 
     if args.max_read_len is not None and args.max_read_len < 1:
         raise S2GError("--max-read-len must be >= 1")
+    args.graph_cache_hit = False
+
+    def note(event, msg):
+        if event == "hit":
+            args.graph_cache_hit = True
+        elif not getattr(args, "quiet", False):
+            print(_printable(f"s2g: {msg}"), file=sys.stderr)
     graph = open_graph(args.graph, strands=args.strands, break_cycles=args.break_cycles,
-                       validate=args.validate)
+                       validate=args.validate,
+                       cache=cache if getattr(args, "graph_cache", True) else "off", note=note)
     if _cyclic(graph):
         if getattr(args, "dask", None):
             raise S2GError(f"{args.graph}: --dask does not align to a cyclic graph yet (the "
@@ -381,7 +398,8 @@ def cmd_index(args) -> int:
 
     if args.output and os.path.isfile(args.output) and _same_file(args.output, args.graph):
         raise S2GError(f"-o {args.output} is the input file {args.graph}; choose another output")
-    graph = _open_graph(args)
+    # the graph cache goes beside the graph with the index; with -o elsewhere, as align
+    graph = _open_graph(args, cache="auto" if args.output else "write")
     if _cyclic(graph):   # cyclic: the DAG seeded alignment unrolls
         graph = graph.for_seeded(args.max_read_len)
     idx = build_index(graph, k=args.k, s=args.s, max_kmers=args.max_kmers)

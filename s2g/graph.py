@@ -21,6 +21,9 @@ Who does what (measured numbers in README.md, "Graph loading"):
   into a DAG for a given read length (exact local/semiglobal alignment; s2g/cyclic.py);
   :func:`load_graph` does so when given ``max_read_len``.
 * **FlatGraph**: numpy arrays, ready to copy to a device, plus names for output.
+* **Cache**: ``open_graph(..., cache=...)`` keeps what it built in ``GRAPH.s2gg`` beside
+  the GFA, keyed on the file's SHA-256 and the load options, so later loads skip the
+  parse (s2g/graph_cache.py; ``s2g align`` and ``s2g index`` use it).
 """
 from __future__ import annotations
 
@@ -152,14 +155,20 @@ class GfaRecords:
     paths: dict
     n_paths: int
     n_walks: int
+    #: the parser's warnings (ignored lines), kept so a cached load can repeat them
+    notes: list = field(default_factory=list)
 
 
 class _Prefixed(io.RawIOBase):
     """``head`` (bytes already read to sniff the format) followed by the rest of ``raw``:
-    the file is opened and read once, so pipes, FIFOs and process substitution work."""
+    the file is opened and read once, so pipes, FIFOs and process substitution work.
+    ``digest`` (``update(bytes)``) sees every raw byte: the graph cache's key is taken
+    from the bytes parsed (s2g/graph_cache.py)."""
 
-    def __init__(self, head, raw):
-        self._head, self._raw = head, raw
+    def __init__(self, head, raw, digest=None):
+        self._head, self._raw, self._digest = head, raw, digest
+        if digest is not None:
+            digest.update(head)
 
     def readable(self):
         return True
@@ -170,7 +179,10 @@ class _Prefixed(io.RawIOBase):
             b[:n] = self._head[:n]
             self._head = self._head[n:]
             return n
-        return self._raw.readinto(b)
+        n = self._raw.readinto(b)
+        if self._digest is not None and n:
+            self._digest.update(b[:n])
+        return n
 
 
 #: what a damaged or truncated (compressed) file raises while it is read
@@ -178,10 +190,11 @@ _STREAM_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)
 
 
 @contextlib.contextmanager
-def _open_text(path):
+def _open_text(path, digest=None):
     """The GFA as text lines, opened once; gzip, bzip2 and xz recognised from the first
     bytes (not the name); a UTF-8 byte-order mark skipped; names kept byte for byte
-    (UTF-8, other bytes as surrogate escapes that encode back to themselves)."""
+    (UTF-8, other bytes as surrogate escapes that encode back to themselves);
+    ``digest``: as :class:`_Prefixed`'s."""
     if not os.path.exists(path):
         raise GraphError(f"{path}: no such file")
     if os.path.isdir(path):
@@ -195,7 +208,7 @@ def _open_text(path):
             head = raw.read(6)
         except OSError as exc:
             raise GraphError(f"{path}: cannot read: {exc.strerror}") from None
-        data = io.BufferedReader(_Prefixed(head, raw), 1 << 16)
+        data = io.BufferedReader(_Prefixed(head, raw, digest), 1 << 16)
         if head[:2] == b"\x1f\x8b":
             data = gzip.GzipFile(fileobj=data)
         elif head[:3] == b"BZh":
@@ -244,8 +257,9 @@ def _check_overlap(ov: str, where: str):
     raise GraphError(f"{where}: overlap {ov!r} is not supported (only blunt 0M links)")
 
 
-def parse_gfa(path: str, keep_paths: bool = False) -> GfaRecords:
-    """Stream a GFA1 file into segment and link records (no gfapy; see module doc)."""
+def parse_gfa(path: str, keep_paths: bool = False, digest=None) -> GfaRecords:
+    """Stream a GFA1 file into segment and link records (no gfapy; see module doc).
+    ``digest``: fed the file's raw bytes as they are read (the graph cache's key)."""
     seg_index: dict = {}
     seg_names: list = []
     seg_seqs: list = []
@@ -255,7 +269,7 @@ def parse_gfa(path: str, keep_paths: bool = False) -> GfaRecords:
     n_paths = n_walks = 0
     skipped: dict = {}
     fname = os.path.basename(path)
-    with _open_text(path) as fh:
+    with _open_text(path, digest) as fh:
         for lineno, line in enumerate(_lines(fh, path), 1):
             if not line or line[0] in "#\n\r":
                 continue
@@ -338,10 +352,12 @@ def parse_gfa(path: str, keep_paths: bool = False) -> GfaRecords:
                 # are not edges s2g can align through: counted, and reported below
                 skipped[rec] = skipped.get(rec, 0) + 1
             # other (custom) record types carry nothing for alignment
+    notes = []
     if skipped:
         what = {"C": "C (containment)", "J": "J (jump)"}
-        warnings.warn(f"{fname}: ignored " + ", ".join(f"{n} {what[r]} line(s)" for r, n in
-                                                      sorted(skipped.items())), stacklevel=3)
+        notes.append(f"{fname}: ignored " + ", ".join(f"{n} {what[r]} line(s)" for r, n in
+                                                      sorted(skipped.items())))
+        warnings.warn(notes[-1], stacklevel=3)
     if not seg_names:
         raise GraphError(f"{path}: empty graph (no S lines)")
     _check_names(fname, seg_names)
@@ -365,7 +381,8 @@ def parse_gfa(path: str, keep_paths: bool = False) -> GfaRecords:
             idx.append((i, _ORIENT[o]))
         if keep_paths:
             paths[name] = idx
-    return GfaRecords(seg_names, seg_seqs, la, lar, lb, lbr, version, paths, n_paths, n_walks)
+    return GfaRecords(seg_names, seg_seqs, la, lar, lb, lbr, version, paths, n_paths, n_walks,
+                      notes)
 
 
 # --------------------------------------------------------------------- graph kernels
@@ -491,7 +508,8 @@ def _back_edges(n, src, dst, remaining):
 
 def load_graph(path: str, strands: str = "both", break_cycles: bool = False,
                validate: bool = False, keep_paths: bool = False, records=None,
-               max_read_len: int | None = None, scoring=None, mode="local") -> FlatGraph:
+               max_read_len: int | None = None, scoring=None, mode="local",
+               cache: str = "off", note=None) -> FlatGraph:
     """Read a GFA 1.0/1.1 file into a :class:`FlatGraph`.
 
     ``strands``: ``"both"`` (default; every segment in both orientations) or
@@ -503,10 +521,15 @@ def load_graph(path: str, strands: str = "both", break_cycles: bool = False,
     that length can use; an acyclic graph is returned as it is. Without either a cyclic
     graph is refused. ``validate`` also runs gfapy's GFA 1.0 validation (slow).
     ``records``: the file's :func:`parse_gfa` result, when the caller has it (one pass
-    over the file: a pipe can be read only once).
+    over the file: a pipe can be read only once). ``cache``: the on-disk cache of the
+    loaded graph, ``GRAPH.s2gg`` (s2g/graph_cache.py): ``"off"`` (default), ``"read"``
+    (used when current), ``"auto"`` (also written after parsing a GFA of 1 MiB or more)
+    or ``"write"`` (written after every parse); a missing, stale or damaged cache means
+    the GFA is parsed. ``note(event, message)``: told what the cache did (event
+    ``"hit"``, ``"written"`` or ``"problem"``).
     """
     g = open_graph(path, strands, break_cycles, validate, keep_paths, records,
-                   cyclic=max_read_len is not None)
+                   cyclic=max_read_len is not None, cache=cache, note=note)
     if isinstance(g, FlatGraph):
         return g
     return g.unroll(max_read_len, scoring, mode)
@@ -514,19 +537,44 @@ def load_graph(path: str, strands: str = "both", break_cycles: bool = False,
 
 def open_graph(path: str, strands: str = "both", break_cycles: bool = False,
                validate: bool = False, keep_paths: bool = False, records=None,
-               cyclic: bool = True):
+               cyclic: bool = True, cache: str = "off", note=None):
     """The graph as ``s2g align`` needs it: a :class:`FlatGraph` when the graph is acyclic
     (or ``break_cycles``), else a :class:`~s2g.cyclic.CyclicGraph` (``cyclic``; refused
     without it), which unrolls itself for the reads at hand. Arguments as
-    :func:`load_graph`."""
+    :func:`load_graph`; the cache is consulted only for a regular file without
+    ``records``, and read only without ``validate`` (which must read the GFA)."""
     if strands not in ("both", "forward"):
         raise GraphError(f"unknown strands {strands!r}; choose 'both' or 'forward'")
     if validate and os.path.exists(path) and not os.path.isfile(path):
         raise GraphError(f"{path}: --validate reads the GFA a second time (gfapy), so it needs a "
                          "regular file, not a pipe")
-    rec = records if records is not None else parse_gfa(path, keep_paths=keep_paths)
+    store = None
+    if cache != "off" and records is None and os.path.isfile(path):
+        from .graph_cache import GraphCache
+        store = GraphCache(path, cache, {"strands": strands, "break_cycles": bool(break_cycles),
+                                         "keep_paths": bool(keep_paths)}, note)
+        if not validate:
+            g = store.load(cyclic)
+            if g is not None:
+                return g
+    rec = records if records is not None else parse_gfa(
+        path, keep_paths=keep_paths, digest=store.digest if store is not None else None)
     if validate:
         _gfapy_validate(path, rec)
+    g = _from_records(path, rec, strands, break_cycles, cyclic)
+    if store is not None:
+        store.save(g, rec)
+    return g
+
+
+def _warn_broken(path, broken, stacklevel=4):
+    warnings.warn(f"{os.path.basename(path)}: --break-cycles removed {broken} edge(s) "
+                  "(DFS back edges, counted on both strands) to make the graph acyclic",
+                  stacklevel=stacklevel)
+
+
+def _from_records(path, rec, strands, break_cycles, cyclic):
+    """:func:`open_graph` once the file is parsed."""
     n_seg = len(rec.seg_names)
     seg_len = np.fromiter((len(s) for s in rec.seg_seqs), np.int64, n_seg)
     src, dst, n, alive = _doubled_edges(rec, strands)
@@ -561,9 +609,7 @@ def open_graph(path: str, strands: str = "both", break_cycles: bool = False,
         broken += int(drop.sum())
         src, dst = src[~drop], dst[~drop]
     if broken:
-        warnings.warn(f"{os.path.basename(path)}: --break-cycles removed {broken} edge(s) "
-                      "(DFS back edges, counted on both strands) to make the graph acyclic",
-                      stacklevel=3)
+        _warn_broken(path, broken)
     return _flatten(rec, seg_len, order, src, dst, n, strands, broken, path)
 
 
