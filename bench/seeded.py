@@ -214,9 +214,7 @@ def run_graph(spec, args, rng):
         row["gpu_window_seconds"] = {k: round(v, 3) for k, v in prof.items()}
     w = np.array([0])
     if sa.totals["windows"]:
-        cand, ncand, _ = sa.candidates(reads)
-        sel = np.arange(cand.shape[1])[None, :] < ncand[:, None]
-        w = (cand[:, :, 1] - cand[:, :, 0])[sel]
+        w = sa.candidates(reads).widths()
     row["window_columns_pct"] = {p: float(np.percentile(w, p)) for p in (50, 90, 99, 99.9, 100)}
     row["windows_per_read"] = round(sa.totals["windows"] / n, 3)
     row["window_cells_per_read"] = round(sa.totals["window_cells"] / n)

@@ -18,14 +18,18 @@ Per read (all compiled, in parallel over reads: :func:`_candidates`):
    0.5 log2 |dc - dq|`` when the read loses bases, only the log term when the graph
    does: a walk that skips a bubble's other branch advances more columns than read
    bases). Chains are taken best first, each anchor once.
-3. *Windows*: a chain from (q0, c0) to (q1, c1) becomes the column range from the
-   lowest column within walk distance ``q0 + 1 + pad`` upstream of ``c0`` to the highest
-   within ``m - q1 + pad`` downstream of ``c1`` (``pad = 16 + m / 8`` for indels; walk
-   distance in bases, by a bounded Dijkstra over the nodes, :func:`_reach`): every walk
-   the read's flanks can follow from the chain's ends lies inside, whatever bubbles the
-   topological order puts between its columns. Capped at ``max_window`` columns (at
-   least 8 m). Overlapping windows merge. At most ``max_cand`` windows per read, best chains first, and only
-   chains scoring at least ``min_chain`` (default: two anchors' worth).
+3. *Windows*: a chain from (q0, c0) to (q1, c1) becomes the set of columns within walk
+   distance ``q1 + 1 + pad`` upstream of ``c1`` or ``m - q0 + pad`` downstream of ``c0``
+   (``pad = 16 + m / 8`` for indels; walk distance in bases, by a bounded Dijkstra over
+   the nodes, :func:`_reach_set`), kept as node pieces (a node from one in-node offset to
+   another): every walk the read can follow through its chain lies inside, and nothing
+   the topological order merely puts between a bubble's branches does (a column range
+   [lowest, highest] held whole structural-variant branches: windows of 10^4-10^5
+   columns on the real graphs). Windows sharing a node merge. At most ``max_cand``
+   windows per read, best chains first, and only chains scoring at least ``min_chain``
+   (default: two anchors' worth). A batch's windows become one *window graph*
+   (:class:`s2g.window.WindowGraph`) in which each window is a column range, so every
+   range-window kernel runs on it unchanged; end cells and paths are mapped back.
 
 Then the exact DP runs in every window (the ``simd`` CPU kernel's ``align_windows``, the
 GPU's :func:`s2g.gpu_traceback.run_windows`, or :func:`s2g.window.align_windows_ref`: one
@@ -48,12 +52,14 @@ import time
 
 import numba
 import numpy as np
+from numba import types
+from numba.typed import Dict
 
 from ._numba import NJIT, PARALLEL
 from .index import hash64, is_closed_syncmer, lookup
 from .result import BatchResult
 from .scoring import NEG_INF
-from .window import check_mode
+from .window import WindowGraph, check_mode
 
 #: most windows DP'd per read
 MAX_CAND = 5
@@ -61,13 +67,12 @@ MAX_CAND = 5
 CHAIN_LOOKBACK = 50
 #: k-mers with more graph positions than this are skipped as repeats
 MAX_OCC = 200
-#: widest window (columns) for a read of m bases: max(MAX_WINDOW, 8 m)
+#: widest column gap between two chained anchors, for a read of m bases: max(MAX_WINDOW,
+#: 8 m) (a chain may jump over a bubble's other branch, which the order puts in between)
 MAX_WINDOW = 100_000
 MAPQ_PER_MISMATCH = 20.0
 MAPQ_MAX = 60
 MAPQ_REPEAT_CAP = 3
-#: candidate record fields (float64 columns of the per-read candidate table)
-C_LO, C_HI, C_SCORE, C_ANCHORS = 0, 1, 2, 3
 
 
 @numba.njit(**NJIT)
@@ -160,51 +165,71 @@ def _chain(ac, aq, k, max_skip, max_ins):
     return f, pred
 
 
+#: a node's piece in a window: (lowest, highest) in-node offset
+_SPAN = types.UniTuple(types.int64, 2)
+
+
 @numba.njit(**NJIT)
-def _reach(c, dist, node_start, ptr, idx, forward):
-    """The lowest (``forward=False``: walking predecessors) or highest column whose walk
-    distance from column ``c`` (both ends counted) is at most ``dist`` bases."""
-    v = np.searchsorted(node_start, c, side="right") - 1
-    if forward:
-        room = node_start[v + 1] - 1 - c              # bases after c inside v
-        if room + 1 >= dist:
-            return c + dist - 1
+def _hull(d, v, lo, hi):
+    if v in d:
+        x, y = d[v]
+        d[v] = (min(x, lo), max(y, hi))
     else:
-        room = c - node_start[v]
+        d[v] = (lo, hi)
+
+
+@numba.njit(**NJIT)
+def _reach_set(c, dist, node_start, ptr, idx, forward, d):
+    """Add to ``d`` (node -> (lowest, highest) in-node offset) every column whose walk
+    distance from column ``c`` (both ends counted) is at most ``dist`` bases, walking
+    successors (``forward``) or predecessors: a bounded Dijkstra over the nodes, each node
+    entered at its first (last) base."""
+    v = np.int64(np.searchsorted(node_start, c, side="right") - 1)
+    ns = np.int64(node_start[v])
+    ln_v = np.int64(node_start[v + 1]) - ns
+    off = np.int64(c) - ns
+    if forward:
+        room = ln_v - 1 - off                         # bases after c inside v
         if room + 1 >= dist:
-            return c - dist + 1
-    best = node_start[v + 1] - 1 if forward else node_start[v]
-    # heap of (bases used so far, node); a node is entered at its first (last) base
-    heap = [(np.int64(room + 1), np.int64(v))]
-    seen = {np.int64(v): np.int64(room + 1)}
+            _hull(d, v, off, off + dist - 1)
+            return
+        _hull(d, v, off, ln_v - 1)
+    else:
+        room = off
+        if room + 1 >= dist:
+            _hull(d, v, off - dist + 1, off)
+            return
+        _hull(d, v, np.int64(0), off)
+    # heap of (bases used so far, node)
+    heap = [(np.int64(room + 1), v)]
+    seen = {v: np.int64(room + 1)}
     while len(heap) > 0:
-        d, u = heapq.heappop(heap)
-        if seen[u] < d:
+        du, u = heapq.heappop(heap)
+        if seen[u] < du:
             continue
         for t in range(ptr[u], ptr[u + 1]):
             w = np.int64(idx[t])
             ln = np.int64(node_start[w + 1] - node_start[w])
-            if d + ln >= dist:                        # the walk ends inside w
-                col = node_start[w] + (dist - d) - 1 if forward else node_start[w + 1] - (dist - d)
+            if du + ln >= dist:                       # the walk ends inside w
+                k = dist - du                         # bases of w within reach (>= 1)
+                if forward:
+                    _hull(d, w, np.int64(0), k - 1)
+                else:
+                    _hull(d, w, ln - k, ln - 1)
             else:
-                col = node_start[w + 1] - 1 if forward else node_start[w]
-                nd = np.int64(d + ln)
+                _hull(d, w, np.int64(0), ln - 1)
+                nd = du + ln
                 if w not in seen or nd < seen[w]:
                     seen[w] = nd
                     heapq.heappush(heap, (nd, w))
-            if forward:
-                best = max(best, col)
-            else:
-                best = min(best, col)
-    return best
 
 
 @numba.njit(**NJIT)
-def _read_candidates(q, keys, kcols, starts, shift, k, s, max_occ, max_cand, min_chain, max_window,
-                     node_start, pred_ptr, pred_idx, succ_ptr, succ_idx, out, stats):
-    """Windows of one read into ``out`` (max_cand x 4: lo, hi, chain score, anchors), best
-    chain first, overlapping windows merged; returns how many. ``stats``: seeds skipped,
-    anchors."""
+def _read_chains(q, keys, kcols, starts, shift, k, s, max_occ, max_chains, min_chain,
+                 max_window, out, stats):
+    """Chains of one read into ``out`` (max_chains x 6: q0, c0, q1, c1 (first and last
+    anchor), score, anchors), best first, each anchor in one chain; returns how many.
+    ``stats``: seeds skipped, anchors."""
     m = len(q)
     ac, aq, skipped = _anchors(q, keys, kcols, starts, shift, k, s, max_occ)
     stats[0] = skipped
@@ -212,18 +237,15 @@ def _read_candidates(q, keys, kcols, starts, shift, k, s, max_occ, max_cand, min
     n = len(ac)
     if n == 0:
         return 0
-    max_skip = max(max_window, 8 * m)
-    f, pred = _chain(ac, aq, k, max_skip, m // 4 + 16)
+    f, pred = _chain(ac, aq, k, max(max_window, 8 * m), m // 4 + 16)
     order = np.argsort(-f)
     used = np.zeros(n, np.bool_)
     nc = 0
-    pad = 16 + m // 8
-    width_cap = max(max_window, 8 * m)
     for t in range(n):
         i = order[t]
         if used[i]:
             continue
-        if f[i] < min_chain or nc == max_cand:
+        if f[i] < min_chain or nc == max_chains:
             break
         # walk back to the chain's first anchor (stop at an anchor of an earlier chain)
         j = i
@@ -236,48 +258,154 @@ def _read_candidates(q, keys, kcols, starts, shift, k, s, max_occ, max_cand, min
         sc = f[i] - (f[pred[j]] if pred[j] >= 0 else 0.0)
         if sc < min_chain:
             continue
-        q0, c0, q1, c1 = aq[j], ac[j], aq[i], ac[i]
-        lo = _reach(c0, q0 + 1 + pad, node_start, pred_ptr, pred_idx, False)
-        hi = _reach(c1, m - q1 + pad, node_start, succ_ptr, succ_idx, True) + 1
-        if hi - lo > width_cap:          # a chain across a huge bubble: keep its middle
-            mid = (lo + hi) // 2
-            lo = mid - width_cap // 2
-            hi = lo + width_cap
-        lo = max(0, lo)
-        hi = min(node_start[-1], hi)
-        # merge into an overlapping window
-        merged = False
-        for x in range(nc):
-            if lo < out[x, C_HI] and out[x, C_LO] < hi:
-                out[x, C_LO] = min(out[x, C_LO], lo)
-                out[x, C_HI] = max(out[x, C_HI], hi)
-                out[x, C_ANCHORS] += cnt
-                merged = True
-                break
-        if not merged:
-            out[nc, C_LO] = lo
-            out[nc, C_HI] = hi
-            out[nc, C_SCORE] = sc
-            out[nc, C_ANCHORS] = cnt
-            nc += 1
+        out[nc, 0], out[nc, 1], out[nc, 2], out[nc, 3] = aq[j], ac[j], aq[i], ac[i]
+        out[nc, 4], out[nc, 5] = sc, cnt
+        nc += 1
     return nc
 
 
 @numba.njit(**PARALLEL)
-def _candidates(codes, offs, keys, kcols, starts, shift, k, s, max_occ, max_cand, min_chain, max_window,
-                node_start, pred_ptr, pred_idx, succ_ptr, succ_idx):
+def _chains(codes, offs, keys, kcols, starts, shift, k, s, max_occ, max_chains, min_chain,
+            max_window):
     n = len(offs) - 1
-    cand = np.zeros((n, max_cand, 4), np.float64)
-    ncand = np.zeros(n, np.int64)
+    ch = np.zeros((n, max_chains, 6), np.float64)
+    nch = np.zeros(n, np.int64)
     stats = np.zeros((n, 2), np.int64)
     for r in numba.prange(n):
         q = codes[offs[r]:offs[r + 1]]
         if len(q) == 0:
             continue
-        ncand[r] = _read_candidates(q, keys, kcols, starts, shift, k, s, max_occ, max_cand, min_chain,
-                                    max_window, node_start, pred_ptr, pred_idx, succ_ptr,
-                                    succ_idx, cand[r], stats[r])
-    return cand, ncand, stats
+        nch[r] = _read_chains(q, keys, kcols, starts, shift, k, s, max_occ, max_chains,
+                              min_chain, max_window, ch[r], stats[r])
+    return ch, nch, stats
+
+
+@numba.njit(**NJIT)
+def _sorted_set(d):
+    """(nodes ascending, lowest, highest offset) of a node -> (lo, hi) dict."""
+    nodes = np.empty(len(d), np.int64)
+    lo = np.empty(len(d), np.int64)
+    hi = np.empty(len(d), np.int64)
+    x = 0
+    for v, lh in d.items():
+        nodes[x] = v
+        lo[x] = lh[0]
+        hi[x] = lh[1]
+        x += 1
+    o = np.argsort(nodes)
+    return nodes[o], lo[o], hi[o]
+
+
+@numba.njit(**NJIT)
+def _shares_node(a, b):
+    i = 0
+    j = 0
+    while i < len(a) and j < len(b):
+        if a[i] == b[j]:
+            return True
+        if a[i] < b[j]:
+            i += 1
+        else:
+            j += 1
+    return False
+
+
+@numba.njit(**NJIT)
+def _read_windows(m, ch, nch, max_cand, node_start, pred_ptr, pred_idx, succ_ptr,
+                  succ_idx, fill, p0, p_node, p_lo, p_hi, info):
+    """Windows of one read from its chains (best first): chain (q0, c0) .. (q1, c1) covers
+    every column within walk distance ``q1 + 1 + pad`` upstream of ``c1`` and ``m - q0 +
+    pad`` downstream of ``c0`` (``pad = 16 + m / 8``: indels), as node pieces; a window
+    sharing a node with an earlier one merges into it; at most ``max_cand``. Returns
+    (windows, pieces); ``info[w]`` = (chain score, anchors, pieces); with ``fill`` the
+    pieces go to ``p_node/p_lo/p_hi`` from ``p0``, window after window."""
+    pad = 16 + m // 8
+    w_nodes = [np.empty(0, np.int64)]
+    w_lo = [np.empty(0, np.int64)]
+    w_hi = [np.empty(0, np.int64)]
+    w_nodes.pop()
+    w_lo.pop()
+    w_hi.pop()
+    nw = 0
+    for c in range(nch):
+        if nw == max_cand:
+            break
+        q0, c0, q1, c1 = np.int64(ch[c, 0]), np.int64(ch[c, 1]), np.int64(ch[c, 2]), np.int64(ch[c, 3])
+        d = Dict.empty(key_type=types.int64, value_type=_SPAN)
+        _reach_set(c1, q1 + 1 + pad, node_start, pred_ptr, pred_idx, False, d)
+        _reach_set(c0, m - q0 + pad, node_start, succ_ptr, succ_idx, True, d)
+        nodes, lo, hi = _sorted_set(d)
+        merged = False
+        for x in range(nw):
+            if _shares_node(w_nodes[x], nodes):
+                for y in range(len(w_nodes[x])):
+                    _hull(d, w_nodes[x][y], w_lo[x][y], w_hi[x][y])
+                w_nodes[x], w_lo[x], w_hi[x] = _sorted_set(d)
+                info[x, 1] += ch[c, 5]
+                merged = True
+                break
+        if not merged:
+            w_nodes.append(nodes)
+            w_lo.append(lo)
+            w_hi.append(hi)
+            info[nw, 0] = ch[c, 4]
+            info[nw, 1] = ch[c, 5]
+            nw += 1
+    p = 0
+    for x in range(nw):
+        nn = len(w_nodes[x])
+        info[x, 2] = nn
+        if fill:
+            for y in range(nn):
+                p_node[p0 + p + y] = w_nodes[x][y]
+                p_lo[p0 + p + y] = w_lo[x][y]
+                p_hi[p0 + p + y] = w_hi[x][y]
+        p += nn
+    return nw, p
+
+
+@numba.njit(**PARALLEL)
+def _windows(offs, ch, nch, max_cand, node_start, pred_ptr, pred_idx, succ_ptr,
+             succ_idx, fill, p_at, p_node, p_lo, p_hi, info, nwin):
+    """Every read's windows (:func:`_read_windows`): pass 1 (``fill`` False) counts the
+    pieces of each read into ``p_at[r + 1]``, pass 2 writes them from ``p_at[r]``."""
+    for r in numba.prange(len(offs) - 1):
+        if nch[r] == 0:
+            continue
+        nw, npc = _read_windows(offs[r + 1] - offs[r], ch[r], nch[r], max_cand, node_start,
+                                pred_ptr, pred_idx, succ_ptr, succ_idx, fill, p_at[r], p_node,
+                                p_lo, p_hi, info[r])
+        nwin[r] = nw
+        if not fill:
+            p_at[r + 1] = npc
+
+
+class Windows:
+    """A batch's candidate windows (:meth:`SeededAligner.candidates`): ``ncand[r]``
+    windows of read ``r`` (tasks ``first[r]:first[r] + ncand[r]``, best chain first),
+    ``t_score``/``t_anchors`` per task, ``stats[r]`` = (seeds skipped, anchors), and the
+    :class:`~s2g.window.WindowGraph` ``wg`` holding every window as a column range."""
+
+    def __init__(self, ncand, info, stats, wg):
+        self.ncand = ncand
+        self.stats = stats
+        n = len(ncand)
+        self.first = np.zeros(n, np.int64)
+        np.cumsum(ncand[:-1], out=self.first[1:])
+        sel = np.arange(info.shape[1])[None, :] < ncand[:, None]
+        self.t_score = info[:, :, 0][sel]
+        self.t_anchors = info[:, :, 1][sel]
+        self.t_read = np.repeat(np.arange(n, dtype=np.int64), ncand)
+        self.anchors_best = np.where(ncand > 0, info[:, 0, 1], 0).astype(np.int64)
+        self.wg = wg
+
+    @property
+    def n_tasks(self) -> int:
+        return len(self.t_read)
+
+    def widths(self):
+        """Columns of every window."""
+        return self.wg.t_hi - self.wg.t_lo
 
 
 @numba.njit(**NJIT)
@@ -389,8 +517,9 @@ class SeededAligner:
                        "seconds seeds+chains": 0.0, "seconds windows": 0.0}
         self._succ = None
 
-    def candidates(self, reads):
-        """(cand [n, max_cand, 4], ncand [n], stats [n, 2]) for a ReadBatch."""
+    def candidates(self, reads) -> Windows:
+        """The :class:`Windows` of a ReadBatch: seeds, chains, node-set windows and their
+        window graph."""
         ix, g = self.index, self.graph
         if self._succ is None:
             order = np.argsort(g.pred_idx, kind="stable")
@@ -399,10 +528,26 @@ class SeededAligner:
             dst = np.repeat(np.arange(g.n_nodes, dtype=np.int32), np.diff(g.pred_ptr))
             self._succ = (ptr, dst[order])
         starts, shift = ix.buckets
-        return _candidates(reads.codes_flat, np.asarray(reads.offsets, np.int64), ix.keys,
-                           ix.cols, starts, shift, ix.k, ix.s, self.max_occ, self.max_cand,
-                           self.min_chain, self.max_window, g.node_start, g.pred_ptr,
-                           g.pred_idx, self._succ[0], self._succ[1])
+        offs = np.asarray(reads.offsets, np.int64)
+        ch, nch, stats = _chains(reads.codes_flat, offs, ix.keys, ix.cols, starts, shift, ix.k,
+                                 ix.s, self.max_occ, 2 * self.max_cand, self.min_chain,
+                                 self.max_window)
+        n = reads.n_reads
+        p_at = np.zeros(n + 1, np.int64)
+        info = np.zeros((n, self.max_cand, 3), np.float64)
+        nwin = np.zeros(n, np.int64)
+        e32 = np.zeros(0, np.int32)
+        args = (offs, ch, nch, self.max_cand, g.node_start, g.pred_ptr, g.pred_idx,
+                self._succ[0], self._succ[1])
+        _windows(*args, False, p_at, e32, e32, e32, info, nwin)
+        np.cumsum(p_at, out=p_at)
+        npc = int(p_at[-1])
+        p_node, p_lo, p_hi = (np.empty(npc, np.int32) for _ in range(3))
+        _windows(*args, True, p_at, p_node, p_lo, p_hi, info, nwin)
+        sel = np.arange(self.max_cand)[None, :] < nwin[:, None]
+        piece_at = np.zeros(int(nwin.sum()) + 1, np.int64)
+        np.cumsum(info[:, :, 2][sel].astype(np.int64), out=piece_at[1:])
+        return Windows(nwin, info, stats, WindowGraph(g, piece_at, p_node, p_lo, p_hi))
 
     def seed_batches(self, batches):
         """The batches of ``batches``, each with its :meth:`candidates` attached (``_seeds``):
@@ -424,44 +569,45 @@ class SeededAligner:
             t0 = time.perf_counter()
             cand = self.candidates(reads)
             self.totals["seconds seeds+chains"] += time.perf_counter() - t0
-        cand, ncand, stats = cand
+        wg = cand.wg
+        wgraph = wg.graph
+        ncand = cand.ncand
         t1 = time.perf_counter()
         n = reads.n_reads
-        first = np.zeros(n, np.int64)
-        np.cumsum(ncand[:-1], out=first[1:])
-        total = int(ncand.sum())
-        sel = np.arange(self.max_cand)[None, :] < ncand[:, None]
-        t_read = np.repeat(np.arange(n, dtype=np.int64), ncand)
-        t_lo = cand[:, :, C_LO][sel].astype(np.int64)
-        t_hi = cand[:, :, C_HI][sel].astype(np.int64)
+        first = cand.first
+        total = cand.n_tasks
+        t_read, t_lo, t_hi = cand.t_read, wg.t_lo, wg.t_hi
         wr = None
         if self.device == "gpu":
             from . import gpu_traceback
-            wr = gpu_traceback.run_windows(self.graph, reads, self.scoring, self.mode, t_read,
+            wr = gpu_traceback.run_windows(wgraph, reads, self.scoring, self.mode, t_read,
                                            t_lo, t_hi)
             ts, tei, tej = wr.score.copy(), wr.end_i.copy(), wr.end_j.copy()
             left = np.nonzero(~wr.on_gpu)[0]
             self.totals["windows left to the CPU"] += len(left)
             if len(left):
                 ts[left], tei[left], tej[left] = self.window_kernel(
-                    self.graph, reads.codes_flat, reads.offsets, t_read[left], t_lo[left],
+                    wgraph, reads.codes_flat, reads.offsets, t_read[left], t_lo[left],
                     t_hi[left], self.scoring, self.mode)
         else:
-            ts, tei, tej = self.window_kernel(self.graph, reads.codes_flat, reads.offsets,
+            ts, tei, tej = self.window_kernel(wgraph, reads.codes_flat, reads.offsets,
                                               t_read, t_lo, t_hi, self.scoring, self.mode)
         self.totals["seconds windows"] += time.perf_counter() - t1
         a, b, _, _ = self.scoring.as_tuple()
-        anchors_best = np.where(ncand > 0, cand[:, 0, C_ANCHORS], 0).astype(np.int64)
-        score, ei, ej, lo, mapq, best_t = _pick(ncand, ts, tei, tej, t_lo, first, float(a + b),
-                                           MAPQ_PER_MISMATCH, stats[:, 0], anchors_best,
-                                           MAPQ_REPEAT_CAP)
+        tcol = wg.columns(tej)                     # end cells in graph columns (ties, GAF)
+        score, ei, ej, lo, mapq, best_t = _pick(ncand, ts, tei, tcol, t_lo, first, float(a + b),
+                                                MAPQ_PER_MISMATCH, cand.stats[:, 0],
+                                                cand.anchors_best, MAPQ_REPEAT_CAP)
         lens = reads.lengths()
         self.totals["reads"] += n
         self.totals["windows"] += total
         self.totals["window_cells"] += int(((t_hi - t_lo) * lens[t_read]).sum()) if total else 0
         res = BatchResult(reads.names, lens, score, ei, ej)
         res.mapq = mapq
-        res.col_lo = lo
+        res.col_lo = lo                            # window-graph coordinates, as is
+        res.wg_end_j = np.full(n, -1, np.int64)
+        res.wg_end_j[best_t >= 0] = tej[best_t[best_t >= 0]]
+        res.wg = wg
         res.n_windows = ncand
         res.best_task = best_t
         res.window_run = wr
@@ -470,9 +616,10 @@ class SeededAligner:
             sr, st = _secondaries(ncand, ts, first, best_t, self.secondary_ratio,
                                   self.n_secondary)
             sec = BatchResult([reads.names[r] for r in sr.tolist()], lens[sr], ts[st], tei[st],
-                              tej[st])
+                              tcol[st])
             sec.mapq = np.zeros(len(sr), np.int64)
             sec.col_lo = t_lo[st]
+            sec.wg_end_j = tej[st]
             sec.owner = sr
             sec.task = st
             res.secondary = sec
@@ -490,37 +637,52 @@ class SeededAligner:
         return res
 
     def traceback(self, reads, res, max_cells=None, threads=None):
-        """Path and CIGAR of every aligned read, restricted to its window; GPU windows
-        reuse the walk the kernel already made."""
+        """Path and CIGAR of every aligned read, restricted to its window (traced on the
+        window graph, then moved onto the graph); GPU windows reuse the walk the kernel
+        already made. Reads aligned by full-graph DP (``unseeded="full"``) trace on the
+        graph."""
         from .traceback import MAX_CELLS, FlatTracebacks, traceback_batch
-        flat = idx = None
+        max_cells = max_cells or MAX_CELLS
+        wg = res.wg
         wr = getattr(res, "window_run", None)
         sec = getattr(res, "secondary", None)
         if sec is not None and len(sec):
             sub = reads.subset(sec.owner)
-            sflat = sidx = None
+            sres = BatchResult(sec.names, sec.lengths, sec.score, sec.end_i, sec.wg_end_j)
+            sflat = FlatTracebacks(len(sec))
+            sidx = np.arange(len(sec), dtype=np.int64)
             if wr is not None:
-                sflat = FlatTracebacks(len(sec))
                 g = wr.on_gpu[sec.task]
                 if g.any():
-                    wr.add_tracebacks(self.graph, sec.task[g], np.nonzero(g)[0], sflat,
+                    wr.add_tracebacks(wg.graph, sec.task[g], np.nonzero(g)[0], sflat,
                                       np.asarray(sec.end_i, np.int64))
                 sidx = np.nonzero(~g)[0].astype(np.int64)
-            traceback_batch(self.graph, sub, self.scoring, self.mode, sec,
-                            max_cells=max_cells or MAX_CELLS, threads=threads,
-                            col_lo=sec.col_lo, flat=sflat, idx=sidx)
+            traceback_batch(wg.graph, sub, self.scoring, self.mode, sres, max_cells=max_cells,
+                            threads=threads, col_lo=sec.col_lo, flat=sflat, idx=sidx)
+            sec.set_flat(wg.map_tracebacks(sres.flat))
+        aligned = np.nonzero(res.aligned())[0]
+        bt = res.best_task[aligned]
+        win = aligned[bt >= 0]                    # aligned in a window
+        tres = BatchResult(res.names, res.lengths, res.score, res.end_i, res.wg_end_j)
+        flat = FlatTracebacks(len(res))
+        idx = win.astype(np.int64)
         if wr is not None:
-            flat = FlatTracebacks(len(res))
-            aligned = np.nonzero(res.aligned())[0]
-            bt = res.best_task[aligned]
-            gpu = np.zeros(len(aligned), bool)
-            gpu[bt >= 0] = wr.on_gpu[bt[bt >= 0]]
+            gpu = wr.on_gpu[res.best_task[win]]
             if gpu.any():
-                wr.add_tracebacks(self.graph, bt[gpu], aligned[gpu], flat,
+                wr.add_tracebacks(wg.graph, res.best_task[win[gpu]], win[gpu], flat,
                                   np.asarray(res.end_i, np.int64))
-            idx = aligned[~gpu].astype(np.int64)
+            idx = win[~gpu].astype(np.int64)
             res.window_run = None                  # the walks are no longer needed
-        traceback_batch(self.graph, reads, self.scoring, self.mode, res,
-                        max_cells=max_cells or MAX_CELLS, threads=threads, col_lo=res.col_lo,
-                        flat=flat, idx=idx)
+        traceback_batch(wg.graph, reads, self.scoring, self.mode, tres, max_cells=max_cells,
+                        threads=threads, col_lo=res.col_lo, flat=flat, idx=idx)
+        flat = wg.map_tracebacks(tres.flat)
+        full = aligned[bt < 0]                     # full-graph DP (unseeded="full")
+        if len(full):
+            fres = BatchResult(res.names, res.lengths, res.score, res.end_i, res.end_j)
+            traceback_batch(self.graph, reads, self.scoring, self.mode, fres,
+                            max_cells=max_cells, threads=threads, flat=FlatTracebacks(len(res)),
+                            idx=full.astype(np.int64))
+            flat = flat.merged(fres.flat)
+        res.set_flat(flat)
+        res.wg = None
         return res

@@ -1081,6 +1081,25 @@ class FlatTracebacks:
         self._parts = ([], [], [])
         return self
 
+    def merged(self, other):
+        """A finished FlatTracebacks holding this one's reads and ``other``'s (both
+        finished; a read traced in at most one of them)."""
+        out = FlatTracebacks(self.n)
+        for src in (self, other):
+            idx = np.nonzero(src.has)[0]
+            if len(idx) == 0:
+                continue
+            out.has[idx] = True
+            for name in ("qstart", "qend", "n_runs", "n_path", "geo", "counts"):
+                getattr(out, name)[idx] = getattr(src, name)[idx]
+            out.run_at[idx] = out._bases[0] + src.run_at[idx]
+            out.path_at[idx] = out._bases[1] + src.path_at[idx]
+            for part, x in zip(out._parts, (src.run_op, src.run_len, src.path)):
+                part.append(x)
+            out._bases[0] += len(src.run_op)
+            out._bases[1] += len(src.path)
+        return out.finish()
+
     def objects(self) -> list:
         """One :class:`Traceback` (or None: not traced) per read."""
         out = [None] * self.n

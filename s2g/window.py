@@ -163,3 +163,158 @@ def align_windows_ref(graph, codes_flat, offsets, task_read, task_lo, task_hi, s
                           np.asarray(task_read, np.int64), np.asarray(task_lo, np.int64),
                           np.asarray(task_hi, np.int64), graph.base, graph.node_start,
                           graph.pred_ptr, graph.pred_idx, int(mode), a, b, o, e)
+
+
+# ------------------------------------------------------------------ node-set windows
+#
+# A seeded window is a *set of node pieces*: node v from in-node offset lo to hi (the
+# columns a read's walk can reach from its chain, s2g.seeded), not a column range: a
+# range would hold every column the topological order puts between a bubble's branches
+# (tens of thousands on graphs with structural variants), a piece set only what a walk
+# of the read's length reaches. The *window graph* of a batch lays every window's pieces
+# side by side as a FlatGraph of its own (one node per piece, an edge p -> v where the
+# graph has one, p's piece ends at p's last base and v's starts at v's first; windows
+# share nothing), so that each window is the column range [t_lo, t_hi) of that graph and
+# every range-window kernel (window DP, SIMD, GPU, tracebacks) runs on it unchanged. Its
+# DP in a window is exactly the DP over the walks inside the window's pieces (a piece
+# entered mid-node, or without an in-window predecessor, starts from the virtual
+# column, as a range window's first column does); columns keep their graph order inside
+# a window, so V0's tie rules pick the same cells. Results are mapped back to graph
+# columns and nodes (:class:`WindowGraph`).
+
+
+@numba.njit(**NJIT)
+def _wg_edges(t, piece_at, p_node, p_lo, p_hi, node_start, pred_ptr, pred_idx, fill, cnt, ptr,
+              out):
+    """Window-graph predecessors of task ``t``'s pieces: count them (``fill`` False, into
+    ``cnt``) or write them at ``ptr`` into ``out``."""
+    a, b = piece_at[t], piece_at[t + 1]
+    for k in range(a, b):
+        v = p_node[k]
+        c = 0
+        if p_lo[k] == 0:
+            for x in range(pred_ptr[v], pred_ptr[v + 1]):
+                u = pred_idx[x]
+                y = a + np.searchsorted(p_node[a:k], u)
+                if y < k and p_node[y] == u and p_hi[y] == node_start[u + 1] - node_start[u] - 1:
+                    if fill:
+                        out[ptr[k] + c] = y
+                    c += 1
+        if not fill:
+            cnt[k] = c
+
+
+@numba.njit(parallel=True, **NJIT)
+def _wg_count(piece_at, p_node, p_lo, p_hi, node_start, pred_ptr, pred_idx, cnt):
+    for t in numba.prange(len(piece_at) - 1):
+        _wg_edges(t, piece_at, p_node, p_lo, p_hi, node_start, pred_ptr, pred_idx, False, cnt,
+                  cnt, cnt)
+
+
+@numba.njit(parallel=True, **NJIT)
+def _wg_fill(piece_at, p_node, p_lo, p_hi, node_start, pred_ptr, pred_idx, ptr, out):
+    for t in numba.prange(len(piece_at) - 1):
+        _wg_edges(t, piece_at, p_node, p_lo, p_hi, node_start, pred_ptr, pred_idx, True, ptr,
+                  ptr, out)
+
+
+@numba.njit(parallel=True, **NJIT)
+def _wg_bases(p_node, p_lo, ws, node_start, base, out):
+    for k in numba.prange(len(p_node)):
+        s = node_start[p_node[k]] + p_lo[k]
+        for x in range(ws[k + 1] - ws[k]):
+            out[ws[k] + x] = base[s + x]
+
+
+@numba.njit(**NJIT)
+def _wg_columns(j, ws, p_node, p_lo, node_start):
+    """Graph columns of window-graph columns ``j`` (-1 stays -1)."""
+    out = np.empty(len(j), np.int64)
+    for x in range(len(j)):
+        if j[x] < 0:
+            out[x] = -1
+            continue
+        k = np.searchsorted(ws, j[x], side="right") - 1
+        out[x] = node_start[p_node[k]] + p_lo[k] + (j[x] - ws[k])
+    return out
+
+
+@numba.njit(**NJIT)
+def _wg_paths(has, path_at, n_path, path, geo, p_node, p_lo, node_start):
+    """Tracebacks on the window graph -> on the graph, in place: path steps become graph
+    nodes, path offsets move by the first piece's in-node start, path lengths count
+    whole nodes."""
+    for r in range(len(has)):
+        if not has[r] or n_path[r] == 0:
+            continue
+        a = path_at[r]
+        shift = p_lo[path[a]]
+        tot = 0
+        for x in range(a, a + n_path[r]):
+            v = p_node[path[x]]
+            path[x] = v
+            tot += node_start[v + 1] - node_start[v]
+        geo[r, 0] = tot
+        geo[r, 1] += shift
+        geo[r, 2] += shift
+
+
+class WindowGraph:
+    """The window graph of a batch's node-set windows (see above).
+
+    ``piece_at`` (tasks + 1): task ``t`` owns pieces ``piece_at[t]:piece_at[t+1]``, each
+    node ``p_node`` from in-node offset ``p_lo`` to ``p_hi`` (inclusive), nodes ascending.
+    ``graph``: the window graph (a FlatGraph; its nodes keep their segment and strand),
+    ``t_lo``/``t_hi``: each task's column range in it.
+    """
+
+    def __init__(self, graph, piece_at, p_node, p_lo, p_hi):
+        from .graph import FlatGraph, _liveness_slots
+        self.parent = graph
+        self.piece_at = np.asarray(piece_at, np.int64)
+        self.p_node = np.asarray(p_node, np.int32)
+        self.p_lo = np.asarray(p_lo, np.int32)
+        self.p_hi = np.asarray(p_hi, np.int32)
+        n = len(self.p_node)
+        ws = np.zeros(n + 1, np.int64)
+        np.cumsum(self.p_hi.astype(np.int64) - self.p_lo + 1, out=ws[1:])
+        self.ws = ws
+        if ws[-1] >= 2 ** 31:
+            raise S2GError("a batch's windows exceed 2^31 columns; use a smaller --batch-size")
+        base = np.empty(int(ws[-1]), np.uint8)
+        _wg_bases(self.p_node, self.p_lo, ws, graph.node_start, graph.base, base)
+        cnt = np.zeros(n, np.int64)
+        args = (self.piece_at, self.p_node, self.p_lo, self.p_hi, graph.node_start,
+                graph.pred_ptr, graph.pred_idx)
+        _wg_count(*args, cnt)
+        ptr = np.zeros(n + 1, np.int64)
+        np.cumsum(cnt, out=ptr[1:])
+        pred_idx = np.empty(int(ptr[-1]), np.int32)
+        _wg_fill(*args, ptr, pred_idx)
+        pred_ptr = ptr.astype(np.int32)
+        slot, n_slots = _liveness_slots(n, pred_ptr, pred_idx)
+        has_succ = np.zeros(n, np.bool_)
+        has_succ[pred_idx] = True
+        self.graph = FlatGraph(
+            base=base, node_start=ws.astype(np.int32), pred_ptr=pred_ptr, pred_idx=pred_idx,
+            slot=slot, n_slots=int(n_slots), node_seg=graph.node_seg[self.p_node],
+            node_rev=graph.node_rev[self.p_node], is_sink=(~has_succ).astype(np.uint8),
+            seg_names=graph.seg_names, seg_len=graph.seg_len, strands=graph.strands,
+            source=f"{graph.source} (seeded windows)")
+        self.t_lo = ws[self.piece_at[:-1]]
+        self.t_hi = ws[self.piece_at[1:]]
+
+    @property
+    def n_tasks(self) -> int:
+        return len(self.piece_at) - 1
+
+    def columns(self, j):
+        """Graph columns of window-graph columns ``j`` (-1 stays -1)."""
+        return _wg_columns(np.asarray(j, np.int64), self.ws, self.p_node, self.p_lo,
+                           self.parent.node_start)
+
+    def map_tracebacks(self, flat):
+        """A finished FlatTracebacks of window-graph walks, moved onto the graph in place."""
+        _wg_paths(flat.has, flat.path_at, flat.n_path, flat.path, flat.geo, self.p_node,
+                  self.p_lo, self.parent.node_start)
+        return flat

@@ -19,7 +19,7 @@ from s2g.scoring import NEG_INF, Mode
 from s2g.traceback import traceback_batch
 from s2g.variants import v0_cpu
 from s2g.window import align_windows_ref
-from test_v0 import SETTINGS, batch_of, dag_cases, scorings, write_tmp
+from test_v0 import SETTINGS, batch_of, column_of, dag_cases, scorings, write_tmp
 
 
 def column_graph(graph, lo, hi):
@@ -110,3 +110,122 @@ def test_traceback_inside_a_window_reproduces_its_score(case, mode, sc, data):
         if tb.block_len and any(c in "=XD" for c in tb.cigar):
             assert first_col >= lo[t], "traceback walked below the window"
         assert naive.rescore(tb.cigar, a, b, o, e) == r.score, (tb.cigar, r.score)
+
+
+# ------------------------------------------------------------ node-set windows
+
+
+def random_pieces(data, graph):
+    """A random node-set window: nodes ascending, each from in-node offset lo to hi."""
+    nodes, lo, hi = [], [], []
+    for v in range(graph.n_nodes):
+        if not data.draw(st.booleans()):
+            continue
+        ln = int(graph.node_start[v + 1] - graph.node_start[v])
+        a, b = 0, ln - 1                       # whole nodes half the time (joins)
+        if data.draw(st.booleans()):
+            a = data.draw(st.integers(0, ln - 1))
+            b = data.draw(st.integers(a, ln - 1))
+        nodes.append(v)
+        lo.append(a)
+        hi.append(b)
+    return nodes, lo, hi
+
+
+def piece_graph(graph, nodes, lo, hi):
+    """Per-column DiGraph of a node-set window (node (j,) = graph column j): edges inside a
+    piece, and from a predecessor's last column (in its piece) to a piece starting at its
+    node's first column."""
+    g = nx.DiGraph()
+    span = dict(zip(nodes, zip(lo, hi)))
+    for v, (a, b) in span.items():
+        s0 = int(graph.node_start[v])
+        for j in range(s0 + a, s0 + b + 1):
+            g.add_node((j,), base=chr(CODE_BASE[graph.base[j]]))
+            if j > s0 + a:
+                g.add_edge((j - 1,), (j,))
+        if a == 0:
+            for k in range(graph.pred_ptr[v], graph.pred_ptr[v + 1]):
+                p = int(graph.pred_idx[k])
+                ln_p = int(graph.node_start[p + 1] - graph.node_start[p])
+                if p in span and span[p][1] == ln_p - 1:
+                    g.add_edge((int(graph.node_start[p + 1]) - 1,), (s0,))
+    return g
+
+
+@SETTINGS
+@given(case=dag_cases(allow_empty=False), mode=st.sampled_from(["local", "semiglobal"]),
+       sc=scorings, data=st.data())
+def test_node_set_windows_equal_naive_and_trace_inside(case, mode, sc, data):
+    """Node-set windows through the window graph (s2g.window.WindowGraph): the range DP on
+    it is the naive DP over the window's pieces (score; end cell mapped back to graph
+    columns, V0's tie rule), and the traceback on it, mapped back, is a walk of the graph
+    inside the pieces whose CIGAR re-scores to the score."""
+    from s2g.window import WindowGraph
+    text, reads = case
+    graph = s2g.load_graph(write_tmp(text))
+    batch = batch_of(reads)
+    sets = [random_pieces(data, graph) for _ in reads]
+    keep = [t for t, s in enumerate(sets) if s[0]]
+    if not keep:
+        return
+    piece_at = np.cumsum([0] + [len(sets[t][0]) for t in keep])
+    cat = lambda f: np.concatenate([np.asarray(sets[t][f], np.int64) for t in keep])  # noqa
+    wg = WindowGraph(graph, piece_at, cat(0), cat(1), cat(2))
+    m = Mode.parse(mode)
+    tr = np.asarray(keep, np.int64)
+    score, ei, ej = align_windows_ref(wg.graph, batch.codes_flat, batch.offsets, tr, wg.t_lo,
+                                      wg.t_hi, sc, m)
+    cols = wg.columns(ej)
+    a, b, o, e = sc.as_tuple()
+    for x, t in enumerate(keep):
+        want, ends = naive.graph_align(piece_graph(graph, *sets[t]), reads[t], mode,
+                                       *sc.as_tuple())
+        if want is None:
+            assert score[x] == NEG_INF and ej[x] == -1
+            continue
+        assert score[x] == want
+        assert (cols[x], ei[x]) == min((j, i) for j, i in ends), "end cell tie rule"
+    sub = batch.subset(tr)
+    res = s2g.BatchResult(sub.names, sub.lengths(), score, ei, ej)
+    traceback_batch(wg.graph, sub, sc, m, res, col_lo=wg.t_lo)
+    wg.map_tracebacks(res.flat)
+    res.set_flat(res.flat)
+    for x, r in enumerate(res):
+        if not r.aligned:
+            continue
+        tb = r.traceback
+        nodes, lo, hi = sets[keep[x]]
+        span = dict(zip(nodes, zip(lo, hi)))
+        assert all(v in span for v in tb.path), "path leaves the window"
+        for u, v in zip(tb.path, tb.path[1:]):
+            assert u in graph.pred_idx[graph.pred_ptr[v]:graph.pred_ptr[v + 1]], "not a walk"
+        lens = [int(graph.node_start[v + 1] - graph.node_start[v]) for v in tb.path]
+        assert tb.path_len == sum(lens)
+        assert tb.path_start >= span[tb.path[0]][0]
+        if tb.block_len and any(c in "=XD" for c in tb.cigar):
+            assert tb.path_end - 1 - (tb.path_len - lens[-1]) <= span[tb.path[-1]][1]
+        assert naive.rescore(tb.cigar, a, b, o, e) == r.score, (tb.cigar, r.score)
+
+
+def test_node_set_window_joins_pieces_only_at_node_ends():
+    """A piece that stops before its node's last base has no successor in the window
+    graph, and one that starts after its node's first base no predecessor: the read
+    ACGTA+GGGG spells a walk A -> B only through A's last five bases."""
+    from s2g.window import WindowGraph
+    graph = s2g.load_graph(write_tmp("H\tVN:Z:1.0\nS\tA\tACGTACGTAC\nS\tB\tGGGG\n"
+                                     "L\tA\t+\tB\t+\t0M\n"), strands="forward")
+    sc = s2g.Scoring()
+    a = sc.as_tuple()[0]
+    batch = batch_of(["ACGTAGGGG", "CGTACGGGG"])
+    A, B = (column_of(graph, s, "+", 0) for s in "AB")
+    vA, vB = (graph.node_of_column(c) for c in (A, B))
+    # task 0: A[0..4] + B (no join); task 1: A[5..9] + B (joined: A ends at its last base)
+    wg = WindowGraph(graph, np.array([0, 2, 4]), np.array([vA, vB, vA, vB]),
+                     np.array([0, 0, 5, 0]), np.array([4, 3, 9, 3]))
+    assert list(wg.graph.pred_idx) == [2]
+    score, ei, ej = align_windows_ref(wg.graph, batch.codes_flat, batch.offsets,
+                                      np.array([0, 1]), wg.t_lo, wg.t_hi, sc, Mode.LOCAL)
+    assert score[0] == 5 * a                     # ACGTA alone: no walk into B
+    assert score[1] == 9 * a                     # CGTAC -> GGGG across the join
+    assert list(wg.columns(ej)) == [A + 4, B + 3]
