@@ -172,7 +172,6 @@ class GraphCache:
         self.note = note if note is not None else (lambda event, msg: None)
         #: filled by parse_gfa with the bytes it reads
         self.digest = FileDigest()
-        self.hit = False
 
     def key(self, digest: FileDigest) -> dict:
         return {"format": FORMAT_VERSION, "code": code_digest(), "gfa_bytes": digest.size,
@@ -206,13 +205,12 @@ class GraphCache:
         th.join()
         if "d" not in box or meta is None or meta.get("key") != self.key(box["d"]):
             return None             # stale, foreign, other options or a cyclic graph
-        for msg in meta.get("warnings", []):
-            warnings.warn(msg, stacklevel=4)
+        for msg in meta.get("warnings", []):     # as parse_gfa: at open_graph's caller
+            warnings.warn(msg, stacklevel=3)
         broken = getattr(graph, "broken_edges", 0)
         if broken:
             from .graph import _warn_broken
-            _warn_broken(self.gfa_path, broken, stacklevel=4)
-        self.hit = True
+            _warn_broken(self.gfa_path, broken, stacklevel=3)
         self.note("hit", f"graph read from {self.path} ({time.perf_counter() - t0:.2f} s)")
         return graph
 
