@@ -23,27 +23,32 @@ How
     smallest kept; the count of capped columns is reported): seeding there falls back
     to the k-mers that survive, the DP itself never depends on it.
 
-On disk (``GRAPH.s2gi``, numpy ``.npz``, uncompressed)
-    format version, k, s, the FlatGraph's checksum (bases, nodes, edges and strands),
-    the entries' hashes (uint64, sorted) and columns (int32, ascending within a hash):
-    12 bytes per entry, looked up by binary search (format 1 also kept an int64 offset per
-    distinct hash: 20 bytes per entry on a graph whose hashes are nearly all distinct). A stale or foreign index is refused with one line, never used
+On disk (``GRAPH.s2gi``, format 3)
+    the magic ``S2GINDEX``, a JSON header's length (uint64) and text (format version, k,
+    s, the FlatGraph's checksum (bases, nodes, edges and strands), entry count, stats),
+    then at 64-byte aligned offsets the entries' hashes (uint64, sorted) and columns
+    (int32, ascending within a hash): 12 bytes per entry, read straight into arrays
+    (format 2, an ``.npz``, spent most of its load in zipfile's CRC pass: 1.9 s for 140
+    MB on the 2-core VM). A file shorter or longer than its header says is refused, as is
+    a stale or foreign index, with one line, never used
     (vg users' most common crash report is a mismatched index: shared/notes/seeding.md).
     Measured sizes in README.md.
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 
 import numba
 import numpy as np
 
-from ._numba import NJIT
+from ._numba import NJIT, PARALLEL
 from .errors import S2GError
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+MAGIC = b"S2GINDEX"
 K = 19
 S = 11
 MAX_KMERS = 16
@@ -184,22 +189,39 @@ def _collect(base, node_start, pred_ptr, pred_idx, slot, n_slots, k, s, cap):
 
 
 def graph_checksum(graph) -> str:
-    """Digest of what the DP sees: bases, node starts, edges, strands."""
-    h = hashlib.blake2b(digest_size=16)
-    for arr in (graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx):
-        h.update(np.ascontiguousarray(arr).view(np.uint8).data)
-    h.update(graph.strands.encode())
-    return h.hexdigest()
+    """Digest of what the DP sees: bases, node starts, edges, strands (computed once per
+    graph object)."""
+    got = graph.__dict__.get("_s2g_checksum")
+    if got is None:
+        h = hashlib.blake2b(digest_size=16)
+        for arr in (graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx):
+            h.update(np.ascontiguousarray(arr).view(np.uint8).data)
+        h.update(graph.strands.encode())
+        got = graph.__dict__["_s2g_checksum"] = h.hexdigest()
+    return got
 
 
-@numba.njit(**NJIT)
+@numba.njit(**PARALLEL)
 def _bucket_starts(keys, shift, nb, starts):
-    """First entry of each bucket ``hash >> shift`` into ``starts`` (``nb + 1``, keys sorted)."""
-    x = 0
-    for t in range(nb + 1):
-        while x < len(keys) and (keys[x] >> np.uint64(shift)) < np.uint64(t):
-            x += 1
-        starts[t] = x
+    """First entry of each bucket ``hash >> shift`` into ``starts`` (``nb + 1``, keys sorted):
+    64 slices of buckets in parallel, each from a binary search for its first entry."""
+    sh = np.uint64(shift)
+    n_part = 64
+    for c in numba.prange(n_part):
+        t0 = c * (nb + 1) // n_part
+        t1 = (c + 1) * (nb + 1) // n_part
+        lo, hi = 0, len(keys)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if (keys[mid] >> sh) < np.uint64(t0):
+                lo = mid + 1
+            else:
+                hi = mid
+        x = lo
+        for t in range(t0, t1):
+            while x < len(keys) and (keys[x] >> sh) < np.uint64(t):
+                x += 1
+            starts[t] = x
 
 
 @numba.njit(inline="always", **NJIT)
@@ -256,12 +278,16 @@ class SeedIndex:
 
     def save(self, path: str) -> str:
         tmp = f"{path}.{os.getpid()}.tmp"     # unique: two runs may build the same index
+        head = json.dumps({"version": FORMAT_VERSION, "k": self.k, "s": self.s,
+                           "checksum": self.checksum, "entries": self.n_entries,
+                           "stats": self.stats}).encode()
         try:
             with open(tmp, "wb") as fh:
-                np.savez(fh, version=np.int64(FORMAT_VERSION), k=np.int64(self.k),
-                         s=np.int64(self.s), checksum=np.array(self.checksum),
-                         keys=self.keys, cols=self.cols,
-                         stats=np.array(repr(self.stats)))
+                fh.write(MAGIC + np.uint64(len(head)).tobytes() + head)
+                for arr in (np.ascontiguousarray(self.keys, np.uint64),
+                            np.ascontiguousarray(self.cols, np.int32)):
+                    fh.write(b"\0" * (-fh.tell() % 64))
+                    fh.write(memoryview(arr).cast("B"))
             os.replace(tmp, path)
         except OSError as exc:
             try:
@@ -327,22 +353,49 @@ def _check_graph(idx, path, graph):
 
 def _read_index(path: str) -> SeedIndex:
     try:
-        z = np.load(path, allow_pickle=False)
+        fh = open(path, "rb")
     except FileNotFoundError:
         raise S2GError(f"{path}: no such file") from None
-    except (OSError, ValueError) as exc:
-        raise S2GError(f"{path}: not an s2g index ({exc})") from None
-    with z:
+    except OSError as exc:
+        raise S2GError(f"{path}: cannot read the index: {exc.strerror}") from None
+    with fh:
+        magic = fh.read(len(MAGIC))
+        if magic[:4] == b"PK\x03\x04":       # formats 1-2 were .npz files
+            raise S2GError(f"{path}: index format {_npz_version(path)}, this s2g reads format "
+                           f"{FORMAT_VERSION}; rebuild it with 's2g index'")
         try:
-            version = int(z["version"])
+            if magic != MAGIC:
+                raise ValueError("no s2g index header")
+            n_head = int(np.frombuffer(fh.read(8), np.uint64)[0])
+            head = json.loads(fh.read(n_head).decode())
+            version = int(head["version"])
             if version != FORMAT_VERSION:
                 raise S2GError(f"{path}: index format {version}, this s2g reads format "
                                f"{FORMAT_VERSION}; rebuild it with 's2g index'")
-            idx = SeedIndex(int(z["k"]), int(z["s"]), str(z["checksum"]), z["keys"], z["cols"])
-        except KeyError as exc:
-            raise S2GError(f"{path}: not an s2g index (missing {exc})") from None
+            n = int(head["entries"])
+            arrays = []
+            for dt in (np.uint64, np.int32):
+                fh.seek(-fh.tell() % 64, os.SEEK_CUR)
+                arr = np.empty(n, dt)
+                if fh.readinto(memoryview(arr).cast("B")) != arr.nbytes:
+                    raise ValueError("the file is shorter than its header says")
+                arrays.append(arr)
+            if fh.read(1):
+                raise ValueError("the file is longer than its header says")
+            idx = SeedIndex(int(head["k"]), int(head["s"]), str(head["checksum"]), *arrays,
+                            stats=head.get("stats"))
+        except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError) as exc:
+            raise S2GError(f"{path}: not an s2g index ({exc})") from None
     idx.buckets                 # the lookup table too, while the graph is still parsing
     return idx
+
+
+def _npz_version(path):
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return int(z["version"])
+    except Exception:           # noqa: BLE001 - only the message depends on it
+        return "1-2"
 
 
 def get_index(graph, graph_path: str, index: str | None = None, build: bool = True,

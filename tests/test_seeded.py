@@ -90,6 +90,11 @@ def test_index_round_trip_and_stale_index_refused(tmp_path, sim, gfa_file):
                  checksum=np.array(ix.checksum), keys=ix.keys, cols=ix.cols)
     with pytest.raises(S2GError, match="index format 1.*rebuild it"):
         load_index(str(old), g)
+    raw = open(path, "rb").read()                # format 3: a header, then raw arrays
+    for name, data in (("short", raw[:-4]), ("long", raw + b"\0"), ("head", raw[:20])):
+        (tmp_path / f"{name}.s2gi").write_bytes(data)
+        with pytest.raises(S2GError, match="not an s2g index"):
+            load_index(str(tmp_path / f"{name}.s2gi"), g)
     (tmp_path / "junk.s2gi").write_bytes(b"not an index")
     with pytest.raises(S2GError, match="not an s2g index"):
         load_index(str(tmp_path / "junk.s2gi"), g)
@@ -202,7 +207,7 @@ def test_index_beside_the_graph_is_built_once(tmp_path, sim, capsys):
     shutil.copy(gfa, g2)
     assert main(["align", g2, fq, "--seeded", "-o", str(tmp_path / "a.gaf")]) == 0
     assert "building the seed index" in capsys.readouterr().err
-    assert open(index_path(g2), "rb").read(2) == b"PK"
+    assert open(index_path(g2), "rb").read(8) == b"S2GINDEX"
     assert main(["align", g2, fq, "--seeded", "-o", str(tmp_path / "b.gaf")]) == 0
     assert "building" not in capsys.readouterr().err
     assert open(tmp_path / "a.gaf").read() == open(tmp_path / "b.gaf").read()
