@@ -76,6 +76,8 @@ class Aligner:
         self._inline = (self.tb_gpu and self.traceback
                         and os.environ.get("S2G_TB_INLINE", "1") != "0")
         self.first_batch_s = None
+        #: first use on cold caches: the background compile workers (s2g.warmup), or None
+        self.prewarm = None
         #: Numba threads for every stage (``numba.set_num_threads`` holds per calling
         #: thread, and the stages run in the pipeline's threads), None: all
         self.threads = threads
@@ -98,6 +100,7 @@ class Aligner:
         """Stage 1: scores and end cells (seeded: windows, MAPQ), and the GPU half of the
         traceback where it runs there."""
         self._use_threads()
+        self._wait("align")
         t = time.perf_counter()
         if self.seeded is not None:
             if self.seeded_read_len is not None:
@@ -119,6 +122,7 @@ class Aligner:
         if not self.traceback:
             return res
         self._use_threads()
+        self._wait("traceback")
         if self.seeded is not None:
             self.seeded.traceback(batch, res, max_cells=self.max_traceback_cells)
             return res
@@ -132,12 +136,36 @@ class Aligner:
     def gaf_text(self, batch, res) -> bytes:
         """Stage 3: the batch's GAF lines."""
         from .gaf import gaf_bytes
+        self._wait("gaf")
         return gaf_bytes(self.graph_for(batch), res)
 
     def align(self, batch):
         """The three stages' results for one batch, one after the other: a BatchResult
         (one result per read, in order)."""
         return self.finish(batch, self.align_scores(batch))
+
+    def _wait(self, stage):
+        if self.prewarm is not None:
+            self.prewarm.wait(stage)
+
+    def start_prewarm(self, batch):
+        """First use on cold caches: compile what this run needs in background processes
+        (:func:`s2g.warmup.start`, sized by ``batch``, the first batch), each stage waiting
+        for its own part before its first call. Full-graph DP only (seeded alignment
+        compiles in-process). ``S2G_PREWARM=0`` turns it off."""
+        if self.seeded is not None or self.prewarm is not None:
+            return self.prewarm
+        from . import warmup
+        try:
+            self.prewarm = warmup.start(self.variant, self.mode, self.scoring, batch.max_len,
+                                        self.traceback, self.tb_gpu, self._inline)
+        except Exception:            # noqa: BLE001 - an optimisation: compile in-process
+            self.prewarm = None
+        return self.prewarm
+
+    def close_prewarm(self):
+        if self.prewarm is not None:
+            self.prewarm.close()
 
     # ------------------------------------------------------------------ streams
     def batches(self, batches):
@@ -157,16 +185,27 @@ class Aligner:
         in input order, in the calling thread. ``timed(name, fn)``: wraps each stage
         (``"align"``, ``"traceback"``, ``"GAF text"``, ``"write"``) for timings.
         Returns the number of batches."""
+        import itertools
+
         from . import pipeline
         timed = timed or (lambda name, fn: fn)
+        if self.seeded is None:          # cold caches: compile ahead while the first batch
+            batches = iter(batches)      # is read (s2g.warmup); its size picks the kernels
+            first = next(batches, None)
+            if first is not None:
+                self.start_prewarm(first)
+                batches = itertools.chain([first], batches)
 
         def format_one(batch, res):
             return (batch.n_reads, int(np.count_nonzero(res.aligned())),
                     self.gaf_text(batch, res))
 
-        return pipeline.run(self.batches(batches), timed("align", self.align_scores),
-                            timed("traceback", self.finish), timed("write", write),
-                            format_one=timed("GAF text", format_one))
+        try:
+            return pipeline.run(self.batches(batches), timed("align", self.align_scores),
+                                timed("traceback", self.finish), timed("write", write),
+                                format_one=timed("GAF text", format_one))
+        finally:
+            self.close_prewarm()
 
     def describe(self) -> str:
         """How the reads were aligned, for the CLI's closing line."""

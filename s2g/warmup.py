@@ -1,0 +1,425 @@
+"""Compile ahead: fill the on-disk caches in parallel worker processes (issue 16).
+
+A first ``s2g align`` on a machine with empty caches spends most of its time compiling
+(the bundled example on the 2-core dev VM: ~65 s of ~70 s; a fresh H100 host: ~50 s of
+~60 s). Numba compiles one function at a time per process (one compiler lock), and the
+big ones are independent: the CPU path's alignment kernel (``simd._run_groups``, ~18 s
+here) and lane traceback (``traceback._run_lanes``, ~45 s), the GPU path's ``fast``
+kernel (~15-25 s of NVVM + ptxas) and the GPU traceback's host code (``_sizes``,
+``_fill_into``, ``_summarize_all``, ~45 s here). So they are compiled by separate
+processes, each running one stage of the real code on a tiny simulated input
+(:func:`run_task`), which leaves its machine code in the same caches a run loads from:
+Numba's (``cache=True``, ``$NUMBA_CACHE_DIR`` or ``__pycache__``) and, for ``fast``,
+the generated kernel sources' in ``~/.cache/s2g/kernels``.
+
+Two ways in:
+
+* **At first use** (:func:`start`, called by :meth:`s2g.aligner.Aligner.run` with the
+  first batch): for the run's configuration (variant, mode, scoring, the first batch's
+  longest read, where the traceback runs) the tasks whose cache is cold (:func:`cold`:
+  the task's main function has no fresh cache entry) start as background processes;
+  each pipeline stage waits for its own tasks before its first call (:meth:`Prewarm.wait`)
+  and then loads from the cache. Nothing starts when the caches are warm (a check of a
+  few index files, ~1 ms).
+* **Ahead** (``python -m s2g.warmup`` / ``s2g warmup``, :func:`main`): the common
+  configurations (this machine's ``auto`` variant and the CPU default, local mode,
+  default scoring, 150 bp reads) compiled in parallel, e.g. right after ``pip install``.
+
+Safety: a task is an optimisation only. A worker that fails, hangs (:data:`TIMEOUT`) or
+is killed leaves the stage to compile in-process as before; Numba writes cache files
+atomically (temporary file + rename), so a killed worker leaves no partial entry.
+Workers exit when the parent does (they watch their stdin). ``S2G_PREWARM=0`` turns
+first-use workers off; ``S2G_NO_CACHE`` (no disk cache) and the CUDA simulator do too.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+#: a worker running longer than this is killed (its stage compiles in-process)
+TIMEOUT = 600.0
+#: tiny inputs: reads per task, graph bases at least this (and 4 x the read length)
+TINY_READS, TINY_BASES = 8, 1000
+
+# ------------------------------------------------------------------ which tasks
+
+
+def _sc(scoring):
+    return list(scoring.as_tuple()) if hasattr(scoring, "as_tuple") else [int(x) for x in scoring]
+
+
+def fast_key(scoring, mode, max_len):
+    """(G, K, mode, prmt_sub, pair) of the `fast` kernel :func:`s2g.variants.fast.run_kernel`
+    launches for a batch whose longest read is ``max_len``, or None where it runs the CPU
+    instead (scores beyond int32)."""
+    from .scoring import Scoring, fits_int32
+    from .variants import fast
+    sc = scoring if isinstance(scoring, Scoring) else Scoring(*scoring)
+    if not fits_int32(sc, mode, max_len, max(TINY_BASES, 1)):
+        return None
+    a, b, o, e = sc.as_tuple()
+    pair = fast.pair_fits(sc, mode, max_len) and fast.PAIR
+    G, K = fast.choose_config(max_len, pair)
+    return [G, K, int(mode), bool(fast.prmt_scores(a, b, o, e)), bool(pair)]
+
+
+def plan(variant, mode, scoring, read_len, traceback=True, tb_gpu=False, inline=True):
+    """The tasks of one run's configuration: a list of (task, stages that need it); a
+    task is a JSON-able dict (:func:`run_task`). Variants other than ``simd``, ``cpu``
+    and ``fast`` (the baselines V0-V4) get none for their kernel."""
+    mode, sc, L = int(mode), _sc(scoring), int(max(1, read_len))
+    out = []
+    if variant == "fast":
+        key = fast_key(sc, mode, L)
+        if key is not None:
+            out.append(({"kind": "fast_kernel", "key": key}, ("align",)))
+            out.append(({"kind": "fast_host", "mode": mode, "scoring": sc}, ("align",)))
+    elif variant in ("simd", "cpu"):
+        out.append(({"kind": "align", "variant": variant, "mode": mode, "scoring": sc,
+                     "read_len": L}, ("align",)))
+    if traceback:
+        stages = ("traceback", "gaf") + (("align",) if tb_gpu and inline else ())
+        out.append(({"kind": "trace", "gpu": bool(tb_gpu), "mode": mode, "scoring": sc,
+                     "read_len": L}, stages))
+    else:
+        out.append(({"kind": "gaf", "mode": mode, "scoring": sc, "read_len": L}, ("gaf",)))
+    return out
+
+
+def task_name(task) -> str:
+    return json.dumps(task, sort_keys=True, separators=(",", ":"))
+
+
+def _dispatchers(task):
+    """The dispatchers whose cache entries tell whether ``task`` is warm: the function
+    each of its stages spends its compile time in (the entry points of the stage)."""
+    k = task["kind"]
+    if k == "fast_kernel":
+        from numba import cuda
+
+        from .variants import fast
+        G, K, mode, prmt, pair = task["key"]
+        fn = fast.kernel_source(G, K, mode, prmt_sub=prmt, pair=pair)
+        if not fn.__s2g_cached__:
+            return []
+        return [cuda.jit(cache=True)(fn)]          # lazy: only its cache is looked at
+    if k == "fast_host":
+        from .variants import fast
+        return [fast._column_tables]
+    if k == "align":
+        if task["variant"] == "simd":
+            from .variants import simd
+            return [simd._run_groups]
+        from .variants import cpu_parallel
+        return [cpu_parallel._align_all]
+    if k == "trace":
+        if task["gpu"]:
+            from . import gpu_traceback
+            return [gpu_traceback._sizes, gpu_traceback._fill_into]
+        from . import traceback
+        return [traceback._run_lanes]
+    if k == "gaf":
+        from . import gaf
+        return [gaf._gaf_bytes]
+    raise ValueError(f"unknown warm-up task {task!r}")
+
+
+def _has_entry(disp) -> bool:
+    """Whether ``disp``'s disk cache holds a fresh entry (any signature)."""
+    cache = getattr(disp, "_cache", None)
+    cf = getattr(cache, "_cache_file", None)
+    if cf is None:                   # caching off (NullCache): nothing to warm
+        return True
+    return bool(cf._load_index())
+
+
+def cold(task) -> bool:
+    """True when ``task``'s main functions have no fresh disk cache entry. Any doubt
+    (private Numba API changed, a name gone) answers False: then nothing starts and the
+    run compiles in-process, as it did before this module."""
+    try:
+        ds = _dispatchers(task)
+        return bool(ds) and not all(_has_entry(d) for d in ds)
+    except Exception:                # noqa: BLE001 - a probe only
+        return False
+
+
+def enabled() -> bool:
+    from numba import config
+    return (os.environ.get("S2G_PREWARM", "1") != "0" and os.environ.get("S2G_NO_CACHE", "") == ""
+            and not config.ENABLE_CUDASIM and not config.DISABLE_JIT)
+
+
+# ------------------------------------------------------------------ the workers
+
+_CODE = ("import sys, threading, os; "
+         "threading.Thread(target=lambda: (sys.stdin.read(), os._exit(3)), daemon=True).start(); "
+         "from s2g.warmup import _worker; _worker(sys.argv[1])")
+
+
+class Prewarm:
+    """Background worker processes, one per task, at most ``jobs`` at a time, in a
+    thread; :meth:`wait` blocks until the tasks of a stage are over."""
+
+    def __init__(self, tasks, jobs=None, timeout=TIMEOUT):
+        """``tasks``: (task, stages) pairs (:func:`plan`)."""
+        self.tasks = [t for t, _ in tasks]
+        self.stages = {}
+        for t, st in tasks:
+            for s in st:
+                self.stages.setdefault(s, []).append(task_name(t))
+        self.jobs = max(1, jobs or len(self.tasks) or 1)
+        self.timeout = timeout
+        self.events = {task_name(t): threading.Event() for t in self.tasks}
+        self.results = {}            # name -> (seconds, error or None)
+        self.waited = {}             # stage -> seconds waited
+        self._procs = {}
+        self._stop = False
+        self._lock = threading.Lock()
+        self.t0 = time.perf_counter()
+        self._thread = threading.Thread(target=self._run, name="s2g-prewarm", daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        try:
+            self._schedule()
+        finally:                     # whatever happens, no stage waits forever
+            for ev in self.events.values():
+                ev.set()
+
+    def _schedule(self):
+        pending = list(self.tasks)
+        running = []
+        env = dict(os.environ, NUMBA_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+        while (pending or running) and not self._stop:
+            while pending and len(running) < self.jobs:
+                task = pending.pop(0)
+                log = tempfile.TemporaryFile("w+")
+                p = subprocess.Popen([sys.executable, "-c", _CODE, task_name(task)],
+                                     stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
+                                     env=env)
+                with self._lock:
+                    self._procs[task_name(task)] = p
+                running.append((task_name(task), p, log, time.perf_counter()))
+            time.sleep(0.02)
+            for item in list(running):
+                name, p, log, t1 = item
+                if p.poll() is None:
+                    if time.perf_counter() - t1 > self.timeout:
+                        p.kill()
+                    continue
+                running.remove(item)
+                log.seek(0)
+                text = log.read()
+                log.close()
+                ok = p.returncode == 0 and "S2G-WARM-OK" in text
+                self.results[name] = (time.perf_counter() - t1,
+                                      None if ok else f"exit {p.returncode}: {text[-600:]}")
+                self.events[name].set()
+        for name, p, log, _ in running:
+            p.kill()
+            log.close()
+
+    def wait(self, stage, timeout=None):
+        """Block until every task ``stage`` needs is over (done, failed or killed)."""
+        names = self.stages.get(stage, ())
+        t = time.perf_counter()
+        for n in names:
+            self.events[n].wait(timeout)
+        if names:
+            self.waited[stage] = self.waited.get(stage, 0.0) + time.perf_counter() - t
+
+    def done(self) -> bool:
+        return all(ev.is_set() for ev in self.events.values())
+
+    def close(self):
+        """Stop what still runs (a run that ended early does not leave workers behind)."""
+        self._stop = True
+        with self._lock:
+            procs = list(self._procs.values())
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        self._thread.join(timeout=5)
+
+    def report(self) -> str:
+        parts = [f"{json.loads(n)['kind']} {s:.1f} s" + (" FAILED" if err else "")
+                 for n, (s, err) in self.results.items()]
+        waits = ", ".join(f"{k} {v:.1f} s" for k, v in self.waited.items())
+        return (f"compiled ahead in {len(self.tasks)} processes: " + ", ".join(parts)
+                + (f"; stages waited: {waits}" if waits else ""))
+
+
+def start(variant, mode, scoring, read_len, traceback=True, tb_gpu=False, inline=True,
+          jobs=None):
+    """First use: a :class:`Prewarm` of the cold tasks of this configuration, or None
+    (caches warm, or turned off)."""
+    if not enabled():
+        return None
+    tasks = [(t, st) for t, st in plan(variant, mode, scoring, read_len, traceback, tb_gpu,
+                                       inline) if cold(t)]
+    if not tasks:
+        return None
+    return Prewarm(tasks, jobs=jobs or max(1, os.cpu_count() or 1))
+
+
+# ------------------------------------------------------------------ inside a worker
+
+def _tiny(read_len, d):
+    """A small simulated SNP graph and reads of ``read_len`` sampled from it, loaded as
+    ``s2g align`` loads them (open_graph, iter_read_batches)."""
+    from .graph import open_graph
+    from .reads import iter_read_batches
+    from .simulate import sample_reads, snp_graph
+    sg, ref = snp_graph(max(TINY_BASES, 4 * read_len), 50, 2, 7)
+    gfa, fq = os.path.join(d, "w.gfa"), os.path.join(d, "w.fq")
+    sg.write_gfa(gfa, ref)
+    with open(fq, "w") as fh:
+        for k, (_, seq, _) in enumerate(sample_reads(sg, TINY_READS, read_len, 0.02, 0.5, 11)):
+            fh.write(f"@w{k}\n{seq}\n+\n{'I' * len(seq)}\n")
+    return open_graph(gfa), next(iter(iter_read_batches(fq, 1000)))
+
+
+def run_task(task):
+    """Compile what ``task`` names by running it (in this process)."""
+    from .scoring import Mode, Scoring
+    k = task["kind"]
+    if k == "fast_kernel":
+        from .variants import fast
+        G, K, mode, prmt, pair = task["key"]
+        fast.get_kernel(G, K, mode, prmt, pair)
+        return
+    mode = Mode(task["mode"])
+    sc = Scoring(*task["scoring"])
+    with tempfile.TemporaryDirectory() as d:
+        graph, batch = _tiny(task.get("read_len", 150), d)
+        if k == "fast_host":
+            from .variants import fast
+            a, b, o, e = sc.as_tuple()
+            slot, n = fast.fast_slots(graph)
+            fast._column_tables(graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx,
+                                slot, graph.is_sink, int(mode), o, e, n)
+            return
+        from .aligner import Aligner
+        if k == "align":
+            Aligner(graph, sc, mode, task["variant"], traceback=False).align_scores(batch)
+            return
+        from .variants import v0_cpu       # end cells, cheaply (V0 compiles in ~2 s)
+        res = v0_cpu.align_batch(graph, batch, sc, mode)
+        al = Aligner(graph, sc, mode, "v0", traceback=(k == "trace"),
+                     traceback_on=bool(task.get("gpu")))
+        if k == "trace" and task["gpu"]:
+            from .traceback import traceback_gpu_part
+            res._gpu_part = traceback_gpu_part(graph, batch, sc, mode, res,
+                                               al.max_traceback_cells)
+        al.gaf_text(batch, al.finish(batch, res))
+
+
+def _worker(name):
+    import warnings
+    warnings.simplefilter("ignore")
+    t = time.perf_counter()
+    run_task(json.loads(name))
+    print(f"S2G-WARM-OK {time.perf_counter() - t:.2f}", flush=True)
+
+
+# ------------------------------------------------------------------ ahead: s2g warmup
+
+def common_tasks(variants=None, modes=("local",), read_lens=(150,), scoring=None,
+                 traceback=True):
+    """The tasks of the common configurations: ``variants`` (default: this machine's
+    ``auto`` and, with a GPU, the CPU default ``simd`` too), each mode, each read length;
+    the traceback where ``s2g align`` puts it (GPU with a GPU variant). Duplicates once."""
+    from .aligner import traceback_on_gpu
+    from .scoring import Mode, Scoring
+    from .variants import registry
+    if not variants:
+        variants = [registry.pick_auto()]
+        if registry.REGISTRY[variants[0]].device == "cuda":
+            variants.append("simd")
+    sc = scoring or Scoring()
+    seen, out = set(), []
+    for v in variants:
+        v = registry.pick_auto() if v == "auto" else v
+        info = registry.REGISTRY[v]
+        tb_gpu = traceback_on_gpu("auto", info)
+        for m in modes:
+            for L in read_lens:
+                for t, st in plan(v, Mode.parse(m), sc, L, traceback, tb_gpu):
+                    if task_name(t) not in seen:
+                        seen.add(task_name(t))
+                        out.append((t, st))
+    return out
+
+
+def warm(tasks, jobs=None, only_cold=True, progress=None):
+    """Run ``tasks`` ((task, stages) pairs) in parallel worker processes and wait; returns
+    the finished :class:`Prewarm` (``results``: name -> (seconds, error))."""
+    if only_cold:
+        tasks = [(t, st) for t, st in tasks if cold(t)]
+    pw = Prewarm(tasks, jobs=jobs or max(1, os.cpu_count() or 1))
+    try:
+        for t, _ in tasks:
+            pw.events[task_name(t)].wait()
+            if progress is not None:
+                s, err = pw.results.get(task_name(t), (0.0, "not run"))
+                progress(f"{task_name(t)}: {s:.1f} s" + (f" FAILED {err}" if err else ""))
+    finally:
+        pw.close()
+    return pw
+
+
+def add_parser(sub):
+    """``s2g warmup``'s arguments on a subparsers object (cli.py)."""
+    p = sub.add_parser(
+        "warmup", help="compile the kernels ahead (parallel), so the first align is fast",
+        description="Compile the common configurations' kernels into the on-disk caches, in "
+                    "parallel worker processes (run once after installing).")
+    add_arguments(p)
+    return p
+
+
+def add_arguments(p):
+    p.add_argument("--variant", "-v", action="append", default=None,
+                   help="variant to compile for (repeat; default: auto, and simd with a GPU)")
+    p.add_argument("--mode", "-m", action="append", default=None,
+                   choices=["local", "semiglobal", "global"], help="modes (default: local)")
+    p.add_argument("--read-len", action="append", type=int, default=None,
+                   help="read lengths (default: 150)")
+    p.add_argument("--jobs", "-j", type=int, default=None, help="processes (default: all cores)")
+    p.add_argument("--all", action="store_true", help="also tasks whose cache looks warm")
+    p.add_argument("--quiet", "-q", action="store_true")
+
+
+def cmd_warmup(args) -> int:
+    """``s2g warmup``: compile, report, exit 0 (1 if a task failed)."""
+    t = time.perf_counter()
+    if not enabled() and os.environ.get("S2G_PREWARM", "1") != "0":
+        print("s2g: warmup: nothing to do (disk caches off: S2G_NO_CACHE, the CUDA simulator "
+              "or NUMBA_DISABLE_JIT)", file=sys.stderr)
+        return 0
+    tasks = common_tasks(args.variant, args.mode or ("local",), args.read_len or (150,))
+    say = None if args.quiet else (lambda m: print(f"s2g: warmup: {m}", file=sys.stderr))
+    pw = warm(tasks, jobs=args.jobs, only_cold=not args.all, progress=say)
+    bad = [n for n, (_, err) in pw.results.items() if err]
+    if not args.quiet:
+        print(f"s2g: warmup: {len(pw.tasks)} of {len(tasks)} tasks compiled "
+              f"({len(tasks) - len(pw.tasks)} already cached), {len(bad)} failed, "
+              f"{time.perf_counter() - t:.1f} s", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def main(argv=None) -> int:
+    import argparse
+    p = argparse.ArgumentParser(prog="python -m s2g.warmup", description=cmd_warmup.__doc__)
+    add_arguments(p)
+    return cmd_warmup(p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
