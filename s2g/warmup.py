@@ -285,10 +285,16 @@ def _tiny(read_len, d):
     return open_graph(gfa), next(iter(iter_read_batches(fq, 1000)))
 
 
+#: the kinds of task (:func:`plan`)
+KINDS = ("fast_kernel", "fast_host", "align", "trace", "gaf")
+
+
 def run_task(task):
     """Compile what ``task`` names by running it (in this process)."""
     from .scoring import Mode, Scoring
-    k = task["kind"]
+    k = task.get("kind")
+    if k not in KINDS:
+        raise ValueError(f"unknown warm-up task {task!r}")
     if k == "fast_kernel":
         from .variants import fast
         G, K, mode, prmt, pair = task["key"]

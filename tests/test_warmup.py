@@ -1,0 +1,197 @@
+"""s2g.warmup: compile ahead in worker processes (issue 16, cold start).
+
+What must hold: the plan names the kernels a run really launches; the probes that decide
+"cold" look at functions that exist; a first run on empty caches starts workers, waits
+for them, and writes the same GAF; a failing or hanging worker never breaks a run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from s2g import warmup
+from s2g.scoring import Mode, Scoring
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def kinds(tasks):
+    return sorted(t["kind"] for t, _ in tasks)
+
+
+def test_plan_per_variant():
+    sc = Scoring()
+    cpu = warmup.plan("simd", Mode.LOCAL, sc, 150, traceback=True, tb_gpu=False)
+    assert kinds(cpu) == ["align", "trace"]
+    stages = {t["kind"]: st for t, st in cpu}
+    assert stages == {"align": ("align",), "trace": ("traceback", "gaf")}
+    gpu = warmup.plan("fast", Mode.LOCAL, sc, 150, traceback=True, tb_gpu=True, inline=True)
+    assert kinds(gpu) == ["fast_host", "fast_kernel", "trace"]
+    trace = [st for t, st in gpu if t["kind"] == "trace"][0]
+    assert "align" in trace            # the GPU traceback's half runs in the align stage
+    assert kinds(warmup.plan("cpu", Mode.GLOBAL, sc, 100, traceback=False)) == ["align", "gaf"]
+    assert kinds(warmup.plan("v0", Mode.LOCAL, sc, 100, traceback=False)) == ["gaf"]
+
+
+@pytest.mark.parametrize("mode,n", [(Mode.LOCAL, 150), (Mode.LOCAL, 100), (Mode.LOCAL, 1000),
+                                    (Mode.SEMIGLOBAL, 150), (Mode.GLOBAL, 40)])
+def test_fast_key_is_what_run_kernel_launches(mode, n):
+    """fast_key repeats run_kernel's choice: pair kernel where it fits, choose_config."""
+    from s2g.variants import fast
+    sc = Scoring()
+    G, K, m, prmt, pair = warmup.fast_key(sc, mode, n)
+    want_pair = fast.pair_fits(sc, mode, n) and fast.PAIR
+    assert (G, K) == fast.choose_config(n, want_pair) and pair == want_pair and m == int(mode)
+    assert prmt == fast.prmt_scores(*sc.as_tuple())
+    if mode == Mode.LOCAL and n == 150:
+        assert (G, K, pair) == (fast.PAIR_G, 38, True)      # the bundled example's kernel
+
+
+def test_fast_key_none_beyond_int32():
+    assert warmup.fast_key(Scoring(100, 4, 4, 2), Mode.GLOBAL, 10_000_000) is None
+
+
+ALL_TASKS = [{"kind": "fast_kernel", "key": [4, 38, 0, True, True]},
+             {"kind": "fast_host", "mode": 0, "scoring": [2, 4, 4, 2]},
+             {"kind": "align", "variant": "simd", "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 9},
+             {"kind": "align", "variant": "cpu", "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 9},
+             {"kind": "trace", "gpu": False, "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 9},
+             {"kind": "trace", "gpu": True, "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 9},
+             {"kind": "gaf", "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 9}]
+
+
+@pytest.mark.parametrize("task", ALL_TASKS, ids=lambda t: t["kind"] + str(t.get("gpu", "")))
+def test_probes_name_cached_dispatchers(task):
+    """Every task's cold probe looks at real, disk-cached dispatchers (a rename in the
+    kernel modules would otherwise silently turn first-use compiling off)."""
+    ds = warmup._dispatchers(task)
+    assert ds, task
+    for d in ds:
+        cf = d._cache._cache_file
+        assert cf._index_path.endswith(".nbi")
+        assert isinstance(cf._load_index(), dict)
+
+
+def test_off_switches(monkeypatch):
+    monkeypatch.setenv("S2G_PREWARM", "0")
+    assert not warmup.enabled()
+    assert warmup.start("simd", Mode.LOCAL, Scoring(), 150) is None
+    monkeypatch.setenv("S2G_PREWARM", "1")
+    monkeypatch.setenv("S2G_NO_CACHE", "1")
+    assert not warmup.enabled()
+
+
+def _sleeper(monkeypatch):
+    monkeypatch.setattr(warmup, "_CODE", "import time; time.sleep(60)")
+
+
+def test_hung_worker_is_killed(monkeypatch):
+    _sleeper(monkeypatch)
+    t = time.perf_counter()
+    pw = warmup.Prewarm([({"kind": "gaf"}, ("gaf",))], timeout=1.0)
+    pw.wait("gaf")
+    assert time.perf_counter() - t < 20
+    (sec, err), = pw.results.values()
+    assert err is not None and sec < 20
+    pw.close()
+
+
+def test_close_stops_workers(monkeypatch):
+    _sleeper(monkeypatch)
+    pw = warmup.Prewarm([({"kind": "gaf"}, ("gaf",)), ({"kind": "x"}, ("align",))], jobs=2)
+    time.sleep(0.5)
+    procs = list(pw._procs.values())
+    assert procs
+    pw.close()
+    for p in procs:
+        assert p.wait(timeout=10) is not None
+    pw.wait("gaf", timeout=10)
+    pw.wait("align", timeout=10)
+    assert pw.done()
+
+
+def _example(tmp_path, n_reads=6):
+    from s2g.simulate import simulate
+    gfa, fq, _ = simulate(str(tmp_path / "s"), total_bases=600, n_reads=n_reads, seed=4,
+                          read_len=60)
+    return gfa, fq
+
+
+def _run_aligner(gfa, fq, variant="v0", traceback=True):
+    import s2g
+    from s2g.aligner import Aligner
+    from s2g.reads import iter_read_batches
+    al = Aligner(s2g.load_graph(gfa), Scoring(), "local", variant, traceback=traceback)
+    out = []
+    al.run(iter_read_batches(fq, 4), lambda item: out.append(item[2]))
+    return b"".join(out), al
+
+
+def test_failing_worker_does_not_break_a_run(tmp_path, monkeypatch):
+    """Workers that fail: every stage still runs (in-process) and writes the same GAF."""
+    gfa, fq = _example(tmp_path)
+    want, al = _run_aligner(gfa, fq)
+    assert al.prewarm is None or al.prewarm.done()
+    bad = [({"kind": "no such task"}, ("align", "traceback", "gaf"))]
+    monkeypatch.setattr(warmup, "plan", lambda *a, **k: bad)
+    monkeypatch.setattr(warmup, "cold", lambda task: True)
+    monkeypatch.setenv("S2G_PREWARM", "1")
+    monkeypatch.delenv("S2G_NO_CACHE", raising=False)
+    got, al = _run_aligner(gfa, fq)
+    assert got == want
+    assert al.prewarm is not None and al.prewarm.done()
+    (sec, err), = al.prewarm.results.values()
+    assert err and "unknown warm-up task" in err
+
+
+COLD_RUN = textwrap.dedent("""
+    import json, sys
+    sys.path.insert(0, sys.argv[1])
+    sys.path.insert(0, sys.argv[2])
+    from test_warmup import _run_aligner
+    from s2g import warmup
+    gaf, al = _run_aligner(sys.argv[3], sys.argv[4], variant="cpu", traceback=False)
+    pw = al.prewarm
+    print(json.dumps({"gaf": gaf.decode(), "tasks": [] if pw is None else pw.tasks,
+                      "errors": [] if pw is None else [e for _, e in pw.results.values()],
+                      "cold": [warmup.cold(t) for t, _ in warmup.plan(
+                          "cpu", 0, [2, 4, 4, 2], 60, traceback=False)]}))
+""")
+
+
+@pytest.mark.slow
+def test_cold_first_run_compiles_in_workers(tmp_path):
+    """Empty caches: Aligner.run starts the workers of its plan, the GAF is the same as a
+    warm run's, and afterwards the caches are warm (a second run starts none)."""
+    gfa, fq = _example(tmp_path)
+    want, _ = _run_aligner(gfa, fq, variant="cpu", traceback=False)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"),
+               S2G_CACHE_DIR=str(tmp_path / "kernels"), S2G_PREWARM="1")
+    env.pop("S2G_NO_CACHE", None)
+    args = [sys.executable, "-c", COLD_RUN, str(REPO), str(REPO / "tests"), gfa, fq]
+    first = json.loads(subprocess.run(args, env=env, capture_output=True, text=True,
+                                      check=True, timeout=900).stdout)
+    assert first["gaf"] == want.decode()
+    assert kinds([(t, ()) for t in first["tasks"]]) == ["align", "gaf"]
+    assert first["errors"] == [None, None]
+    assert first["cold"] == [False, False]
+    second = json.loads(subprocess.run(args, env=env, capture_output=True, text=True,
+                                       check=True, timeout=900).stdout)
+    assert second["tasks"] == [] and second["gaf"] == want.decode()
+
+
+def test_common_tasks_cpu_machine(monkeypatch):
+    from s2g.variants import registry
+    monkeypatch.setattr(registry, "pick_auto", lambda: "simd")
+    tasks = warmup.common_tasks(modes=("local", "semiglobal"), read_lens=(150, 150))
+    assert kinds(tasks) == ["align", "align", "trace", "trace"]     # duplicates once
+    assert len({warmup.task_name(t) for t, _ in tasks}) == 4
+    assert np.all([t["read_len"] == 150 for t, _ in tasks])
