@@ -567,7 +567,8 @@ def open_graph(path: str, strands: str = "both", break_cycles: bool = False,
     return g
 
 
-def _warn_broken(path, broken, stacklevel=4):
+def _warn_broken(path, broken, stacklevel=5):
+    # 5: from _from_records or GraphCache.load, the caller of load_graph (as before)
     warnings.warn(f"{os.path.basename(path)}: --break-cycles removed {broken} edge(s) "
                   "(DFS back edges, counted on both strands) to make the graph acyclic",
                   stacklevel=stacklevel)

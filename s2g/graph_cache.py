@@ -210,7 +210,7 @@ class GraphCache:
         broken = getattr(graph, "broken_edges", 0)
         if broken:
             from .graph import _warn_broken
-            _warn_broken(self.gfa_path, broken, stacklevel=3)
+            _warn_broken(self.gfa_path, broken)
         self.note("hit", f"graph read from {self.path} ({time.perf_counter() - t0:.2f} s)")
         return graph
 
