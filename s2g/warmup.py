@@ -22,14 +22,16 @@ Two ways in:
   and then loads from the cache. Nothing starts when the caches are warm (a check of a
   few index files, ~1 ms).
 * **Ahead** (``python -m s2g.warmup`` / ``s2g warmup``, :func:`main`): the common
-  configurations (this machine's ``auto`` variant and the CPU default, local mode,
-  default scoring, 150 bp reads) compiled in parallel, e.g. right after ``pip install``.
+  configurations (this machine's ``auto`` variant, with a GPU also ``simd`` and ``cpu``;
+  local mode, default scoring, 150 bp reads) compiled in parallel, e.g. right after
+  ``pip install``.
 
 Safety: a task is an optimisation only. A worker that fails, hangs (:data:`TIMEOUT`) or
 is killed leaves the stage to compile in-process as before; Numba writes cache files
 atomically (temporary file + rename), so a killed worker leaves no partial entry.
-Workers exit when the parent does (they watch their stdin). ``S2G_PREWARM=0`` turns
-first-use workers off; ``S2G_NO_CACHE`` (no disk cache) and the CUDA simulator do too.
+Workers exit when the parent does (they watch their stdin). First-use workers start only
+on machines with :data:`MIN_CORES` cores (``S2G_PREWARM=1``: always, ``=0``: never);
+``S2G_NO_CACHE`` (no disk cache) and the CUDA simulator turn them off.
 """
 from __future__ import annotations
 
@@ -149,10 +151,30 @@ def cold(task) -> bool:
         return False
 
 
-def enabled() -> bool:
+#: first use: workers only with at least this many usable cores (``S2G_PREWARM=1``: always).
+#: On the 2-core dev VM, busy, they did not pay: the example's cold run took 124 and 175 s
+#: with them against 121 s without (2026-11-23, load 4): the tasks repeat the graph
+#: loading and V0 compiles, and two cores leave nothing idle to overlap.
+MIN_CORES = 4
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def enabled(first_use=False) -> bool:
+    """Whether workers may start: not with ``S2G_PREWARM=0``, S2G_NO_CACHE (no disk
+    cache), the CUDA simulator or NUMBA_DISABLE_JIT; at first use (``first_use``) only
+    with :data:`MIN_CORES` cores unless ``S2G_PREWARM=1``."""
     from numba import config
-    return (os.environ.get("S2G_PREWARM", "1") != "0" and os.environ.get("S2G_NO_CACHE", "") == ""
-            and not config.ENABLE_CUDASIM and not config.DISABLE_JIT)
+    flag = os.environ.get("S2G_PREWARM", "")
+    if (flag == "0" or os.environ.get("S2G_NO_CACHE", "") != "" or config.ENABLE_CUDASIM
+            or config.DISABLE_JIT):
+        return False
+    return flag == "1" or not first_use or _cores() >= MIN_CORES
 
 
 # ------------------------------------------------------------------ the workers
@@ -259,13 +281,13 @@ def start(variant, mode, scoring, read_len, traceback=True, tb_gpu=False, inline
           jobs=None):
     """First use: a :class:`Prewarm` of the cold tasks of this configuration, or None
     (caches warm, or turned off)."""
-    if not enabled():
+    if not enabled(first_use=True):
         return None
     tasks = [(t, st) for t, st in plan(variant, mode, scoring, read_len, traceback, tb_gpu,
                                        inline) if cold(t)]
     if not tasks:
         return None
-    return Prewarm(tasks, jobs=jobs or max(1, os.cpu_count() or 1))
+    return Prewarm(tasks, jobs=jobs or _cores())
 
 
 # ------------------------------------------------------------------ inside a worker
@@ -339,7 +361,8 @@ def _worker(name):
 def common_tasks(variants=None, modes=("local",), read_lens=(150,), scoring=None,
                  traceback=True):
     """The tasks of the common configurations: ``variants`` (default: this machine's
-    ``auto`` and, with a GPU, the CPU default ``simd`` too), each mode, each read length;
+    ``auto`` and, with a GPU, the CPU variants ``simd`` and ``cpu`` too), each mode, each
+    read length;
     the traceback where ``s2g align`` puts it (GPU with a GPU variant). Duplicates once."""
     from .aligner import traceback_on_gpu
     from .scoring import Mode, Scoring
@@ -347,7 +370,7 @@ def common_tasks(variants=None, modes=("local",), read_lens=(150,), scoring=None
     if not variants:
         variants = [registry.pick_auto()]
         if registry.REGISTRY[variants[0]].device == "cuda":
-            variants.append("simd")
+            variants += ["simd", "cpu"]
     sc = scoring or Scoring()
     seen, out = set(), []
     for v in variants:
@@ -368,7 +391,7 @@ def warm(tasks, jobs=None, only_cold=True, progress=None):
     the finished :class:`Prewarm` (``results``: name -> (seconds, error))."""
     if only_cold:
         tasks = [(t, st) for t, st in tasks if cold(t)]
-    pw = Prewarm(tasks, jobs=jobs or max(1, os.cpu_count() or 1))
+    pw = Prewarm(tasks, jobs=jobs or _cores())
     try:
         for t, _ in tasks:
             pw.events[task_name(t)].wait()
@@ -392,7 +415,7 @@ def add_parser(sub):
 
 def add_arguments(p):
     p.add_argument("--variant", "-v", action="append", default=None,
-                   help="variant to compile for (repeat; default: auto, and simd with a GPU)")
+                   help="variant to compile for (repeat; default: auto, and with a GPU simd and cpu)")
     p.add_argument("--mode", "-m", action="append", default=None,
                    choices=["local", "semiglobal", "global"], help="modes (default: local)")
     p.add_argument("--read-len", action="append", type=int, default=None,

@@ -87,6 +87,15 @@ def test_off_switches(monkeypatch):
     monkeypatch.setenv("S2G_PREWARM", "1")
     monkeypatch.setenv("S2G_NO_CACHE", "1")
     assert not warmup.enabled()
+    monkeypatch.delenv("S2G_NO_CACHE")
+    monkeypatch.delenv("S2G_PREWARM")
+    monkeypatch.setattr(warmup, "_cores", lambda: 2)
+    assert warmup.enabled() and not warmup.enabled(first_use=True)   # s2g warmup: yes
+    monkeypatch.setattr(warmup, "_cores", lambda: 16)
+    assert warmup.enabled(first_use=True)
+    monkeypatch.setenv("S2G_PREWARM", "1")
+    monkeypatch.setattr(warmup, "_cores", lambda: 1)
+    assert warmup.enabled(first_use=True)
 
 
 def _sleeper(monkeypatch):
