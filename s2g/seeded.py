@@ -281,8 +281,29 @@ def _chains(codes, offs, keys, kcols, starts, shift, k, s, max_occ, max_chains, 
 
 
 @numba.njit(**NJIT)
-def _sorted_set(d):
-    """(nodes ascending, lowest, highest offset) of a node -> (lo, hi) dict."""
+def _pieces(n1, l1, h1, n2, l2, h2):
+    """The union of two piece lists as a piece list: nodes ascending, a node's intervals
+    merged where they overlap or touch, kept apart where they do not (a long node whose
+    head one search reached and whose tail the other: the bases between are no part of
+    any walk the window stands for)."""
+    n = np.concatenate((n1, n2))
+    lo = np.concatenate((l1, l2))
+    hi = np.concatenate((h1, h2))
+    o = np.argsort(n * np.int64(1 << 31) + lo)
+    n, lo, hi = n[o], lo[o], hi[o]
+    k = 0
+    for x in range(len(n)):
+        if k > 0 and n[k - 1] == n[x] and lo[x] <= hi[k - 1] + 1:
+            hi[k - 1] = max(hi[k - 1], hi[x])
+        else:
+            n[k], lo[k], hi[k] = n[x], lo[x], hi[x]
+            k += 1
+    return n[:k], lo[:k], hi[:k]
+
+
+@numba.njit(**NJIT)
+def _dict_pieces(d):
+    """(nodes, lowest, highest offset) of a node -> (lo, hi) dict."""
     nodes = np.empty(len(d), np.int64)
     lo = np.empty(len(d), np.int64)
     hi = np.empty(len(d), np.int64)
@@ -292,8 +313,7 @@ def _sorted_set(d):
         lo[x] = lh[0]
         hi[x] = lh[1]
         x += 1
-    o = np.argsort(nodes)
-    return nodes[o], lo[o], hi[o]
+    return nodes, lo, hi
 
 
 @numba.njit(**NJIT)
@@ -315,8 +335,9 @@ def _read_windows(m, ch, nch, max_cand, node_start, pred_ptr, pred_idx, succ_ptr
                   succ_idx, fill, p0, p_node, p_lo, p_hi, info):
     """Windows of one read from its chains (best first): chain (q0, c0) .. (q1, c1) covers
     every column within walk distance ``q1 + 1 + pad`` upstream of ``c1`` and ``m - q0 +
-    pad`` downstream of ``c0`` (``pad = 16 + m / 8``: indels), as node pieces; a window
-    sharing a node with an earlier one merges into it; at most ``max_cand``. Returns
+    pad`` downstream of ``c0`` (``pad = 16 + m / 8``: indels), as node pieces (a node may
+    hold two: see :func:`_pieces`); a window sharing a node with an earlier one merges
+    into it; at most ``max_cand``. Returns
     (windows, pieces); ``info[w]`` = (chain score, anchors, pieces); with ``fill`` the
     pieces go to ``p_node/p_lo/p_hi`` from ``p0``, window after window."""
     pad = 16 + m // 8
@@ -331,16 +352,18 @@ def _read_windows(m, ch, nch, max_cand, node_start, pred_ptr, pred_idx, succ_ptr
         if nw == max_cand:
             break
         q0, c0, q1, c1 = np.int64(ch[c, 0]), np.int64(ch[c, 1]), np.int64(ch[c, 2]), np.int64(ch[c, 3])
-        d = Dict.empty(key_type=types.int64, value_type=_SPAN)
-        _reach_set(c1, q1 + 1 + pad, node_start, pred_ptr, pred_idx, False, d)
-        _reach_set(c0, m - q0 + pad, node_start, succ_ptr, succ_idx, True, d)
-        nodes, lo, hi = _sorted_set(d)
+        # upstream and downstream searches apart: each one's pieces of a node share an
+        # end (tails, heads), so a hull is exact within one, not across both
+        up = Dict.empty(key_type=types.int64, value_type=_SPAN)
+        down = Dict.empty(key_type=types.int64, value_type=_SPAN)
+        _reach_set(c1, q1 + 1 + pad, node_start, pred_ptr, pred_idx, False, up)
+        _reach_set(c0, m - q0 + pad, node_start, succ_ptr, succ_idx, True, down)
+        nodes, lo, hi = _pieces(*_dict_pieces(up), *_dict_pieces(down))
         merged = False
         for x in range(nw):
             if _shares_node(w_nodes[x], nodes):
-                for y in range(len(w_nodes[x])):
-                    _hull(d, w_nodes[x][y], w_lo[x][y], w_hi[x][y])
-                w_nodes[x], w_lo[x], w_hi[x] = _sorted_set(d)
+                w_nodes[x], w_lo[x], w_hi[x] = _pieces(w_nodes[x], w_lo[x], w_hi[x], nodes,
+                                                       lo, hi)
                 info[x, 1] += ch[c, 5]
                 merged = True
                 break

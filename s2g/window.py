@@ -195,8 +195,8 @@ def _wg_edges(t, piece_at, p_node, p_lo, p_hi, node_start, pred_ptr, pred_idx, f
         if p_lo[k] == 0:
             for x in range(pred_ptr[v], pred_ptr[v + 1]):
                 u = pred_idx[x]
-                y = a + np.searchsorted(p_node[a:k], u)
-                if y < k and p_node[y] == u and p_hi[y] == node_start[u + 1] - node_start[u] - 1:
+                y = a + np.searchsorted(p_node[a:k], u, side="right") - 1   # u's last piece
+                if y >= a and p_node[y] == u and p_hi[y] == node_start[u + 1] - node_start[u] - 1:
                     if fill:
                         out[ptr[k] + c] = y
                     c += 1
@@ -263,7 +263,9 @@ class WindowGraph:
     """The window graph of a batch's node-set windows (see above).
 
     ``piece_at`` (tasks + 1): task ``t`` owns pieces ``piece_at[t]:piece_at[t+1]``, each
-    node ``p_node`` from in-node offset ``p_lo`` to ``p_hi`` (inclusive), nodes ascending.
+    node ``p_node`` from in-node offset ``p_lo`` to ``p_hi`` (inclusive), by (node, p_lo);
+    a node may have several disjoint pieces (the last one is the one that can end at its
+    last base, the first the one that can start at its first).
     ``graph``: the window graph (a FlatGraph; its nodes keep their segment and strand),
     ``t_lo``/``t_hi``: each task's column range in it.
     """
