@@ -225,6 +225,33 @@ def _reach_set(c, dist, node_start, ptr, idx, forward, d):
 
 
 @numba.njit(**NJIT)
+def _walk_dist(c0, c1, budget, node_start, ptr, idx):
+    """Bases of the shortest walk from column ``c0`` to column ``c1`` (both ends counted;
+    ``ptr``/``idx``: successors), or -1 when none has at most ``budget`` bases."""
+    v = np.int64(np.searchsorted(node_start, c0, side="right") - 1)
+    w1 = np.int64(np.searchsorted(node_start, c1, side="right") - 1)
+    if v == w1:
+        return np.int64(c1 - c0 + 1) if c0 <= c1 <= c0 + budget - 1 else np.int64(-1)
+    tail = np.int64(c1 - node_start[w1] + 1)
+    d0 = np.int64(node_start[v + 1] - c0)
+    heap = [(d0, v)]
+    seen = {v: d0}
+    while len(heap) > 0:
+        du, u = heapq.heappop(heap)
+        if seen[u] < du:
+            continue
+        for t in range(ptr[u], ptr[u + 1]):
+            w = np.int64(idx[t])
+            if w == w1:                       # popped in order: the first is the shortest
+                return du + tail if du + tail <= budget else np.int64(-1)
+            nd = du + np.int64(node_start[w + 1] - node_start[w])
+            if nd + tail <= budget and (w not in seen or nd < seen[w]):
+                seen[w] = nd
+                heapq.heappush(heap, (nd, w))
+    return np.int64(-1)
+
+
+@numba.njit(**NJIT)
 def _read_chains(q, keys, kcols, starts, shift, k, s, max_occ, max_chains, min_chain,
                  max_window, out, stats):
     """Chains of one read into ``out`` (max_chains x 6: q0, c0, q1, c1 (first and last
@@ -331,15 +358,26 @@ def _shares_node(a, b):
 
 
 @numba.njit(**NJIT)
-def _read_windows(m, ch, nch, max_cand, node_start, pred_ptr, pred_idx, succ_ptr,
+def _search(c, dist, node_start, ptr, idx, forward):
+    d = Dict.empty(key_type=types.int64, value_type=_SPAN)
+    _reach_set(c, dist, node_start, ptr, idx, forward, d)
+    return _dict_pieces(d)
+
+
+@numba.njit(**NJIT)
+def _read_windows(m, ch, nch, max_cand, max_del, node_start, pred_ptr, pred_idx, succ_ptr,
                   succ_idx, fill, p0, p_node, p_lo, p_hi, info):
-    """Windows of one read from its chains (best first): chain (q0, c0) .. (q1, c1) covers
-    every column within walk distance ``q1 + 1 + pad`` upstream of ``c1`` and ``m - q0 +
-    pad`` downstream of ``c0`` (``pad = 16 + m / 8``: indels), as node pieces (a node may
-    hold two: see :func:`_pieces`); a window sharing a node with an earlier one merges
-    into it; at most ``max_cand``. Returns
-    (windows, pieces); ``info[w]`` = (chain score, anchors, pieces); with ``fill`` the
-    pieces go to ``p_node/p_lo/p_hi`` from ``p0``, window after window."""
+    """Windows of one read from its chains (best first), as node pieces (a node may hold
+    two: see :func:`_pieces`). Chain (q0, c0) .. (q1, c1) covers every column within walk
+    distance ``q0 + 1 + pad`` upstream of ``c0`` and ``m - q1 + pad`` downstream of
+    ``c1`` (the read's flanks; ``pad = 16 + m / 8``: indels), and the walks between: within
+    ``q1 + 1 + pad + x`` upstream of ``c1`` and ``m - q0 + pad + x`` downstream of ``c0``,
+    where ``x`` is what the shortest walk from c0 to c1 has beyond the read's ``q1 - q0 +
+    1`` bases (a deletion in the read; at most ``max_del``, the longest deletion an
+    alignment of m bases can pay for; 0 when a chain only jumps a bubble's other branch).
+    A window sharing a node with earlier ones merges with them; at most ``max_cand``.
+    Returns (windows, pieces); ``info[w]`` = (chain score, anchors, pieces); with ``fill``
+    the pieces go to ``p_node/p_lo/p_hi`` from ``p0``, window after window."""
     pad = 16 + m // 8
     w_nodes = [np.empty(0, np.int64)]
     w_lo = [np.empty(0, np.int64)]
@@ -352,52 +390,78 @@ def _read_windows(m, ch, nch, max_cand, node_start, pred_ptr, pred_idx, succ_ptr
         if nw == max_cand:
             break
         q0, c0, q1, c1 = np.int64(ch[c, 0]), np.int64(ch[c, 1]), np.int64(ch[c, 2]), np.int64(ch[c, 3])
-        # upstream and downstream searches apart: each one's pieces of a node share an
-        # end (tails, heads), so a hull is exact within one, not across both
-        up = Dict.empty(key_type=types.int64, value_type=_SPAN)
-        down = Dict.empty(key_type=types.int64, value_type=_SPAN)
-        _reach_set(c1, q1 + 1 + pad, node_start, pred_ptr, pred_idx, False, up)
-        _reach_set(c0, m - q0 + pad, node_start, succ_ptr, succ_idx, True, down)
-        nodes, lo, hi = _pieces(*_dict_pieces(up), *_dict_pieces(down))
-        merged = False
-        for x in range(nw):
-            if _shares_node(w_nodes[x], nodes):
-                w_nodes[x], w_lo[x], w_hi[x] = _pieces(w_nodes[x], w_lo[x], w_hi[x], nodes,
-                                                       lo, hi)
-                info[x, 1] += ch[c, 5]
-                merged = True
+        x = np.int64(0)
+        if c1 - c0 > q1 - q0:
+            s01 = _walk_dist(c0, c1, min(c1 - c0 + 1, q1 - q0 + 1 + max_del), node_start,
+                             succ_ptr, succ_idx)
+            if s01 > q1 - q0 + 1:
+                x = s01 - (q1 - q0 + 1)
+        # each search's pieces of a node share an end (tails upstream, heads downstream),
+        # so a hull is exact within one search; across searches _pieces keeps them apart
+        nodes, lo, hi = _pieces(
+            *_pieces(*_search(c0, q0 + 1 + pad, node_start, pred_ptr, pred_idx, False),
+                     *_search(c1, q1 + 1 + pad + x, node_start, pred_ptr, pred_idx, False)),
+            *_pieces(*_search(c0, m - q0 + pad + x, node_start, succ_ptr, succ_idx, True),
+                     *_search(c1, m - q1 + pad, node_start, succ_ptr, succ_idx, True)))
+        into = -1
+        for y in range(nw):
+            if _shares_node(w_nodes[y], nodes):
+                into = y
                 break
-        if not merged:
+        if into < 0:
             w_nodes.append(nodes)
             w_lo.append(lo)
             w_hi.append(hi)
             info[nw, 0] = ch[c, 4]
             info[nw, 1] = ch[c, 5]
             nw += 1
+            continue
+        w_nodes[into], w_lo[into], w_hi[into] = _pieces(w_nodes[into], w_lo[into], w_hi[into],
+                                                        nodes, lo, hi)
+        info[into, 1] += ch[c, 5]
+        y = into + 1                # the union may now touch later windows: absorb them
+        while y < nw:
+            if not _shares_node(w_nodes[y], w_nodes[into]):
+                y += 1
+                continue
+            w_nodes[into], w_lo[into], w_hi[into] = _pieces(
+                w_nodes[into], w_lo[into], w_hi[into], w_nodes[y], w_lo[y], w_hi[y])
+            info[into, 1] += info[y, 1]
+            w_nodes.pop(y)
+            w_lo.pop(y)
+            w_hi.pop(y)
+            for z in range(y, nw - 1):
+                info[z, 0], info[z, 1] = info[z + 1, 0], info[z + 1, 1]
+            info[nw - 1, 0] = 0.0
+            info[nw - 1, 1] = 0.0
+            nw -= 1
+            y = into + 1
     p = 0
-    for x in range(nw):
-        nn = len(w_nodes[x])
-        info[x, 2] = nn
+    for y in range(nw):
+        nn = len(w_nodes[y])
+        info[y, 2] = nn
         if fill:
-            for y in range(nn):
-                p_node[p0 + p + y] = w_nodes[x][y]
-                p_lo[p0 + p + y] = w_lo[x][y]
-                p_hi[p0 + p + y] = w_hi[x][y]
+            for z in range(nn):
+                p_node[p0 + p + z] = w_nodes[y][z]
+                p_lo[p0 + p + z] = w_lo[y][z]
+                p_hi[p0 + p + z] = w_hi[y][z]
         p += nn
     return nw, p
 
 
 @numba.njit(**PARALLEL)
-def _windows(offs, ch, nch, max_cand, node_start, pred_ptr, pred_idx, succ_ptr,
+def _windows(offs, ch, nch, max_cand, del_per_base, node_start, pred_ptr, pred_idx, succ_ptr,
              succ_idx, fill, p_at, p_node, p_lo, p_hi, info, nwin):
-    """Every read's windows (:func:`_read_windows`): pass 1 (``fill`` False) counts the
+    """Every read's windows (:func:`_read_windows`; ``del_per_base`` = a / e: an alignment of
+    m bases pays for deletions of at most a m / e bases): pass 1 (``fill`` False) counts the
     pieces of each read into ``p_at[r + 1]``, pass 2 writes them from ``p_at[r]``."""
     for r in numba.prange(len(offs) - 1):
         if nch[r] == 0:
             continue
-        nw, npc = _read_windows(offs[r + 1] - offs[r], ch[r], nch[r], max_cand, node_start,
-                                pred_ptr, pred_idx, succ_ptr, succ_idx, fill, p_at[r], p_node,
-                                p_lo, p_hi, info[r])
+        m = offs[r + 1] - offs[r]
+        nw, npc = _read_windows(m, ch[r], nch[r], max_cand, np.int64(del_per_base * m),
+                                node_start, pred_ptr, pred_idx, succ_ptr, succ_idx, fill,
+                                p_at[r], p_node, p_lo, p_hi, info[r])
         nwin[r] = nw
         if not fill:
             p_at[r + 1] = npc
@@ -560,7 +624,8 @@ class SeededAligner:
         info = np.zeros((n, self.max_cand, 3), np.float64)
         nwin = np.zeros(n, np.int64)
         e32 = np.zeros(0, np.int32)
-        args = (offs, ch, nch, self.max_cand, g.node_start, g.pred_ptr, g.pred_idx,
+        a, _, _, e = self.scoring.as_tuple()
+        args = (offs, ch, nch, self.max_cand, a / e, g.node_start, g.pred_ptr, g.pred_idx,
                 self._succ[0], self._succ[1])
         _windows(*args, False, p_at, e32, e32, e32, info, nwin)
         np.cumsum(p_at, out=p_at)

@@ -335,3 +335,52 @@ def test_seeded_equals_full_dp_on_real_graphs(real_data, name, gfa, fa, brk):
     assert (res.score == full.score).mean() >= 0.97, name
     sa.traceback(reads, res)
     assert sum(t is not None for t in res.tracebacks) == int((res.score > NEG_INF).sum())
+
+
+def test_a_deletion_between_anchors_stays_inside_the_window(tmp_path):
+    """A read missing D bases of a linear graph (anchors on both sides): its window holds
+    both halves and the walk between, for deletions past the indel slack (pad = 34 for
+    150 bp) too; seeded == full DP. (Found in review: searching only from the chain's
+    far ends lost the read's flanks once D exceeded the slack.)"""
+    from s2g.reads import ReadBatch
+    from s2g.scoring import Mode, Scoring
+    rng = np.random.default_rng(1)
+    ref = "".join(rng.choice(list("ACGT"), 3000))
+    segs = [ref[i:i + 50] for i in range(0, len(ref), 50)]
+    path = tmp_path / "lin.gfa"
+    path.write_text("H\tVN:Z:1.0\n" + "".join(f"S\ts{i}\t{s}\n" for i, s in enumerate(segs))
+                    + "".join(f"L\ts{i}\t+\ts{i + 1}\t+\t0M\n" for i in range(len(segs) - 1)))
+    g = s2g.load_graph(str(path), strands="forward")
+    ix = build_index(g)
+    sc = Scoring()
+    ds = (36, 40, 50, 80, 200)
+    reads = ReadBatch.from_sequences([f"d{d}" for d in ds],
+                                     [ref[1000:1075] + ref[1075 + d:1150 + d] for d in ds])
+    full = s2g.align(g, reads, sc, "local", variant="cpu")
+    sa = SeededAligner(g, ix, sc, Mode.LOCAL)
+    res = sa.align_batch(reads)
+    sa.traceback(reads, res)
+    np.testing.assert_array_equal(res.score, full.score)
+    assert [r.traceback.cigar for r in res] == [r.traceback.cigar for r in full]
+
+
+def test_windows_that_a_merge_joins_become_one():
+    """Chains merged into a window can make it share nodes with a later window: they
+    become one window (two overlapping windows would report one alignment twice: MAPQ ~3
+    and a secondary equal to the primary). Three chains on a linear graph of 10 bp nodes,
+    the third bridging the first two's windows."""
+    from s2g.seeded import _read_windows
+    n = 300
+    node_start = np.arange(0, 10 * n + 1, 10, dtype=np.int32)
+    pred_ptr = np.concatenate(([0], np.arange(0, n, dtype=np.int32))).astype(np.int32)
+    pred_idx = np.arange(0, n - 1, dtype=np.int32)
+    succ_ptr = np.concatenate((np.arange(0, n, dtype=np.int64), [n - 1]))
+    succ_idx = np.arange(1, n, dtype=np.int32)
+    ch = np.zeros((6, 6))
+    for k, (c0, c1) in enumerate([(1020, 1140), (1420, 1540), (1220, 1240)]):
+        ch[k] = (10, c0, 130, c1, 50 - k, 5)
+    info = np.zeros((5, 3))
+    e = np.zeros(0, np.int32)
+    nw, _ = _read_windows(150, ch, 3, 5, 150, node_start, pred_ptr, pred_idx, succ_ptr,
+                          succ_idx, False, 0, e, e, e, info)
+    assert nw == 1 and info[0, 1] == 15
