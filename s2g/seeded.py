@@ -366,7 +366,7 @@ def _search(c, dist, node_start, ptr, idx, forward):
 
 @numba.njit(**NJIT)
 def _read_windows(m, ch, nch, max_cand, max_del, node_start, pred_ptr, pred_idx, succ_ptr,
-                  succ_idx, fill, p0, p_node, p_lo, p_hi, info):
+                  succ_idx, cap, p0, p_node, p_lo, p_hi, info):
     """Windows of one read from its chains (best first), as node pieces (a node may hold
     two: see :func:`_pieces`). Chain (q0, c0) .. (q1, c1) covers every column within walk
     distance ``q0 + 1 + pad`` upstream of ``c0`` and ``m - q1 + pad`` downstream of
@@ -376,9 +376,11 @@ def _read_windows(m, ch, nch, max_cand, max_del, node_start, pred_ptr, pred_idx,
     1`` bases (a deletion in the read; at most ``max_del``, the longest deletion an
     alignment of m bases can pay for; 0 when a chain only jumps a bubble's other branch).
     A window sharing a node with earlier ones merges with them; at most ``max_cand``.
-    Returns (windows, pieces); ``info[w]`` = (chain score, anchors, pieces); with ``fill``
-    the pieces go to ``p_node/p_lo/p_hi`` from ``p0``, window after window."""
+    Returns (windows, pieces); ``info[w]`` = (chain score, anchors, pieces); when there
+    are at most ``cap`` pieces they go to ``p_node/p_lo/p_hi`` from ``p0``, window after
+    window."""
     pad = 16 + m // 8
+    info[:, :] = 0.0
     w_nodes = [np.empty(0, np.int64)]
     w_lo = [np.empty(0, np.int64)]
     w_hi = [np.empty(0, np.int64)]
@@ -436,11 +438,14 @@ def _read_windows(m, ch, nch, max_cand, max_del, node_start, pred_ptr, pred_idx,
             info[nw - 1, 1] = 0.0
             nw -= 1
             y = into + 1
+    total = 0
+    for y in range(nw):
+        total += len(w_nodes[y])
     p = 0
     for y in range(nw):
         nn = len(w_nodes[y])
         info[y, 2] = nn
-        if fill:
+        if total <= cap:
             for z in range(nn):
                 p_node[p0 + p + z] = w_nodes[y][z]
                 p_lo[p0 + p + z] = w_lo[y][z]
@@ -449,22 +454,39 @@ def _read_windows(m, ch, nch, max_cand, max_del, node_start, pred_ptr, pred_idx,
     return nw, p
 
 
+#: pieces per read kept from the counting pass of :func:`_windows` (more: searched again)
+KEEP_PIECES = 16
+
+
 @numba.njit(**PARALLEL)
 def _windows(offs, ch, nch, max_cand, del_per_base, node_start, pred_ptr, pred_idx, succ_ptr,
-             succ_idx, fill, p_at, p_node, p_lo, p_hi, info, nwin):
+             succ_idx, fill, p_at, p_node, p_lo, p_hi, info, nwin, keep):
     """Every read's windows (:func:`_read_windows`; ``del_per_base`` = a / e: an alignment of
     m bases pays for deletions of at most a m / e bases): pass 1 (``fill`` False) counts the
-    pieces of each read into ``p_at[r + 1]``, pass 2 writes them from ``p_at[r]``."""
+    pieces of each read into ``p_at[r + 1]`` and keeps them in ``keep`` (3 x reads x
+    KEEP_PIECES) where they fit, pass 2 writes them from ``p_at[r]`` (searching again only
+    for reads with more)."""
+    big = np.int64(1) << 62
     for r in numba.prange(len(offs) - 1):
         if nch[r] == 0:
             continue
         m = offs[r + 1] - offs[r]
-        nw, npc = _read_windows(m, ch[r], nch[r], max_cand, np.int64(del_per_base * m),
-                                node_start, pred_ptr, pred_idx, succ_ptr, succ_idx, fill,
-                                p_at[r], p_node, p_lo, p_hi, info[r])
-        nwin[r] = nw
         if not fill:
+            nw, npc = _read_windows(m, ch[r], nch[r], max_cand, np.int64(del_per_base * m),
+                                    node_start, pred_ptr, pred_idx, succ_ptr, succ_idx,
+                                    keep.shape[2], 0, keep[0, r], keep[1, r], keep[2, r],
+                                    info[r])
+            nwin[r] = nw
             p_at[r + 1] = npc
+        elif p_at[r + 1] - p_at[r] <= keep.shape[2]:
+            for z in range(p_at[r + 1] - p_at[r]):
+                p_node[p_at[r] + z] = keep[0, r, z]
+                p_lo[p_at[r] + z] = keep[1, r, z]
+                p_hi[p_at[r] + z] = keep[2, r, z]
+        else:
+            _read_windows(m, ch[r], nch[r], max_cand, np.int64(del_per_base * m), node_start,
+                          pred_ptr, pred_idx, succ_ptr, succ_idx, big, p_at[r], p_node, p_lo,
+                          p_hi, info[r])
 
 
 class Windows:
@@ -624,14 +646,15 @@ class SeededAligner:
         info = np.zeros((n, self.max_cand, 3), np.float64)
         nwin = np.zeros(n, np.int64)
         e32 = np.zeros(0, np.int32)
+        keep = np.empty((3, n, KEEP_PIECES), np.int32)
         a, _, _, e = self.scoring.as_tuple()
         args = (offs, ch, nch, self.max_cand, a / e, g.node_start, g.pred_ptr, g.pred_idx,
                 self._succ[0], self._succ[1])
-        _windows(*args, False, p_at, e32, e32, e32, info, nwin)
+        _windows(*args, False, p_at, e32, e32, e32, info, nwin, keep)
         np.cumsum(p_at, out=p_at)
         npc = int(p_at[-1])
         p_node, p_lo, p_hi = (np.empty(npc, np.int32) for _ in range(3))
-        _windows(*args, True, p_at, p_node, p_lo, p_hi, info, nwin)
+        _windows(*args, True, p_at, p_node, p_lo, p_hi, info, nwin, keep)
         sel = np.arange(self.max_cand)[None, :] < nwin[:, None]
         piece_at = np.zeros(int(nwin.sum()) + 1, np.int64)
         np.cumsum(info[:, :, 2][sel].astype(np.int64), out=piece_at[1:])

@@ -382,5 +382,5 @@ def test_windows_that_a_merge_joins_become_one():
     info = np.zeros((5, 3))
     e = np.zeros(0, np.int32)
     nw, _ = _read_windows(150, ch, 3, 5, 150, node_start, pred_ptr, pred_idx, succ_ptr,
-                          succ_idx, False, 0, e, e, e, info)
+                          succ_idx, 0, 0, e, e, e, info)
     assert nw == 1 and info[0, 1] == 15
