@@ -169,6 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("variants", formatter_class=fmt, help="list the kernel variants",
                    description="Registered variants, their summaries, and whether this machine can run them.")
+    from .warmup import add_parser as add_warmup     # standard library only: --help stays light
+    add_warmup(sub)
 
     try:
         from . import bench_cli
@@ -393,6 +395,11 @@ def _open_graph(args, scoring=None, mode=None, cache="auto"):
     return graph
 
 
+def cmd_warmup(args) -> int:
+    from .warmup import cmd_warmup as run
+    return run(args)
+
+
 def cmd_index(args) -> int:
     from .index import build_index, index_path
 
@@ -585,7 +592,7 @@ def main(argv=None) -> int:
         ap.print_help(sys.stderr)
         return 2
     handler = {"align": cmd_align, "simulate": cmd_simulate, "info": cmd_info,
-               "variants": cmd_variants, "index": cmd_index}.get(args.cmd)
+               "variants": cmd_variants, "index": cmd_index, "warmup": cmd_warmup}.get(args.cmd)
     if handler is None:
         handler = args.func
     old_term = None

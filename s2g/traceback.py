@@ -1016,8 +1016,9 @@ def _run_lanes(order, batch, lanes, n_threads, codes, offs, idx, score, end_i, e
                max_cells, lane_cells, cap, oo, co, st, start, cells, run_op, run_len, n_runs,
                path, n_path, geo, counts):
     for t in numba.prange(n_threads):
-        _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end_i, end_j,
-                     col_lo, base, gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg,
+        # an int64 index (uint64 in the loop body would compile the worker twice)
+        _lane_worker(np.int64(t), n_threads, order, batch, lanes, codes, offs, idx, score,
+                     end_i, end_j, col_lo, base, gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg,
                      slim, max_cells, lane_cells, cap, oo, co, st, start, cells, run_op, run_len,
                      n_runs, path, n_path, geo, counts)
 

@@ -232,3 +232,11 @@ def test_help_does_not_touch_cuda():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 0, p.stderr
     assert "align" in p.stdout and "--break-cycles" in p.stdout
+
+
+def test_warmup_subcommand_is_wired(capsys, monkeypatch):
+    """`s2g warmup` reaches s2g.warmup (here with the disk cache off: nothing to compile)."""
+    from s2g.cli import main
+    monkeypatch.setenv("S2G_NO_CACHE", "1")
+    assert main(["warmup", "-v", "cpu"]) == 0
+    assert "nothing to do" in capsys.readouterr().err

@@ -484,8 +484,10 @@ def _run_lockstep(groups, g_m, g_w, codes, offs, task_read, task_lo, task_hi, gc
                   node_start, pred_ptr, pred_idx, slot, n_slots, mode, a, mb, o, e, neg, big,
                   score, end_i, end_j):
     for gi in numba.prange(groups.shape[0]):
-        _group_lockstep(gi, groups, g_m, g_w, codes, offs, task_read, task_lo, task_hi, gcode,
-                        col_node, node_start, pred_ptr, pred_idx, slot, n_slots, mode,
+        # an int64 index: the prange's is uint64 inside the loop, and each type compiled
+        # the whole group once more (cold start, issue 16)
+        _group_lockstep(np.int64(gi), groups, g_m, g_w, codes, offs, task_read, task_lo,
+                        task_hi, gcode, col_node, node_start, pred_ptr, pred_idx, slot, n_slots, mode,
                         a, mb, o, e, neg, big, score, end_i, end_j)
 
 
@@ -494,8 +496,8 @@ def _run_groups(groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_h
                 node_start, pred_ptr, pred_idx, slot, is_sink, n_slots, mode, window,
                 a, mb, o, e, neg, big, score, end_i, end_j):
     for gi in numba.prange(groups.shape[0]):
-        _group(gi, groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi, gcode,
-               node_start, pred_ptr, pred_idx, slot, is_sink, n_slots, mode, window,
+        _group(np.int64(gi), groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo,
+               task_hi, gcode, node_start, pred_ptr, pred_idx, slot, is_sink, n_slots, mode, window,
                a, mb, o, e, neg, big, score, end_i, end_j)
 
 
