@@ -19,14 +19,17 @@ Per read (all compiled, in parallel over reads: :func:`_candidates`):
    does: a walk that skips a bubble's other branch advances more columns than read
    bases). Chains are taken best first, each anchor once.
 3. *Windows*: a chain from (q0, c0) to (q1, c1) becomes the set of columns within walk
-   distance ``q1 + 1 + pad`` upstream of ``c1`` or ``m - q0 + pad`` downstream of ``c0``
-   (``pad = 16 + m / 8`` for indels; walk distance in bases, by a bounded Dijkstra over
-   the nodes, :func:`_reach_set`), kept as node pieces (a node from one in-node offset to
-   another): every walk the read can follow through its chain lies inside, and nothing
-   the topological order merely puts between a bubble's branches does (a column range
-   [lowest, highest] held whole structural-variant branches: windows of 10^4-10^5
-   columns on the real graphs). Windows sharing a node merge. At most ``max_cand``
-   windows per read, best chains first, and only chains scoring at least ``min_chain``
+   distance ``q0 + 1 + pad`` upstream of ``c0`` and ``m - q1 + pad`` downstream of ``c1``
+   (the read's flanks; ``pad = 16 + m / 8`` for indels), and the walks between the
+   anchors (within ``q1 + 1 + pad + x`` upstream of ``c1`` and ``m - q0 + pad + x``
+   downstream of ``c0``, ``x`` = a deletion between them: :func:`_read_windows`); walk
+   distance in bases, by bounded Dijkstra searches over the nodes (:func:`_reach_set`),
+   kept as node pieces (a node from one in-node offset to another): every walk the read
+   can follow through its chain lies inside, and nothing the topological order merely
+   puts between a bubble's branches does (a column range [lowest, highest] held whole
+   structural-variant branches: windows of 10^4-10^5 columns on the real graphs).
+   Windows sharing a node merge. At most ``max_cand`` windows per read, best chains
+   first, and only chains scoring at least ``min_chain``
    (default: two anchors' worth). A batch's windows become one *window graph*
    (:class:`s2g.window.WindowGraph`) in which each window is a column range, so every
    range-window kernel runs on it unchanged; end cells and paths are mapped back.
