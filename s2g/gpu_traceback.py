@@ -198,9 +198,12 @@ def _sizes(idx, score, end_i, end_j, mode, a, e, base, node_start, pred_ptr, pre
     i32 = np.empty(0, np.int32)
     for k in numba.prange(n):
         r = idx[k]
-        lo, hi = (-1, -1) if t_lo is None else (t_lo[k], t_hi[k])
+        # typed arguments, no literals: literal False/0/-1 here and True/int64 in _fill_into
+        # compiled _program three times (~27 s of a cold start)
+        lo, hi = (np.int64(-1), np.int64(-1)) if t_lo is None else (t_lo[k], t_hi[k])
         _program(end_i[r], end_j[r], score[r], mode, a, e, base, node_start, pred_ptr, pred_idx,
-                 False, 0, 0, u8, i32, i8, i32, i32, i32, i32, i32, i32, sizes[k], lo, hi)
+                 np.bool_(False), np.int64(0), np.int64(0), u8, i32, i8, i32, i32, i32, i32, i32,
+                 i32, sizes[k], lo, hi)
     return sizes
 
 
@@ -244,9 +247,9 @@ def _fill_into(idx, score, end_i, end_j, mode, a, e, base, node_start, pred_ptr,
     sizes = np.zeros((n, N_SIZES), np.int64)
     for k in numba.prange(n):
         r = idx[k]
-        lo, hi = (t_lo[k], t_hi[k]) if win else (-1, -1)
+        lo, hi = (t_lo[k], t_hi[k]) if win else (np.int64(-1), np.int64(-1))
         _program(end_i[r], end_j[r], score[r], mode, a, e, base, node_start, pred_ptr, pred_idx,
-                 True, coff[k], poff[k], p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn,
+                 np.bool_(True), coff[k], poff[k], p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn,
                  mp_slot, mp_wcol, sizes[k], lo, hi)
 
 
