@@ -198,6 +198,7 @@ def run_graph(spec, args, rng):
     t0 = time.perf_counter()
     res = sa.align_batch(reads)
     t1 = time.perf_counter()
+    widths = res.wg.t_hi - res.wg.t_lo          # columns per window (the traceback drops wg)
     sa.traceback(reads, res)
     t2 = time.perf_counter()
     text = gaf_text(g, res)
@@ -212,9 +213,7 @@ def run_graph(spec, args, rng):
     row["stage_seconds"] = {k: round(v, 3) for k, v in sa.totals.items() if "seconds" in k}
     if prof is not None:
         row["gpu_window_seconds"] = {k: round(v, 3) for k, v in prof.items()}
-    w = np.array([0])
-    if sa.totals["windows"]:
-        w = sa.candidates(reads).widths()
+    w = widths if len(widths) else np.array([0])
     row["window_columns_pct"] = {p: float(np.percentile(w, p)) for p in (50, 90, 99, 99.9, 100)}
     row["windows_per_read"] = round(sa.totals["windows"] / n, 3)
     row["window_cells_per_read"] = round(sa.totals["window_cells"] / n)

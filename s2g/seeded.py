@@ -497,8 +497,8 @@ def _windows(offs, ch, nch, max_cand, del_per_base, node_start, pred_ptr, pred_i
 
 class Windows:
     """A batch's candidate windows (:meth:`SeededAligner.candidates`): ``ncand[r]``
-    windows of read ``r`` (tasks ``first[r]:first[r] + ncand[r]``, best chain first),
-    ``t_score``/``t_anchors`` per task, ``stats[r]`` = (seeds skipped, anchors), and the
+    windows of read ``r`` (tasks ``first[r]:first[r] + ncand[r]``, best chain first; read
+    ``t_read[t]``), ``stats[r]`` = (seeds skipped, anchors), and the
     :class:`~s2g.window.WindowGraph` ``wg`` holding every window as a column range."""
 
     def __init__(self, ncand, info, stats, wg):
@@ -507,9 +507,6 @@ class Windows:
         n = len(ncand)
         self.first = np.zeros(n, np.int64)
         np.cumsum(ncand[:-1], out=self.first[1:])
-        sel = np.arange(info.shape[1])[None, :] < ncand[:, None]
-        self.t_score = info[:, :, 0][sel]
-        self.t_anchors = info[:, :, 1][sel]
         self.t_read = np.repeat(np.arange(n, dtype=np.int64), ncand)
         self.anchors_best = np.where(ncand > 0, info[:, 0, 1], 0).astype(np.int64)
         self.wg = wg
@@ -517,10 +514,6 @@ class Windows:
     @property
     def n_tasks(self) -> int:
         return len(self.t_read)
-
-    def widths(self):
-        """Columns of every window."""
-        return self.wg.t_hi - self.wg.t_lo
 
 
 @numba.njit(**NJIT)

@@ -27,6 +27,7 @@ import numpy as np
 from ._numba import NJIT
 from .dp import LOCAL, SEMIGLOBAL, column, virtual_column
 from .errors import S2GError
+from .graph import FlatGraph, _liveness_slots
 from .scoring import NEG_INF
 
 
@@ -271,7 +272,6 @@ class WindowGraph:
     """
 
     def __init__(self, graph, piece_at, p_node, p_lo, p_hi):
-        from .graph import FlatGraph, _liveness_slots
         self.parent = graph
         self.piece_at = np.asarray(piece_at, np.int64)
         self.p_node = np.asarray(p_node, np.int32)
