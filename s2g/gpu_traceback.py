@@ -53,6 +53,8 @@ from .variants import _devpool
 MAX_CELLS = int(os.environ.get("S2G_GPU_TB_MAX_CELLS", 1 << 21))
 #: the same bound for seeded windows (:func:`run_windows`): larger windows run on the CPU
 WINDOW_MAX_CELLS = int(os.environ.get("S2G_GPU_WINDOW_MAX_CELLS", MAX_CELLS))
+#: largest seeded window (cells) for the long-window kernel (:mod:`s2g.gpu_long`)
+WINDOW_LONG_CELLS = int(os.environ.get("S2G_GPU_WINDOW_LONG_CELLS", 1 << 34))
 #: device bytes for one chunk of reads (programs, direction codes, scratch, outputs)
 CHUNK_BYTES = int(os.environ.get("S2G_GPU_TB_CHUNK_BYTES", 1 << 30))
 #: merge columns with more in-window predecessors than this go to the CPU (int16 choices)
@@ -263,6 +265,82 @@ def _gather_codes(codes_flat, offs, idx, qoff, out):
             out[qoff[t] + x] = codes_flat[a + x]
 
 
+@numba.njit(**NJIT)
+def _walk(r, w, i, mode, R1, stride, c0, p0, d0, x0, q0, codes, p_base, p_col, p_kind, p_mrank,
+          p_mpa, mp_wcol, dirs, dpred, epred, oo, co, out_ops, out_cols, out_n, out_start,
+          out_st):
+    """Walk of read ``r`` back from cell (row ``i``, window column ``w``) over the stored
+    direction codes and merge choices, writing reversed ops and consumed columns; a device
+    function of both kernels (this module's and :mod:`s2g.gpu_long`'s, same layouts)."""
+    no = 0
+    nc = 0
+    state = 0                       # 0 H, 1 E, 2 F
+    xo = oo[r]
+    xc = co[r]
+    while True:
+        if state == 0 and i == 0 and mode != GLOBAL:
+            break
+        gw = c0 + w
+        d = (dirs[d0 + w * stride + (i >> 1)] >> ((i & 1) * 4)) & 15
+        if state == 0:
+            src = d & 3
+            if src == H_START:
+                break
+            if src == H_DEL:
+                state = 1
+                continue
+            if src == H_INS:
+                state = 2
+                continue
+            qb = codes[q0 + i - 1]
+            out_ops[xo + no] = OP_EQ if (qb == p_base[gw] and qb < 4) else OP_X
+            no += 1
+            out_cols[xc + nc] = p_col[gw]
+            nc += 1
+            i -= 1
+            if p_kind[gw] == K_CONT:
+                w -= 1
+                continue
+            mr = p_mrank[gw]
+            sel = dpred[x0 + mr * R1 + i] if mr >= 0 else -1
+        elif state == 1:
+            out_ops[xo + no] = OP_D
+            no += 1
+            out_cols[xc + nc] = p_col[gw]
+            nc += 1
+            state = 1 if (d & E_EXT) else 0
+            if p_kind[gw] == K_CONT:
+                w -= 1
+                continue
+            mr = p_mrank[gw]
+            sel = epred[x0 + mr * R1 + i] if mr >= 0 else -1
+        else:
+            out_ops[xo + no] = OP_I
+            no += 1
+            state = 2 if (d & F_EXT) else 0
+            i -= 1
+            continue
+        if sel < 0:
+            # into the virtual column: local starts here; otherwise the rest of the read
+            # is inserted before the graph walk
+            if mode != LOCAL:
+                for _ in range(i):
+                    out_ops[xo + no] = OP_I
+                    no += 1
+                i = 0
+            break
+        w = mp_wcol[p0 + p_mpa[gw] + sel]
+    out_n[2 * r] = no
+    out_n[2 * r + 1] = nc
+    out_start[r] = i
+    out_st[r] = ST_OK
+
+
+#: what the kernels call: the simulator passes its own array objects, which an njit function
+#: cannot take, so under NUMBA_ENABLE_CUDASIM the walk runs as Python
+_walk_dev = _walk.py_func if numba.config.ENABLE_CUDASIM else _walk
+
+
 def _tb_body(n, mode, a, b, o, e, hs, codes, qoff, rows_a, score_a, coff, poff, hoff, soff, doff, xoff,
              oo, co, p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn, mp_slot, mp_wcol,
              CH, CE, SH, SE, dirs, dpred, epred, out_ops, out_cols, out_n, out_start, out_st,
@@ -388,68 +466,9 @@ def _tb_body(n, mode, a, b, o, e, hs, codes, qoff, rows_a, score_a, coff, poff, 
             return
         w = W - 1                   # walk back from the end cell (last column, row R)
         i = R
-    no = 0
-    nc = 0
-    state = 0                       # 0 H, 1 E, 2 F
-    xo = oo[r]
-    xc = co[r]
-    while True:
-        if state == 0 and i == 0 and mode != GLOBAL:
-            break
-        gw = c0 + w
-        d = (dirs[d0 + w * stride + (i >> 1)] >> ((i & 1) * 4)) & 15
-        if state == 0:
-            src = d & 3
-            if src == H_START:
-                break
-            if src == H_DEL:
-                state = 1
-                continue
-            if src == H_INS:
-                state = 2
-                continue
-            qb = codes[q0 + i - 1]
-            out_ops[xo + no] = OP_EQ if (qb == p_base[gw] and qb < 4) else OP_X
-            no += 1
-            out_cols[xc + nc] = p_col[gw]
-            nc += 1
-            i -= 1
-            if p_kind[gw] == K_CONT:
-                w -= 1
-                continue
-            mr = p_mrank[gw]
-            sel = dpred[x0 + mr * R1 + i] if mr >= 0 else -1
-        elif state == 1:
-            out_ops[xo + no] = OP_D
-            no += 1
-            out_cols[xc + nc] = p_col[gw]
-            nc += 1
-            state = 1 if (d & E_EXT) else 0
-            if p_kind[gw] == K_CONT:
-                w -= 1
-                continue
-            mr = p_mrank[gw]
-            sel = epred[x0 + mr * R1 + i] if mr >= 0 else -1
-        else:
-            out_ops[xo + no] = OP_I
-            no += 1
-            state = 2 if (d & F_EXT) else 0
-            i -= 1
-            continue
-        if sel < 0:
-            # into the virtual column: local starts here; otherwise the rest of the read
-            # is inserted before the graph walk
-            if mode != LOCAL:
-                for _ in range(i):
-                    out_ops[xo + no] = OP_I
-                    no += 1
-                i = 0
-            break
-        w = mp_wcol[p0 + p_mpa[gw] + sel]
-    out_n[2 * r] = no
-    out_n[2 * r + 1] = nc
-    out_start[r] = i
-    out_st[r] = ST_OK
+    _walk_dev(r, w, i, mode, R1, stride, c0, p0, d0, x0, q0, codes, p_base, p_col, p_kind,
+              p_mrank, p_mpa, mp_wcol, dirs, dpred, epred, oo, co, out_ops, out_cols, out_n,
+              out_start, out_st)
 
 
 cuda = None
@@ -533,10 +552,13 @@ def _chunk_bounds(sz, rows, L):
         c0 = c1
 
 
-def run(graph, reads, scoring, mode, res, idx, out, max_cells=MAX_CELLS):
+def run(graph, reads, scoring, mode, res, idx, out, max_cells=MAX_CELLS, long_cells=0):
     """Tracebacks of reads ``idx`` (aligned) on the GPU into ``out`` (a
-    :class:`~s2g.traceback.FlatTracebacks`); returns the reads left
-    for the CPU (windows over ``max_cells`` cells or with a predecessor list too long)."""
+    :class:`~s2g.traceback.FlatTracebacks`); returns the reads left for the CPU.
+
+    Windows of at most ``max_cells`` cells run one thread each; larger ones of at most
+    ``long_cells`` cells one block each (:mod:`s2g.gpu_long`); the rest, and windows with
+    a predecessor list too long, are left."""
     _cuda()
     kern = get_kernel()
     mode = int(mode)
@@ -549,27 +571,63 @@ def run(graph, reads, scoring, mode, res, idx, out, max_cells=MAX_CELLS):
     sz = _sizes(idx, score, ei, ej, mode, a, e, *gr)
     PROFILE["sizes"] += time.perf_counter() - t0
     rows = ei[idx]
-    cells = sz[:, 0] * (rows + 1)
-    gpu = (cells <= max_cells) & (sz[:, 4] <= MAX_PREDS) & (sz[:, 0] > 0)
-    left = idx[~gpu]
-    idx, sz, rows = idx[gpu], sz[gpu], rows[gpu]
-    if len(idx) == 0:
-        return left
-    by_rows = np.argsort(rows, kind="stable")     # chunks of similar rows: little padding
-    idx, sz, rows = idx[by_rows], sz[by_rows], rows[by_rows]
     L = rows + np.maximum(0, a * rows - score[idx]) // e
+    short, lng = _split(sz, rows, L, max_cells, long_cells)
+    left = idx[~(short | lng)]
     offs = np.asarray(reads.offsets, np.int64)
-    for c0, c1 in _chunk_bounds(sz, rows, L):
-        _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx[c0:c1],
-               sz[c0:c1], rows[c0:c1], L[c0:c1], out)
+    for sel, long in ((short, False), (lng, True)):
+        if not sel.any():
+            continue
+        ix, szx, rx, Lx = idx[sel], sz[sel], rows[sel], L[sel]
+        by_rows = np.argsort(rx, kind="stable")   # chunks of similar rows: little padding
+        ix, szx, rx, Lx = ix[by_rows], szx[by_rows], rx[by_rows], Lx[by_rows]
+        for c0, c1 in (_long_bounds(szx, rx, Lx) if long else _chunk_bounds(szx, rx, Lx)):
+            _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, ix[c0:c1],
+                   szx[c0:c1], rx[c0:c1], Lx[c0:c1], out, long=long)
     return left
 
 
+#: S2G_GPU_LONG=0: no long-window kernel (windows over MAX_CELLS stay on the CPU)
+LONG = os.environ.get("S2G_GPU_LONG", "1") != "0"
+
+
+def _split(sz, rows, L, max_cells, long_cells):
+    """Masks of the windows for the one-thread kernel and for the long kernel (at most
+    ``long_cells`` cells and one launch's device memory, :func:`s2g.gpu_long.chunk_budget`)."""
+    cells = sz[:, 0] * (rows + 1)
+    ok = (sz[:, 4] <= MAX_PREDS) & (sz[:, 0] > 0)
+    short = ok & (cells <= max_cells)
+    lng = ok & ~short & (cells <= long_cells)
+    if LONG and lng.any():
+        from . import gpu_long
+        T = gpu_long.threads_for(int(gpu_long.n_strips(rows[lng]).max()))
+        lng &= gpu_long.device_bytes(sz, rows, L, T) <= gpu_long.chunk_budget()
+    else:
+        lng[:] = False
+    return short, lng
+
+
+def _long_bounds(sz, rows, L):
+    """(first, end) of consecutive long windows per launch (sorted by rows ascending):
+    at most one launch's device memory each."""
+    from . import gpu_long
+    T = gpu_long.threads_for(int(gpu_long.n_strips(rows).max()))
+    nbytes = np.cumsum(gpu_long.device_bytes(sz, rows, L, T))
+    budget = gpu_long.chunk_budget()
+    c0 = 0
+    while c0 < len(nbytes):
+        base_b = nbytes[c0 - 1] if c0 else 0
+        c1 = max(c0 + 1, int(np.searchsorted(nbytes, base_b + budget, side="right")))
+        yield c0, c1
+        c0 = c1
+
+
 def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, rows, L, out,
-           win=None):
+           win=None, long=False):
     """One kernel launch over reads ``idx``. ``win`` = (lo, hi) per entry: seeded windows
     (the kernel finds each end cell); returns the raw outputs (best cells, walks) instead
-    of adding tracebacks to ``out``."""
+    of adding tracebacks to ``out``. ``long``: :mod:`s2g.gpu_long`'s kernel (one block
+    per window) instead of this module's (one thread per window)."""
     n = len(idx)
     R1 = rows + 1
     coff = _cum(sz[:, 0])
@@ -607,30 +665,39 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
     _gather_codes(reads.codes_flat, offs, np.asarray(idx, np.int64), qoff, codes)
     t1 = time.perf_counter()
     names = itertools.count()
+    pre = "long" if long else "tb"        # the long kernel's (large) buffers apart
 
     def d(x):
-        return dp.put(f"tb.{next(names)}", x)
+        return dp.put(f"{pre}.{next(names)}", x)
 
     def emp(size, dtype):
-        return dp.empty(f"tb.{next(names)}", size, dtype)
+        return dp.empty(f"{pre}.{next(names)}", size, dtype)
 
-    args = [d(np.ascontiguousarray(codes, np.uint8)), d(qoff), d(rows.astype(np.int32)),
-            d((score[idx] if win is None else np.zeros(n)).astype(np.int32))]
-    args += [d(x) for x in (coff, poff, hoff, soff, doff, xoff, oo, co)]
-    args += [d(x) for x in prog]
-    args += [emp(h_size, np.int32), emp(h_size, np.int32), emp(soff[-1], np.int32),
-             emp(soff[-1], np.int32), emp(doff[-1], np.uint8), emp(xoff[-1], np.int16),
-             emp(xoff[-1], np.int16)]
-    d_ops, d_cols = emp(oo[-1], np.uint8), emp(co[-1], np.int32)
-    d_n, d_start = emp(2 * n, np.int32), emp(n, np.int32)
-    d_st = d(np.full(n, -1, np.int32))
-    d_best = emp(3 * n, np.int32) if win is not None else d_st
-    ev0, ev1 = cuda.event(), cuda.event()
-    ev0.record()
-    kern[-(-n // BLOCK), BLOCK](np.int32(n), np.int32(mode), np.int32(a), np.int32(b),
-                                np.int32(o), np.int32(e), np.int32(hs), *args, d_ops, d_cols, d_n,
-                                d_start, d_st, np.int32(win is not None), d_best)
-    ev1.record()
+    score_c = score[idx] if win is None else np.zeros(n, np.int64)
+    if long:
+        from . import gpu_long
+        d_ops, d_cols, d_n, d_start, d_st, d_best, (ev0, ev1) = gpu_long.launch(
+            d, emp, n, mode, a, b, o, e, codes, qoff, rows, score_c, coff, poff, sz, oo, co,
+            prog, win is not None)
+    else:
+        args = [d(np.ascontiguousarray(codes, np.uint8)), d(qoff), d(rows.astype(np.int32)),
+                d(score_c.astype(np.int32))]
+        args += [d(x) for x in (coff, poff, hoff, soff, doff, xoff, oo, co)]
+        args += [d(x) for x in prog]
+        args += [emp(h_size, np.int32), emp(h_size, np.int32), emp(soff[-1], np.int32),
+                 emp(soff[-1], np.int32), emp(doff[-1], np.uint8), emp(xoff[-1], np.int16),
+                 emp(xoff[-1], np.int16)]
+        d_ops, d_cols = emp(oo[-1], np.uint8), emp(co[-1], np.int32)
+        d_n, d_start = emp(2 * n, np.int32), emp(n, np.int32)
+        d_st = d(np.full(n, -1, np.int32))
+        d_best = emp(3 * n, np.int32) if win is not None else d_st
+        ev0, ev1 = cuda.event(), cuda.event()
+        ev0.record()
+        kern[-(-n // BLOCK), BLOCK](np.int32(n), np.int32(mode), np.int32(a), np.int32(b),
+                                    np.int32(o), np.int32(e), np.int32(hs), *args, d_ops,
+                                    d_cols, d_n, d_start, d_st, np.int32(win is not None),
+                                    d_best)
+        ev1.record()
     st = d_st.copy_to_host()
     PROFILE["kernel"] += ev0.elapsed_time(ev1) / 1e3
     ops, cols = d_ops.copy_to_host(), d_cols.copy_to_host()
@@ -716,11 +783,13 @@ class WindowRun:
             flat.add(reads_of[m], end_i_reads, oo2, co2, start[sel], summary)
 
 
-def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None):
+def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
+                long_cells=None):
     """Seeded windows on the GPU: task ``t`` aligns read ``t_read[t]`` inside columns
     ``[t_lo[t], t_hi[t])`` (the semantics of :func:`s2g.window.align_windows_ref`): the
     kernel finds the best cell (V0's tie rule) and walks back from it in the same pass.
-    Tasks over ``max_cells`` cells (or with a predecessor list too long) are left to the
+    Tasks over ``max_cells`` cells run one block each (:mod:`s2g.gpu_long`) up to
+    ``long_cells``; larger ones (or with a predecessor list too long) are left to the
     caller: ``on_gpu`` is False there. Returns a :class:`WindowRun`."""
     _cuda()
     kern = get_kernel()
@@ -738,28 +807,33 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None)
     PROFILE["sizes"] += time.perf_counter() - t0
     offs = np.asarray(reads.offsets, np.int64)
     rows_all = (offs[t_read + 1] - offs[t_read]).astype(np.int64)
-    gpu = ((sz[:, 0] * (rows_all + 1) <= max_cells) & (sz[:, 4] <= MAX_PREDS) & (sz[:, 0] > 0)
-           & (rows_all > 0))
-    tasks = np.nonzero(gpu)[0]
-    # rows, then window columns: the threads of a warp get windows of similar size (one
-    # thread per window: a warp runs as long as its largest)
-    tasks = tasks[np.lexsort((sz[tasks, 0], rows_all[tasks]))]
-    if len(tasks) == 0:
-        return out
-    sz, rows = sz[tasks], rows_all[tasks]
-    L = sz[:, 0] - 1                     # a walk consumes each window column at most once
+    L_all = sz[:, 0] - 1                  # a walk consumes each window column at most once
+    long_cells = WINDOW_LONG_CELLS if long_cells is None else long_cells
+    short, lng = _split(sz, rows_all, L_all, max_cells, long_cells)
+    has = rows_all > 0
+    short &= has
+    lng &= has
     dummy = np.zeros(1, np.int64)
-    for c0, c1 in _chunk_bounds(sz, rows, L):
-        tk = tasks[c0:c1]
-        best, ops, cols, nn, start, oo, co = _chunk(
-            kern, graph, reads, offs, mode, a, b, o, e, dummy, dummy, dummy, t_read[tk],
-            sz[c0:c1], rows[c0:c1], L[c0:c1], None, win=(t_lo[tk], t_hi[tk]))
-        ok = best[:, 0] > NEG_INF
-        out.score[tk] = np.where(ok, best[:, 0], NEG_INF)
-        out.end_i[tk] = np.where(ok, best[:, 1], -1)
-        out.end_j[tk] = np.where(ok, t_lo[tk] + best[:, 2], -1)
-        out.where[tk, 0] = len(out.chunks)
-        out.where[tk, 1] = np.arange(len(tk))
-        out.chunks.append((ops, cols, nn, start, oo, co))
-    out.on_gpu[tasks] = True
+    for sel, long in ((short, False), (lng, True)):
+        tasks = np.nonzero(sel)[0]
+        if len(tasks) == 0:
+            continue
+        # rows, then window columns: the threads of a warp get windows of similar size
+        # (one thread per window: a warp runs as long as its largest)
+        tasks = tasks[np.lexsort((sz[tasks, 0], rows_all[tasks]))]
+        szt, rows, L = sz[tasks], rows_all[tasks], L_all[tasks]
+        bounds = _long_bounds(szt, rows, L) if long else _chunk_bounds(szt, rows, L)
+        for c0, c1 in bounds:
+            tk = tasks[c0:c1]
+            best, ops, cols, nn, start, oo, co = _chunk(
+                kern, graph, reads, offs, mode, a, b, o, e, dummy, dummy, dummy, t_read[tk],
+                szt[c0:c1], rows[c0:c1], L[c0:c1], None, win=(t_lo[tk], t_hi[tk]), long=long)
+            ok = best[:, 0] > NEG_INF
+            out.score[tk] = np.where(ok, best[:, 0], NEG_INF)
+            out.end_i[tk] = np.where(ok, best[:, 1], -1)
+            out.end_j[tk] = np.where(ok, t_lo[tk] + best[:, 2], -1)
+            out.where[tk, 0] = len(out.chunks)
+            out.where[tk, 1] = np.arange(len(tk))
+            out.chunks.append((ops, cols, nn, start, oo, co))
+        out.on_gpu[tasks] = True
     return out

@@ -1220,7 +1220,8 @@ def traceback_gpu_part(graph, reads, scoring, mode, res, max_cells=MAX_CELLS):
     idx = np.nonzero(res.aligned())[0].astype(np.int64)
     if len(idx):
         idx = gpu_traceback.run(graph, reads, scoring, mode, res, idx, flat,
-                                max_cells=min(gpu_traceback.MAX_CELLS, max_cells))
+                                max_cells=min(gpu_traceback.MAX_CELLS, max_cells),
+                                long_cells=max_cells)
     return flat, idx
 
 

@@ -6,7 +6,9 @@ with N, an empty read and random scoring, in every mode, the tracebacks of
 ``traceback_batch(..., device=True)`` must equal the CPU's field for field (path, CIGAR,
 offsets: the same tie order). Odd cases also shrink the chunk size (several kernel
 launches) and the per-read cell bound (a mix of GPU and CPU reads in one batch).
-Usage: python tests/gpu_tb_cudasim_check.py [n_cases] -> prints "OK <cases> <gpu reads>".
+With ``long``, every window runs on the long-window kernel (s2g/gpu_long.py; the test sets
+S2G_LONG_STRIP/S2G_LONG_MAX_T small: several strips and rounds per window).
+Usage: python tests/gpu_tb_cudasim_check.py [n_cases] [long] -> prints "OK <cases> <gpu reads>".
 """
 import os
 import sys
@@ -27,6 +29,7 @@ from s2g.variants import v0_cpu  # noqa: E402
 
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+    long_only = sys.argv[2:3] == ["long"]
     on_gpu = 0
     run = gpu_traceback.run
 
@@ -52,7 +55,10 @@ def main():
             reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
             sc = Scoring(*[int(x) for x in rng.integers(1, 6, 4)])
             gpu_traceback.CHUNK_BYTES = 3000 if seed % 2 else 1 << 30
-            gpu_traceback.MAX_CELLS = 200 if seed % 3 == 2 else 1 << 21
+            # long: every window on the long-window kernel (s2g/gpu_long.py); otherwise a
+            # mix of one-thread windows, long-kernel windows and CPU windows
+            gpu_traceback.MAX_CELLS = 0 if long_only else 200 if seed % 3 == 2 else 1 << 21
+            gpu_traceback.LONG = long_only or seed % 2 == 0
             for mode in Mode:
                 res = v0_cpu.align_batch(g, reads, sc, mode)
                 traceback_batch(g, reads, sc, mode, res)

@@ -7,7 +7,9 @@ random scoring, local and semiglobal: ``SeededAligner(device="gpu")`` must give 
 scores, end cells, MAPQ, tracebacks and secondary alignments as ``device="cpu"`` (the reference window DP and
 the CPU traceback). Odd cases shrink the chunk size (several launches) and the per-task
 cell bound (a GPU/CPU mix).
-Usage: python tests/seeded_cudasim_check.py [n_cases] -> prints "OK <cases> <gpu windows>".
+With ``long``, every window runs on the long-window kernel (s2g/gpu_long.py; the test sets
+S2G_LONG_STRIP/S2G_LONG_MAX_T small: several strips and rounds per window).
+Usage: python tests/seeded_cudasim_check.py [n_cases] [long] -> prints "OK <cases> <gpu windows>".
 """
 import os
 import sys
@@ -28,6 +30,7 @@ from s2g.simulate import sample_reads, snp_graph  # noqa: E402
 
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+    long_only = sys.argv[2:3] == ["long"]
     on_gpu = 0
     n_sec = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -55,7 +58,10 @@ def main():
             reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
             sc = Scoring(*[int(x) for x in rng.integers(1, 6, 4)])
             gpu_traceback.CHUNK_BYTES = 3000 if seed % 2 else 1 << 30
-            mc = 800 if seed % 3 == 2 else 1 << 21
+            # long: every window on the long-window kernel (s2g/gpu_long.py); otherwise
+            # one-thread windows, long-kernel windows (seed 2, 8, ...) and CPU ones (5, ...)
+            mc = 0 if long_only else 800 if seed % 3 == 2 else 1 << 21
+            gpu_traceback.LONG = long_only or seed % 2 == 0
             for mode in (Mode.LOCAL, Mode.SEMIGLOBAL):
                 cpu = SeededAligner(g, ix, sc, mode, min_chain=11, n_secondary=2, secondary_ratio=0.5)
                 want = cpu.align_batch(reads)

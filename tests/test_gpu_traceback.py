@@ -21,8 +21,18 @@ from s2g.scoring import Mode, Scoring
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_ptx_compiles_without_local_memory():
+def _sm90(monkeypatch):
+    # numba-cuda asks for "the current device" (shared arrays, cooperative helpers) even in
+    # compile_ptx; without a GPU there is none, so name sm_90 (as tests/test_ptx.py does)
+    import types
+    import numba.cuda.dispatcher as disp
+    monkeypatch.setattr(disp, "get_current_device",
+                        lambda: types.SimpleNamespace(compute_capability=(9, 0)))
+
+
+def test_ptx_compiles_without_local_memory(monkeypatch):
     from s2g import gpu_traceback
+    _sm90(monkeypatch)
     try:
         ptx = gpu_traceback.compile_ptx((9, 0))
     except Exception as exc:  # no NVVM: the toolchain is a test dependency (pyproject)
@@ -35,6 +45,27 @@ def test_cuda_simulator_matches_cpu_traceback():
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO))
     p = subprocess.run([sys.executable, str(REPO / "tests" / "gpu_tb_cudasim_check.py"), "9"],
                        env=env, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0 and "OK" in p.stdout, p.stdout[-2000:] + p.stderr[-4000:]
+
+
+def test_long_kernel_ptx_compiles_without_local_memory(monkeypatch):
+    from s2g import gpu_long
+    _sm90(monkeypatch)
+    try:
+        ptx = gpu_long.compile_ptx((9, 0))
+    except Exception as exc:  # no NVVM: the toolchain is a test dependency (pyproject)
+        pytest.skip(f"compile_ptx unavailable: {type(exc).__name__}: {exc}")
+    assert ".entry" in ptx and "bar.sync" in ptx     # the block's barrier per step
+    assert ".local" not in ptx
+
+
+def test_cuda_simulator_long_kernel_matches_cpu_traceback():
+    """Every window on the long-window kernel (s2g/gpu_long.py), 2-row strips and 4 threads
+    per block: several strips per thread and several rounds per window."""
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO), S2G_LONG_STRIP="2",
+               S2G_LONG_MAX_T="4")
+    p = subprocess.run([sys.executable, str(REPO / "tests" / "gpu_tb_cudasim_check.py"), "3",
+                        "long"], env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0 and "OK" in p.stdout, p.stdout[-2000:] + p.stderr[-4000:]
 
 
@@ -111,18 +142,46 @@ def test_gpu_snp_graph_and_long_reads(tmp_path):
     # long reads: windows over MAX_CELLS go to the CPU, in the same batch
     seqs += [s for _, s, _ in sample_reads(sg, 4, 3000, 0.02, 0.5, 7)]
     reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
-    # global: windows span the graph (CPU). Semiglobal with scores 1/1/1/1: the 3 kbp
-    # reads' score bound then fits the CPU reference's int16 lanes too (with 2/4/4/2 it
-    # takes int32 lanes, a minute more of compiling for CPU-against-CPU tracebacks)
+    # Semiglobal with scores 1/1/1/1: the 3 kbp reads' score bound then fits the CPU
+    # reference's int16 lanes too (with 2/4/4/2 it takes int32 lanes, a minute more of
+    # compiling for CPU-against-CPU tracebacks). The 3 kbp reads' windows (over
+    # MAX_CELLS) run on the long-window kernel (s2g/gpu_long.py), or without it on the CPU
     for mode, sc in ((Mode.LOCAL, Scoring()), (Mode.SEMIGLOBAL, Scoring(1, 1, 1, 1))):
-        n_gpu = _same(g, reads, sc, mode)
-        assert 1000 <= n_gpu < len(seqs), n_gpu
-    old = gpu_traceback.CHUNK_BYTES
+        assert _same(g, reads, sc, mode) == len(seqs)
+    old = gpu_traceback.CHUNK_BYTES, gpu_traceback.LONG
     try:
+        gpu_traceback.LONG = False
+        n_gpu = _same(g, reads, Scoring(), Mode.LOCAL)
+        assert 1000 <= n_gpu < len(seqs), n_gpu
+        gpu_traceback.LONG = True
         gpu_traceback.CHUNK_BYTES = 1 << 20          # many chunks
         _same(g, reads.subset(range(500)), Scoring(), Mode.LOCAL)
     finally:
-        gpu_traceback.CHUNK_BYTES = old
+        gpu_traceback.CHUNK_BYTES, gpu_traceback.LONG = old
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("strip", [2, 32])
+def test_gpu_long_kernel_random_graphs(strip):
+    """Every window on the long-window kernel (strips of 2 rows: many rounds; 32: the
+    default), random graphs, reads and scoring, every mode: tracebacks == the CPU's."""
+    _gpu()
+    sys.path.insert(0, str(REPO / "tests"))
+    import gpu_cases as gc
+    from s2g import gpu_long, gpu_traceback
+    rng = np.random.default_rng(77 + strip)
+    old = gpu_traceback.MAX_CELLS, gpu_long.S
+    try:
+        gpu_traceback.MAX_CELLS = 0
+        gpu_long.S = strip                # a kernel argument: no recompiling
+        for mode in Mode:
+            for _ in range(6):
+                g = gc.random_graph(rng, n_seg=int(rng.integers(1, 12)),
+                                    max_seg_len=int(rng.integers(1, 30)))
+                reads = gc.random_reads(rng, 40, int(rng.integers(1, 600)))
+                _same(g, reads, gc.random_scoring(rng), mode)
+    finally:
+        gpu_traceback.MAX_CELLS, gpu_long.S = old
 
 
 @pytest.mark.gpu

@@ -227,6 +227,49 @@ def test_gpu_windows_under_the_cuda_simulator_match_the_cpu():
     assert p.stdout.startswith("OK 6"), p.stdout
 
 
+def test_long_window_kernel_under_the_cuda_simulator_matches_the_cpu():
+    """Every seeded window on the long-window kernel (s2g/gpu_long.py, find mode), 2-row
+    strips and 4 threads per block (several rounds per window) == the CPU path."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    repo = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(repo),
+               S2G_LONG_STRIP="2", S2G_LONG_MAX_T="4")
+    p = subprocess.run([sys.executable, str(repo / "tests" / "seeded_cudasim_check.py"), "2",
+                        "long"], env=env, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.startswith("OK 2"), p.stdout
+
+
+@pytest.mark.gpu
+def test_gpu_long_reads_seeded_equal_cpu(tmp_path):
+    """On a real GPU: 40 simulated 5 kbp reads (5% errors) on a 200 kbp SNP graph, seeded:
+    windows over the one-thread bound run on the long-window kernel; scores, end cells,
+    MAPQ and tracebacks == the CPU path."""
+    from s2g import gpu_traceback
+    from s2g.simulate import sample_reads, snp_graph
+    sg, ref = snp_graph(200_000, 50, 2, 8)
+    sg.write_gfa(str(tmp_path / "h.gfa"), ref)
+    g = s2g.load_graph(str(tmp_path / "h.gfa"))
+    seqs = [s for _, s, _ in sample_reads(sg, 40, 5000, 0.05, 0.5, 9)]
+    reads = ReadBatch.from_sequences([f"r{i}" for i in range(len(seqs))], seqs)
+    ix = build_index(g)
+    for mode in (Mode.LOCAL, Mode.SEMIGLOBAL):
+        cpu = SeededAligner(g, ix, Scoring(), mode)
+        want = cpu.align_batch(reads)
+        cpu.traceback(reads, want)
+        gpu = SeededAligner(g, ix, Scoring(), mode, device="gpu")
+        got = gpu.align_batch(reads)
+        assert gpu.totals["windows left to the CPU"] == 0
+        for f in ("score", "end_i", "end_j", "mapq"):
+            np.testing.assert_array_equal(getattr(got, f), getattr(want, f), err_msg=f)
+        gpu.traceback(reads, got)
+        assert list(got.tracebacks) == list(want.tracebacks)
+    assert gpu_traceback.LONG
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("mode", ["local", "semiglobal"])
 def test_gpu_windows_equal_cpu_windows(mode, tmp_path):

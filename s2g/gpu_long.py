@@ -1,0 +1,334 @@
+"""Long windows on the GPU: one thread block per window, rows split into strips (issue 15).
+
+:mod:`s2g.gpu_traceback` runs one thread per window: right for the millions of small
+windows of short reads, hopeless for a 10 kbp read's window of ~10^8 cells (one thread
+at a few MCUPS). This kernel keeps that kernel's column program, cell, tie order,
+direction codes, merge choices and walk (:func:`s2g.gpu_traceback._walk`), and splits
+the window's rows ``0..R`` into *strips* of :data:`S` rows:
+
+* a block of ``T`` threads takes strips ``g*T .. g*T + T - 1`` in round ``g``; thread
+  ``t`` computes column ``w = step - t`` of its strip at each step (a wavefront), then
+  the block meets at one barrier. Strip ``k``'s top row needs the row above at column
+  ``w`` and at ``w``'s predecessors: strip ``k - 1`` writes, per window column, its
+  bottom row's H, F and the diagonal it passes down (the best predecessor H, as the
+  one-thread kernel's ``diag``) into a ring of ``T + 1`` rows of ``W`` words, read by
+  strip ``k`` one step later (and by the next round's first strip);
+* everything else a strip reads is its own: the current column (H, E) and the window
+  slots (the liveness slots of :func:`s2g.gpu_traceback._program`) hold only the
+  strip's rows, interleaved across the block's threads (``[row in strip][thread]``)
+  so a warp's loads coalesce. No slot is shared between strips, so slot reuse races
+  nothing;
+* direction codes (4 bits per cell) and merge choices go to the same layout as the
+  one-thread kernel's (a strip starts at an even row, so it owns whole bytes); with
+  ``find`` every thread keeps its best cell (V0's rule: the highest score, then the
+  lowest column, then the lowest row) and thread 0 reduces them; thread 0 then walks.
+
+Device memory per window: ``W * (R + 2) / 2`` bytes of codes (65 MB for a 10 kbp read's
+13,000-column window), 12 bytes x ``(T + 1) x W`` of ring, ``8 x S x T`` per slot.
+Windows are chunked to :data:`CHUNK_BYTES`; a window over it stays on the CPU (its
+banded traceback keeps rows every ``Bh`` and needs no such memory).
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from numba import types
+
+from .dp import E_EXT, GLOBAL, H_DEL, H_START, LOCAL
+from .gpu_traceback import K_CONT, K_VIRT, _cum, _walk_dev
+from .scoring import NEG_INF
+from .tb_common import ST_MISMATCH, ST_OK, tb_cell
+
+#: rows per strip (one thread's rows of a column; even, so a strip owns whole code bytes);
+#: a kernel argument, read at each launch
+S = int(os.environ.get("S2G_LONG_STRIP", 32))
+assert S >= 2 and S % 2 == 0, "S2G_LONG_STRIP must be even"
+#: most threads per block (strips in flight per window; the shared arrays' size)
+SHARED_T = 256
+MAX_T = min(SHARED_T, int(os.environ.get("S2G_LONG_MAX_T", SHARED_T)))
+#: device bytes for one launch of long windows (default: a quarter of free memory)
+CHUNK_BYTES = int(os.environ.get("S2G_LONG_CHUNK_BYTES", 0))
+
+cuda = None
+_KERNEL = None
+
+
+def _cuda():
+    global cuda
+    if cuda is None:
+        from numba import cuda as _c
+        cuda = _c
+    return cuda
+
+
+def threads_for(n_strips_max: int) -> int:
+    """Threads per block for windows of at most ``n_strips_max`` strips: as few rounds
+    as MAX_T threads allow, then as few threads as those rounds need (multiples of 32;
+    S2G_LONG_MAX_T below 32 is for tests: several rounds on tiny windows)."""
+    rounds = max(1, -(-n_strips_max // MAX_T))
+    per = -(-n_strips_max // rounds)
+    return int(min(MAX_T, max(32, -(-per // 32) * 32)))
+
+
+def n_strips(rows):
+    """Strips of a window over rows ``0..rows``."""
+    return (np.asarray(rows, np.int64) + S) // S
+
+
+def device_bytes(sz, rows, L, T):
+    """Device bytes per window (program, codes, choices, slots, column, ring, outputs)."""
+    W, nm, nmp, nsl = sz[:, 0], sz[:, 1], sz[:, 2], sz[:, 3]
+    R1 = rows + 1
+    return (W * 20 + nmp * 8 + W * ((rows + 2) // 2) + nm * R1 * 4 + nsl * (S * T * 8)
+            + S * T * 8 + 12 * (T + 1) * W + (rows + L + 2) + 4 * (L + 1) + 64)
+
+
+def chunk_budget() -> int:
+    """Bytes one launch may use: S2G_LONG_CHUNK_BYTES, else a quarter of free memory."""
+    if CHUNK_BYTES > 0:
+        return CHUNK_BYTES
+    _cuda()
+    try:
+        free = float(cuda.current_context().get_memory_info()[0])
+    except Exception:
+        free = float("inf")
+    if not np.isfinite(free):          # the simulator reports no memory
+        free = 4 << 30
+    return max(1 << 28, int(free) // 4)
+
+
+def _long_body(n, mode, a, b, o, e, S, codes, qoff, rows_a, score_a, coff, poff, soff, doff,
+               xoff, roff, oo, co, p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn,
+               mp_slot, mp_wcol, CH, CE, SH, SE, BH, BF, BD, dirs, dpred, epred, out_ops,
+               out_cols, out_n, out_start, out_st, find, out_best):
+    """One block per window: strips of ``S`` rows in a wavefront (module doc), then the walk.
+    ``find``, ``out_best`` and the outputs as :func:`s2g.gpu_traceback._tb_body`'s."""
+    r = cuda.blockIdx.x
+    tid = cuda.threadIdx.x
+    T = cuda.blockDim.x
+    sb = cuda.shared.array(SHARED_T, types.int32)
+    sw = cuda.shared.array(SHARED_T, types.int32)
+    si = cuda.shared.array(SHARED_T, types.int32)
+    R = rows_a[r]
+    R1 = R + 1
+    stride = (R + 2) // 2
+    c0 = coff[r]
+    W = coff[r + 1] - c0
+    p0 = poff[r]
+    s0 = soff[r]
+    d0 = doff[r]
+    x0 = xoff[r]
+    b0 = roff[r]
+    q0 = qoff[r]
+    h0 = np.int64(r) * (S * T)
+    oe = o + e
+    T1 = T + 1
+    best = 0 if mode == LOCAL else NEG_INF
+    bw = -1
+    bi = -1
+    NS = (R1 + S - 1) // S
+    for g0 in range(0, NS, T):
+        k = g0 + tid
+        active = k < NS
+        r0 = k * S
+        nr = min(S, R1 - r0)
+        ring = b0 + (k % T1) * W
+        pring = b0 + ((k + T) % T1) * W        # strip k - 1's ring row
+        for stp in range(W + min(T, NS - g0) - 1):
+            w = stp - tid
+            if active and w >= 0 and w < W:
+                gw = c0 + w
+                kind = p_kind[gw]
+                gb = p_base[gw]
+                st = p_store[gw]
+                mr = p_mrank[gw]
+                ma = p0 + p_mpa[gw]
+                mn = p_mpn[gw]
+                if r0 == 0:
+                    diag = NEG_INF
+                    hup = NEG_INF
+                    f = NEG_INF
+                else:
+                    diag = BD[pring + w]
+                    hup = BH[pring + w]
+                    f = BF[pring + w]
+                byte = 0
+                for u in range(nr):
+                    t = r0 + u
+                    ci = h0 + u * T + tid
+                    if kind == K_CONT:
+                        ph = CH[ci]
+                        ho = ph - oe
+                        ex = CE[ci] - e
+                        pe = max(ho, ex)
+                        px = ex > ho
+                    else:
+                        if kind & K_VIRT:
+                            ph = 0 if (mode == LOCAL or t == 0) else -(o + e * t)
+                            pe = ph - oe
+                        else:
+                            ph = NEG_INF
+                            pe = NEG_INF
+                        px = False
+                        dsel = -1
+                        esel = -1
+                        for x in range(mn):
+                            sp = s0 + (mp_slot[ma + x] * S + u) * T + tid
+                            hp = SH[sp]
+                            ho = hp - oe
+                            ex = SE[sp] - e
+                            ce = max(ho, ex)
+                            if hp > ph or (hp == ph and dsel == -1):
+                                ph = hp
+                                dsel = x
+                            if ce > pe or (ce == pe and esel == -1 and ce > NEG_INF):
+                                pe = ce
+                                px = ex > ho
+                                esel = x
+                        if mr >= 0:
+                            dpred[x0 + mr * R1 + t] = dsel
+                            epred[x0 + mr * R1 + t] = esel
+                    if t == 0:
+                        if mode == GLOBAL:
+                            h = pe
+                            ev = pe
+                            d = H_DEL | (E_EXT if px else 0)
+                        else:
+                            h = 0
+                            ev = NEG_INF
+                            d = H_START
+                        f = NEG_INF
+                    else:
+                        ev = pe
+                        h, f, d = tb_cell(diag, ev, hup, f, codes[q0 + t - 1], gb, mode, a, b,
+                                          o, e)
+                        if px:
+                            d |= E_EXT
+                        if find and (mode == LOCAL or t == R) and (
+                                h > best or (h == best and bw >= 0 and (
+                                    w < bw or (w == bw and t < bi)))):
+                            best = h
+                            bw = w
+                            bi = t
+                    diag = ph
+                    hup = h
+                    CH[ci] = h
+                    CE[ci] = ev
+                    if st >= 0:
+                        sp = s0 + (st * S + u) * T + tid
+                        SH[sp] = h
+                        SE[sp] = ev
+                    if t & 1:
+                        dirs[d0 + w * stride + (t >> 1)] = byte | (d << 4)
+                    else:
+                        byte = d
+                        if t == R:
+                            dirs[d0 + w * stride + (t >> 1)] = byte
+                BD[ring + w] = diag
+                BH[ring + w] = hup
+                BF[ring + w] = f
+            cuda.syncthreads()
+    sb[tid] = best
+    sw[tid] = bw
+    si[tid] = bi
+    cuda.syncthreads()
+    if tid != 0:
+        return
+    if find:
+        for x in range(1, T):
+            h = sb[x]
+            if sw[x] >= 0 and (h > best or (h == best and (
+                    bw < 0 or sw[x] < bw or (sw[x] == bw and si[x] < bi)))):
+                best = h
+                bw = sw[x]
+                bi = si[x]
+        out_best[3 * r] = best if bw >= 0 else NEG_INF
+        out_best[3 * r + 1] = bi
+        out_best[3 * r + 2] = bw
+        if bw < 0:
+            out_n[2 * r] = 0
+            out_n[2 * r + 1] = 0
+            out_start[r] = 0
+            out_st[r] = ST_OK
+            return
+        w = bw
+        i = bi
+    else:
+        if W == 0 or BH[b0 + ((NS - 1) % T1) * W + W - 1] != score_a[r]:
+            out_st[r] = ST_MISMATCH
+            return
+        w = W - 1
+        i = R
+    _walk_dev(r, w, i, mode, R1, stride, c0, p0, d0, x0, q0, codes, p_base, p_col, p_kind,
+              p_mrank, p_mpa, mp_wcol, dirs, dpred, epred, oo, co, out_ops, out_cols, out_n,
+              out_start, out_st)
+
+
+def kernel_signature():
+    """Argument types of the kernel (``cuda.compile_ptx``, eager compilation)."""
+    i32, i64 = types.int32, types.int64
+    a = types.Array
+    return ((i32,) * 7 + (a(types.uint8, 1, "C"), a(i64, 1, "C"), a(i32, 1, "C"),
+                          a(i32, 1, "C")) + (a(i64, 1, "C"),) * 8
+            + (a(types.uint8, 1, "C"), a(i32, 1, "C"), a(types.int8, 1, "C"))
+            + (a(i32, 1, "C"),) * 6
+            + (a(i32, 1, "C"),) * 7
+            + (a(types.uint8, 1, "C"), a(types.int16, 1, "C"), a(types.int16, 1, "C"),
+               a(types.uint8, 1, "C"), a(i32, 1, "C"), a(i32, 1, "C"), a(i32, 1, "C"),
+               a(i32, 1, "C"), i32, a(i32, 1, "C")))
+
+
+def get_kernel():
+    """The kernel, compiled once per process (eagerly for its signature on a GPU, kept in
+    Numba's disk cache)."""
+    global _KERNEL
+    if _KERNEL is None:
+        _cuda()
+        from numba import config
+        if config.ENABLE_CUDASIM:
+            _KERNEL = cuda.jit(_long_body)
+        else:
+            opts = {"cache": True} if os.environ.get("S2G_NO_CACHE", "") == "" else {}
+            _KERNEL = cuda.jit(kernel_signature(), **opts)(_long_body)
+    return _KERNEL
+
+
+def compile_ptx(cc=(9, 0)):
+    """PTX of the kernel for compute capability ``cc`` (tests; no GPU needed)."""
+    _cuda()
+    return cuda.compile_ptx(_long_body, kernel_signature(), cc=cc)[0]
+
+
+def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, sz, oo, co,
+           prog, find):
+    """Upload one chunk's windows (``dev(x)`` uploads, ``emp(size, dtype)`` allocates) and
+    launch the kernel; returns the device outputs (ops, cols, n, start, status, best) and
+    the CUDA events around the launch."""
+    R1 = rows + 1
+    T = threads_for(int(n_strips(rows).max()))
+    W = sz[:, 0]
+    soff = _cum(sz[:, 3] * (S * T))
+    doff = _cum(W * ((rows + 2) // 2))
+    xoff = _cum(sz[:, 1] * R1)
+    roff = _cum((T + 1) * W)
+    args = [dev(np.ascontiguousarray(codes, np.uint8)), dev(qoff), dev(rows.astype(np.int32)),
+            dev(score.astype(np.int32))]
+    args += [dev(x) for x in (coff, poff, soff, doff, xoff, roff, oo, co)]
+    args += [dev(x) for x in prog]
+    args += [emp(n * S * T, np.int32), emp(n * S * T, np.int32), emp(soff[-1], np.int32),
+             emp(soff[-1], np.int32), emp(roff[-1], np.int32), emp(roff[-1], np.int32),
+             emp(roff[-1], np.int32), emp(doff[-1], np.uint8), emp(xoff[-1], np.int16),
+             emp(xoff[-1], np.int16)]
+    d_ops, d_cols = emp(oo[-1], np.uint8), emp(co[-1], np.int32)
+    d_n, d_start = emp(2 * n, np.int32), emp(n, np.int32)
+    d_st = dev(np.full(n, -1, np.int32))
+    d_best = emp(3 * n, np.int32) if find else d_st
+    kern = get_kernel()
+    ev0, ev1 = cuda.event(), cuda.event()
+    ev0.record()
+    kern[n, T](np.int32(n), np.int32(mode), np.int32(a), np.int32(b), np.int32(o), np.int32(e),
+               np.int32(S), *args, d_ops, d_cols, d_n, d_start, d_st, np.int32(find), d_best)
+    ev1.record()
+    return d_ops, d_cols, d_n, d_start, d_st, d_best, (ev0, ev1)
+
