@@ -307,11 +307,19 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
                      if k.startswith("seconds")}
             if seeded.device == "gpu":
                 from .gpu_traceback import PROFILE
-                parts.update({f"GPU {k}": v for k, v in PROFILE.items() if v})
+                parts.update({f"GPU {k}": v for k, v in PROFILE.items()
+                              if v and not k.startswith("long")})
             print("s2g: seeded align stage, seconds: " + ", ".join(
                 f"{k} {v:.2f}" for k, v in parts.items())
                 + f"; first batch {aligner.first_batch_s or 0:.2f}",
                 file=sys.stderr)
+        gt = sys.modules.get("s2g.gpu_traceback")
+        if gt is not None and gt.PROFILE["long_launches"]:
+            p = gt.PROFILE
+            print(f"s2g: long-window kernel: {p['long_windows']:,} windows in "
+                  f"{p['long_launches']} launches, {p['long_cells']:,} cells, "
+                  f"{p['long_kernel']:.2f} s, {p['long_cells'] / max(p['long_kernel'], 1e-9) / 1e9:.1f}"
+                  " GCUPS", file=sys.stderr)
     return 0
 
 

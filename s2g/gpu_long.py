@@ -33,12 +33,12 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from numba import types
+from numba import int32, types
 
-from .dp import E_EXT, GLOBAL, H_DEL, H_START, LOCAL
+from .dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_DIAG, H_INS, H_START, LOCAL
 from .gpu_traceback import K_CONT, K_VIRT, _cum, _walk_dev
 from .scoring import NEG_INF
-from .tb_common import ST_MISMATCH, ST_OK, tb_cell
+from .tb_common import ST_MISMATCH, ST_OK
 
 #: rows per strip (one thread's rows of a column; even, so a strip owns whole code bytes);
 #: a kernel argument, read at each launch
@@ -47,6 +47,9 @@ assert S >= 2 and S % 2 == 0, "S2G_LONG_STRIP must be even"
 #: most threads per block (strips in flight per window; the shared arrays' size)
 SHARED_T = 256
 MAX_T = min(SHARED_T, int(os.environ.get("S2G_LONG_MAX_T", SHARED_T)))
+#: shared memory a block may use without opting in: the column (8 x S x T bytes) and the
+#: best-cell reduction (12 x SHARED_T)
+SHARED_BYTES = 48 * 1024
 #: device bytes for one launch of long windows (default: a quarter of free memory)
 CHUNK_BYTES = int(os.environ.get("S2G_LONG_CHUNK_BYTES", 0))
 
@@ -66,9 +69,10 @@ def threads_for(n_strips_max: int) -> int:
     """Threads per block for windows of at most ``n_strips_max`` strips: as few rounds
     as MAX_T threads allow, then as few threads as those rounds need (multiples of 32;
     S2G_LONG_MAX_T below 32 is for tests: several rounds on tiny windows)."""
-    rounds = max(1, -(-n_strips_max // MAX_T))
+    most = min(MAX_T, max(32, (SHARED_BYTES - 12 * SHARED_T) // (8 * S) // 32 * 32))
+    rounds = max(1, -(-n_strips_max // most))
     per = -(-n_strips_max // rounds)
-    return int(min(MAX_T, max(32, -(-per // 32) * 32)))
+    return int(min(most, max(32, -(-per // 32) * 32)))
 
 
 def n_strips(rows):
@@ -81,7 +85,7 @@ def device_bytes(sz, rows, L, T):
     W, nm, nmp, nsl = sz[:, 0], sz[:, 1], sz[:, 2], sz[:, 3]
     R1 = rows + 1
     return (W * 20 + nmp * 8 + W * ((rows + 2) // 2) + nm * R1 * 4 + nsl * (S * T * 8)
-            + S * T * 8 + 12 * (T + 1) * W + (rows + L + 2) + 4 * (L + 1) + 64)
+            + 12 * (T + 1) * W + (rows + L + 2) + 4 * (L + 1) + 64)
 
 
 def chunk_budget() -> int:
@@ -100,16 +104,24 @@ def chunk_budget() -> int:
 
 def _long_body(n, mode, a, b, o, e, S, codes, qoff, rows_a, score_a, coff, poff, soff, doff,
                xoff, roff, oo, co, p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn,
-               mp_slot, mp_wcol, CH, CE, SH, SE, BH, BF, BD, dirs, dpred, epred, out_ops,
+               mp_slot, mp_wcol, SH, SE, BH, BF, BD, dirs, dpred, epred, out_ops,
                out_cols, out_n, out_start, out_st, find, out_best):
     """One block per window: strips of ``S`` rows in a wavefront (module doc), then the walk.
-    ``find``, ``out_best`` and the outputs as :func:`s2g.gpu_traceback._tb_body`'s."""
+    ``find``, ``out_best`` and the outputs as :func:`s2g.gpu_traceback._tb_body`'s.
+
+    The cell is :func:`s2g.tb_common.tb_cell` written out with every intermediate cast to
+    int32 (Numba types int32 arithmetic as int64: 64-bit PTX, about twice the
+    instructions, ../shared/notes/gpu-facts.md); the strip's current column (H, E) is in
+    dynamic shared memory, ``[H or E][row in strip][thread]``."""
     r = cuda.blockIdx.x
     tid = cuda.threadIdx.x
     T = cuda.blockDim.x
     sb = cuda.shared.array(SHARED_T, types.int32)
     sw = cuda.shared.array(SHARED_T, types.int32)
     si = cuda.shared.array(SHARED_T, types.int32)
+    col = cuda.shared.array(0, types.int32)
+    neg = int32(NEG_INF)
+    zero = int32(0)
     R = rows_a[r]
     R1 = R + 1
     stride = (R + 2) // 2
@@ -121,10 +133,11 @@ def _long_body(n, mode, a, b, o, e, S, codes, qoff, rows_a, score_a, coff, poff,
     x0 = xoff[r]
     b0 = roff[r]
     q0 = qoff[r]
-    h0 = np.int64(r) * (S * T)
-    oe = o + e
+    oe = int32(o + e)
+    nb = int32(-b)
+    ST = S * T
     T1 = T + 1
-    best = 0 if mode == LOCAL else NEG_INF
+    best = zero if mode == LOCAL else neg
     bw = -1
     bi = -1
     NS = (R1 + S - 1) // S
@@ -146,9 +159,9 @@ def _long_body(n, mode, a, b, o, e, S, codes, qoff, rows_a, score_a, coff, poff,
                 ma = p0 + p_mpa[gw]
                 mn = p_mpn[gw]
                 if r0 == 0:
-                    diag = NEG_INF
-                    hup = NEG_INF
-                    f = NEG_INF
+                    diag = neg
+                    hup = neg
+                    f = neg
                 else:
                     diag = BD[pring + w]
                     hup = BH[pring + w]
@@ -156,53 +169,72 @@ def _long_body(n, mode, a, b, o, e, S, codes, qoff, rows_a, score_a, coff, poff,
                 byte = 0
                 for u in range(nr):
                     t = r0 + u
-                    ci = h0 + u * T + tid
+                    ci = u * T + tid
                     if kind == K_CONT:
-                        ph = CH[ci]
-                        ho = ph - oe
-                        ex = CE[ci] - e
+                        ph = col[ci]
+                        ho = int32(ph - oe)
+                        ex = int32(col[ST + ci] - e)
                         pe = max(ho, ex)
                         px = ex > ho
                     else:
                         if kind & K_VIRT:
-                            ph = 0 if (mode == LOCAL or t == 0) else -(o + e * t)
-                            pe = ph - oe
+                            ph = zero if (mode == LOCAL or t == 0) else int32(-(o + e * t))
+                            pe = int32(ph - oe)
                         else:
-                            ph = NEG_INF
-                            pe = NEG_INF
+                            ph = neg
+                            pe = neg
                         px = False
                         dsel = -1
                         esel = -1
                         for x in range(mn):
                             sp = s0 + (mp_slot[ma + x] * S + u) * T + tid
                             hp = SH[sp]
-                            ho = hp - oe
-                            ex = SE[sp] - e
+                            ho = int32(hp - oe)
+                            ex = int32(SE[sp] - e)
                             ce = max(ho, ex)
                             if hp > ph or (hp == ph and dsel == -1):
                                 ph = hp
                                 dsel = x
-                            if ce > pe or (ce == pe and esel == -1 and ce > NEG_INF):
+                            if ce > pe or (ce == pe and esel == -1 and ce > neg):
                                 pe = ce
                                 px = ex > ho
                                 esel = x
                         if mr >= 0:
                             dpred[x0 + mr * R1 + t] = dsel
                             epred[x0 + mr * R1 + t] = esel
+                    ev = pe
                     if t == 0:
                         if mode == GLOBAL:
                             h = pe
-                            ev = pe
                             d = H_DEL | (E_EXT if px else 0)
                         else:
-                            h = 0
-                            ev = NEG_INF
+                            h = zero
+                            ev = neg
                             d = H_START
-                        f = NEG_INF
+                        f = neg
                     else:
-                        ev = pe
-                        h, f, d = tb_cell(diag, ev, hup, f, codes[q0 + t - 1], gb, mode, a, b,
-                                          o, e)
+                        # tb_cell, in int32: F (open or extend), then diagonal, E, F
+                        fo = int32(hup - oe)
+                        fx = int32(f - e)
+                        if fx > fo:
+                            f = fx
+                            d = F_EXT
+                        else:
+                            f = fo
+                            d = 0
+                        qb = codes[q0 + t - 1]
+                        h = int32(diag + (int32(a) if (qb == gb and qb < 4) else nb))
+                        src = H_DIAG
+                        if ev > h:
+                            h = ev
+                            src = H_DEL
+                        if f > h:
+                            h = f
+                            src = H_INS
+                        if mode == LOCAL and h <= zero:
+                            h = zero
+                            src = H_START
+                        d |= src
                         if px:
                             d |= E_EXT
                         if find and (mode == LOCAL or t == R) and (
@@ -213,8 +245,8 @@ def _long_body(n, mode, a, b, o, e, S, codes, qoff, rows_a, score_a, coff, poff,
                             bi = t
                     diag = ph
                     hup = h
-                    CH[ci] = h
-                    CE[ci] = ev
+                    col[ci] = h
+                    col[ST + ci] = ev
                     if st >= 0:
                         sp = s0 + (st * S + u) * T + tid
                         SH[sp] = h
@@ -243,7 +275,7 @@ def _long_body(n, mode, a, b, o, e, S, codes, qoff, rows_a, score_a, coff, poff,
                 best = h
                 bw = sw[x]
                 bi = si[x]
-        out_best[3 * r] = best if bw >= 0 else NEG_INF
+        out_best[3 * r] = best if bw >= 0 else neg
         out_best[3 * r + 1] = bi
         out_best[3 * r + 2] = bw
         if bw < 0:
@@ -273,7 +305,7 @@ def kernel_signature():
                           a(i32, 1, "C")) + (a(i64, 1, "C"),) * 8
             + (a(types.uint8, 1, "C"), a(i32, 1, "C"), a(types.int8, 1, "C"))
             + (a(i32, 1, "C"),) * 6
-            + (a(i32, 1, "C"),) * 7
+            + (a(i32, 1, "C"),) * 5
             + (a(types.uint8, 1, "C"), a(types.int16, 1, "C"), a(types.int16, 1, "C"),
                a(types.uint8, 1, "C"), a(i32, 1, "C"), a(i32, 1, "C"), a(i32, 1, "C"),
                a(i32, 1, "C"), i32, a(i32, 1, "C")))
@@ -316,8 +348,7 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
             dev(score.astype(np.int32))]
     args += [dev(x) for x in (coff, poff, soff, doff, xoff, roff, oo, co)]
     args += [dev(x) for x in prog]
-    args += [emp(n * S * T, np.int32), emp(n * S * T, np.int32), emp(soff[-1], np.int32),
-             emp(soff[-1], np.int32), emp(roff[-1], np.int32), emp(roff[-1], np.int32),
+    args += [emp(soff[-1], np.int32), emp(soff[-1], np.int32), emp(roff[-1], np.int32), emp(roff[-1], np.int32),
              emp(roff[-1], np.int32), emp(doff[-1], np.uint8), emp(xoff[-1], np.int16),
              emp(xoff[-1], np.int16)]
     d_ops, d_cols = emp(oo[-1], np.uint8), emp(co[-1], np.int32)
@@ -327,7 +358,7 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
     kern = get_kernel()
     ev0, ev1 = cuda.event(), cuda.event()
     ev0.record()
-    kern[n, T](np.int32(n), np.int32(mode), np.int32(a), np.int32(b), np.int32(o), np.int32(e),
+    kern[n, T, 0, 8 * S * T](np.int32(n), np.int32(mode), np.int32(a), np.int32(b), np.int32(o), np.int32(e),
                np.int32(S), *args, d_ops, d_cols, d_n, d_start, d_st, np.int32(find), d_best)
     ev1.record()
     return d_ops, d_cols, d_n, d_start, d_st, d_best, (ev0, ev1)

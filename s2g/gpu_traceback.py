@@ -61,7 +61,10 @@ CHUNK_BYTES = int(os.environ.get("S2G_GPU_TB_CHUNK_BYTES", 1 << 30))
 MAX_PREDS = 32767
 BLOCK = 128
 #: seconds per stage, summed over calls (bench/gpu_traceback_profile.py reads it)
-PROFILE = {"sizes": 0.0, "fill": 0.0, "device": 0.0, "kernel": 0.0, "summary": 0.0, "store": 0.0}
+PROFILE = {"sizes": 0.0, "fill": 0.0, "device": 0.0, "kernel": 0.0, "summary": 0.0, "store": 0.0,
+           "long_launches": 0, "long_windows": 0, "long_cells": 0, "long_kernel": 0.0}
+#: S2G_LONG_LOG=1: one line per long-window launch on stderr (windows, cells, ms, GCUPS)
+LONG_LOG = os.environ.get("S2G_LONG_LOG", "") not in ("", "0")
 #: column scratch interleaved across the reads of a chunk (coalesced) or per read
 INTERLEAVE = os.environ.get("S2G_GPU_TB_INTERLEAVE", "1") != "0"
 
@@ -699,7 +702,20 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
                                     d_best)
         ev1.record()
     st = d_st.copy_to_host()
-    PROFILE["kernel"] += ev0.elapsed_time(ev1) / 1e3
+    ms = ev0.elapsed_time(ev1)
+    PROFILE["kernel"] += ms / 1e3
+    if long:
+        cells = int((sz[:, 0] * R1).sum())
+        PROFILE["long_launches"] += 1
+        PROFILE["long_windows"] += n
+        PROFILE["long_cells"] += cells
+        PROFILE["long_kernel"] += ms / 1e3
+        if LONG_LOG:
+            import sys
+            print(f"s2g: long-window launch: {n} windows, {cells:,} cells, rows "
+                  f"{int(rows.min())}-{int(rows.max())}, columns {int(sz[:, 0].min())}-"
+                  f"{int(sz[:, 0].max())}, {ms:.1f} ms, {cells / max(ms, 1e-9) / 1e6:.1f} GCUPS",
+                  file=sys.stderr)
     ops, cols = d_ops.copy_to_host(), d_cols.copy_to_host()
     nn, start = d_n.copy_to_host(), d_start.copy_to_host()
     t2 = time.perf_counter()

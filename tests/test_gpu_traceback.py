@@ -102,7 +102,8 @@ def _same(g, reads, sc, mode):
     traceback_batch(g, reads, sc, mode, res)
     want = list(res.tracebacks)
     idx = np.nonzero(res.aligned())[0].astype(np.int64)
-    left = gpu_traceback.run(g, reads, sc, mode, res, idx, FlatTracebacks(len(res)))
+    left = gpu_traceback.run(g, reads, sc, mode, res, idx, FlatTracebacks(len(res)),
+                             long_cells=1 << 40)
     traceback_batch(g, reads, sc, mode, res, device=True)
     bad = [r for r in range(len(res)) if want[r] != res.tracebacks[r]]
     assert not bad, [(r, want[r], res.tracebacks[r]) for r in bad[:2]]
