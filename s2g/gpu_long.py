@@ -43,13 +43,16 @@ from .tb_common import ST_MISMATCH, ST_OK
 #: rows per strip (one thread's rows of a column; even, so a strip owns whole code bytes);
 #: a kernel argument, read at each launch
 S = int(os.environ.get("S2G_LONG_STRIP", 32))
-assert S >= 2 and S % 2 == 0, "S2G_LONG_STRIP must be even"
+assert 2 <= S <= 62 and S % 2 == 0, "S2G_LONG_STRIP must be even, 2..62"
 #: most threads per block (strips in flight per window; the shared arrays' size)
 SHARED_T = 256
 MAX_T = min(SHARED_T, int(os.environ.get("S2G_LONG_MAX_T", SHARED_T)))
 #: shared memory a block may use without opting in: the column (8 x S x T bytes) and the
 #: best-cell reduction (12 x SHARED_T)
 SHARED_BYTES = 48 * 1024
+#: shared memory per block with the opt-in (the column and the first window slots): 2
+#: blocks per SM, as many as a launch of 10 kbp windows has (their codes fill memory)
+SHARED_BLOCK = int(os.environ.get("S2G_LONG_SHARED", 100 * 1024))
 #: device bytes for one launch of long windows (default: a quarter of free memory)
 CHUNK_BYTES = int(os.environ.get("S2G_LONG_CHUNK_BYTES", 0))
 
@@ -102,7 +105,7 @@ def chunk_budget() -> int:
     return max(1 << 28, int(free) // 4)
 
 
-def _long_body(n, mode, a, b, o, e, S, codes, qoff, rows_a, score_a, coff, poff, soff, doff,
+def _long_body(n, mode, a, b, o, e, S, n_sh, codes, qoff, rows_a, score_a, coff, poff, soff, doff,
                xoff, roff, oo, co, p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn,
                mp_slot, mp_wcol, SH, SE, BH, BF, BD, dirs, dpred, epred, out_ops,
                out_cols, out_n, out_start, out_st, find, out_best):
@@ -166,17 +169,15 @@ def _long_body(n, mode, a, b, o, e, S, codes, qoff, rows_a, score_a, coff, poff,
                     diag = BD[pring + w]
                     hup = BH[pring + w]
                     f = BF[pring + w]
-                byte = 0
-                for u in range(nr):
-                    t = r0 + u
-                    ci = u * T + tid
-                    if kind == K_CONT:
-                        ph = col[ci]
-                        ho = int32(ph - oe)
-                        ex = int32(col[ST + ci] - e)
-                        pe = max(ho, ex)
-                        px = ex > ho
-                    else:
+                mask = np.int64(0)
+                if kind != K_CONT:
+                    # the merge first, for the strip's rows: the best predecessor H into
+                    # col[H], its E into col[E], "E extended" into bit u of mask (loads of
+                    # different rows do not wait on each other; the cell loop stays the
+                    # same for every lane)
+                    for u in range(nr):
+                        t = r0 + u
+                        ci = u * T + tid
                         if kind & K_VIRT:
                             ph = zero if (mode == LOCAL or t == 0) else int32(-(o + e * t))
                             pe = int32(ph - oe)
@@ -187,10 +188,17 @@ def _long_body(n, mode, a, b, o, e, S, codes, qoff, rows_a, score_a, coff, poff,
                         dsel = -1
                         esel = -1
                         for x in range(mn):
-                            sp = s0 + (mp_slot[ma + x] * S + u) * T + tid
-                            hp = SH[sp]
+                            sl = mp_slot[ma + x]
+                            if sl < n_sh:
+                                sp = (2 + 2 * sl) * ST + ci
+                                hp = col[sp]
+                                ep = col[sp + ST]
+                            else:
+                                sp = s0 + ((sl - n_sh) * S + u) * T + tid
+                                hp = SH[sp]
+                                ep = SE[sp]
                             ho = int32(hp - oe)
-                            ex = int32(SE[sp] - e)
+                            ex = int32(ep - e)
                             ce = max(ho, ex)
                             if hp > ph or (hp == ph and dsel == -1):
                                 ph = hp
@@ -202,6 +210,32 @@ def _long_body(n, mode, a, b, o, e, S, codes, qoff, rows_a, score_a, coff, poff,
                         if mr >= 0:
                             dpred[x0 + mr * R1 + t] = dsel
                             epred[x0 + mr * R1 + t] = esel
+                        col[ci] = ph
+                        col[ST + ci] = pe
+                        if px:
+                            mask |= np.int64(1) << u
+                byte = 0
+                nh = col[tid]                   # row r0's column values, read one row ahead
+                ne = col[ST + tid]
+                nq = codes[q0 + r0 - 1] if r0 > 0 else 0
+                for u in range(nr):
+                    t = r0 + u
+                    ci = u * T + tid
+                    ph = nh
+                    ce = ne
+                    qb = nq
+                    if u + 1 < nr:
+                        nh = col[ci + T]
+                        ne = col[ST + ci + T]
+                        nq = codes[q0 + t]
+                    if kind == K_CONT:
+                        ho = int32(ph - oe)
+                        ex = int32(ce - e)
+                        pe = max(ho, ex)
+                        px = ex > ho
+                    else:
+                        pe = ce
+                        px = (mask >> u) & 1 != 0
                     ev = pe
                     if t == 0:
                         if mode == GLOBAL:
@@ -222,7 +256,6 @@ def _long_body(n, mode, a, b, o, e, S, codes, qoff, rows_a, score_a, coff, poff,
                         else:
                             f = fo
                             d = 0
-                        qb = codes[q0 + t - 1]
                         h = int32(diag + (int32(a) if (qb == gb and qb < 4) else nb))
                         src = H_DIAG
                         if ev > h:
@@ -248,9 +281,14 @@ def _long_body(n, mode, a, b, o, e, S, codes, qoff, rows_a, score_a, coff, poff,
                     col[ci] = h
                     col[ST + ci] = ev
                     if st >= 0:
-                        sp = s0 + (st * S + u) * T + tid
-                        SH[sp] = h
-                        SE[sp] = ev
+                        if st < n_sh:
+                            sp = (2 + 2 * st) * ST + ci
+                            col[sp] = h
+                            col[sp + ST] = ev
+                        else:
+                            sp = s0 + ((st - n_sh) * S + u) * T + tid
+                            SH[sp] = h
+                            SE[sp] = ev
                     if t & 1:
                         dirs[d0 + w * stride + (t >> 1)] = byte | (d << 4)
                     else:
@@ -301,7 +339,7 @@ def kernel_signature():
     """Argument types of the kernel (``cuda.compile_ptx``, eager compilation)."""
     i32, i64 = types.int32, types.int64
     a = types.Array
-    return ((i32,) * 7 + (a(types.uint8, 1, "C"), a(i64, 1, "C"), a(i32, 1, "C"),
+    return ((i32,) * 8 + (a(types.uint8, 1, "C"), a(i64, 1, "C"), a(i32, 1, "C"),
                           a(i32, 1, "C")) + (a(i64, 1, "C"),) * 8
             + (a(types.uint8, 1, "C"), a(i32, 1, "C"), a(types.int8, 1, "C"))
             + (a(i32, 1, "C"),) * 6
@@ -332,6 +370,15 @@ def compile_ptx(cc=(9, 0)):
     return cuda.compile_ptx(_long_body, kernel_signature(), cc=cc)[0]
 
 
+def shared_plan(T: int, n_slots: int, budget: int):
+    """Window slots kept in shared memory (the rest in global memory) and the block's
+    dynamic shared bytes: the column (8 x S x T) and as many slots (8 x S x T each) as
+    ``budget`` holds beside the best-cell reduction."""
+    per = 8 * S * T
+    n_sh = int(max(0, min(n_slots, (budget - 12 * SHARED_T - per) // per)))
+    return n_sh, per * (1 + n_sh)
+
+
 def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, sz, oo, co,
            prog, find):
     """Upload one chunk's windows (``dev(x)`` uploads, ``emp(size, dtype)`` allocates) and
@@ -339,8 +386,12 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
     the CUDA events around the launch."""
     R1 = rows + 1
     T = threads_for(int(n_strips(rows).max()))
+    kern = get_kernel()
+    n_sh, dyn = shared_plan(T, int(sz[:, 3].max()), SHARED_BLOCK)
+    if dyn > SHARED_BYTES and not _raise_shared(kern, dyn):
+        n_sh, dyn = shared_plan(T, int(sz[:, 3].max()), SHARED_BYTES)
     W = sz[:, 0]
-    soff = _cum(sz[:, 3] * (S * T))
+    soff = _cum(np.maximum(sz[:, 3] - n_sh, 0) * (S * T))
     doff = _cum(W * ((rows + 2) // 2))
     xoff = _cum(sz[:, 1] * R1)
     roff = _cum((T + 1) * W)
@@ -348,18 +399,34 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
             dev(score.astype(np.int32))]
     args += [dev(x) for x in (coff, poff, soff, doff, xoff, roff, oo, co)]
     args += [dev(x) for x in prog]
-    args += [emp(soff[-1], np.int32), emp(soff[-1], np.int32), emp(roff[-1], np.int32), emp(roff[-1], np.int32),
-             emp(roff[-1], np.int32), emp(doff[-1], np.uint8), emp(xoff[-1], np.int16),
-             emp(xoff[-1], np.int16)]
+    args += [emp(soff[-1], np.int32), emp(soff[-1], np.int32), emp(roff[-1], np.int32),
+             emp(roff[-1], np.int32), emp(roff[-1], np.int32), emp(doff[-1], np.uint8),
+             emp(xoff[-1], np.int16), emp(xoff[-1], np.int16)]
     d_ops, d_cols = emp(oo[-1], np.uint8), emp(co[-1], np.int32)
     d_n, d_start = emp(2 * n, np.int32), emp(n, np.int32)
     d_st = dev(np.full(n, -1, np.int32))
     d_best = emp(3 * n, np.int32) if find else d_st
-    kern = get_kernel()
     ev0, ev1 = cuda.event(), cuda.event()
     ev0.record()
-    kern[n, T, 0, 8 * S * T](np.int32(n), np.int32(mode), np.int32(a), np.int32(b), np.int32(o), np.int32(e),
-               np.int32(S), *args, d_ops, d_cols, d_n, d_start, d_st, np.int32(find), d_best)
+    kern[n, T, 0, dyn](np.int32(n), np.int32(mode), np.int32(a), np.int32(b), np.int32(o),
+                       np.int32(e), np.int32(S), np.int32(n_sh), *args, d_ops, d_cols, d_n,
+                       d_start, d_st, np.int32(find), d_best)
     ev1.record()
     return d_ops, d_cols, d_n, d_start, d_st, d_best, (ev0, ev1)
 
+
+_RAISED = [0]
+
+
+def _raise_shared(kern, nbytes) -> bool:
+    """Allow ``nbytes`` of dynamic shared memory per block (above 48 KB: an opt-in)."""
+    from numba import config
+    if config.ENABLE_CUDASIM:
+        return True
+    if _RAISED[0] >= nbytes:
+        return True
+    from .variants.fast import _allow_shared
+    ok = _allow_shared(kern, nbytes)
+    if ok:
+        _RAISED[0] = nbytes
+    return ok

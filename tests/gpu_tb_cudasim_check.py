@@ -18,7 +18,7 @@ import numpy as np
 
 assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "set NUMBA_ENABLE_CUDASIM=1"
 
-from s2g import gpu_traceback  # noqa: E402
+from s2g import gpu_long, gpu_traceback  # noqa: E402
 from s2g.graph import load_graph  # noqa: E402
 from s2g.reads import ReadBatch  # noqa: E402
 from s2g.scoring import Mode, Scoring  # noqa: E402
@@ -59,6 +59,8 @@ def main():
             # mix of one-thread windows, long-kernel windows and CPU windows
             gpu_traceback.MAX_CELLS = 0 if long_only else 200 if seed % 3 == 2 else 1 << 21
             gpu_traceback.LONG = long_only or seed % 2 == 0
+            # window slots in shared memory (even seeds) or all in global memory (odd)
+            gpu_long.SHARED_BLOCK = 1 << 20 if seed % 2 == 0 else 0
             for mode in Mode:
                 res = v0_cpu.align_batch(g, reads, sc, mode)
                 traceback_batch(g, reads, sc, mode, res)

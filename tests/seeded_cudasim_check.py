@@ -19,7 +19,7 @@ import numpy as np
 
 assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "set NUMBA_ENABLE_CUDASIM=1"
 
-from s2g import gpu_traceback  # noqa: E402
+from s2g import gpu_long, gpu_traceback  # noqa: E402
 from s2g.graph import load_graph  # noqa: E402
 from s2g.index import build_index  # noqa: E402
 from s2g.reads import ReadBatch  # noqa: E402
@@ -62,6 +62,8 @@ def main():
             # one-thread windows, long-kernel windows (seed 2, 8, ...) and CPU ones (5, ...)
             mc = 0 if long_only else 800 if seed % 3 == 2 else 1 << 21
             gpu_traceback.LONG = long_only or seed % 2 == 0
+            # window slots in shared memory (even seeds) or all in global memory (odd)
+            gpu_long.SHARED_BLOCK = 1 << 20 if seed % 2 == 0 else 0
             for mode in (Mode.LOCAL, Mode.SEMIGLOBAL):
                 cpu = SeededAligner(g, ix, sc, mode, min_chain=11, n_secondary=2, secondary_ratio=0.5)
                 want = cpu.align_batch(reads)
