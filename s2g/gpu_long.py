@@ -53,6 +53,9 @@ SHARED_BYTES = 48 * 1024
 #: shared memory per block with the opt-in (the column and the first window slots): 2
 #: blocks per SM, as many as a launch of 10 kbp windows has (their codes fill memory)
 SHARED_BLOCK = int(os.environ.get("S2G_LONG_SHARED", 100 * 1024))
+#: timing experiments only (bench/long_kernel.py), results wrong: 1 no direction stores,
+#: 2 no read-code loads, 4 no barrier, 8 no walk
+DEBUG = int(os.environ.get("S2G_LONG_DEBUG", 0))
 #: device bytes for one launch of long windows (default: a quarter of free memory)
 CHUNK_BYTES = int(os.environ.get("S2G_LONG_CHUNK_BYTES", 0))
 
@@ -105,7 +108,7 @@ def chunk_budget() -> int:
     return max(1 << 28, int(free) // 4)
 
 
-def _long_body(n, mode, a, b, o, e, S, n_sh, codes, qoff, rows_a, score_a, coff, poff, soff, doff,
+def _long_body(n, mode, a, b, o, e, S, n_sh, dbg, codes, qoff, rows_a, score_a, coff, poff, soff, doff,
                xoff, roff, oo, co, p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn,
                mp_slot, mp_wcol, SH, SE, BH, BF, BD, dirs, dpred, epred, out_ops,
                out_cols, out_n, out_start, out_st, find, out_best):
@@ -171,49 +174,62 @@ def _long_body(n, mode, a, b, o, e, S, n_sh, codes, qoff, rows_a, score_a, coff,
                     f = BF[pring + w]
                 mask = np.int64(0)
                 if kind != K_CONT:
-                    # the merge first, for the strip's rows: the best predecessor H into
-                    # col[H], its E into col[E], "E extended" into bit u of mask (loads of
-                    # different rows do not wait on each other; the cell loop stays the
-                    # same for every lane)
+                    # the merge first, for the strip's rows, predecessor by predecessor (its
+                    # slot number loaded once, not per row): the running best H in col[H],
+                    # E in col[E], "E extended" in bit u of mask, "a predecessor gave H (E)"
+                    # in bit u of dch (ech) for the tie rule; the cell loop after it is the
+                    # same for every lane
                     for u in range(nr):
                         t = r0 + u
                         ci = u * T + tid
                         if kind & K_VIRT:
                             ph = zero if (mode == LOCAL or t == 0) else int32(-(o + e * t))
-                            pe = int32(ph - oe)
+                            col[ci] = ph
+                            col[ST + ci] = int32(ph - oe)
                         else:
-                            ph = neg
-                            pe = neg
-                        px = False
-                        dsel = -1
-                        esel = -1
-                        for x in range(mn):
-                            sl = mp_slot[ma + x]
-                            if sl < n_sh:
-                                sp = (2 + 2 * sl) * ST + ci
-                                hp = col[sp]
-                                ep = col[sp + ST]
+                            col[ci] = neg
+                            col[ST + ci] = neg
+                        if mr >= 0:
+                            dpred[x0 + mr * R1 + t] = -1
+                            epred[x0 + mr * R1 + t] = -1
+                    dch = np.int64(0)
+                    ech = np.int64(0)
+                    for x in range(mn):
+                        sl = mp_slot[ma + x]
+                        if sl < n_sh:
+                            sa = (2 + 2 * sl) * ST + tid
+                            sg = False
+                        else:
+                            sa = s0 + (sl - n_sh) * ST + tid
+                            sg = True
+                        for u in range(nr):
+                            ci = u * T + tid
+                            if sg:
+                                hp = SH[sa + u * T]
+                                ep = SE[sa + u * T]
                             else:
-                                sp = s0 + ((sl - n_sh) * S + u) * T + tid
-                                hp = SH[sp]
-                                ep = SE[sp]
+                                hp = col[sa + u * T]
+                                ep = col[sa + u * T + ST]
+                            ph = col[ci]
+                            pe = col[ST + ci]
                             ho = int32(hp - oe)
                             ex = int32(ep - e)
                             ce = max(ho, ex)
-                            if hp > ph or (hp == ph and dsel == -1):
-                                ph = hp
-                                dsel = x
-                            if ce > pe or (ce == pe and esel == -1 and ce > neg):
-                                pe = ce
-                                px = ex > ho
-                                esel = x
-                        if mr >= 0:
-                            dpred[x0 + mr * R1 + t] = dsel
-                            epred[x0 + mr * R1 + t] = esel
-                        col[ci] = ph
-                        col[ST + ci] = pe
-                        if px:
-                            mask |= np.int64(1) << u
+                            bit = np.int64(1) << u
+                            if hp > ph or (hp == ph and dch & bit == 0):
+                                col[ci] = hp
+                                dch |= bit
+                                if mr >= 0:
+                                    dpred[x0 + mr * R1 + r0 + u] = x
+                            if ce > pe or (ce == pe and ech & bit == 0 and ce > neg):
+                                col[ST + ci] = ce
+                                ech |= bit
+                                if ex > ho:
+                                    mask |= bit
+                                else:
+                                    mask &= ~bit
+                                if mr >= 0:
+                                    epred[x0 + mr * R1 + r0 + u] = x
                 byte = 0
                 nh = col[tid]                   # row r0's column values, read one row ahead
                 ne = col[ST + tid]
@@ -227,7 +243,8 @@ def _long_body(n, mode, a, b, o, e, S, n_sh, codes, qoff, rows_a, score_a, coff,
                     if u + 1 < nr:
                         nh = col[ci + T]
                         ne = col[ST + ci + T]
-                        nq = codes[q0 + t]
+                        if dbg & 2 == 0:
+                            nq = codes[q0 + t]
                     if kind == K_CONT:
                         ho = int32(ph - oe)
                         ex = int32(ce - e)
@@ -289,7 +306,9 @@ def _long_body(n, mode, a, b, o, e, S, n_sh, codes, qoff, rows_a, score_a, coff,
                             sp = s0 + ((st - n_sh) * S + u) * T + tid
                             SH[sp] = h
                             SE[sp] = ev
-                    if t & 1:
+                    if dbg & 1:
+                        pass
+                    elif t & 1:
                         dirs[d0 + w * stride + (t >> 1)] = byte | (d << 4)
                     else:
                         byte = d
@@ -298,7 +317,8 @@ def _long_body(n, mode, a, b, o, e, S, n_sh, codes, qoff, rows_a, score_a, coff,
                 BD[ring + w] = diag
                 BH[ring + w] = hup
                 BF[ring + w] = f
-            cuda.syncthreads()
+            if dbg & 4 == 0:
+                cuda.syncthreads()
     sb[tid] = best
     sw[tid] = bw
     si[tid] = bi
@@ -330,6 +350,8 @@ def _long_body(n, mode, a, b, o, e, S, n_sh, codes, qoff, rows_a, score_a, coff,
             return
         w = W - 1
         i = R
+    if dbg & 8:
+        return
     _walk_dev(r, w, i, mode, R1, stride, c0, p0, d0, x0, q0, codes, p_base, p_col, p_kind,
               p_mrank, p_mpa, mp_wcol, dirs, dpred, epred, oo, co, out_ops, out_cols, out_n,
               out_start, out_st)
@@ -339,7 +361,7 @@ def kernel_signature():
     """Argument types of the kernel (``cuda.compile_ptx``, eager compilation)."""
     i32, i64 = types.int32, types.int64
     a = types.Array
-    return ((i32,) * 8 + (a(types.uint8, 1, "C"), a(i64, 1, "C"), a(i32, 1, "C"),
+    return ((i32,) * 9 + (a(types.uint8, 1, "C"), a(i64, 1, "C"), a(i32, 1, "C"),
                           a(i32, 1, "C")) + (a(i64, 1, "C"),) * 8
             + (a(types.uint8, 1, "C"), a(i32, 1, "C"), a(types.int8, 1, "C"))
             + (a(i32, 1, "C"),) * 6
@@ -409,7 +431,7 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
     ev0, ev1 = cuda.event(), cuda.event()
     ev0.record()
     kern[n, T, 0, dyn](np.int32(n), np.int32(mode), np.int32(a), np.int32(b), np.int32(o),
-                       np.int32(e), np.int32(S), np.int32(n_sh), *args, d_ops, d_cols, d_n,
+                       np.int32(e), np.int32(S), np.int32(n_sh), np.int32(DEBUG), *args, d_ops, d_cols, d_n,
                        d_start, d_st, np.int32(find), d_best)
     ev1.record()
     return d_ops, d_cols, d_n, d_start, d_st, d_best, (ev0, ev1)

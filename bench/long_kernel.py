@@ -1,0 +1,91 @@
+"""The long-window traceback kernel (s2g/gpu_long.py) alone: GCUPS per strip height.
+
+    python -m bench.long_kernel [--reads 300] [--len 10000] [--bases 100000]
+                                [--configs 32,16,32:1,32:2,32:4]
+
+Simulates a SNP graph (node length --node-len, branching 2) and reads with 5% substitutions,
+scores them with the `fast` kernel, then traces every read on the long-window kernel
+(``gpu_traceback.MAX_CELLS = 0``) once per config ``S[:DEBUG]`` (strip rows; DEBUG =
+``S2G_LONG_DEBUG`` bits for timing experiments whose results are wrong: 1 no direction
+stores, 2 no read-code loads, 4 no barrier, 8 no walk) after a warm-up, and prints the kernel's
+time (CUDA events), cells and GCUPS; configs without DEBUG must give tracebacks identical
+to the first one's.
+"""
+import argparse
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+from s2g import gpu_long, gpu_traceback
+from s2g.errors import S2GError
+from s2g.graph import load_graph
+from s2g.reads import ReadBatch
+from s2g.scoring import Mode, Scoring
+from s2g.simulate import sample_reads, snp_graph
+from s2g.traceback import FlatTracebacks
+from s2g.variants import fast
+
+
+def trace(g, reads, sc, mode, res, idx):
+    for k in ("long_kernel", "long_cells", "long_launches"):
+        gpu_traceback.PROFILE[k] = 0
+    flat = FlatTracebacks(len(res))
+    try:
+        left = gpu_traceback.run(g, reads, sc, mode, res, idx, flat, max_cells=0,
+                                 long_cells=1 << 40)
+        flat.finish()
+        ok = len(left) == 0
+    except S2GError:
+        flat, ok = None, False
+    p = gpu_traceback.PROFILE
+    return flat, ok, p["long_kernel"], p["long_cells"], p["long_launches"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reads", type=int, default=300)
+    ap.add_argument("--len", type=int, default=10000)
+    ap.add_argument("--bases", type=int, default=100000)
+    ap.add_argument("--node-len", type=int, default=50)
+    ap.add_argument("--configs", default="32,16,32:1,32:2,32:4")
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp()
+    sg, ref = snp_graph(args.bases, args.node_len, 2, 1)
+    gp = os.path.join(tmp, "g.gfa")
+    sg.write_gfa(gp, ref)
+    g = load_graph(gp)
+    seqs = [s for _, s, _ in sample_reads(sg, args.reads, args.len, 0.05, 0.5, 2)]
+    reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
+    sc, mode = Scoring(), Mode.LOCAL
+    res = fast.align_batch(g, reads, sc, mode)
+    idx = np.nonzero(res.aligned())[0].astype(np.int64)
+    from numba import cuda
+    dev = getattr(cuda.get_current_device(), "name", "CUDA simulator")
+    dev = dev.decode() if isinstance(dev, bytes) else dev
+    kern = gpu_long.get_kernel()
+    regs = [getattr(k, "regs_per_thread", None) for k in kern.overloads.values()] if \
+        hasattr(kern, "overloads") else []
+    print(f"{dev}: {len(idx)} reads x {args.len} bp (5% substitutions), SNP graph "
+          f"{args.bases} bp, nodes {args.node_len} bp; long kernel registers per thread {regs}")
+    want = None
+    for cfg in args.configs.split(","):
+        s, _, dbg = cfg.partition(":")
+        gpu_long.S, gpu_long.DEBUG = int(s), int(dbg or 0)
+        trace(g, reads, sc, mode, res, idx[:8])            # warm-up
+        flat, ok, sec, cells, launches = trace(g, reads, sc, mode, res, idx)
+        same = ""
+        if not gpu_long.DEBUG:
+            got = flat.objects() if flat is not None else None
+            if want is None:
+                want = got
+            same = "identical" if got == want else "DIFFERENT"
+        print(f"  S={gpu_long.S:3d} debug={gpu_long.DEBUG}: {sec:7.3f} s, {cells:,} cells, "
+              f"{launches} launches, {cells / max(sec, 1e-9) / 1e9:6.1f} GCUPS "
+              f"{'ok' if ok else 'status error (expected with debug)'} {same}", flush=True)
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
