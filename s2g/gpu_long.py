@@ -15,13 +15,26 @@ the window's rows ``0..R`` into *strips* of :data:`S` rows:
   strip ``k`` one step later (and by the next round's first strip);
 * everything else a strip reads is its own: the current column (H, E) and the window
   slots (the liveness slots of :func:`s2g.gpu_traceback._program`) hold only the
-  strip's rows, interleaved across the block's threads (``[row in strip][thread]``)
-  so a warp's loads coalesce. No slot is shared between strips, so slot reuse races
-  nothing;
+  strip's rows, interleaved across the block's threads (``[row in strip][thread]``):
+  the column and the first slots in dynamic shared memory (up to
+  :data:`SHARED_BLOCK` bytes per block, an opt-in above 48 KB), further slots in global
+  memory. No slot is shared between strips, so slot reuse races nothing; a merge
+  column first folds its predecessors into the column for the strip's rows, then the
+  cell loop runs as for any column;
 * direction codes (4 bits per cell) and merge choices go to the same layout as the
   one-thread kernel's (a strip starts at an even row, so it owns whole bytes); with
   ``find`` every thread keeps its best cell (V0's rule: the highest score, then the
   lowest column, then the lowest row) and thread 0 reduces them; thread 0 then walks.
+
+Measured (H100, 2026-11-23, ``python3 -m bench.long_kernel --reads 300``; logs in
+bench/results/nvidia-h100/long/): 10 kbp reads on a 100 kbp SNP graph, 19.5 GCUPS with
+50 bp nodes and 55.7 with 5 kbp nodes, S = 32 a little faster than 16 and 8. The
+likely cause (inferred from those two rows, not profiled): the wavefront puts a warp's
+32 lanes on 32 consecutive columns, so a merge column in any of them makes the whole
+warp run its merge, and with a bubble every ~25 columns most steps have one.
+Without direction stores, read-code loads or the walk it is no faster; without the
+barrier 30% faster. Next: fewer lanes per wavefront (the ``fast`` kernel's groups of 4-8
+lanes), or a warp's lanes on the same column of different windows.
 
 Device memory per window: ``W * (R + 2) / 2`` bytes of codes (65 MB for a 10 kbp read's
 13,000-column window), 12 bytes x ``(T + 1) x W`` of ring, ``8 x S x T`` per slot.

@@ -26,7 +26,9 @@ across the chunk's reads so that a warp's loads coalesce (kernel 1.27 -> 0.99 us
 read, H200).
 
 Reads whose window exceeds :data:`MAX_CELLS` cells (long reads: one thread would walk
-millions of cells) are left to the CPU traceback, which splits long windows into row
+millions of cells) run on :mod:`s2g.gpu_long`'s kernel (one thread block per window,
+the same program, cell and walk) up to the caller's bound and one launch's device
+memory; the rest are left to the CPU traceback, which splits long windows into row
 bands; :func:`run` returns them.
 """
 from __future__ import annotations

@@ -1232,8 +1232,9 @@ def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threa
     ``res.tracebacks`` objects are built from them when first asked for).
     ``threads``: Numba threads for the calls (default: all).
 
-    ``device``: walk on the GPU (:mod:`s2g.gpu_traceback`) every read whose window fits
-    its per-read bound; the rest (long reads) here. Both give identical tracebacks.
+    ``device``: walk on the GPU (:mod:`s2g.gpu_traceback`; long windows one block each,
+    :mod:`s2g.gpu_long`) every read whose window fits ``max_cells`` and the device's
+    memory; the rest here. Both give identical tracebacks.
     ``flat``/``idx``: the GPU half already done (:func:`traceback_gpu_part`): trace only
     reads ``idx`` here, into ``flat``. ``col_lo``: per read, the lowest column its
     alignment may use (seeded alignment's windows, :mod:`s2g.window`; CPU only).
