@@ -44,6 +44,7 @@ banded traceback keeps rows every ``Bh`` and needs no such memory).
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 from numba import int32, types
@@ -121,8 +122,8 @@ def chunk_budget() -> int:
     return max(1 << 28, int(free) // 4)
 
 
-def _long_body(n, mode, a, b, o, e, S, n_sh, dbg, codes, qoff, rows_a, score_a, coff, poff, soff, doff,
-               xoff, roff, oo, co, p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn,
+def _long_body(n, mode, a, b, o, e, S, n_sh, dbg, codes, qoff, rows_a, score_a, coff, poff, soff,
+               doff, xoff, roff, oo, co, p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn,
                mp_slot, mp_wcol, SH, SE, BH, BF, BD, dirs, dpred, epred, out_ops,
                out_cols, out_n, out_start, out_st, find, out_best):
     """One block per window: strips of ``S`` rows in a wavefront (module doc), then the walk.
@@ -426,7 +427,7 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
     if dyn > SHARED_BYTES and not _raise_shared(kern, dyn):
         n_sh, dyn = shared_plan(T, int(sz[:, 3].max()), SHARED_BYTES)
     W = sz[:, 0]
-    soff = _cum(np.maximum(sz[:, 3] - n_sh, 0) * (S * T))
+    soff = _cum(sz[:, 3] * (S * T))     # room for every slot: a relaunch may keep none shared
     doff = _cum(W * ((rows + 2) // 2))
     xoff = _cum(sz[:, 1] * R1)
     roff = _cum((T + 1) * W)
@@ -442,10 +443,23 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
     d_st = dev(np.full(n, -1, np.int32))
     d_best = emp(3 * n, np.int32) if find else d_st
     ev0, ev1 = cuda.event(), cuda.event()
+
+    def go(n_sh, dyn):
+        kern[n, T, 0, dyn](np.int32(n), np.int32(mode), np.int32(a), np.int32(b), np.int32(o),
+                           np.int32(e), np.int32(S), np.int32(n_sh), np.int32(DEBUG), *args,
+                           d_ops, d_cols, d_n, d_start, d_st, np.int32(find), d_best)
+
     ev0.record()
-    kern[n, T, 0, dyn](np.int32(n), np.int32(mode), np.int32(a), np.int32(b), np.int32(o),
-                       np.int32(e), np.int32(S), np.int32(n_sh), np.int32(DEBUG), *args, d_ops, d_cols, d_n,
-                       d_start, d_st, np.int32(find), d_best)
+    try:
+        go(n_sh, dyn)
+    except Exception as exc:            # noqa: BLE001 - the driver refused the launch
+        if dyn <= SHARED_BYTES:
+            raise
+        # seen once on an H100 (S = 8, 96 KB): CUDA_ERROR_INVALID_VALUE at launch although
+        # the opt-in had been set; relaunch with the column alone in shared memory
+        warnings.warn(f"long-window kernel: launch with {dyn} bytes of shared memory "
+                      f"refused ({exc}); using {8 * S * T}", RuntimeWarning, stacklevel=2)
+        go(0, 8 * S * T)
     ev1.record()
     return d_ops, d_cols, d_n, d_start, d_st, d_best, (ev0, ev1)
 
