@@ -1,7 +1,7 @@
 """The long-window traceback kernel (s2g/gpu_long.py) alone: GCUPS per strip height.
 
     python -m bench.long_kernel [--reads 300] [--len 10000] [--bases 100000]
-                                [--configs 32,16,32:1,32:2,32:4]
+                                [--configs 32,16,32:1,32:2,32:4] [--sass FILE]
 
 Simulates a SNP graph (node length --node-len, branching 2) and reads with 5% substitutions,
 scores them with the `fast` kernel, then traces every read on the long-window kernel
@@ -50,6 +50,7 @@ def main():
     ap.add_argument("--bases", type=int, default=100000)
     ap.add_argument("--node-len", type=int, default=50)
     ap.add_argument("--configs", default="32,16,32:1,32:2,32:4")
+    ap.add_argument("--sass", default=None, help="write the kernel's SASS here (needs nvdisasm)")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp()
     sg, ref = snp_graph(args.bases, args.node_len, 2, 1)
@@ -84,6 +85,10 @@ def main():
         print(f"  S={gpu_long.S:3d} debug={gpu_long.DEBUG}: {sec:7.3f} s, {cells:,} cells, "
               f"{launches} launches, {cells / max(sec, 1e-9) / 1e9:6.1f} GCUPS "
               f"{'ok' if ok else 'status error (expected with debug)'} {same}", flush=True)
+    if args.sass:
+        with open(args.sass, "w") as f:
+            for sass in kern.inspect_sass().values():
+                f.write(sass)
     sys.stdout.flush()
 
 

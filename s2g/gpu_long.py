@@ -47,23 +47,30 @@ import os
 import warnings
 
 import numpy as np
-from numba import int32, types
+from numba import config as _nb_config
+from numba import int32, int64, types, uint32, uint64
 
 from .dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_DIAG, H_INS, H_START, LOCAL
 from .gpu_traceback import K_CONT, K_VIRT, _cum, _walk_dev
 from .scoring import NEG_INF
 from .tb_common import ST_MISMATCH, ST_OK
 
-#: rows per strip (one thread's rows of a column; even, so a strip owns whole code bytes);
-#: a kernel argument, read at each launch
+#: rows per strip (one thread's rows of a column; a multiple of 8, so a strip owns whole
+#: 32-bit words of direction codes; at most 32, a warp's lanes cover a strip's rows in the
+#: warp's merges); a kernel argument, read at each launch
 S = int(os.environ.get("S2G_LONG_STRIP", 32))
-assert 2 <= S <= 62 and S % 2 == 0, "S2G_LONG_STRIP must be even, 2..62"
+assert 8 <= S <= 32 and S % 8 == 0, "S2G_LONG_STRIP must be 8, 16, 24 or 32"
+_SIM = bool(_nb_config.ENABLE_CUDASIM)
 #: most threads per block (strips in flight per window; the shared arrays' size)
 SHARED_T = 256
+SHARED_WARPS = SHARED_T // 32
 MAX_T = min(SHARED_T, int(os.environ.get("S2G_LONG_MAX_T", SHARED_T)))
 #: shared memory a block may use without opting in: the column (8 x S x T bytes) and the
 #: best-cell reduction (12 x SHARED_T)
 SHARED_BYTES = 48 * 1024
+#: static shared memory of the kernel: three words per thread (the warp's merge and slot
+#: lists, then the best-cell reduction) and a word per warp
+STATIC_SHARED = 12 * 256 + 8 * 8
 #: shared memory per block with the opt-in (the column and the first window slots): 2
 #: blocks per SM, as many as a launch of 10 kbp windows has (their codes fill memory)
 SHARED_BLOCK = int(os.environ.get("S2G_LONG_SHARED", 100 * 1024))
@@ -75,13 +82,19 @@ CHUNK_BYTES = int(os.environ.get("S2G_LONG_CHUNK_BYTES", 0))
 
 cuda = None
 _KERNEL = None
+_vote_dev = _wsync_dev = None
 
 
 def _cuda():
-    global cuda
+    global cuda, _vote_dev, _wsync_dev
     if cuda is None:
         from numba import cuda as _c
         cuda = _c
+        if _SIM:    # plain Python in the kernel's thread (a simulated device function
+            _vote_dev, _wsync_dev = _vote, _wsync   # would swap `cuda` under the others)
+        else:
+            _vote_dev = cuda.jit(device=True)(_vote)
+            _wsync_dev = cuda.jit(device=True)(_wsync)
     return cuda
 
 
@@ -89,7 +102,7 @@ def threads_for(n_strips_max: int) -> int:
     """Threads per block for windows of at most ``n_strips_max`` strips: as few rounds
     as MAX_T threads allow, then as few threads as those rounds need (multiples of 32;
     S2G_LONG_MAX_T below 32 is for tests: several rounds on tiny windows)."""
-    most = min(MAX_T, max(32, (SHARED_BYTES - 12 * SHARED_T) // (8 * S) // 32 * 32))
+    most = min(MAX_T, max(32, (SHARED_BYTES - STATIC_SHARED) // (8 * (S + 1)) // 32 * 32))
     rounds = max(1, -(-n_strips_max // most))
     per = -(-n_strips_max // rounds)
     return int(min(most, max(32, -(-per // 32) * 32)))
@@ -104,8 +117,14 @@ def device_bytes(sz, rows, L, T):
     """Device bytes per window (program, codes, choices, slots, column, ring, outputs)."""
     W, nm, nmp, nsl = sz[:, 0], sz[:, 1], sz[:, 2], sz[:, 3]
     R1 = rows + 1
-    return (W * 20 + nmp * 8 + W * ((rows + 2) // 2) + nm * R1 * 4 + nsl * (S * T * 8)
-            + 12 * (T + 1) * W + (rows + L + 2) + 4 * (L + 1) + 64)
+    return (W * 20 + nmp * 8 + W * code_stride(rows) + nm * R1 * 4 + nsl * (S * T * 8)
+            + 12 * (T + 1) * (W + n_strips(rows)) + (rows + L + 2) + 4 * (L + 1) + 64)
+
+
+def code_stride(rows):
+    """Bytes of direction codes per window column: rows ``0..rows`` at 4 bits, padded to
+    whole 32-bit words (a thread stores 8 rows' codes at once)."""
+    return (np.asarray(rows, np.int64) + 2) // 2 + 3 & ~np.int64(3)
 
 
 def chunk_budget() -> int:
@@ -122,151 +141,207 @@ def chunk_budget() -> int:
     return max(1 << 28, int(free) // 4)
 
 
+def _vote(bits, wm, wid, lane):
+    """OR of the warp's lanes' ``bits``, where lane ``v`` sets at most bit ``v`` on a GPU (a
+    vote). The simulator has no warp votes, and its blocks are one warp of fewer lanes
+    than rows (:func:`launch`): there a lane sets bits ``v``, ``v + lanes``, ..., ORed into a
+    shared word between block barriers."""
+    if _SIM:
+        if lane == 0:
+            wm[wid] = 0
+        cuda.syncthreads()
+        if bits != 0:
+            cuda.atomic.or_(wm, wid, bits)
+        cuda.syncthreads()
+        m = int64(wm[wid])
+        cuda.syncthreads()
+        return m
+    return int64(cuda.ballot_sync(0xFFFFFFFF, bits != 0)) & 0xFFFFFFFF
+
+
+def _wsync():
+    """Orders a warp's shared-memory writes before its lanes read them."""
+    if _SIM:
+        cuda.syncthreads()
+    else:
+        cuda.syncwarp()
+
+
 def _long_body(n, mode, a, b, o, e, S, n_sh, dbg, codes, qoff, rows_a, score_a, coff, poff, soff,
                doff, xoff, roff, oo, co, p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn,
-               mp_slot, mp_wcol, SH, SE, BH, BF, BD, dirs, dpred, epred, out_ops,
+               mp_slot, mp_wcol, SH, SE, BH, BF, BD, dirs, dirs32, dpred, epred, out_ops,
                out_cols, out_n, out_start, out_st, find, out_best):
     """One block per window: strips of ``S`` rows in a wavefront (module doc), then the walk.
     ``find``, ``out_best`` and the outputs as :func:`s2g.gpu_traceback._tb_body`'s.
 
     The cell is :func:`s2g.tb_common.tb_cell` written out with every intermediate cast to
-    int32 (Numba types int32 arithmetic as int64: 64-bit PTX, about twice the
-    instructions, ../shared/notes/gpu-facts.md); the strip's current column (H, E) is in
-    dynamic shared memory, ``[H or E][row in strip][thread]``."""
+    int32 (Numba types int32 arithmetic as int64: 64-bit PTX); every hot index is unsigned
+    (a signed index costs Numba's negative-index wraparound, ~6 instructions an access:
+    measured in this kernel's SASS). Merge columns and slot stores are done by the whole
+    warp, one lane per row of the lane that needs them (module doc)."""
     r = cuda.blockIdx.x
     tid = cuda.threadIdx.x
     T = cuda.blockDim.x
-    sb = cuda.shared.array(SHARED_T, types.int32)
-    sw = cuda.shared.array(SHARED_T, types.int32)
-    si = cuda.shared.array(SHARED_T, types.int32)
+    lane = tid & 31
+    wb = tid - lane
+    wid = tid >> 5
+    i_a = cuda.shared.array(SHARED_T, types.int32)     # merge: list start; slots: slot
+    i_n = cuda.shared.array(SHARED_T, types.int32)     # merge: list length | kind << 24
+    i_r = cuda.shared.array(SHARED_T, types.int32)     # merge: merge rank
+    wm = cuda.shared.array(SHARED_WARPS, types.int64)
     col = cuda.shared.array(0, types.int32)
     neg = int32(NEG_INF)
     zero = int32(0)
-    R = rows_a[r]
-    R1 = R + 1
-    stride = (R + 2) // 2
+    R = int32(rows_a[r])
+    R1 = R + int32(1)
+    stride = ((R + 2) // 2 + 3) // 4 * 4
     c0 = coff[r]
-    W = coff[r + 1] - c0
+    W = int32(coff[r + 1] - c0)
     p0 = poff[r]
     s0 = soff[r]
     d0 = doff[r]
     x0 = xoff[r]
     b0 = roff[r]
     q0 = qoff[r]
+    dw0 = d0 >> 2
+    sw = stride >> 2
     oe = int32(o + e)
+    e32 = int32(e)
+    a32 = int32(a)
     nb = int32(-b)
-    ST = S * T
+    SP = S + 1
+    TSP = T * SP
     T1 = T + 1
+    S2 = int32(S)
     best = zero if mode == LOCAL else neg
-    bw = -1
-    bi = -1
-    NS = (R1 + S - 1) // S
+    bw = int32(-1)
+    bi = int32(-1)
+    NS = (R1 + S2 - 1) // S2
+    pxm = int64(0)
+    one = int64(1)
+    zero64 = int64(0)
+    nl = min(32, T)                             # lanes of a warp (fewer in the simulator)
     for g0 in range(0, NS, T):
         k = g0 + tid
         active = k < NS
-        r0 = k * S
-        nr = min(S, R1 - r0)
-        ring = b0 + (k % T1) * W
-        pring = b0 + ((k + T) % T1) * W        # strip k - 1's ring row
+        r0 = int32(k * S2)
+        nr = min(S2, R1 - r0)
+        myc = tid * SP                          # this thread's rows of a shared column
         for stp in range(W + min(T, NS - g0) - 1):
-            w = stp - tid
-            if active and w >= 0 and w < W:
-                gw = c0 + w
-                kind = p_kind[gw]
-                gb = p_base[gw]
-                st = p_store[gw]
-                mr = p_mrank[gw]
-                ma = p0 + p_mpa[gw]
-                mn = p_mpn[gw]
-                if r0 == 0:
-                    diag = neg
-                    hup = neg
-                    f = neg
-                else:
-                    diag = BD[pring + w]
-                    hup = BH[pring + w]
-                    f = BF[pring + w]
-                mask = np.int64(0)
-                if kind != K_CONT:
-                    # the merge first, for the strip's rows, predecessor by predecessor (its
-                    # slot number loaded once, not per row): the running best H in col[H],
-                    # E in col[E], "E extended" in bit u of mask, "a predecessor gave H (E)"
-                    # in bit u of dch (ech) for the tie rule; the cell loop after it is the
-                    # same for every lane
-                    for u in range(nr):
-                        t = r0 + u
-                        ci = u * T + tid
-                        if kind & K_VIRT:
+            w = int32(stp - tid)
+            act = active and w >= 0 and w < W
+            kind = int32(K_CONT)
+            st = int32(-1)
+            gb = int32(0)
+            diag = neg
+            hup = neg
+            f = neg
+            if act:
+                gw = uint64(c0 + w)
+                kind = int32(p_kind[gw])
+                gb = int32(p_base[gw])
+                st = int32(p_store[gw])
+                if r0 > 0:
+                    ra = uint64(b0 + (w + k - 1) * T1 + (k - 1) % T1)
+                    diag = BD[ra]
+                    hup = BH[ra]
+                    f = BF[ra]
+            # merge columns, by the warp: lane v folds row v of each merging lane's strip
+            mc = act and kind != K_CONT
+            mm = _vote_dev(one << lane if mc else zero64, wm, wid, lane)
+            if mm != 0:
+                if mc:
+                    i_a[tid] = int32(p0 + p_mpa[gw])
+                    i_n[tid] = int32(p_mpn[gw]) | (kind << 24)
+                    i_r[tid] = int32(p_mrank[gw])
+                _wsync_dev()
+                while mm != 0:
+                    L = int32(cuda.popc((mm & -mm) - 1))
+                    mm &= mm - 1
+                    tl = wb + L
+                    kl = i_n[tl]
+                    mn = kl & 0xFFFFFF
+                    ma = i_a[tl]
+                    mr = i_r[tl]
+                    rl = int32((g0 + tl) * S2)
+                    nrl = min(S2, R1 - rl)
+                    pxb = zero64
+                    v = int32(lane)
+                    while v < nrl:
+                        t = rl + v
+                        if (kl >> 24) & K_VIRT:
                             ph = zero if (mode == LOCAL or t == 0) else int32(-(o + e * t))
-                            col[ci] = ph
-                            col[ST + ci] = int32(ph - oe)
+                            pe = int32(ph - oe)
                         else:
-                            col[ci] = neg
-                            col[ST + ci] = neg
-                        if mr >= 0:
-                            dpred[x0 + mr * R1 + t] = -1
-                            epred[x0 + mr * R1 + t] = -1
-                    dch = np.int64(0)
-                    ech = np.int64(0)
-                    for x in range(mn):
-                        sl = mp_slot[ma + x]
-                        if sl < n_sh:
-                            sa = (2 + 2 * sl) * ST + tid
-                            sg = False
-                        else:
-                            sa = s0 + (sl - n_sh) * ST + tid
-                            sg = True
-                        for u in range(nr):
-                            ci = u * T + tid
-                            if sg:
-                                hp = SH[sa + u * T]
-                                ep = SE[sa + u * T]
+                            ph = neg
+                            pe = neg
+                        dch = False
+                        ech = False
+                        dsel = int32(-1)
+                        esel = int32(-1)
+                        ex_win = False
+                        for x in range(mn):
+                            sl = mp_slot[uint64(ma + x)]
+                            if sl < n_sh:
+                                sa = uint64((2 + 2 * sl) * TSP + tl * SP + v)
+                                hp = col[sa]
+                                ep = col[sa + uint64(TSP)]
                             else:
-                                hp = col[sa + u * T]
-                                ep = col[sa + u * T + ST]
-                            ph = col[ci]
-                            pe = col[ST + ci]
+                                ga = uint64(s0 + ((sl - n_sh) * T + tl) * S + v)
+                                hp = SH[ga]
+                                ep = SE[ga]
                             ho = int32(hp - oe)
-                            ex = int32(ep - e)
+                            ex = int32(ep - e32)
                             ce = max(ho, ex)
-                            bit = np.int64(1) << u
-                            if hp > ph or (hp == ph and dch & bit == 0):
-                                col[ci] = hp
-                                dch |= bit
-                                if mr >= 0:
-                                    dpred[x0 + mr * R1 + r0 + u] = x
-                            if ce > pe or (ce == pe and ech & bit == 0 and ce > neg):
-                                col[ST + ci] = ce
-                                ech |= bit
-                                if ex > ho:
-                                    mask |= bit
-                                else:
-                                    mask &= ~bit
-                                if mr >= 0:
-                                    epred[x0 + mr * R1 + r0 + u] = x
-                byte = 0
-                nh = col[tid]                   # row r0's column values, read one row ahead
-                ne = col[ST + tid]
-                nq = codes[q0 + r0 - 1] if r0 > 0 else 0
+                            if hp > ph or (hp == ph and not dch):
+                                ph = hp
+                                dch = True
+                                dsel = int32(x)
+                            if ce > pe or (ce == pe and not ech and ce > neg):
+                                pe = ce
+                                ech = True
+                                ex_win = ex > ho
+                                esel = int32(x)
+                        ca = uint64(tl * SP + v)
+                        col[ca] = ph
+                        col[ca + uint64(TSP)] = pe
+                        if mr >= 0:
+                            xa = uint64(x0 + mr * R1 + t)
+                            dpred[xa] = dsel
+                            epred[xa] = esel
+                        if ex_win:
+                            pxb |= one << v
+                        v += nl
+                    got = _vote_dev(pxb, wm, wid, lane)
+                    if lane == L:
+                        pxm = got
+                _wsync_dev()
+            if act:
+                ci = uint64(myc)
+                nh = col[ci]                    # row r0's column values, read one row ahead
+                ne = col[ci + uint64(TSP)]
+                nq = int32(codes[uint64(q0 + r0 - 1)]) if r0 > 0 else int32(0)
+                wd = uint32(0)
+                da = uint64(dw0 + w * sw + (r0 >> 3))
+                merge = kind != K_CONT
                 for u in range(nr):
-                    t = r0 + u
-                    ci = u * T + tid
+                    t = r0 + int32(u)
                     ph = nh
                     ce = ne
                     qb = nq
                     if u + 1 < nr:
-                        nh = col[ci + T]
-                        ne = col[ST + ci + T]
+                        nh = col[ci + uint64(1)]
+                        ne = col[ci + uint64(TSP + 1)]
                         if dbg & 2 == 0:
-                            nq = codes[q0 + t]
-                    if kind == K_CONT:
-                        ho = int32(ph - oe)
-                        ex = int32(ce - e)
+                            nq = int32(codes[uint64(q0 + t)])
+                    ho = int32(ph - oe)
+                    ex = int32(ce - e32)
+                    if merge:
+                        pe = ce
+                        px = (pxm >> u) & 1 != 0
+                    else:
                         pe = max(ho, ex)
                         px = ex > ho
-                    else:
-                        pe = ce
-                        px = (mask >> u) & 1 != 0
                     ev = pe
                     if t == 0:
                         if mode == GLOBAL:
@@ -280,14 +355,14 @@ def _long_body(n, mode, a, b, o, e, S, n_sh, dbg, codes, qoff, rows_a, score_a, 
                     else:
                         # tb_cell, in int32: F (open or extend), then diagonal, E, F
                         fo = int32(hup - oe)
-                        fx = int32(f - e)
+                        fx = int32(f - e32)
                         if fx > fo:
                             f = fx
                             d = F_EXT
                         else:
                             f = fo
                             d = 0
-                        h = int32(diag + (int32(a) if (qb == gb and qb < 4) else nb))
+                        h = int32(diag + (a32 if (qb == gb and qb < 4) else nb))
                         src = H_DIAG
                         if ev > h:
                             h = ev
@@ -310,43 +385,64 @@ def _long_body(n, mode, a, b, o, e, S, n_sh, dbg, codes, qoff, rows_a, score_a, 
                     diag = ph
                     hup = h
                     col[ci] = h
-                    col[ST + ci] = ev
-                    if st >= 0:
-                        if st < n_sh:
-                            sp = (2 + 2 * st) * ST + ci
-                            col[sp] = h
-                            col[sp + ST] = ev
+                    col[ci + uint64(TSP)] = ev
+                    ci += uint64(1)
+                    wd |= uint32(d) << uint32(4 * (u & 7))
+                    if u & 7 == 7 or u + 1 == nr:
+                        if dbg & 1 == 0:
+                            dirs32[da] = wd
+                        da += uint64(1)
+                        wd = uint32(0)
+                wa = uint64(b0 + (w + k) * T1 + k % T1)
+                BD[wa] = diag
+                BH[wa] = hup
+                BF[wa] = f
+            # slot stores, by the warp: lane v stores row v of each storing lane's strip
+            sc = act and st >= 0
+            mm = _vote_dev(one << lane if sc else zero64, wm, wid, lane)
+            if mm != 0:
+                if sc:
+                    i_a[tid] = st
+                _wsync_dev()
+                while mm != 0:
+                    L = int32(cuda.popc((mm & -mm) - 1))
+                    mm &= mm - 1
+                    tl = wb + L
+                    sl = i_a[tl]
+                    rl = int32((g0 + tl) * S2)
+                    nrl = min(S2, R1 - rl)
+                    v = int32(lane)
+                    while v < nrl:
+                        ca = uint64(tl * SP + v)
+                        h = col[ca]
+                        ev = col[ca + uint64(TSP)]
+                        if sl < n_sh:
+                            sa = uint64((2 + 2 * sl) * TSP + tl * SP + v)
+                            col[sa] = h
+                            col[sa + uint64(TSP)] = ev
                         else:
-                            sp = s0 + ((st - n_sh) * S + u) * T + tid
-                            SH[sp] = h
-                            SE[sp] = ev
-                    if dbg & 1:
-                        pass
-                    elif t & 1:
-                        dirs[d0 + w * stride + (t >> 1)] = byte | (d << 4)
-                    else:
-                        byte = d
-                        if t == R:
-                            dirs[d0 + w * stride + (t >> 1)] = byte
-                BD[ring + w] = diag
-                BH[ring + w] = hup
-                BF[ring + w] = f
+                            ga = uint64(s0 + ((sl - n_sh) * T + tl) * S + v)
+                            SH[ga] = h
+                            SE[ga] = ev
+                        v += nl
             if dbg & 4 == 0:
                 cuda.syncthreads()
-    sb[tid] = best
-    sw[tid] = bw
-    si[tid] = bi
+    cuda.syncthreads()
+    i_a[tid] = best
+    i_n[tid] = bw
+    i_r[tid] = bi
     cuda.syncthreads()
     if tid != 0:
         return
     if find:
         for x in range(1, T):
-            h = sb[x]
-            if sw[x] >= 0 and (h > best or (h == best and (
-                    bw < 0 or sw[x] < bw or (sw[x] == bw and si[x] < bi)))):
+            h = i_a[x]
+            xw = i_n[x]
+            if xw >= 0 and (h > best or (h == best and (
+                    bw < 0 or xw < bw or (xw == bw and i_r[x] < bi)))):
                 best = h
-                bw = sw[x]
-                bi = si[x]
+                bw = xw
+                bi = i_r[x]
         out_best[3 * r] = best if bw >= 0 else neg
         out_best[3 * r + 1] = bi
         out_best[3 * r + 2] = bw
@@ -359,7 +455,8 @@ def _long_body(n, mode, a, b, o, e, S, n_sh, dbg, codes, qoff, rows_a, score_a, 
         w = bw
         i = bi
     else:
-        if W == 0 or BH[b0 + ((NS - 1) % T1) * W + W - 1] != score_a[r]:
+        NL = NS - 1
+        if W == 0 or BH[uint64(b0 + (W - 1 + NL) * T1 + NL % T1)] != score_a[r]:
             out_st[r] = ST_MISMATCH
             return
         w = W - 1
@@ -380,9 +477,9 @@ def kernel_signature():
             + (a(types.uint8, 1, "C"), a(i32, 1, "C"), a(types.int8, 1, "C"))
             + (a(i32, 1, "C"),) * 6
             + (a(i32, 1, "C"),) * 5
-            + (a(types.uint8, 1, "C"), a(types.int16, 1, "C"), a(types.int16, 1, "C"),
-               a(types.uint8, 1, "C"), a(i32, 1, "C"), a(i32, 1, "C"), a(i32, 1, "C"),
-               a(i32, 1, "C"), i32, a(i32, 1, "C")))
+            + (a(types.uint8, 1, "C"), a(types.uint32, 1, "C"), a(types.int16, 1, "C"),
+               a(types.int16, 1, "C"), a(types.uint8, 1, "C"), a(i32, 1, "C"),
+               a(i32, 1, "C"), a(i32, 1, "C"), a(i32, 1, "C"), i32, a(i32, 1, "C")))
 
 
 def get_kernel():
@@ -408,10 +505,11 @@ def compile_ptx(cc=(9, 0)):
 
 def shared_plan(T: int, n_slots: int, budget: int):
     """Window slots kept in shared memory (the rest in global memory) and the block's
-    dynamic shared bytes: the column (8 x S x T) and as many slots (8 x S x T each) as
-    ``budget`` holds beside the best-cell reduction."""
-    per = 8 * S * T
-    n_sh = int(max(0, min(n_slots, (budget - 12 * SHARED_T - per) // per)))
+    dynamic shared bytes: the column (H and E of (S + 1) rows a thread, the odd stride
+    that keeps both access patterns free of bank conflicts) and as many slots (the same
+    size each) as ``budget`` holds beside the static arrays."""
+    per = 8 * (S + 1) * T
+    n_sh = int(max(0, min(n_slots, (budget - STATIC_SHARED - per) // per)))
     return n_sh, per * (1 + n_sh)
 
 
@@ -422,21 +520,23 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
     the CUDA events around the launch."""
     R1 = rows + 1
     T = threads_for(int(n_strips(rows).max()))
+    assert T <= 32 or not _SIM, "the simulator's warp votes need one-warp blocks"
     kern = get_kernel()
     n_sh, dyn = shared_plan(T, int(sz[:, 3].max()), SHARED_BLOCK)
     if dyn > SHARED_BYTES and not _raise_shared(kern, dyn):
         n_sh, dyn = shared_plan(T, int(sz[:, 3].max()), SHARED_BYTES)
     W = sz[:, 0]
     soff = _cum(sz[:, 3] * (S * T))     # room for every slot: a relaunch may keep none shared
-    doff = _cum(W * ((rows + 2) // 2))
+    doff = _cum(W * code_stride(rows))              # whole words per window
     xoff = _cum(sz[:, 1] * R1)
-    roff = _cum((T + 1) * W)
+    roff = _cum((T + 1) * (W + n_strips(rows)))     # the ring, by diagonal (module doc)
     args = [dev(np.ascontiguousarray(codes, np.uint8)), dev(qoff), dev(rows.astype(np.int32)),
             dev(score.astype(np.int32))]
     args += [dev(x) for x in (coff, poff, soff, doff, xoff, roff, oo, co)]
     args += [dev(x) for x in prog]
+    dirs32 = emp(max(int(doff[-1]) // 4, 1), np.uint32)
     args += [emp(soff[-1], np.int32), emp(soff[-1], np.int32), emp(roff[-1], np.int32),
-             emp(roff[-1], np.int32), emp(roff[-1], np.int32), emp(doff[-1], np.uint8),
+             emp(roff[-1], np.int32), emp(roff[-1], np.int32), dirs32.view(np.uint8), dirs32,
              emp(xoff[-1], np.int16), emp(xoff[-1], np.int16)]
     d_ops, d_cols = emp(oo[-1], np.uint8), emp(co[-1], np.int32)
     d_n, d_start = emp(2 * n, np.int32), emp(n, np.int32)
@@ -458,8 +558,9 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
         # seen once on an H100 (S = 8, 96 KB): CUDA_ERROR_INVALID_VALUE at launch although
         # the opt-in had been set; relaunch with the column alone in shared memory
         warnings.warn(f"long-window kernel: launch with {dyn} bytes of shared memory "
-                      f"refused ({exc}); using {8 * S * T}", RuntimeWarning, stacklevel=2)
-        go(0, 8 * S * T)
+                      f"refused ({exc}); using {8 * (S + 1) * T}", RuntimeWarning,
+                      stacklevel=2)
+        go(0, 8 * (S + 1) * T)
     ev1.record()
     return d_ops, d_cols, d_n, d_start, d_st, d_best, (ev0, ev1)
 

@@ -43,13 +43,18 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(n):
             rng = np.random.default_rng(seed)
-            sg, ref = snp_graph(int(rng.integers(8, 40)), int(rng.integers(1, 8)),
+            # long: reads of 17-30 rows, 3-4 strips of 8 rows, one or two threads a block
+            # (every strip its own round, or two strips a round)
+            lo, hi = (24, 48) if long_only else (8, 40)
+            sg, ref = snp_graph(int(rng.integers(lo, hi)), int(rng.integers(1, 8)),
                                 int(rng.integers(1, 6)), seed)
+            gpu_long.MAX_T = 1 + seed % 2
             path = os.path.join(tmp, f"g{seed}.gfa")
             sg.write_gfa(path, ref)
             g = load_graph(path, strands="both" if seed % 2 else "forward")
-            seqs = [s for _, s, _ in sample_reads(sg, 3, int(rng.integers(3, 30)), 0.1, 0.5,
-                                                  seed + 7)]
+            seqs = [s for _, s, _ in sample_reads(
+                sg, 3, int(rng.integers(17, 31) if long_only else rng.integers(3, 30)), 0.1, 0.5,
+                seed + 7)]
             seqs.append("".join(rng.choice(list("ACGTN"), int(rng.integers(1, 25)))))
             seqs.append("")
             reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)

@@ -60,11 +60,11 @@ def test_long_kernel_ptx_compiles_without_local_memory(monkeypatch):
 
 
 def test_cuda_simulator_long_kernel_matches_cpu_traceback():
-    """Every window on the long-window kernel (s2g/gpu_long.py), 2-row strips and 4 threads
+    """Every window on the long-window kernel (s2g/gpu_long.py), 8-row strips and 2 threads
     per block: several strips per thread and several rounds per window."""
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO), S2G_LONG_STRIP="2",
-               S2G_LONG_MAX_T="4")
-    p = subprocess.run([sys.executable, str(REPO / "tests" / "gpu_tb_cudasim_check.py"), "3",
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO), S2G_LONG_STRIP="8",
+               S2G_LONG_MAX_T="2")
+    p = subprocess.run([sys.executable, str(REPO / "tests" / "gpu_tb_cudasim_check.py"), "2",
                         "long"], env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0 and "OK" in p.stdout, p.stdout[-2000:] + p.stderr[-4000:]
 

@@ -228,15 +228,15 @@ def test_gpu_windows_under_the_cuda_simulator_match_the_cpu():
 
 
 def test_long_window_kernel_under_the_cuda_simulator_matches_the_cpu():
-    """Every seeded window on the long-window kernel (s2g/gpu_long.py, find mode), 2-row
-    strips and 4 threads per block (several rounds per window) == the CPU path."""
+    """Every seeded window on the long-window kernel (s2g/gpu_long.py, find mode), 8-row
+    strips and 2 threads per block (several rounds per window) == the CPU path."""
     import os
     import subprocess
     import sys
     from pathlib import Path
     repo = Path(__file__).resolve().parents[1]
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(repo),
-               S2G_LONG_STRIP="2", S2G_LONG_MAX_T="4")
+               S2G_LONG_STRIP="8", S2G_LONG_MAX_T="2")
     p = subprocess.run([sys.executable, str(repo / "tests" / "seeded_cudasim_check.py"), "2",
                         "long"], env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stdout + p.stderr
