@@ -11,33 +11,56 @@ the window's rows ``0..R`` into *strips* of :data:`S` rows:
   the block meets at one barrier. Strip ``k``'s top row needs the row above at column
   ``w`` and at ``w``'s predecessors: strip ``k - 1`` writes, per window column, its
   bottom row's H, F and the diagonal it passes down (the best predecessor H, as the
-  one-thread kernel's ``diag``) into a ring of ``T + 1`` rows of ``W`` words, read by
-  strip ``k`` one step later (and by the next round's first strip);
+  one-thread kernel's ``diag``) into a ring read by strip ``k`` one step later (and by
+  the next round's first strip). The ring is laid out by diagonal, word
+  ``(w + k) * (T + 1) + k % (T + 1)``: at one step the block's threads touch
+  consecutive words (coalesced), and a word is reused only two rounds later;
 * everything else a strip reads is its own: the current column (H, E) and the window
   slots (the liveness slots of :func:`s2g.gpu_traceback._program`) hold only the
-  strip's rows, interleaved across the block's threads (``[row in strip][thread]``):
-  the column and the first slots in dynamic shared memory (up to
+  strip's rows, ``[thread][row]`` with an odd stride ``S + 1`` in shared memory (no bank
+  conflicts whether 32 threads read one row each or one thread's 32 rows are read by
+  32 lanes): the column and the first slots in dynamic shared memory (up to
   :data:`SHARED_BLOCK` bytes per block, an opt-in above 48 KB), further slots in global
-  memory. No slot is shared between strips, so slot reuse races nothing; a merge
-  column first folds its predecessors into the column for the strip's rows, then the
-  cell loop runs as for any column;
+  memory (``[slot][thread][row]``, coalesced for a warp's lanes on one thread's rows);
+* a warp's 32 lanes sit on 32 consecutive columns, so a merge column (a bubble's first
+  or closing column) would make the whole warp wait while one lane folds 32 rows. The
+  warp does it together instead: a vote finds the lanes on merge columns, then for
+  each of them lane ``v`` folds row ``v`` of that lane's strip (its predecessors' slots,
+  the tie order of the one-thread kernel, merge choices written coalesced) into the
+  column, and a second vote hands the "E extended" bits back; after the cell loop a
+  third vote finds the lanes whose column is kept in a slot and the warp stores them the
+  same way. The cell loop is then the same for every lane;
 * direction codes (4 bits per cell) and merge choices go to the same layout as the
-  one-thread kernel's (a strip starts at an even row, so it owns whole bytes); with
-  ``find`` every thread keeps its best cell (V0's rule: the highest score, then the
-  lowest column, then the lowest row) and thread 0 reduces them; thread 0 then walks.
+  one-thread kernel's, a column's codes padded to whole 32-bit words so each thread
+  stores 8 rows' codes at once (a strip starts at a multiple of 8 rows); with ``find``
+  every thread keeps its best cell (V0's rule: the highest score, then the lowest
+  column, then the lowest row) and thread 0 reduces them; thread 0 then walks.
 
-Measured (H100, 2026-11-23, ``python3 -m bench.long_kernel --reads 300``; logs in
-bench/results/nvidia-h100/long/): 10 kbp reads on a 100 kbp SNP graph, 19.5 GCUPS with
-50 bp nodes and 55.7 with 5 kbp nodes, S = 32 a little faster than 16 and 8. The
-likely cause (inferred from those two rows, not profiled): the wavefront puts a warp's
-32 lanes on 32 consecutive columns, so a merge column in any of them makes the whole
-warp run its merge, and with a bubble every ~25 columns most steps have one.
-Without direction stores, read-code loads or the walk it is no faster; without the
-barrier 30% faster. Next: fewer lanes per wavefront (the ``fast`` kernel's groups of 4-8
-lanes), or a warp's lanes on the same column of different windows.
+Every hot index is unsigned and every row counter int32: Numba gives a signed index
+its negative-index wraparound (~6 instructions an access) and counts ``range()`` in
+int64 (64-bit compares per cell), both seen in this kernel's SASS. The simulator has
+no warp votes: there a vote is an atomic OR into a shared word between block barriers,
+and a block is one warp of 1-2 threads (tests: several rounds on tiny windows).
 
-Device memory per window: ``W * (R + 2) / 2`` bytes of codes (65 MB for a 10 kbp read's
-13,000-column window), 12 bytes x ``(T + 1) x W`` of ring, ``8 x S x T`` per slot.
+Measured (H100, ``python3 -m bench.long_kernel --reads 300``, 10 kbp reads, 5%
+substitutions, 100 kbp SNP graph; logs in bench/results/nvidia-h100/long/): the first
+version (2026-11-23, a lane folding its own merges) 19.5 GCUPS on 50 bp nodes and 55.7
+on 5 kbp nodes; ncu: 14.2 of 32 lanes active, 161 instructions a cell, most of them
+64-bit index arithmetic. This one (2026-11-24): 91.7 GCUPS on 50 bp nodes (94.3 on
+5 kbp nodes, so merges no longer cost much); ncu: 30.9 lanes active, ~100
+instructions a cell, 26% of issue slots busy, 1.4 warps per scheduler (two blocks of
+five warps per SM: shared memory and registers), stalls on fixed-latency dependencies
+(30%) and the barrier (17%). In ``s2g align``, 1,000 x 10 kbp reads: 110 GCUPS (full
+DP), 96 GCUPS (seeded, 1 Mbp graph), 154.5 with half of free memory a launch and 48 KB of
+shared memory (three blocks an SM; now the defaults). 50 kbp windows (3 x 10^9 cells,
+1.6 GB of codes each) fit ~8 to a launch: 6.1 GCUPS, the GPU nearly idle; a window's
+rows over several blocks, or checkpoints instead of stored codes, would fill it. The ceiling is far: ~2 warp instructions a cell
+would allow ~500 GCUPS at full issue; more warps per SM (more windows per launch) and
+fewer instructions a cell are the next steps.
+
+Device memory per window: ``W * stride`` bytes of codes (stride ``(R + 2) / 2`` rounded
+up to 4: 58 MB for a 10 kbp read's 11,700-column window), 12 bytes x ``(T + 1) x (W +
+strips)`` of ring, ``8 x S x T`` per global slot, 4 bytes x rows per merge column.
 Windows are chunked to :data:`CHUNK_BYTES`; a window over it stays on the CPU (its
 banded traceback keeps rows every ``Bh`` and needs no such memory).
 """
@@ -71,13 +94,15 @@ SHARED_BYTES = 48 * 1024
 #: static shared memory of the kernel: three words per thread (the warp's merge and slot
 #: lists, then the best-cell reduction) and a word per warp
 STATIC_SHARED = 12 * 256 + 8 * 8
-#: shared memory per block with the opt-in (the column and the first window slots): 2
-#: blocks per SM, as many as a launch of 10 kbp windows has (their codes fill memory)
-SHARED_BLOCK = int(os.environ.get("S2G_LONG_SHARED", 100 * 1024))
+#: shared memory per block (the column, then window slots; above 48 KB an opt-in): 48 KB
+#: keeps the column alone there (slots in global memory, coalesced) and lets three blocks
+#: share an SM instead of two: with half of free memory a launch 1,000 x 10 kbp seeded
+#: windows ran at 154.5 GCUPS against 96.6 with 100 KB and a quarter (H100, 2026-11-24)
+SHARED_BLOCK = int(os.environ.get("S2G_LONG_SHARED", 48 * 1024))
 #: timing experiments only (bench/long_kernel.py), results wrong: 1 no direction stores,
 #: 2 no read-code loads, 4 no barrier, 8 no walk
 DEBUG = int(os.environ.get("S2G_LONG_DEBUG", 0))
-#: device bytes for one launch of long windows (default: a quarter of free memory)
+#: device bytes for one launch of long windows (default: half of free memory)
 CHUNK_BYTES = int(os.environ.get("S2G_LONG_CHUNK_BYTES", 0))
 
 cuda = None
@@ -128,7 +153,8 @@ def code_stride(rows):
 
 
 def chunk_budget() -> int:
-    """Bytes one launch may use: S2G_LONG_CHUNK_BYTES, else a quarter of free memory."""
+    """Bytes one launch may use: S2G_LONG_CHUNK_BYTES, else half of free memory (more
+    windows a launch: more blocks per SM, the kernel's limit)."""
     if CHUNK_BYTES > 0:
         return CHUNK_BYTES
     _cuda()
@@ -138,7 +164,7 @@ def chunk_budget() -> int:
         free = float("inf")
     if not np.isfinite(free):          # the simulator reports no memory
         free = 4 << 30
-    return max(1 << 28, int(free) // 4)
+    return max(1 << 28, int(free) // 2)
 
 
 def _vote(bits, wm, wid, lane):
@@ -225,7 +251,7 @@ def _long_body(n, mode, a, b, o, e, S, n_sh, dbg, codes, qoff, rows_a, score_a, 
         k = g0 + tid
         active = k < NS
         r0 = int32(k * S2)
-        nr = min(S2, R1 - r0)
+        nr = int32(min(S2, R1 - r0))
         myc = tid * SP                          # this thread's rows of a shared column
         for stp in range(W + min(T, NS - g0) - 1):
             w = int32(stp - tid)
@@ -323,34 +349,36 @@ def _long_body(n, mode, a, b, o, e, S, n_sh, dbg, codes, qoff, rows_a, score_a, 
                 nq = int32(codes[uint64(q0 + r0 - 1)]) if r0 > 0 else int32(0)
                 wd = uint32(0)
                 da = uint64(dw0 + w * sw + (r0 >> 3))
-                merge = kind != K_CONT
-                for u in range(nr):
-                    t = r0 + int32(u)
+                mflag = kind != K_CONT
+                pxw = uint32(pxm)
+                gm = gb if gb < 4 else int32(-1)    # a graph N matches nothing
+                # int32 counters (Numba's range() counts in int64: 64-bit compares per cell)
+                u = int32(0)
+                t = r0
+                while u < nr:
                     ph = nh
                     ce = ne
                     qb = nq
-                    if u + 1 < nr:
+                    u1 = int32(u + 1)
+                    if u1 < nr:
                         nh = col[ci + uint64(1)]
                         ne = col[ci + uint64(TSP + 1)]
                         if dbg & 2 == 0:
                             nq = int32(codes[uint64(q0 + t)])
                     ho = int32(ph - oe)
                     ex = int32(ce - e32)
-                    if merge:
-                        pe = ce
-                        px = (pxm >> u) & 1 != 0
-                    else:
-                        pe = max(ho, ex)
-                        px = ex > ho
+                    # a merge column's E and "E extended" come from the warp's merge
+                    pe = ce if mflag else max(ho, ex)
+                    px = ((pxw >> uint32(u)) & uint32(1)) != uint32(0) if mflag else ex > ho
                     ev = pe
                     if t == 0:
                         if mode == GLOBAL:
                             h = pe
-                            d = H_DEL | (E_EXT if px else 0)
+                            d = int32(H_DEL | E_EXT) if px else int32(H_DEL)
                         else:
                             h = zero
                             ev = neg
-                            d = H_START
+                            d = int32(H_START)
                         f = neg
                     else:
                         # tb_cell, in int32: F (open or extend), then diagonal, E, F
@@ -358,27 +386,24 @@ def _long_body(n, mode, a, b, o, e, S, n_sh, dbg, codes, qoff, rows_a, score_a, 
                         fx = int32(f - e32)
                         if fx > fo:
                             f = fx
-                            d = F_EXT
+                            d = int32(F_EXT | H_DIAG)
                         else:
                             f = fo
-                            d = 0
-                        h = int32(diag + (a32 if (qb == gb and qb < 4) else nb))
-                        src = H_DIAG
+                            d = int32(H_DIAG)
+                        h = int32(diag + (a32 if qb == gm else nb))
                         if ev > h:
                             h = ev
-                            src = H_DEL
+                            d = int32(d ^ H_DIAG ^ H_DEL)
                         if f > h:
                             h = f
-                            src = H_INS
+                            d = int32((d & ~3) | H_INS)
                         if mode == LOCAL and h <= zero:
                             h = zero
-                            src = H_START
-                        d |= src
+                            d = int32((d & ~3) | H_START)
                         if px:
-                            d |= E_EXT
-                        if find and (mode == LOCAL or t == R) and (
-                                h > best or (h == best and bw >= 0 and (
-                                    w < bw or (w == bw and t < bi)))):
+                            d = int32(d | E_EXT)
+                        if h >= best and find and (mode == LOCAL or t == R) and (
+                                h > best or (bw >= 0 and (w < bw or (w == bw and t < bi)))):
                             best = h
                             bw = w
                             bi = t
@@ -387,12 +412,14 @@ def _long_body(n, mode, a, b, o, e, S, n_sh, dbg, codes, qoff, rows_a, score_a, 
                     col[ci] = h
                     col[ci + uint64(TSP)] = ev
                     ci += uint64(1)
-                    wd |= uint32(d) << uint32(4 * (u & 7))
-                    if u & 7 == 7 or u + 1 == nr:
+                    wd |= uint32(d) << uint32((u & 7) * 4)
+                    if u & 7 == 7 or u1 == nr:
                         if dbg & 1 == 0:
                             dirs32[da] = wd
                         da += uint64(1)
                         wd = uint32(0)
+                    u = u1
+                    t = int32(t + 1)
                 wa = uint64(b0 + (w + k) * T1 + k % T1)
                 BD[wa] = diag
                 BH[wa] = hup

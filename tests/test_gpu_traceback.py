@@ -162,9 +162,9 @@ def test_gpu_snp_graph_and_long_reads(tmp_path):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("strip", [2, 32])
+@pytest.mark.parametrize("strip", [8, 32])
 def test_gpu_long_kernel_random_graphs(strip):
-    """Every window on the long-window kernel (strips of 2 rows: many rounds; 32: the
+    """Every window on the long-window kernel (strips of 8 rows: several rounds; 32: the
     default), random graphs, reads and scoring, every mode: tracebacks == the CPU's."""
     _gpu()
     sys.path.insert(0, str(REPO / "tests"))
