@@ -71,14 +71,14 @@ def arrays(reads):
     return reads.codes_flat, reads.offsets, lens
 
 
-def time_kernel(g, reads, sc, mode, G, K, reps):
+def time_kernel(g, reads, sc, mode, G, K, reps, pipe=None):
     from numba import cuda
     codes, offs, lens = arrays(reads)
-    fast.run_kernel(g, codes, offs, lens, sc, mode, G=G, K=K)          # warm-up / JIT
+    fast.run_kernel(g, codes, offs, lens, sc, mode, G=G, K=K, pipe=pipe)   # warm-up / JIT
     ms = []
     for _ in range(reps):
         ev = (cuda.event(), cuda.event())
-        res = fast.run_kernel(g, codes, offs, lens, sc, mode, G=G, K=K, events=ev)
+        res = fast.run_kernel(g, codes, offs, lens, sc, mode, G=G, K=K, events=ev, pipe=pipe)
         ev[1].synchronize()
         ms.append(cuda.event_elapsed_time(*ev))
     cells = float(g.n_bases) * float(lens.sum())
@@ -109,10 +109,13 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--reads", type=int, default=65536)
     ap.add_argument("--configs", default="8x19,4x38,16x10")
-    ap.add_argument("--long", default="10000:8192:8x24:20000,10000:12672:8x24:20000,50000:512:8x24:20000")
+    ap.add_argument("--long", default="10000:1000:auto,10000:100:auto,50000:100:auto",
+                    help="long-read workloads LEN:N_READS:GxK|auto[:GRAPH_BASES[:pipe|nopipe]] "
+                         "(auto: the variant's own choice)")
     ap.add_argument("--skip-check", action="store_true")
     ap.add_argument("--skip-random", action="store_true",
                     help="skip the random-graph checks (pytest -m gpu tests/test_fast.py has them)")
+    ap.add_argument("--no-real", action="store_true", help="skip the real-graph section")
     args = ap.parse_args()
     from numba import cuda
     dev = cuda.get_current_device()
@@ -159,7 +162,7 @@ def main():
         out["checks"]["snp100k_150"] = nb
         bad_total += nb
         print(f"check snp100k 150bp: {nb} mismatches", flush=True)
-    for cfg in args.configs.split(","):
+    for cfg in filter(None, args.configs.split(",")):
         G, K = map(int, cfg.split("x"))
         r, _ = time_kernel(g, rb, sc, Mode.LOCAL, G, K, 5 if not args.quick else 3)
         r.update(workload="snp100k_n50_b2 both strands, 150 bp, local")
@@ -174,8 +177,9 @@ def main():
             continue
         f = spec.split(":")
         L, n = int(f[0]), int(f[1])
-        G, K = map(int, f[2].split("x"))
-        nb_ = int(f[3]) if len(f) > 3 else 100000
+        G, K = (None, None) if f[2] == "auto" else map(int, f[2].split("x"))
+        nb_ = int(f[3]) if len(f) > 3 and f[3] else 100000
+        pipe = {"pipe": True, "nopipe": False}.get(f[4]) if len(f) > 4 else None
         if nb_ not in graphs:
             sg2, ref2 = snp_graph(nb_, 50, 2, 1)
             p2 = os.path.join(tmp, f"snp{nb_}.gfa")
@@ -194,10 +198,15 @@ def main():
             out["checks"][f"long10k_{G}x{K}_{nb_}"] = nb
             bad_total += nb
             print(f"check 10 kbp: {nb} mismatches", flush=True)
-        r, _ = time_kernel(gl, rl, sc, Mode.LOCAL, G, K, 3)
-        r.update(workload=f"snp{nb_ // 1000}k_n50_b2 both strands, {L} bp, local")
+        r, _ = time_kernel(gl, rl, sc, Mode.LOCAL, G, K, 3, pipe)
+        pair = fast.PAIR and fast.pair_fits(sc, Mode.LOCAL, L)
+        G, K, blocks, block, _, P, SG = fast.plan(gl, L, -(-n // 2) if pair else n, G, K, pair,
+                                                  pipe)
+        r.update(G=G, K=K, blocks=blocks, block=block, P=P, SG=SG,
+                 workload=f"snp{nb_ // 1000}k_n50_b2 both strands, {L} bp, local")
         out["runs"].append(r)
-        print(f"  {L}bp x {n} G={G} K={K} graph {nb_}: {r['median_ms']:.1f} ms {r['gcups']:.0f} GCUPS",
+        print(f"  {L}bp x {n} G={G} K={K} P={P} SG={SG} blocks={blocks} graph {nb_}: "
+              f"{r['median_ms']:.1f} ms {r['gcups']:.0f} GCUPS",
               flush=True)
     # ---- 4. real graphs
     specs = [("c4_gwfa/C4-90.gfa", ["c4_gwfa/C4-NA19240.1.fa", "c4_gwfa/C4-NA19240.2.fa"], False),
@@ -205,7 +214,7 @@ def main():
              ("lpa_odgi/LPA.gfa", ["lpa_odgi/LPA.fa"], True),
              ("mt_minigraph/MT.gfa", ["mt_minigraph/MT-human.fa", "mt_minigraph/MT-chimp.fa"], True),
              ("cactus_brca2_vg/cactus-BRCA2.gfa", None, False)]
-    for gp, fas, brk in specs:
+    for gp, fas, brk in ([] if args.no_real else specs):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             g = load_graph(os.path.join(real, gp), break_cycles=brk)

@@ -56,9 +56,9 @@ def _sc(scoring):
 
 
 def fast_key(scoring, mode, max_len):
-    """(G, K, mode, prmt_sub, pair) of the `fast` kernel :func:`s2g.variants.fast.run_kernel`
-    launches for a batch whose longest read is ``max_len``, or None where it runs the CPU
-    instead (scores beyond int32)."""
+    """(G, K, mode, prmt_sub, pair, pipe) of the `fast` kernel
+    :func:`s2g.variants.fast.run_kernel` launches for a batch whose longest read is
+    ``max_len``, or None where it runs the CPU instead (scores beyond int32)."""
     from .scoring import Scoring, fits_int32
     from .variants import fast
     sc = scoring if isinstance(scoring, Scoring) else Scoring(*scoring)
@@ -67,7 +67,18 @@ def fast_key(scoring, mode, max_len):
     a, b, o, e = sc.as_tuple()
     pair = fast.pair_fits(sc, mode, max_len) and fast.PAIR
     G, K = fast.choose_config(max_len, pair)
-    return [G, K, int(mode), bool(fast.prmt_scores(a, b, o, e)), bool(pair)]
+    pipe = fast.WARP // G if fast.PIPE and max_len > G * K else 0   # fast.pipe_groups's SG
+    return [G, K, int(mode), bool(fast.prmt_scores(a, b, o, e)), bool(pair), int(pipe)]
+
+
+def fast_keys(scoring, mode, max_len):
+    """Every `fast` kernel a batch of reads up to ``max_len`` may launch: :func:`fast_key`,
+    and for long reads also the kernel without the pipeline (fast.pipe_groups runs it
+    for batches that fill the GPU with a warp a read)."""
+    key = fast_key(scoring, mode, max_len)
+    if key is None or not key[5]:
+        return [] if key is None else [key]
+    return [key, key[:5] + [0]]
 
 
 def plan(variant, mode, scoring, read_len, traceback=True, tb_gpu=False, inline=True):
@@ -77,9 +88,10 @@ def plan(variant, mode, scoring, read_len, traceback=True, tb_gpu=False, inline=
     mode, sc, L = int(mode), _sc(scoring), int(max(1, read_len))
     out = []
     if variant == "fast":
-        key = fast_key(sc, mode, L)
-        if key is not None:
+        keys = fast_keys(sc, mode, L)
+        for key in keys:
             out.append(({"kind": "fast_kernel", "key": key}, ("align",)))
+        if keys:
             out.append(({"kind": "fast_host", "mode": mode, "scoring": sc}, ("align",)))
     elif variant in ("simd", "cpu"):
         out.append(({"kind": "align", "variant": variant, "mode": mode, "scoring": sc,
@@ -105,8 +117,8 @@ def _dispatchers(task):
         from numba import cuda
 
         from .variants import fast
-        G, K, mode, prmt, pair = task["key"]
-        fn = fast.kernel_source(G, K, mode, prmt_sub=prmt, pair=pair)
+        G, K, mode, prmt, pair, pipe = task["key"]
+        fn = fast.kernel_source(G, K, mode, prmt_sub=prmt, pair=pair, pipe=pipe)
         if not fn.__s2g_cached__:
             return []
         return [cuda.jit(cache=True)(fn)]          # lazy: only its cache is looked at
@@ -319,8 +331,8 @@ def run_task(task):
         raise ValueError(f"unknown warm-up task {task!r}")
     if k == "fast_kernel":
         from .variants import fast
-        G, K, mode, prmt, pair = task["key"]
-        fast.get_kernel(G, K, mode, prmt, pair)
+        G, K, mode, prmt, pair, pipe = task["key"]
+        fast.get_kernel(G, K, mode, prmt, pair, pipe)
         return
     mode = Mode(task["mode"])
     sc = Scoring(*task["scoring"])

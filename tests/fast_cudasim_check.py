@@ -37,20 +37,25 @@ def case(seed, tmp):
     return g, reads, sc
 
 
-def check(g, reads, sc, mode, G, K, pair=None):
+def check(g, reads, sc, mode, G, K, pair=None, pipe=None):
     ref = v0_cpu.align_batch(g, reads, sc, mode)
     lens = reads.lengths()
     idx = np.nonzero(lens > 0)[0]
     offs = np.zeros(len(idx) + 1, np.int64)
     np.cumsum(lens[idx], out=offs[1:])
     codes = np.concatenate([reads.codes(int(r)) for r in idx])
-    s, i, j = fast.run_kernel(g, codes, offs, lens[idx], sc, mode, G=G, K=K, pair=pair)
+    s, i, j = fast.run_kernel(g, codes, offs, lens[idx], sc, mode, G=G, K=K, pair=pair, pipe=pipe)
     for n, r in enumerate(idx):
         want = (int(ref.score[r]), int(ref.end_i[r]), int(ref.end_j[r]))
         got = (int(s[n]), int(i[n]), int(j[n])) if j[n] >= 0 else (int(ref.score[r]) if ref.end_j[r] < 0 else None, -1, -1)
         if want != got:
-            raise AssertionError(f"mode={mode.name} G={G} K={K} pair={pair} read {r} len {lens[r]}: "
+            raise AssertionError(f"mode={mode.name} G={G} K={K} pair={pair} pipe={pipe} read {r} "
+                                 f"len {lens[r]}: "
                                  f"fast {got} != v0 {want}")
+
+
+# (G, K, SG): strips of 6-8 rows (3-5 strips a read), stages of 1-4 groups (reads or pairs)
+PIPE_CONFIGS = [(4, 2, 2), (2, 3, 1), (8, 1, 2), (2, 4, 4)]
 
 
 def main():
@@ -63,7 +68,10 @@ def main():
             keep += int((fast._graph_tables(g, Mode.LOCAL, sc).n_keep_cols))
             for mode in Mode:
                 G, K = configs[(c + int(mode)) % len(configs)]
-                check(g, reads, sc, mode, G, K)
+                check(g, reads, sc, mode, G, K, pipe=False)
+                # the pipelined kernel: 2-3 stages of a block on the same reads' strips
+                G2, K2, SG = PIPE_CONFIGS[(c + int(mode)) % len(PIPE_CONFIGS)]
+                check(g, reads, sc, mode, G2, K2, pipe=SG)
                 if mode == Mode.LOCAL:        # default: the 16-bit pair kernel; also 32-bit
                     assert fast.pair_fits(sc, mode, int(reads.lengths().max()))
                     check(g, reads, sc, mode, G, K, pair=False)

@@ -142,6 +142,28 @@ def test_ptx_pair_kernel_is_packed_16bit(K):
     assert len(blk) / K < 16, f"{len(blk) / K:.1f} PTX instructions per row (two cells)"
 
 
+@pytest.mark.parametrize("mode,pair,G", [(Mode.LOCAL, True, 8), (Mode.SEMIGLOBAL, False, 32)])
+def test_ptx_pipelined_long_kernel(mode, pair, G):
+    """The long-read kernel (a warp a stage of 32 / G reads, the stages of a block
+    pipelined on the same reads' strips): its cells stay 32-bit or packed 16-bit, nothing in local memory, and the
+    hand-over between warps is there — shared-memory atomics for the progress counters
+    and block-scope fences (``membar.cta``/``fence.acq_rel.cta``) around them."""
+    from s2g.variants import fast
+    K = fast.choose_config(10_000, pair)[1]
+    ptx = _ptx(fast.kernel_source(G, K, int(mode), pair=pair, pipe=fast.WARP // G),
+               fast.kernel_signature())
+    assert "ld.local" not in ptx and "st.local" not in ptx
+    if pair:
+        blk = max(_blocks(ptx), key=lambda b: sum(op == "max.s16x2" for op in b))
+        assert sum(op == "max.s16x2" for op in blk) >= 5 * K
+    else:
+        wide, maxes, n = cell_loop_stats(ptx, K)
+        assert maxes >= 3 * K and wide == 0
+    assert re.search(r"atom\.shared\.(exch|add)", ptx), "no shared-memory progress counters"
+    assert re.search(r"membar\.cta|fence\.\S*cta", ptx), "no block-scope fence"
+    assert "bar.sync" in ptx or "barrier.sync" in ptx        # units are separated by syncthreads
+
+
 @pytest.mark.parametrize("scoring", [(2, 4, 4, 2), (1, 1, 0, 1), (5, 3, 10, 1), (1, 9, 6, 3)])
 def test_column_sub_and_constants_give_the_substitution_scores(scoring):
     """The host-made column words (``column_sub``) and constants (``kernel_constants``),
@@ -212,10 +234,9 @@ def test_config_and_tables():
     assert fast.choose_config(1) == (8, 4)
     assert fast.choose_config(150, pair=True) == (4, 38)
     assert fast.choose_config(100, pair=True) == (4, 26)
-    assert fast.choose_config(153, pair=True) == (8, 24)     # past 4 x 38: 8-lane strips
-    for pair in (False, True):
-        G, K = fast.choose_config(10_000, pair)
-        assert (G, K) == (fast.LONG_G, fast.LONG_K)
+    assert fast.choose_config(153, pair=True) == (32, 38)    # past 4 x 38: warp strips
+    assert fast.choose_config(10_000) == (fast.LONG_G, fast.LONG_K)
+    assert fast.choose_config(10_000, pair=True) == (fast.LONG_G, fast.PAIR_LONG_K)
 
 
 def test_kernel_cache_key_includes_compile_options(tmp_path, monkeypatch):
@@ -306,7 +327,8 @@ def _sub(ref, idx):
 def test_gpu_random_graphs(mode):
     """25 random graphs, 40 random reads of 0..L bp each (L in 1..300), random scorings:
     the variant's own configuration (local: the 16-bit pair kernel), several strips
-    (32-row strips: up to 10), and in local mode the 32-bit kernel (2 strips past 192)."""
+    (32-row strips: up to 10), and in local mode the 32-bit kernel (2 strips past 192);
+    the pipelined kernel (warps of a block on one read's 64-row strips)."""
     _gpu()
     import gpu_cases as gc
     from s2g.variants import fast, v0_cpu
@@ -322,6 +344,12 @@ def test_gpu_random_graphs(mode):
             _cmp(g, reads, sc, mode, ref, G=fast.LONG_G, K=fast.LONG_K, pair=False)  # 32-bit
         else:
             _cmp(g, reads, sc, mode, ref, G=fast.SHORT_G, K=4)       # several strips
+        # the pipelined long-read kernel with 64- and 16-row strips: up to 8 warps a read
+        # (pair), each strip's bottom row handed to the next warp through the block's ring
+        _cmp(g, reads, sc, mode, ref, G=fast.WARP, K=2, pipe=True)
+        _cmp(g, reads, sc, mode, ref, G=8, K=2, pipe=True)       # 4 reads (pairs) a warp
+        if mode == Mode.LOCAL:
+            _cmp(g, reads, sc, mode, ref, G=fast.WARP, K=2, pipe=True, pair=False)
 
 
 @pytest.mark.gpu

@@ -42,14 +42,25 @@ def test_plan_per_variant():
 
 
 @pytest.mark.parametrize("mode,n", [(Mode.LOCAL, 150), (Mode.LOCAL, 100), (Mode.LOCAL, 1000),
-                                    (Mode.SEMIGLOBAL, 150), (Mode.GLOBAL, 40)])
+                                    (Mode.SEMIGLOBAL, 150), (Mode.GLOBAL, 40),
+                                    (Mode.LOCAL, 10_000), (Mode.SEMIGLOBAL, 10_000)])
 def test_fast_key_is_what_run_kernel_launches(mode, n):
     """fast_key repeats run_kernel's choice: pair kernel where it fits, choose_config."""
     from s2g.variants import fast
     sc = Scoring()
-    G, K, m, prmt, pair = warmup.fast_key(sc, mode, n)
+    G, K, m, prmt, pair, pipe = warmup.fast_key(sc, mode, n)
     want_pair = fast.pair_fits(sc, mode, n) and fast.PAIR
     assert (G, K) == fast.choose_config(n, want_pair) and pair == want_pair and m == int(mode)
+    # the pipelined kernel for reads of several strips (SG = 32 / G groups a stage)
+    assert pipe == (fast.WARP // G if fast.PIPE and n > G * K else 0)
+    if n == 10_000:
+        assert pipe == 1 and G == fast.WARP
+        keys = warmup.fast_keys(sc, mode, n)                  # every long-read group size
+        assert keys == [[G, K, m, prmt, pair, 1], [G, K, m, prmt, pair, 0]]
+        tasks = [t for t, _ in warmup.plan("fast", mode, sc, n) if t["kind"] == "fast_kernel"]
+        assert [t["key"] for t in tasks] == keys
+    else:
+        assert warmup.fast_keys(sc, mode, n) == [[G, K, m, prmt, pair, pipe]]
     assert prmt == fast.prmt_scores(*sc.as_tuple())
     if mode == Mode.LOCAL and n == 150:
         assert (G, K, pair) == (fast.PAIR_G, 38, True)      # the bundled example's kernel
@@ -59,7 +70,7 @@ def test_fast_key_none_beyond_int32():
     assert warmup.fast_key(Scoring(100, 4, 4, 2), Mode.GLOBAL, 10_000_000) is None
 
 
-ALL_TASKS = [{"kind": "fast_kernel", "key": [4, 38, 0, True, True]},
+ALL_TASKS = [{"kind": "fast_kernel", "key": [4, 38, 0, True, True, 0]},
              {"kind": "fast_host", "mode": 0, "scoring": [2, 4, 4, 2]},
              {"kind": "align", "variant": "simd", "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 9},
              {"kind": "align", "variant": "cpu", "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 9},

@@ -100,11 +100,28 @@ Integer width and the pair kernel
     warning — never a silent overflow.
 
 Long reads
-    Strips of ``G*K`` rows, one pass each over all columns; the strip's bottom row
-    (``H-o-e`` and F per column) is written to a per-group global buffer
-    (``8 x columns`` bytes) and read by lane 0 of the next strip. Any read length
-    works; the number of groups in flight is capped so the buffers fit in a quarter
-    of free device memory.
+    Strips of ``G*K`` rows (a warp: 32 x 38 rows in the pair kernel, 32 x 24 in the
+    32-bit one), one pass each over all columns; the strip's bottom row (``H-o-e`` and F
+    per column) is written to a global buffer (``8 x columns`` bytes) and read by lane 0
+    of the next strip. A warp a strip: the 8 lanes x 24 rows of earlier kernels left
+    1,000 reads of 10 kbp (500 pairs, 125 warps) on a quarter of the H100: 396 GCUPS,
+    1,273 with warps (H100, 2026-11-24).
+
+    *Pipelined* (``pipe``, :func:`pipe_groups`): with few reads, one warp a read (pair)
+    leaves the GPU empty (100 reads: 127 GCUPS), so the P stages (warps) of a block
+    work on the same reads, stage q on strips q, q + P, ...; strip p reads ring buffer
+    p % (P + 1) and writes (p + 1) % (P + 1) (a buffer is rewritten only after its
+    reader, P strips earlier on the same stage, ended). Each stage publishes its strip
+    and columns done in shared memory (the writers fence every 32 columns; the stage's
+    last lane, after the step's warp barrier, fences and stores the count; the readers
+    poll with atomics and fence): no grid barrier, and every wait is for a warp of the
+    same block, which is resident. 100 reads: 326 GCUPS, 200: 652 (P = 8). It runs by
+    itself only below ``PIPE_UNITS_PER_SM`` blocks an SM: at 500 pairs, 2 warps a pair
+    (984) and 8-warp blocks of 4 pairs at 8 lanes a group (1,199) lost to one warp a
+    pair (1,273): the stages poll more than they compute (ncu: 12 of 32 threads active,
+    twice the instructions of the warp-a-pair kernel for the same cells; bench/NOTES.md
+    run 8). Any read length works; the buffers in flight are capped to a quarter of
+    free device memory.
 
 Ends and ties
     Local: each lane keeps its first strictly better column maximum (columns arrive in
@@ -155,7 +172,11 @@ WARP = 32
 BLOCK = int(os.environ.get("S2G_FAST_BLOCK", 128))  # 4 warps: enough blocks per SM for latency hiding, small tail
 SHORT_G = 8                  # lanes per read for reads up to SHORT_G * MAX_K bases
 MAX_K = 24                   # rows per lane (registers: 2 x K scores + K read codes)
-LONG_G, LONG_K = 8, 24       # long reads: strips of 192 rows
+# long reads: a warp per strip (one group per warp: the pipeline's unit; 32 x 38 pair rows
+# ran 1,273 GCUPS on 1,000 x 10 kbp reads against 396 at 8 x 24, H100, before pipelining)
+LONG_G, LONG_K = 32, 24      # 32-bit kernel: strips of 768 rows
+PAIR_LONG_K = 38             # pair kernel: strips of 1,216 rows
+
 K_CHOICES = (4, 8, 13, 19, 24)   # 8 x 13 = 104 rows: 100 bp reads; 8 x 19 = 152: 150 bp
 # The pair kernel: 4 lanes x 38 rows for 150 bp reads (255 registers, no spills; 8 warps
 # per SM against 12 at 8 x 19, but the column's work is shared by twice the cells and a
@@ -167,6 +188,16 @@ PAIR_K_CHOICES = (8, 13, 19, 26, 38)   # 4 x 26 = 104 rows: 100 bp; 4 x 38 = 152
 MAX_REGISTERS = int(os.environ.get("S2G_FAST_MAXREG", 0))
 BLOCKS_PER_SM = 16           # persistent grid: at most this many blocks per SM
 BND_MEM_FRACTION = 0.25      # long-read strip buffers use at most this of free memory
+#: long reads: the groups of a block share one read (pair), a strip each in flight
+#: (``S2G_FAST_PIPE=0``: one group per read, its strips in sequence)
+PIPE = os.environ.get("S2G_FAST_PIPE", "1") != "0"
+PIPE_MAX_GROUPS = 32         # shared words per block for the pipeline's counters
+PIPE_MAX_P = 8               # groups (warps) a read: 8 x 32 threads x 255 registers = an SM
+PUBLISH_EVERY = 32           # a producing group publishes its progress every 32 columns
+#: the pipelined kernel runs (automatically) for batches of fewer reads (pairs) than this
+#: many per SM: at 500 pairs (3.8 an SM) one warp per pair ran 1,273 GCUPS against 984
+#: for 2 warps a pair and 1,199 for 8 x 38 stages of 4 pairs (H100, 10 kbp reads)
+PIPE_UNITS_PER_SM = 2
 
 # column info word: bits 0-2 graph base (N -> 5, never equal to a read code),
 # bit 3 merge (first column of a non-simple node), bit 4 virtual (first column of a
@@ -298,13 +329,23 @@ def _emit_rows(K, text, indent, reverse=False):
     return "\n".join(out)
 
 
-def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = False) -> str:
+def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = False,
+            pipe: int = 0) -> str:
     """Source text of the kernel (see the module docstring).
 
     ``pair``: two reads per group, their scores packed in the halves of 32-bit words
     and computed with PTX ``.s16x2`` DPX arithmetic (local mode only; the host checks
     that every value fits 16 bits). Otherwise 32-bit scores, one read per group.
+
+    ``pipe`` (SG, 0: off): the pipelined kernel for long reads. A *stage* is SG groups
+    (on a GPU a warp: SG = 32 / G), each group on its own read (pair); the P stages of a
+    block work on the same SG reads, stage q on strips q, q + P, ..., each strip's bottom
+    row handed to the next stage through a ring of P + 1 column buffers per read, with
+    progress counters in shared memory (see "Long reads" in the module docstring). A
+    stage moves in lockstep (a warp), so it waits and publishes as one. The simulator
+    form synchronises each group and stage by itself (:mod:`s2g.variants._simsync`).
     """
+    ST = G * pipe                         # threads a stage
     IS_LOCAL = mode == LOCAL
     IS_SEMI = mode == SEMIGLOBAL
     assert not pair or (IS_LOCAL and prmt_sub)
@@ -325,7 +366,18 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
                     "{i}buf3[lane] = bi\n{i}cuda.syncthreads()\n{i}ob = buf[lane ^ msk]\n"
                     "{i}oj = buf2[lane ^ msk]\n{i}oi = buf3[lane ^ msk]")
         sync = "cuda.syncthreads()"
+        if pipe:      # per-group barriers: stages of a block run different strips
+            xchg_wp = (f"gsync({ST})\n{{i}}buf[tid] = wp\n{{i}}gsync({ST})\n"
+                       f"{{i}}ow = buf[tid ^ sh] if sh < {ST} else wp")
+            xchg_step = ("gsync(G)\n{i}buf[tid] = bh\n{i}buf2[tid] = bf\n{i}gsync(G)\n"
+                         "{i}nh = buf[tid - 1] if t > 0 else bh\n"
+                         "{i}nf = buf2[tid - 1] if t > 0 else bf")
+            xchg_red = ("gsync(G)\n{i}buf[tid] = best\n{i}buf2[tid] = bj\n"
+                        "{i}buf3[tid] = bi\n{i}gsync(G)\n{i}ob = buf[tid ^ msk]\n"
+                        "{i}oj = buf2[tid ^ msk]\n{i}oi = buf3[tid ^ msk]")
+            sync = f"gsync({ST})"
     else:
+        assert not pipe or ST == WARP, "pipe: a stage is a warp on the GPU"
         xchg_wp = "cuda.syncwarp(FULL)\n{i}ow = cuda.shfl_xor_sync(FULL, wp, sh)"
         # Reconverge first: lanes that took a merge branch must meet the others at one
         # shuffle (without it the H200 gave wrong scores on graphs with bubbles).
@@ -434,31 +486,120 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
                    "                bi = pi_\n")
         row0_load = None
     reduce_out = ""
+    # the V0 order of end cells: score desc, then j asc, then i asc
+    better = ("oj >= 0 and (ob > best{h} or (ob == best{h} and (bj{h} < 0 or oj < bj{h} "
+              "or (oj == bj{h} and oi < bi{h}))))")
+    pipe_out = ""
     for h in halves:
         red = X(xchg_red, 12).replace("best", f"best{h}").replace("bj", f"bj{h}").replace(
             "bi", f"bi{h}")
         rd = f"rd{h}" if pair else "rd"
         guard = "ridx < n_units" + (" and 2 * ridx + 1 < n_reads" if h == "B" else "")
+        write = f'''if {guard}:
+    if bj{h} >= 0:
+        out_s[{rd}] = int32(best{h} + oe)
+        out_i[{rd}] = bi{h}
+        out_j[{rd}] = bj{h}
+    else:
+        out_s[{rd}] = NI
+        out_i[{rd}] = -1
+        out_j[{rd}] = -1
+    status[{rd}] = ST_OK'''
         reduce_out += f'''
         msk = 1
         while msk < G:
             {red}
-            if oj >= 0 and (ob > best{h} or (ob == best{h} and (bj{h} < 0 or oj < bj{h}
-                                                          or (oj == bj{h} and oi < bi{h})))):
+            if {better.format(h=h)}:
                 best{h} = ob
                 bj{h} = oj
                 bi{h} = oi
-            msk *= 2
-        if lead and {guard}:
-            if bj{h} >= 0:
-                out_s[{rd}] = int32(best{h} + oe)
-                out_i[{rd}] = bi{h}
-                out_j[{rd}] = bj{h}
-            else:
-                out_s[{rd}] = NI
-                out_i[{rd}] = -1
-                out_j[{rd}] = -1
-            status[{rd}] = ST_OK'''
+            msk *= 2'''
+        if not pipe:
+            reduce_out += "\n        if lead:\n" + ind(write, 12)
+            continue
+        # pipe: every group's lead leaves its best in shared memory; stage 0's combine
+        reduce_out += (f"\n        if lead:\n            xs{h}[q * SG + g] = best{h}\n"
+                       f"            xj{h}[q * SG + g] = bj{h}\n            xi{h}[q * SG + g] = bi{h}")
+        pipe_out += f'''
+            for qq in range(1, P):
+                ob = xs{h}[qq * SG + g]
+                oj = xj{h}[qq * SG + g]
+                oi = xi{h}[qq * SG + g]
+                if {better.format(h=h)}:
+                    best{h} = ob
+                    bj{h} = oj
+                    bi{h} = oi
+''' + ind(write, 12)
+    if pipe:
+        reduce_out += ("\n        cuda.syncthreads()\n        if lead and q == Z:" + pipe_out
+                       + "\n        cuda.syncthreads()      # the shared words are reused")
+    if pipe:
+        nbuf = "1024" if sim else "WARP"      # the simulator's exchange is by thread
+        pipe_decl = (f"q = int32(tid // {ST})                        # stage in the block\n"
+                     f"g = int32((tid % {ST}) // G)                  # group in the stage\n"
+                     f"P = int32(cuda.blockDim.x // {ST})            # stages in the block\n"
+                     "R = int32(P + 1)                              # column buffers a read\n"
+                     "qp = int32((q + P - 1) % P)                   # the stage feeding this one\n"
+                     f"pubr = (tid % {ST}) == {ST - 1}               # publishes the stage's progress\n"
+                     "pst = cuda.shared.array(PMAX, int32)          # strip a stage produces\n"
+                     "pcol = cuda.shared.array(PMAX, int32)         # its columns published\n"
+                     + "".join(f"x{w}{h} = cuda.shared.array(PMAX, int32)\n"
+                               for h in halves for w in "sji"))
+        unit_loop = ("n_iter = (n_units + cuda.gridDim.x * SG - 1) // (cuda.gridDim.x * SG)\n"
+                     "    for it in range(n_iter):\n"
+                     "        ridx = (it * cuda.gridDim.x + cuda.blockIdx.x) * SG + g")
+        unit_start = ("if tid % ST == Z:\n            pst[q] = M1\n            pcol[q] = Z\n"
+                      "        cuda.syncthreads()\n        wp = npass\n"
+                      "        for sh in (16, 8, 4, 2, 1):    # the stage's longest read\n"
+                      f"            {X(xchg_wp, 12)}\n            wp = max(wp, int32(ow))")
+        strips = "range(q, wp, P)"
+        # strip p reads buffer p % R (written by strip p - 1) and writes (p + 1) % R: a
+        # buffer is rewritten only after its reader, P strips back on the same stage, ended
+        bases = ("rbase = uint64(((cuda.blockIdx.x * SG + g) * R + p % R) * N)\n"
+                 "            wbase = uint64(((cuda.blockIdx.x * SG + g) * R + (p + 1) % R) * N)\n"
+                 "            avail = Z                   # columns of strip p - 1 seen published\n"
+                 "            pub = p + 1 < wp            # the stage publishes (uniform)\n"
+                 "            if pub and pubr:            # strip p, no column yet\n"
+                 "                cuda.atomic.exch(pcol, q, Z)\n"
+                 "                cuda.threadfence_block()\n"
+                 "                cuda.atomic.exch(pst, q, int32(p))")
+        # a group's lane 0 waits until strip p - 1 (stage qp) has published column
+        # ``need`` - 1: its strip counter past p - 1, or at p - 1 with ``need`` columns
+        wait = ("if from_bnd and {need} > avail:\n"
+                "    while True:\n"
+                "        ps = cuda.atomic.add(pst, qp, Z)\n"
+                "        if ps >= p:\n"
+                "            avail = int32(N32)\n"
+                "            break\n"
+                "        if ps == p - 1:\n"
+                "            pc = cuda.atomic.add(pcol, qp, Z)\n"
+                "            if pc >= {need}:\n"
+                "                avail = pc\n"
+                "                break\n"
+                + ("        pause()\n" if sim else "")
+                + "    cuda.threadfence_block()")
+        # every writer fences its column; after the step's exchange (a warp barrier: the
+        # stage's writes are ordered before it) the stage's last thread publishes
+        publish = ("if (j & PUB_MASK) == PUB_MASK:\n"
+                   "    cuda.threadfence_block()")
+        publish_step = ("jw = int32(s - (G - 1))          # the writers' column this step\n"
+                        "if pub and (jw & PUB_MASK) == PUB_MASK and uint32(jw) < N32:\n"
+                        + (f"    gsync({ST})\n" if sim else "")
+                        + "    if pubr:\n        cuda.threadfence_block()\n"
+                        "        cuda.atomic.exch(pcol, q, int32(jw + 1))")
+        publish_end = ("if wr_bnd:\n    cuda.threadfence_block()")
+        publish_after = ("if pub and pubr:\n    cuda.threadfence_block()\n"
+                         "    cuda.atomic.exch(pcol, q, int32(N32))")
+    else:
+        nbuf = "WARP"
+        pipe_decl = ""
+        unit_loop = ("n_iter = (n_units + ngroups - 1) // ngroups\n"
+                     "    for it in range(n_iter):\n        ridx = it * ngroups + gid")
+        unit_start = ("wp = npass\n        for sh in (16, 8, 4, 2, 1):\n"
+                      f"            {X(xchg_wp, 12)}\n            wp = max(wp, int32(ow))")
+        strips = "range(wp)"
+        bases = "rbase = bbase\n            wbase = bbase"
+        wait = publish = publish_end = publish_step = publish_after = ""
     lane0_row0 = (f"nhu = {row0_load}" if row0_load else "nhu = row0[0]")
     lane0_row0_n = (f"nhu = {row0_load}" if row0_load else "nhu = row0[uint64(jn)]")
     src = f'''
@@ -473,9 +614,10 @@ def fast_kernel(colinfo, colsub, mword, mptr, mslot, row0, codes, roff, rlen, or
     lead = t == Z                                 # lane 0 of its group
     gid = (cuda.blockIdx.x * cuda.blockDim.x + tid) // G
     ngroups = (cuda.gridDim.x * cuda.blockDim.x) // G
-    buf = cuda.shared.array(WARP, int32)
-    buf2 = cuda.shared.array(WARP, int32)
-    buf3 = cuda.shared.array(WARP, int32)
+    buf = cuda.shared.array({nbuf}, int32)
+    buf2 = cuda.shared.array({nbuf}, int32)
+    buf3 = cuda.shared.array({nbuf}, int32)
+{ind(pipe_decl, 4)}
     shm = cuda.shared.array(0, int32)             # node_bound slots 0 .. n_sh-1
     shb = (tid // WARP) * n_sh * SWW + lane       # word 0 of slot 0, this lane
     n_sh32 = int32(n_sh)
@@ -494,20 +636,15 @@ def fast_kernel(colinfo, colsub, mword, mptr, mslot, row0, codes, roff, rlen, or
     sbase = (gid * G + t) * n_slots * SW          # global slots n_sh .. n_sh+n_slots-1
     bbase = uint64(gid * N)
     n_units = {"(n_reads + 1) // 2" if pair else "n_reads"}     # reads or read pairs
-    n_iter = (n_units + ngroups - 1) // ngroups
-    for it in range(n_iter):
-        ridx = it * ngroups + gid
+    {unit_loop}
         {fetch}
-        wp = npass
-        for sh in (16, 8, 4, 2, 1):
-            {X(xchg_wp, 12)}
-            wp = max(wp, int32(ow))
+        {unit_start}
         floor = {"int32(-oe)" if IS_LOCAL else "NI"}
         {best_init}
         {"" if pair else "pm = (m - 1) // GK"}
         {"" if pair else "tm = ((m - 1) % GK) // K"}
         {"" if pair else "rm = (m - 1) % K"}
-        for p in range(wp):
+        for p in {strips}:
             row_base = int32(p * GK + t * K)
 {R(qload + chr(10) + "H{r} = NIV" + chr(10) + "E{r} = NIV", 12)}
             # the last global slot: the virtual column before every source (this lane's rows)
@@ -523,6 +660,7 @@ def fast_kernel(colinfo, colsub, mword, mptr, mslot, row0, codes, roff, rlen, or
             fu = NIV
             dgo = NIV
             wr_bnd = t == G - 1 and p + 1 < npass
+            {bases}
             {"" if pair else "own_m = p == pm and t == tm"}
             ninfo = Z                         # int32 (a literal 0 would make them int64)
             nsub = Z
@@ -533,9 +671,10 @@ def fast_kernel(colinfo, colsub, mword, mptr, mslot, row0, codes, roff, rlen, or
                 ninfo = colinfo[0]
                 nsub = colsub[0]
                 nmw = mword[0]
+{ind(wait.format(need="1"), 16)}
                 if from_bnd:
-                    nhu = bndH[bbase]
-                    nfu = bndF[bbase]
+                    nhu = bndH[rbase]
+                    nfu = bndF[rbase]
                 else:
                     {lane0_row0}
                     nfu = nhu
@@ -555,9 +694,10 @@ def fast_kernel(colinfo, colsub, mword, mptr, mslot, row0, codes, roff, rlen, or
                     nsub = colsub[uint64(jn)]
                     nmw = mword[uint64(jn)]
                     if lead:
+{ind(wait.format(need="int32(jn + 1)"), 24)}
                         if from_bnd:
-                            nhu = bndH[bbase + uint64(jn)]
-                            nfu = bndF[bbase + uint64(jn)]
+                            nhu = bndH[rbase + uint64(jn)]
+                            nfu = bndF[rbase + uint64(jn)]
                         else:
                             {lane0_row0_n}
                             nfu = nhu
@@ -616,8 +756,9 @@ def fast_kernel(colinfo, colsub, mword, mptr, mslot, row0, codes, roff, rlen, or
 {R("store[sp + U{rk}] = E{r}", 28)}
 {best_col}
                     if wr_bnd:
-                        bndH[bbase + uint64(j)] = H{K - 1}
-                        bndF[bbase + uint64(j)] = f
+                        bndH[wbase + uint64(j)] = H{K - 1}
+                        bndF[wbase + uint64(j)] = f
+{ind(publish, 24)}
                     bh = H{K - 1}
                     bf = f
                     dgo = hu
@@ -625,7 +766,10 @@ def fast_kernel(colinfo, colsub, mword, mptr, mslot, row0, codes, roff, rlen, or
                 if not lead:
                     hu = nh
                     fu = nf
+{ind(publish_step, 16)}
+{ind(publish_end, 12)}
             {sync}
+{ind(publish_after, 12)}
 {combine}{reduce_out}
 '''
     return src
@@ -663,21 +807,26 @@ def pair_fits(scoring, mode, max_len: int) -> bool:
 
 
 def _module_text(G: int, K: int, mode: int, sim: bool, prmt_sub: bool = True,
-                 pair: bool = False) -> str:
+                 pair: bool = False, pipe: int = 0) -> str:
     """A self-contained module: the kernel's constants, then the kernel."""
     SW = 2 * K + 1                       # words per lane per slot: hu, K x HO, K x E
     ints = {"WARP": WARP, "FULL": 0xFFFFFFFF, "G": G, "K": K, "GK": G * K, "SW": SW,
             "SWW": SW * WARP, "CI_BASE": CI_BASE, "CI_MERGE": CI_MERGE, "CI_VIRT": CI_VIRT,
             "CI_SINK": CI_SINK, "CI_KEEP": CI_KEEP, "CI_KEEP_BIT": CI_KEEP.bit_length() - 1,
             "CI_SLOT_SHIFT": CI_SLOT_SHIFT, "READ_PAD": READ_PAD,
-            "SLOT_BITS": SLOT_BITS, "SLOT_MASK": SLOT_MASK, "ST_OK": ST_OK}
+            "SLOT_BITS": SLOT_BITS, "SLOT_MASK": SLOT_MASK, "ST_OK": ST_OK,
+            "PMAX": PIPE_MAX_GROUPS, "PUB_MASK": PUBLISH_EVERY - 1,
+            "SG": max(int(pipe), 1), "ST": G * max(int(pipe), 1)}
     from . import _ptx
     head = [f"# generated by s2g.variants.fast (G={G}, K={K}, mode={mode}, sim={sim}, "
-            f"prmt={prmt_sub}, pair={pair}, _ptx v{_ptx.VERSION}); do not edit",
+            f"prmt={prmt_sub}, pair={pair}, pipe={pipe}, _ptx v{_ptx.VERSION}); do not edit",
             "import numpy as np", "from numba import cuda, int32, uint32, uint64",
             "from s2g.variants._ptx import " + (
                 "prmt_py as prmt, vmax_py as vmax, vadd_py as vadd, opaque_py as opaque, s32"
-                if sim else "prmt, vmax, vadd, opaque"), ""]
+                if sim else "prmt, vmax, vadd, opaque")]
+    if sim and pipe:
+        head.append("from s2g.variants._simsync import gsync, pause")
+    head.append("")
     head += [f"{k} = {v}" for k, v in ints.items()]
     head += [f"NI = int32({int(NEG_INF)})", "Z = int32(0)", "M1 = int32(-1)",
              f"NI2 = int32({_pack16(NEG_INF16)})       # NEG_INF16 in both halves"]
@@ -685,7 +834,7 @@ def _module_text(G: int, K: int, mode: int, sim: bool, prmt_sub: bool = True,
     # 64-bit adds) per access in numba; uint64 base + uint64 constant costs none
     head += [f"U{w} = np.uint64({w})\nW{w} = np.uint64({w * WARP})" for w in range(SW + 1)]
     return "\n".join(head) + "\n" + _render(G, K, int(mode), bool(sim), bool(prmt_sub),
-                                            bool(pair))
+                                            bool(pair), int(pipe))
 
 
 def _cache_dir():
@@ -700,7 +849,7 @@ def _cache_dir():
 
 
 def kernel_source(G: int, K: int, mode: int, sim: bool = False, cache: bool = True,
-                  prmt_sub: bool = True, pair: bool = False, note: str = ""):
+                  prmt_sub: bool = True, pair: bool = False, note: str = "", pipe: int = 0):
     """The Python function of the kernel for ``G`` lanes x ``K`` rows in ``mode``.
 
     ``sim``: build the CUDA-simulator form (shared-memory exchange + syncthreads in
@@ -716,7 +865,7 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False, cache: bool = Tr
     import hashlib
     import importlib.util
     assert WARP % G == 0 and K >= 1
-    text = _module_text(G, K, int(mode), bool(sim), bool(prmt_sub), bool(pair))
+    text = _module_text(G, K, int(mode), bool(sim), bool(prmt_sub), bool(pair), int(pipe))
     if note:          # compile options: part of the file's hash, so of the cache's key
         text = f"# {note}\n" + text
     d = _cache_dir() if cache else None
@@ -772,16 +921,18 @@ def _sim() -> bool:
     return bool(config.ENABLE_CUDASIM)
 
 
-def get_kernel(G, K, mode, prmt_sub=True, pair=False):
+def get_kernel(G, K, mode, prmt_sub=True, pair=False, pipe=0):
+    """The compiled kernel; ``pipe``: groups a stage of the pipelined kernel (0: off)."""
     key = (G, K, int(mode), _shared_exchange(), MAX_REGISTERS, _sim(), bool(prmt_sub),
-           bool(pair))
+           bool(pair), int(pipe))
     if key not in _KERNELS:
         from numba import cuda
         opts = {"max_registers": MAX_REGISTERS} if MAX_REGISTERS and not key[3] else {}
         # numba's on-disk cache keys on the source, not on max_registers: a cap goes in
         # the source's text (a cached cubin of another cap was loaded silently before)
         fn = kernel_source(G, K, int(mode), sim=key[3], prmt_sub=bool(prmt_sub),
-                           pair=bool(pair), note=f"max_registers={MAX_REGISTERS}" if opts else "")
+                           pair=bool(pair), note=f"max_registers={MAX_REGISTERS}" if opts else "",
+                           pipe=int(pipe))
         if _sim():
             _KERNELS[key] = cuda.jit(fn)
         else:
@@ -793,18 +944,19 @@ def get_kernel(G, K, mode, prmt_sub=True, pair=False):
 
 def choose_config(max_len: int, pair: bool = False):
     """(G, K) for a batch: one strip when it covers the reads — of PAIR_G lanes for the
-    pair kernel (up to PAIR_G x 38 = 152 rows), else of SHORT_G lanes — or strips of
-    LONG_G x LONG_K rows."""
+    pair kernel (up to PAIR_G x 38 = 152 rows), else of SHORT_G lanes — or the long-read
+    kernel's strips of LONG_G x PAIR_LONG_K (pair) or LONG_G x LONG_K rows."""
     if pair:
         need = max(1, -(-max_len // PAIR_G))
         for K in PAIR_K_CHOICES:
             if need <= K:
                 return PAIR_G, K
-    need = max(1, -(-max_len // SHORT_G))
-    for K in K_CHOICES:               # few distinct kernels to compile (JIT costs seconds each)
-        if need <= K:
-            return SHORT_G, K
-    return LONG_G, LONG_K
+    else:
+        need = max(1, -(-max_len // SHORT_G))
+        for K in K_CHOICES:           # few distinct kernels to compile (JIT costs seconds each)
+            if need <= K:
+                return SHORT_G, K
+    return LONG_G, PAIR_LONG_K if pair else LONG_K
 
 # ---------------------------------------------------------------- host pipeline
 
@@ -922,7 +1074,7 @@ def shared_slots(kern, G, K, n_slots, block):
     ``n_slots``: the kernel's slots (:func:`kernel_slots`); the last, the virtual slot,
     always stays in global memory (it is read at source columns only).
     """
-    words = (block // WARP) * (2 * K + 1) * WARP       # one slot, every warp of a block
+    words = -(-block // WARP) * (2 * K + 1) * WARP     # one slot, every warp of a block
     n_slots = max(n_slots - 1, 0)                       # candidates for shared memory
     if SHARED_SLOTS != "auto":
         n_sh = min(n_slots, int(SHARED_SLOTS))
@@ -964,15 +1116,61 @@ def _allow_shared(kern, nbytes) -> bool:
         return False
 
 
-def plan(graph, reads_max_len, n_reads, G=None, K=None, pair=False):
-    """Launch plan: (G, K, blocks, block, n_groups) for a batch (also used by bench);
-    ``n_reads``: the kernel's work units (read pairs for the pair kernel)."""
+def pipe_groups(G, npass, n_units, pipe=None):
+    """(P, SG) of the pipelined kernel: P stages a block, SG groups (reads or pairs) a
+    stage; (0, 0) where the kernel runs one group per read in sequence: reads of one
+    strip, ``S2G_FAST_PIPE=0``, ``pipe=False``.
+
+    On a GPU a stage is a warp (SG = 32 / G); automatically only for batches of fewer
+    blocks (SG reads or pairs each) than ``PIPE_UNITS_PER_SM`` an SM, with 8 stages a
+    block where every block has an SM to itself, else 4 (at most a read's strips, a
+    power of two); ``pipe=True``: 8 stages whatever the batch. Under the simulator: 2-3
+    stages of SG groups of a few threads (``pipe`` an int: that SG).
+    """
+    if pipe is False or (pipe is None and not PIPE) or npass < 2:
+        return 0, 0
+    if _sim() or _shared_exchange():
+        if not _sim():
+            return 0, 0                    # the shared-memory exchange is one warp a block
+        SG = 2 if G <= 8 else 1
+        if pipe is not None and not isinstance(pipe, bool):
+            SG = int(pipe)
+        P = min(3, npass, WARP // (G * SG))
+        return (P, SG) if P >= 2 else (0, 0)
+    from numba import cuda
+    SG = WARP // G
+    blocks = -(-n_units // SG)
+    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    if pipe is None and blocks >= PIPE_UNITS_PER_SM * sms:
+        return 0, 0                        # one warp a read (pair) fills the GPU better
+    P = 8 if pipe is True or blocks <= sms else 4
+    P = min(P, PIPE_MAX_P, npass, PIPE_MAX_GROUPS // SG)    # shared words: P x SG
+    P = 1 << (P.bit_length() - 1)          # 2, 4, 8: whole blocks an SM
+    return (P, SG) if P >= 2 else (0, 0)
+
+
+def plan(graph, reads_max_len, n_reads, G=None, K=None, pair=False, pipe=None):
+    """Launch plan: (G, K, blocks, block, n_groups, P, SG) for a batch (also used by
+    bench); ``n_reads``: the kernel's work units (read pairs for the pair kernel); P, SG:
+    stages a block and groups a stage of the pipelined kernel (:func:`pipe_groups`; 0:
+    not pipelined)."""
     from numba import cuda
     if G is None:
         G, K = choose_config(reads_max_len, pair)
+    npass = -(-reads_max_len // (G * K))
+    P, SG = pipe_groups(G, npass, n_reads, pipe)
+    if P:
+        # SG reads (pairs) a block, each with P + 1 column buffers (H and F: 8 bytes)
+        blocks = max(1, -(-n_reads // SG))
+        if not _sim():
+            free, _ = cuda.current_context().get_memory_info()
+            free += _devpool.pool().held("fast.bndH", "fast.bndF")
+            cap = int(free * BND_MEM_FRACTION) // max(1, 8 * SG * (P + 1) * graph.n_bases)
+            blocks = max(1, min(blocks, cap))
+        assert P * SG <= PIPE_MAX_GROUPS, (P, SG)
+        return G, K, blocks, P * SG * G, blocks * P * SG, P, SG
     block = WARP if _shared_exchange() else BLOCK
     groups = min(-(-n_reads // (block // G)) * (block // G), _resident_groups(G))
-    npass = -(-reads_max_len // (G * K))
     if npass > 1 and not _sim():
         free, _ = cuda.current_context().get_memory_info()
         free += _devpool.pool().held("fast.bndH", "fast.bndF")   # reused, not new
@@ -980,15 +1178,16 @@ def plan(graph, reads_max_len, n_reads, G=None, K=None, pair=False):
         cap = max(block // G, cap // (block // G) * (block // G))
         groups = min(groups, cap)
     groups = max(groups, block // G)
-    return G, K, groups * G // block, block, groups
+    return G, K, groups * G // block, block, groups, 0, 0
 
 
 def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
-               events=None, pair=None):
+               events=None, pair=None, pipe=None):
     """Launch the kernel on arrays (host numpy); returns (score, end_i, end_j) int32 arrays.
 
     ``pair``: the 16-bit two-reads-per-group kernel (default: where :func:`pair_fits`
     and ``S2G_FAST_PAIR`` allow it); ``False`` forces 32 bits; ``True`` where it fits.
+    ``pipe``: the pipelined kernel for reads of several strips (:func:`pipe_groups`).
 
     ``events``: optional (start, stop) CUDA events recorded around the launch only.
     """
@@ -998,7 +1197,8 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     max_len = int(lengths.max(initial=0))
     fits = pair_fits(scoring, mode, max_len)
     pair = fits and (PAIR if pair is None else bool(pair))
-    G, K, blocks, block, groups = plan(graph, max_len, -(-n // 2) if pair else n, G, K, pair)
+    G, K, blocks, block, groups, P, SG = plan(graph, max_len, -(-n // 2) if pair else n,
+                                              G, K, pair, pipe)
     a, b, o, e = scoring.as_tuple()
     order = np.argsort(-lengths, kind="stable").astype(np.int32)
     dp = _devpool.pool()                                # buffers allocated once, reused
@@ -1007,12 +1207,12 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     d_len = dp.put("fast.len", lengths.astype(np.int32))
     d_ord = dp.put("fast.order", order)
     prmt_sub = prmt_scores(a, b, o, e)
-    kern = get_kernel(G, K, mode, prmt_sub, pair)
+    kern = get_kernel(G, K, mode, prmt_sub, pair, SG)
     n_sh, sh_bytes = shared_slots(kern, G, K, kernel_slots(graph), block)
     n_gl = kernel_slots(graph) - n_sh                   # slots in global memory (>= 1)
     store = dp.empty("fast.store", groups * n_gl * (2 * K + 1) * G, np.int32)
     npass = -(-max_len // (G * K))
-    bn = groups * graph.n_bases if npass > 1 else 1
+    bn = (blocks * SG * (P + 1) if P else groups) * graph.n_bases if npass > 1 else 1
     bndH = dp.empty("fast.bndH", bn, np.int32)
     bndF = dp.empty("fast.bndF", bn, np.int32)
     out_s = dp.empty("fast.out_s", n, np.int32)
