@@ -74,11 +74,12 @@ def fast_key(scoring, mode, max_len):
 def fast_keys(scoring, mode, max_len):
     """Every `fast` kernel a batch of reads up to ``max_len`` may launch: :func:`fast_key`,
     and for long reads also the kernel without the pipeline (fast.pipe_groups runs it
-    for batches that fill the GPU with a warp a read)."""
+    for batches that fill the GPU with a warp a read) and big batches' 8-lane groups."""
     key = fast_key(scoring, mode, max_len)
     if key is None or not key[5]:
         return [] if key is None else [key]
-    return [key, key[:5] + [0]]
+    from .variants import fast
+    return [key, key[:5] + [0], [fast.BIG_G, fast.BIG_K] + key[2:5] + [0]]
 
 
 def plan(variant, mode, scoring, read_len, traceback=True, tb_gpu=False, inline=True):

@@ -237,6 +237,11 @@ def test_config_and_tables():
     assert fast.choose_config(153, pair=True) == (32, 38)    # past 4 x 38: warp strips
     assert fast.choose_config(10_000) == (fast.LONG_G, fast.LONG_K)
     assert fast.choose_config(10_000, pair=True) == (fast.LONG_G, fast.PAIR_LONG_K)
+    # big batches of long reads: 8-lane groups (BIG_UNITS_PER_SM reads or pairs an SM)
+    big = fast.BIG_UNITS_PER_SM * 132
+    assert fast.choose_config(10_000, True, big, 132) == (fast.BIG_G, fast.BIG_K)
+    assert fast.choose_config(10_000, True, big - 1, 132) == (fast.LONG_G, fast.PAIR_LONG_K)
+    assert fast.choose_config(150, True, big, 132) == (4, 38)       # short reads: unchanged
 
 
 def test_kernel_cache_key_includes_compile_options(tmp_path, monkeypatch):
@@ -348,6 +353,7 @@ def test_gpu_random_graphs(mode):
         # (pair), each strip's bottom row handed to the next warp through the block's ring
         _cmp(g, reads, sc, mode, ref, G=fast.WARP, K=2, pipe=True)
         _cmp(g, reads, sc, mode, ref, G=8, K=2, pipe=True)       # 4 reads (pairs) a warp
+        _cmp(g, reads, sc, mode, ref, G=fast.BIG_G, K=fast.BIG_K)   # big batches' groups
         if mode == Mode.LOCAL:
             _cmp(g, reads, sc, mode, ref, G=fast.WARP, K=2, pipe=True, pair=False)
 

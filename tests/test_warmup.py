@@ -56,7 +56,8 @@ def test_fast_key_is_what_run_kernel_launches(mode, n):
     if n == 10_000:
         assert pipe == 1 and G == fast.WARP
         keys = warmup.fast_keys(sc, mode, n)                  # every long-read group size
-        assert keys == [[G, K, m, prmt, pair, 1], [G, K, m, prmt, pair, 0]]
+        assert keys == [[G, K, m, prmt, pair, 1], [G, K, m, prmt, pair, 0],
+                        [fast.BIG_G, fast.BIG_K, m, prmt, pair, 0]]
         tasks = [t for t, _ in warmup.plan("fast", mode, sc, n) if t["kind"] == "fast_kernel"]
         assert [t["key"] for t in tasks] == keys
     else:

@@ -105,7 +105,9 @@ Long reads
     per column) is written to a global buffer (``8 x columns`` bytes) and read by lane 0
     of the next strip. A warp a strip: the 8 lanes x 24 rows of earlier kernels left
     1,000 reads of 10 kbp (500 pairs, 125 warps) on a quarter of the H100: 396 GCUPS,
-    1,273 with warps (H100, 2026-11-24).
+    1,273 with warps (H100, 2026-11-24). Batches big enough to fill the GPU with 8-lane
+    groups keep them (``BIG_UNITS_PER_SM``: they diverge less; 2,532 GCUPS on the H200
+    with 12,672 reads).
 
     *Pipelined* (``pipe``, :func:`pipe_groups`): with few reads, one warp a read (pair)
     leaves the GPU empty (100 reads: 127 GCUPS), so the P stages (warps) of a block
@@ -176,6 +178,13 @@ MAX_K = 24                   # rows per lane (registers: 2 x K scores + K read c
 # ran 1,273 GCUPS on 1,000 x 10 kbp reads against 396 at 8 x 24, H100, before pipelining)
 LONG_G, LONG_K = 32, 24      # 32-bit kernel: strips of 768 rows
 PAIR_LONG_K = 38             # pair kernel: strips of 1,216 rows
+# big batches of long reads: 8-lane groups (the long-read kernel before session 12) diverge
+# less than warps, and a batch that fills the GPU with them ran 2,532 GCUPS (H200, 12,672
+# x 10 kbp reads, one full wave; 8,192 reads: 2,170) against 1,273 for warps at 1,000
+# reads (H100, where 8 x 24 ran 396). From BIG_UNITS_PER_SM reads (pairs) an SM (~6,300
+# reads on 132 SMs, where 8 x 24 reaches ~1,270 in proportion to that full wave's rate)
+BIG_G, BIG_K = 8, 24
+BIG_UNITS_PER_SM = 24
 
 K_CHOICES = (4, 8, 13, 19, 24)   # 8 x 13 = 104 rows: 100 bp reads; 8 x 19 = 152: 150 bp
 # The pair kernel: 4 lanes x 38 rows for 150 bp reads (255 registers, no spills; 8 warps
@@ -942,10 +951,12 @@ def get_kernel(G, K, mode, prmt_sub=True, pair=False, pipe=0):
     return _KERNELS[key]
 
 
-def choose_config(max_len: int, pair: bool = False):
+def choose_config(max_len: int, pair: bool = False, n_units=None, sms=None):
     """(G, K) for a batch: one strip when it covers the reads — of PAIR_G lanes for the
     pair kernel (up to PAIR_G x 38 = 152 rows), else of SHORT_G lanes — or the long-read
-    kernel's strips of LONG_G x PAIR_LONG_K (pair) or LONG_G x LONG_K rows."""
+    kernel's strips of LONG_G x PAIR_LONG_K (pair) or LONG_G x LONG_K rows; BIG_G x BIG_K
+    for a batch of ``n_units`` reads (pairs) of at least BIG_UNITS_PER_SM an SM (``sms``
+    SMs)."""
     if pair:
         need = max(1, -(-max_len // PAIR_G))
         for K in PAIR_K_CHOICES:
@@ -956,6 +967,8 @@ def choose_config(max_len: int, pair: bool = False):
         for K in K_CHOICES:           # few distinct kernels to compile (JIT costs seconds each)
             if need <= K:
                 return SHORT_G, K
+    if n_units is not None and sms and n_units >= BIG_UNITS_PER_SM * sms:
+        return BIG_G, BIG_K
     return LONG_G, PAIR_LONG_K if pair else LONG_K
 
 # ---------------------------------------------------------------- host pipeline
@@ -1156,7 +1169,8 @@ def plan(graph, reads_max_len, n_reads, G=None, K=None, pair=False, pipe=None):
     not pipelined)."""
     from numba import cuda
     if G is None:
-        G, K = choose_config(reads_max_len, pair)
+        sms = None if _sim() else cuda.get_current_device().MULTIPROCESSOR_COUNT
+        G, K = choose_config(reads_max_len, pair, n_reads, sms)
     npass = -(-reads_max_len // (G * K))
     P, SG = pipe_groups(G, npass, n_reads, pipe)
     if P:
