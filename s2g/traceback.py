@@ -20,7 +20,7 @@ and semiglobal) or as unreachable (global), which leaves the end cell's value eq
 to ``S`` — checked for every read; a difference is reported as an internal error.
 
 Two kernels compute this. :func:`traceback_read` takes one read per thread in int64
-(the reference, and the only one with row bands). :func:`traceback_batch` first runs
+(the reference). :func:`traceback_batch` first runs
 reads in *lanes* (:func:`_lane_worker`), the simd variant's layout
 (:mod:`s2g.variants.simd`): a worker turns the windows of a super-batch of reads into
 column programs (:func:`_lane_program`; per column its base, "continue the previous
@@ -32,7 +32,21 @@ writes each cell's direction byte (:func:`_tb_column`); a lane's merges (vectori
 down its rows, from lane-major slots) and slot stores are its own. Then each lane's end
 cell is checked and the walk runs per lane (:func:`_lane_walk`). Same recurrences, tie
 order and choices as traceback_read, so every output is identical (tests/
-test_traceback.py). Windows over LANE_CELLS cells go to traceback_read.
+test_traceback.py).
+
+Windows over LANE_CELLS cells (10 kbp reads; seeded long windows without a GPU) run in
+lanes with row bands (:func:`_band_group`), traceback_read's checkpoints in the lane
+layout: a checkpoint pass computes the group's DP band by band from the top (each band
+over every column, so that the columns and slots in use are one band high) and keeps
+H and F of every ``Bh``-th row of every column; then the bands are recomputed from the
+bottom up, from their top checkpoints, with direction bytes and merge choices, each
+only as far right as the walks that need it stand, and each lane's walk moves up
+through them (:func:`_lane_walk` pauses where it would leave the band). Memory per
+group: one band's direction bytes ``W x (Bh + 1) x lanes`` plus checkpoints
+``2 x W x (rows / Bh + 1) x lanes`` lane-type values (W: widest window); ``Bh``
+minimises their sum (~280 rows for 10 kbp reads in int32 lanes, ~7 MB a lane), and the
+groups are cut so that it stays under BAND_GROUP_BYTES (256 MB). A window whose group
+of one lane would pass it, or that traceback_read would refuse, goes to traceback_read.
 
 Measured (2-core AMD EPYC VM shared with other jobs, 1 thread, 2026-11-23, best of 5-7):
 5,000 seeded 150 bp reads on a 5 Mbp SNP graph 0.09 s in lanes against 0.60-0.75 s
@@ -40,8 +54,15 @@ Measured (2-core AMD EPYC VM shared with other jobs, 1 thread, 2026-11-23, best 
 merge every ~5 columns, each a strided per-lane scatter); 300 x 1 kbp reads 7x.
 Where the time goes (seeded reads, per read): windows and programs 3.3 us, merges 6,
 the column loop 5.6 (~4 GCUPS), slot stores 3.9, walk 2, summary 2.4.
+Row bands (same VM, 2026-11-24, best of 3; the simd variant's scores and end cells,
+then traceback_batch timed alone): 20 x 10 kbp reads (5% substitutions) on a 100 kbp SNP
+graph (2.34e9 window cells, int32 lanes, groups of 12 and 8 lanes, Bh ~280), local
+1.83 s against 6.23 s in traceback_read (2 threads: 1.28 against 0.38 G cells/s), 2.9
+against 12.7 s on 1 thread; semiglobal 1.99 against 5.26 s. Plain lanes unchanged.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -204,6 +225,24 @@ def _sweep(q, lo, hi, Bh, wn, ws, we, woff, frank, widx, base, node_start, pred_
 
 
 @numba.njit(**NJIT)
+def _row_band(W, nf, rows, max_cells):
+    """:func:`traceback_read`'s band height for a window of ``W`` columns (``nf``
+    node-first ones with predecessors) and ``rows`` rows under ``max_cells`` bytes:
+    ``rows`` (one pass) when ``(W + 16 nf) x (rows + 1)`` fits, else the height that
+    minimises ``per_row x Bh + 24 W x rows / Bh`` (row checkpoints); -1 when that does
+    not fit either (ST_TOO_BIG)."""
+    per_row = W + 16 * nf                  # direction bytes + two pred choices per row
+    if per_row * (rows + 1) <= max_cells:
+        return rows
+    if rows < 2:
+        return -1
+    Bh = min(rows - 1, max(1, int(np.sqrt(24.0 * W * rows / per_row))))
+    if per_row * (Bh + 1) + 24 * W * (rows // Bh + 1) > max_cells:
+        return -1
+    return Bh
+
+
+@numba.njit(**NJIT)
 def traceback_read(q, end_i, end_j, score, base, node_start, pred_ptr, pred_idx, slot,
                    n_slots, mode, a, b, o, e, max_cells, band=0, lo=0):
     """Recompute the window with direction bytes and walk back from the end cell.
@@ -238,14 +277,11 @@ def traceback_read(q, end_i, end_j, score, base, node_start, pred_ptr, pred_idx,
     cells = W * (rows + 1)
     empty_ops = np.empty(0, np.uint8)
     empty_cols = np.empty(0, np.int64)
-    per_row = W + 16 * nf                  # direction bytes + two pred choices per row
     if band > 0:
         Bh = min(band, rows)
-    elif per_row * (rows + 1) <= max_cells:
-        Bh = rows
-    else:   # band height that minimises per_row x Bh + 24 W x rows / Bh
-        Bh = min(rows - 1, max(1, int(np.sqrt(24.0 * W * rows / per_row))))
-        if per_row * (Bh + 1) + 24 * W * (rows // Bh + 1) > max_cells:
+    else:
+        Bh = _row_band(W, nf, rows, max_cells)
+        if Bh < 0:
             return ST_TOO_BIG, 0, empty_ops, empty_cols, cells
     dirs = np.empty((max(W, 1), Bh + 1), np.uint8)
     dpred = np.empty((max(nf, 1), Bh + 1), np.int64)
@@ -421,14 +457,22 @@ K_CONT, K_VIRT, K_NEG = 0, 1, 2
 X_EXT = E_EXT
 #: lanes per group by lane type (two 512-bit registers per row step, as the simd variant)
 LANES_TB = {np.int16: 64, np.int32: 32}
-#: a read is traced in lanes when its window has at most LANE_CELLS cells (else by
-#: traceback_read); a group of more than one register of lanes keeps its direction
-#: bytes under GROUP_BYTES. A worker's direction bytes: at most max(GROUP_BYTES, 32 x
+#: a read is traced in plain lanes when its window has at most LANE_CELLS cells (else
+#: in row bands); a group of more than one register of lanes keeps its direction bytes
+#: under GROUP_BYTES. A worker's direction bytes: at most max(GROUP_BYTES, 32 x
 #: LANE_CELLS) = 64 MB (int16; 1 kbp reads), a few MB for 150 bp reads
 LANE_CELLS = 1 << 21
 GROUP_BYTES = 1 << 25
 #: a worker builds the programs of SUPER x lanes reads at once and groups them by width
 SUPER = 4
+#: windows over LANE_CELLS cells run in lanes with row bands (:func:`_band_group`): a
+#: group's buffers (checkpoints, one band's direction bytes, slots, walks;
+#: :func:`_band_plan`) stay under BAND_GROUP_BYTES, so a worker holds at most about twice
+#: this for them (its buffers grow by doubling; n threads: n x 512 MB at worst, ~110 MB a
+#: worker for 10 kbp reads). A window whose group of one lane would not fit,
+#: or that traceback_read would refuse (--max-traceback-cells), goes to traceback_read;
+#: 0 sends every long window there
+BAND_GROUP_BYTES = 1 << 28
 #: predecessor choices are int16 list positions
 MAX_PREDS = 32767
 #: chunk status of a read the lanes left to traceback_read
@@ -540,58 +584,112 @@ def _lane_program(wn, ws, we, mode, node_start, pred_ptr, pred_idx, fill, c0, m0
 
 
 @numba.njit(inline="always", **NJIT)
-def _tb_column(Q, M, L, G, PH, PX, H, X, D, hup, fp, mode, a, mb, oe, e, floor, slim, neg, z):
-    """:func:`_band_column` on every lane at once (rows 0..M), with the simd variant's
-    ``_column`` arithmetic: every operand in the lane type (its module doc, assembly).
+def _lane_cell(hu, fu, ev, ph, qc, gc, a, mb, oe, e, floor, slim, z):
+    """One cell of every lane's column in the lane type (the simd variant's ``_column``
+    arithmetic): ``(H, F, X, direction byte)`` from H and F one row up (``hu``, ``fu``),
+    this column's E (``ev``) and the diagonal ``ph``. The byte: H's source in
+    :func:`tb_cell`'s tie order (diagonal, deletion, insertion; local start at <= 0),
+    ``X_EXT`` (X = max(H - o - e, E - e) took E - e) and ``F_EXT``. ``slim``: 0 in local
+    mode, the lane type's minimum otherwise (never reached: no start). A caller that
+    drops the byte leaves its selects to dead-code elimination."""
+    fo = cast(hu - oe, z)
+    fx = cast(fu - e, z)
+    fv = max(fo, fx)
+    dg = cast(ph + (a if qc == gc else mb), z)
+    h1 = max(dg, ev)
+    h2 = max(h1, fv)
+    h = max(h2, floor)
+    ho = cast(h - oe, z)
+    ex = cast(ev - e, z)
+    u0 = np.uint8(0)
+    d = np.uint8(H_DEL) if ev > dg else np.uint8(H_DIAG)
+    d = np.uint8(H_INS) if fv > h1 else d
+    d = np.uint8(H_START) if h2 <= slim else d
+    d = np.uint8(d | (np.uint8(X_EXT) if ex > ho else u0))
+    d = np.uint8(d | (np.uint8(F_EXT) if fx > fo else u0))
+    return h, fv, max(ho, ex), d
 
-    ``PH``/``PX``: predecessor vectors (``PX`` = this column's E); writes ``H``,
-    ``X = max(H - o - e, E - e)`` and each cell's direction byte into ``D``: H's source
-    in :func:`tb_cell`'s tie order (diagonal, deletion, insertion; local start at <= 0),
-    ``X_EXT`` (X took E - e) and ``F_EXT``. ``slim``: 0 in local mode, the lane type's
-    minimum otherwise (never reached: no start).
-    """
-    if mode == GLOBAL:
+
+@numba.njit(inline="always", **NJIT)
+def _band_top(lo, L, PX, H, X, D, rec, hup, fp, cH, cF, mode, oe, e, neg, z):
+    """Row ``lo`` of every lane's column (index 0): the mode's row 0 when ``lo == 0``
+    (global: the deletion from the predecessors, ``PX[0]``), else the checkpoint H
+    ``cH[l]`` and F ``cF[l]``; X and the direction byte of a checkpoint row are never
+    read (the walk leaves a band before it reads them, :func:`_lane_walk`). Sets
+    ``hup``/``fp`` (H and F one row up) for the rows below; the byte only with ``rec``."""
+    if lo > 0:
+        for l in range(L):
+            H[0, l] = cH[l]
+            X[0, l] = neg
+            hup[l] = cH[l]
+            fp[l] = cF[l]
+            if rec:
+                D[0, l] = 0
+    elif mode == GLOBAL:
         for l in range(L):
             h0 = PX[0, l]
             H[0, l] = h0
             ho = cast(h0 - oe, z)
             ex = cast(h0 - e, z)
             X[0, l] = max(ho, ex)
-            D[0, l] = np.uint8(H_DEL | X_EXT) if ex > ho else np.uint8(H_DEL)
+            hup[l] = h0
+            fp[l] = neg
+            if rec:
+                D[0, l] = np.uint8(H_DEL | X_EXT) if ex > ho else np.uint8(H_DEL)
     else:
         mo = cast(z - oe, z)
         for l in range(L):
             H[0, l] = z
             X[0, l] = mo
-            D[0, l] = H_START
-    for l in range(L):
-        hup[l] = H[0, l]
-        fp[l] = neg
-    u0 = np.uint8(0)
-    for i in range(1, M + 1):
+            hup[l] = z
+            fp[l] = neg
+            if rec:
+                D[0, l] = H_START
+
+
+@numba.njit(inline="always", **NJIT)
+def _tb_column(Q, lo, hi, L, G, PH, PX, H, X, D, hup, fp, cH, cF, mode, a, mb, oe, e, floor,
+               slim, neg, z):
+    """:func:`_band_column` on every lane at once: rows ``lo..hi`` (index ``t = i - lo``)
+    of each lane's column, each cell's direction byte into ``D`` (:func:`_lane_cell`).
+    ``PH``/``PX``: predecessor vectors (``PX`` = this column's E); writes ``H`` and
+    ``X = max(H - o - e, E - e)``. Row ``lo``: :func:`_band_top`.
+    """
+    _band_top(lo, L, PX, H, X, D, True, hup, fp, cH, cF, mode, oe, e, neg, z)
+    Qb = Q[lo:]
+    for t in range(1, hi - lo + 1):
         # the hot loop: lane-type operands, uint8 codes built by selects; F and H of the
-        # row above run through fp[]/hup[] (a load of H[i-1] beside the store to H[i]
+        # row above run through fp[]/hup[] (a load of H[t-1] beside the store to H[t]
         # defeats LLVM's alias check)
         for l in range(L):
-            fo = cast(hup[l] - oe, z)
-            fx = cast(fp[l] - e, z)
-            fv = max(fo, fx)
-            ev = PX[i, l]
-            dg = cast(PH[i - 1, l] + (a if Q[i - 1, l] == G[l] else mb), z)
-            h1 = max(dg, ev)
-            h2 = max(h1, fv)
-            h = max(h2, floor)
-            ho = cast(h - oe, z)
-            ex = cast(ev - e, z)
-            X[i, l] = max(ho, ex)
-            H[i, l] = h
-            d = np.uint8(H_DEL) if ev > dg else np.uint8(H_DIAG)
-            d = np.uint8(H_INS) if fv > h1 else d
-            d = np.uint8(H_START) if h2 <= slim else d
-            d = np.uint8(d | (np.uint8(X_EXT) if ex > ho else u0))
-            D[i, l] = np.uint8(d | (np.uint8(F_EXT) if fx > fo else u0))
+            h, fv, x, d = _lane_cell(hup[l], fp[l], PX[t, l], PH[t - 1, l], Qb[t - 1, l], G[l],
+                                     a, mb, oe, e, floor, slim, z)
+            X[t, l] = x
+            H[t, l] = h
+            D[t, l] = d
             hup[l] = h
             fp[l] = fv
+
+
+@numba.njit(inline="always", **NJIT)
+def _ck_column(Q, lo, hi, L, G, PH, PX, H, X, hup, fp, cH, cF, mode, a, mb, oe, e, floor, slim,
+               neg, z, nH, nF):
+    """The checkpoint pass's column (:func:`_band_group`): :func:`_tb_column` without
+    direction bytes, then H and F of row ``hi`` (the next band's top row) into
+    ``nH``/``nF``."""
+    _band_top(lo, L, PX, H, X, H, False, hup, fp, cH, cF, mode, oe, e, neg, z)
+    Qb = Q[lo:]
+    for t in range(1, hi - lo + 1):
+        for l in range(L):
+            h, fv, x, _ = _lane_cell(hup[l], fp[l], PX[t, l], PH[t - 1, l], Qb[t - 1, l], G[l],
+                                     a, mb, oe, e, floor, slim, z)
+            X[t, l] = x
+            H[t, l] = h
+            hup[l] = h
+            fp[l] = fv
+    for l in range(L):
+        nH[l] = hup[l]
+        nF[l] = fp[l]
 
 
 @numba.njit(inline="always", **NJIT)
@@ -660,21 +758,71 @@ def _keep(buf, n, used):
 
 
 @numba.njit(**NJIT)
+def _band_sizes(W, M, S, nm, ob, c, cv, Bh):
+    """Buffer items of a banded lane group (:func:`_band_group`): (lane type, direction
+    bytes, int16 choices, walk ops) for ``c`` lanes run as ``cv`` (:func:`_padded`),
+    widest window ``W`` columns, most rows ``M``, most window slots ``S``, ``nm`` merges
+    with a list and ``ob`` walk ops (bounds) over its lanes, band height ``Bh``."""
+    R = M + 1
+    Rb = Bh + 1
+    # read codes, checkpoints (H, F), the band's two columns (H, X) and slots, the
+    # virtual column and a merge's two scratch vectors
+    nt = (max(M, 1) * cv + 2 * W * (M // Bh + 1) * cv + 4 * Rb * cv + 2 * c * S * Rb + 2 * R
+          + 2 * Rb)
+    return nt, W * Rb * cv, 2 * max(nm * Rb, 1) + 2 * Rb, ob
+
+
+@numba.njit(inline="always", **NJIT)
+def _padded(c, isz):
+    """Lanes a banded group of ``c`` lanes runs as: a multiple of one 16-byte register
+    (4 int32 or 8 int16 lanes). The extra lanes compute padding: 10 int32 lanes, with
+    their scalar remainder, took 1.7x the time of 16 (1 thread, 10 kbp reads)."""
+    v = 16 // isz
+    return -(-c // v) * v
+
+
+@numba.njit(**NJIT)
+def _band_plan(W, M, S, nm, ob, c, isz, band):
+    """(bytes, band height) of a banded lane group (:func:`_band_sizes`'s arguments; lane
+    type of ``isz`` bytes). Bytes: direction bytes of one band ``W x (Bh+1) x c``,
+    checkpoints ``2 x W x (M // Bh + 1) x c x isz``, the band's columns and slots,
+    merge choices (2 x int16 per band row), read codes and the walks (9 bytes per op).
+    ``Bh`` (unless ``band`` forces it) minimises the terms that depend on it:
+    ``sqrt(2 isz W c M / (W c + isz c (4 + 2 S) + 4 nm))``, about 280 rows for 10 kbp
+    reads in int32 lanes (then checkpoints and direction bytes take about 290 bytes each
+    per window column and lane)."""
+    if band > 0:
+        Bh = band
+    else:
+        cv = _padded(c, isz)
+        den = W * cv + isz * (4 * cv + 2 * c * S) + 4 * nm
+        Bh = int(np.sqrt(2.0 * isz * W * cv * M / max(den, 1)))
+    Bh = max(1, min(Bh, max(M, 1)))
+    nt, nd, nc, no = _band_sizes(W, M, S, nm, ob, c, _padded(c, isz), Bh)
+    return isz * nt + nd + 2 * nc + 9 * no, Bh
+
+
+@numba.njit(**NJIT)
 def _lane_programs(ks, idx, score, end_i, end_j, col_lo, node_start, pred_ptr, pred_idx, mode,
-                   a, e, max_cells, lane_cells, prog, rows, wl, pw, pm, nsl, nmg, st):
+                   a, e, max_cells, lane_cells, band_cap, band_h, isz, oo, prog, rows, wl, pw,
+                   pm, nsl, nmg, bnd, st):
     """Windows and programs of the reads at chunk positions ``ks`` into the worker's
     buffers ``prog`` (grown as needed; returned). Per read x: rows, window columns
     ``wl[x]`` (0: left to traceback_read, status ST_DEFER), program offsets
     ``pw[x]``/``pm[x]`` (ends ``pw[x + 1]``/``pm[x + 1]``), window slots, merges with a
-    list. A window over ``lane_cells`` (LANE_CELLS; an argument so that tests can lower
-    it) cells, over ``max_cells`` bytes as traceback_read counts them, or with a node of
-    more than MAX_PREDS predecessors is deferred."""
+    list, and ``bnd[x]``: traced in row bands (:func:`_band_group`). A window over
+    ``lane_cells`` (:class:`LaneLimits`: tests lower it) cells, or over
+    ``max_cells`` bytes as traceback_read counts them, goes to the row bands; to
+    traceback_read (deferred) when that would refuse it (:func:`_row_band`), when a
+    group of one lane passes ``band_cap`` bytes (:func:`_band_plan`), or when a node has
+    more than MAX_PREDS predecessors."""
     p_col, p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol = prog
     sizes = np.zeros(6, np.int64)
     for x in range(len(ks)):
         pw[x + 1] = pw[x]
         pm[x + 1] = pm[x]
         wl[x] = 0
+        bnd[x] = False
         k = ks[x]
         r = idx[k]
         rows[x] = end_i[r]
@@ -695,8 +843,9 @@ def _lane_programs(ks, idx, score, end_i, end_j, col_lo, node_start, pred_ptr, p
                 nf += 1
                 preds += np_
                 most = max(most, np_)
-        if (W * (rows[x] + 1) > lane_cells or most > MAX_PREDS
-                or (W + 16 * nf) * (rows[x] + 1) > max_cells):
+        banded = W * (rows[x] + 1) > lane_cells or (W + 16 * nf) * (rows[x] + 1) > max_cells
+        if most > MAX_PREDS or (banded and (band_cap <= 0
+                                            or _row_band(W, nf, rows[x], max_cells) < 0)):
             st[k] = ST_DEFER
             continue
         n1, m1 = pw[x] + W, pm[x] + preds
@@ -712,6 +861,11 @@ def _lane_programs(ks, idx, score, end_i, end_j, col_lo, node_start, pred_ptr, p
             mp_wcol = _keep(mp_wcol, m1, pm[x])
         _lane_program(wn, ws, we, mode, node_start, pred_ptr, pred_idx, True, pw[x], pm[x], p_col,
                       p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol, sizes)
+        if banded and _band_plan(W, rows[x], sizes[3], sizes[1], oo[k + 1] - oo[k], 1, isz,
+                                 band_h)[0] > band_cap:
+            st[k] = ST_DEFER
+            continue
+        bnd[x] = banded
         wl[x] = W
         pw[x + 1] = n1
         pm[x + 1] = pm[x] + sizes[2]
@@ -764,17 +918,297 @@ def _lane_groups(W, R, lanes, vec, cap):
 
 
 @numba.njit(**NJIT)
+def _band_groups(W, M, S, NM, OB, lanes, vec, cap, isz, band):
+    """Banded reads (``W > 0``; ``M`` rows, window slots ``S``, merges with a list ``NM``,
+    op bounds ``OB``) sorted by width then rows, as :func:`_lane_groups`, and cut into
+    groups of at most ``lanes`` whose :func:`_band_plan` stays under ``cap`` bytes (a
+    multiple of ``vec`` lanes beyond one register, except the last group). Returns
+    (reads in group order, group starts, band height per group)."""
+    n = len(W)
+    key = np.empty(n, np.int64)
+    mmax = 1
+    for x in range(n):
+        mmax = max(mmax, M[x] + 2)
+    m = 0
+    for x in range(n):
+        key[x] = W[x] * mmax + M[x] if W[x] > 0 else -1
+        m += W[x] > 0
+    order = np.argsort(key, kind="mergesort")[n - m:]
+    starts = np.empty(m + 1, np.int64)
+    bh = np.empty(m + 1, np.int64)
+    g = 0
+    y = 0
+    while y < m:
+        c = 0
+        wm = 0
+        mm = 0
+        sm = 0
+        nm = 0
+        ob = 0
+        while y + c < m and c < lanes:
+            x = order[y + c]
+            w2, m2, s2 = max(wm, W[x]), max(mm, M[x]), max(sm, S[x])
+            if c >= 1 and _band_plan(w2, m2, s2, nm + NM[x], ob + OB[x], c + 1, isz,
+                                     band)[0] > cap:
+                break
+            wm, mm, sm = w2, m2, s2
+            nm += NM[x]
+            ob += OB[x]
+            c += 1
+        if c > vec and y + c < m:
+            c -= c % vec
+        wm = 0
+        mm = 0
+        sm = 0
+        nm = 0
+        for z in range(y, y + c):
+            x = order[z]
+            wm, mm, sm = max(wm, W[x]), max(mm, M[x]), max(sm, S[x])
+            nm += NM[x]
+        starts[g] = y
+        bh[g] = _band_plan(wm, mm, sm, nm, 0, c, isz, band)[1]
+        g += 1
+        y += c
+    starts[g] = m
+    return order, starts[:g + 1], bh[:g]
+
+
+@numba.njit(**NJIT)
+def _band_group(L, Lv, lk, rows, wl, pw, pe, pm, me, nmg, M, W, S, Bh, tbuf, dbuf, cbuf, obuf, jbuf,
+                codes, offs, idx, score, end_j, base, gcode, node_start, prog, mode, a, mb, o, e,
+                neg, slim, st, start, cells, oo, co, run_op, run_len, n_runs, path, n_path, geo,
+                counts):
+    """One group of long windows in lanes with row bands: :func:`traceback_read`'s row
+    checkpoints in the lane layout, every output identical to it.
+
+    1. Checkpoint pass: the lockstep DP over every column and all rows, as
+       :func:`_lane_worker`'s but without direction bytes (:func:`_ck_column`), saving H
+       and F of every ``Bh``-th row of every column (``ckH/ckF[column, row // Bh, lane]``);
+       merges and slot stores over all rows (the values only: a merge's choices come
+       with its band). Then each lane's end cell is checked.
+    2. Bands from the bottom up: band ``b`` (rows ``b Bh .. b Bh + Bh``) is recomputed,
+       for the lanes whose walk needs it next and only up to the rightmost column those
+       walks stand at, from the checkpoints at its top row (:func:`_tb_column`), with
+       direction bytes, merge choices and band-high slots; then each such lane walks on
+       until it leaves the band upward or ends (:func:`_lane_walk`). A walk only goes up,
+       so one sweep of the bands serves every lane; a lane done, or whose walk starts in
+       a band above, only rides along in the vector pass (no merges, no stores).
+
+    The vector passes run ``Lv >= L`` lanes (:func:`_padded`); lanes ``L..Lv-1`` compute
+    padding. Buffers (the worker's, grown to :func:`_band_plan`'s sizes): ``tbuf`` lane
+    type, ``dbuf`` direction bytes, ``cbuf`` int16 choices, ``obuf``/``jbuf`` per-lane
+    walks.
+    """
+    p_col, p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol = prog
+    z = cast(0, a)
+    oe = cast(o + e, a)
+    floor = z if mode == LOCAL else neg
+    gn = cast(GRAPH_N, a)
+    pad = cast(PAD_CODE, a)
+    R = M + 1
+    Rb = Bh + 1
+    nck = M // Bh + 1
+    Mq = max(M, 1)
+    nb = (M + Bh - 1) // Bh if M > 0 else 1
+    # ---- carve the buffers (sizes as _band_plan counts them)
+    x0 = 0
+    Q = tbuf[x0:x0 + Mq * Lv].reshape((Mq, Lv))
+    x0 += Mq * Lv
+    ckH = tbuf[x0:x0 + W * nck * Lv].reshape((W, nck, Lv))
+    x0 += W * nck * Lv
+    ckF = tbuf[x0:x0 + W * nck * Lv].reshape((W, nck, Lv))
+    x0 += W * nck * Lv
+    Hb = tbuf[x0:x0 + 2 * Rb * Lv].reshape((2, Rb, Lv))
+    x0 += 2 * Rb * Lv
+    Xb = tbuf[x0:x0 + 2 * Rb * Lv].reshape((2, Rb, Lv))
+    x0 += 2 * Rb * Lv
+    SHb = tbuf[x0:x0 + L * S * Rb].reshape((L, S, Rb))
+    x0 += L * S * Rb
+    SXb = tbuf[x0:x0 + L * S * Rb].reshape((L, S, Rb))
+    x0 += L * S * Rb
+    VH = tbuf[x0:x0 + R]
+    VX = tbuf[x0 + R:x0 + 2 * R]
+    th = tbuf[x0 + 2 * R:x0 + 2 * R + Rb]
+    tx = tbuf[x0 + 2 * R + Rb:x0 + 2 * R + 2 * Rb]
+    D = dbuf[:W * Rb * Lv].reshape((W, Rb, Lv))
+    coff = np.zeros(L + 1, np.int64)         # band merge choices: Rb rows per merge
+    obo = np.zeros(L + 1, np.int64)          # per-lane walk buffers
+    for l in range(L):
+        coff[l + 1] = coff[l] + nmg[l] * Rb
+        obo[l + 1] = obo[l] + oo[lk[l] + 1] - oo[lk[l]]
+    nc2 = max(coff[L], 1)
+    DC = cbuf[:nc2]
+    EC = cbuf[nc2:2 * nc2]
+    fdc = cbuf[2 * nc2:2 * nc2 + Rb]         # the checkpoint pass's merges: choices unused
+    fec = cbuf[2 * nc2 + Rb:2 * nc2 + 2 * Rb]
+    G = np.full(Lv, gn)                      # padding lanes keep GRAPH_N
+    hup = np.empty(Lv, Q.dtype)
+    fp = np.empty(Lv, Q.dtype)
+    dH = np.empty(Lv, Q.dtype)               # the last band's bottom row: kept nowhere
+    dF = np.empty(Lv, Q.dtype)
+    endv = np.zeros(L, np.int64)
+    for i in range(Mq):
+        for l in range(Lv):
+            Q[i, l] = pad
+    for l in range(L):
+        q0 = offs[idx[lk[l]]]
+        for i in range(rows[l]):
+            Q[i, l] = cast(codes[q0 + i], a)
+    for i in range(R):
+        vh = 0 if (mode == LOCAL or i == 0) else -(o + e * i)
+        VH[i] = cast(vh, a)
+        VX[i] = cast(vh - o - e, a)
+    # ---- 1. checkpoint pass: the bands top down, each over every column from the
+    # checkpoints at its top row (written by the band above), so that the two columns
+    # and the slots in use are one band high (cache-resident) rather than whole columns
+    for b in range(nb):
+        blo = b * Bh
+        bhi = min(blo + Bh, M)
+        VHb = VH[blo:]
+        VXb = VX[blo:]
+        cur = 0
+        for k in range(W):
+            PH = Hb[1 - cur]
+            PX = Xb[1 - cur]
+            H = Hb[cur]
+            X = Xb[cur]
+            for l in range(L):
+                if k >= wl[l]:
+                    G[l] = gn
+                    continue
+                w = pw[l] + k
+                G[l] = cast(gcode[p_col[w]], a)
+                if p_kind[w] == K_CONT or (rows[l] <= blo and b > 0):
+                    continue
+                Rl = min(bhi, rows[l]) - blo + 1
+                virt = p_kind[w] == K_VIRT
+                if p_mpn[w] == 0:
+                    for i in range(Rl):
+                        PH[i, l] = VHb[i] if virt else neg
+                        PX[i, l] = VXb[i] if virt else neg
+                    continue
+                e0 = pm[l] + p_mpa[w]
+                _lane_merge(l, Rl, virt, p_mpn[w], mp_slot[e0:e0 + p_mpn[w]], SHb, SXb, VHb, VXb,
+                            neg, PH, PX, fdc, fec, th, tx, mode == LOCAL)
+            if b + 1 < nck:
+                _ck_column(Q, blo, bhi, Lv, G, PH, PX, H, X, hup, fp, ckH[k, b], ckF[k, b], mode,
+                           a, mb, oe, e, floor, slim, neg, z, ckH[k, b + 1], ckF[k, b + 1])
+            else:
+                _ck_column(Q, blo, bhi, Lv, G, PH, PX, H, X, hup, fp, ckH[k, b], ckF[k, b], mode,
+                           a, mb, oe, e, floor, slim, neg, z, dH, dF)
+            for l in range(L):
+                if k >= wl[l] or (rows[l] <= blo and b > 0):
+                    continue
+                s = p_store[pw[l] + k]
+                if s >= 0:
+                    hs = SHb[l, s]
+                    xs = SXb[l, s]
+                    for i in range(min(bhi, rows[l]) - blo + 1):
+                        hs[i] = H[i, l]
+                        xs[i] = X[i, l]
+                if k == wl[l] - 1 and rows[l] <= bhi:
+                    endv[l] = H[rows[l] - blo, l]
+            cur = 1 - cur
+    # ---- end cells; walks start at (last column, end row) in state H
+    wc = np.zeros(L, np.int64)
+    ic = np.zeros(L, np.int64)
+    sc = np.zeros(L, np.int64)
+    nop = np.zeros(L, np.int64)
+    ncl = np.zeros(L, np.int64)
+    done = np.zeros(L, np.bool_)
+    act = np.zeros(L, np.bool_)
+    for l in range(L):
+        k = lk[l]
+        cells[k] = wl[l] * (rows[l] + 1)
+        if endv[l] != score[idx[k]]:
+            st[k] = ST_MISMATCH
+            done[l] = True
+        wc[l] = wl[l] - 1
+        ic[l] = rows[l]
+    # ---- 2. bands, bottom up
+    for b in range(nb - 1, -1, -1):
+        blo = b * Bh
+        bhi = min(blo + Bh, M)
+        kmax = -1
+        for l in range(L):
+            # traceback_read's band for row i: ((i - 1) // Bh) x Bh
+            act[l] = not done[l] and (ic[l] - 1 if ic[l] > 0 else 0) // Bh == b
+            if act[l]:
+                kmax = max(kmax, wc[l])
+        if kmax < 0:
+            continue
+        VHb = VH[blo:]
+        VXb = VX[blo:]
+        cur = 0
+        for k in range(kmax + 1):
+            PH = Hb[1 - cur]
+            PX = Xb[1 - cur]
+            H = Hb[cur]
+            X = Xb[cur]
+            for l in range(L):
+                if k >= wl[l]:
+                    G[l] = gn
+                    continue
+                w = pw[l] + k
+                G[l] = cast(gcode[p_col[w]], a)
+                if p_kind[w] == K_CONT or not act[l] or k > wc[l]:
+                    continue
+                Rl = min(bhi, rows[l]) - blo + 1
+                virt = p_kind[w] == K_VIRT
+                if p_mpn[w] == 0:
+                    for i in range(Rl):
+                        PH[i, l] = VHb[i] if virt else neg
+                        PX[i, l] = VXb[i] if virt else neg
+                    continue
+                c0 = coff[l] + p_mrank[w] * Rb
+                e0 = pm[l] + p_mpa[w]
+                _lane_merge(l, Rl, virt, p_mpn[w], mp_slot[e0:e0 + p_mpn[w]], SHb, SXb, VHb, VXb,
+                            neg, PH, PX, DC[c0:c0 + Rl], EC[c0:c0 + Rl], th, tx, mode == LOCAL)
+            _tb_column(Q, blo, bhi, Lv, G, PH, PX, H, X, D[k], hup, fp, ckH[k, b], ckF[k, b], mode,
+                       a, mb, oe, e, floor, slim, neg, z)
+            for l in range(L):
+                if k >= wl[l] or not act[l] or k > wc[l]:
+                    continue
+                s = p_store[pw[l] + k]
+                if s >= 0:
+                    hs = SHb[l, s]
+                    xs = SXb[l, s]
+                    for i in range(min(bhi, rows[l]) - blo + 1):
+                        hs[i] = H[i, l]
+                        xs[i] = X[i, l]
+            cur = 1 - cur
+        for l in range(L):
+            if not act[l]:
+                continue
+            k = lk[l]
+            r = idx[k]
+            ops = obuf[obo[l]:obo[l + 1]]
+            cols = jbuf[obo[l]:obo[l + 1]]
+            wc[l], ic[l], sc[l], nop[l], ncl[l], fin = _lane_walk(
+                l, D, blo, wc[l], ic[l], sc[l], nop[l], ncl[l], mode, codes, offs[r], base,
+                p_col[pw[l]:pe[l]], p_kind[pw[l]:pe[l]], p_mrank[pw[l]:pe[l]],
+                p_mpa[pw[l]:pe[l]], mp_wcol[pm[l]:me[l]], DC, EC, coff[l], Rb, ops, cols)
+            if fin:
+                done[l] = True
+                st[k] = ST_OK
+                start[k] = ic[l]
+                _summarize(k, ops[:nop[l]], cols[:ncl[l]], end_j[r], node_start, oo, co, run_op,
+                           run_len, n_runs, path, n_path, geo, counts)
+
+
+@numba.njit(**NJIT)
 def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end_i, end_j,
                  col_lo, base, gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg,
-                 slim, max_cells, lane_cells, cap, oo, co, st, start, cells, run_op, run_len,
-                 n_runs, path, n_path, geo, counts):
+                 slim, max_cells, lane_cells, cap, band_cap, band_h, oo, co, st, start, cells,
+                 run_op, run_len, n_runs, path, n_path, geo, counts):
     """Super-batches ``t, t + n_threads, ...`` of ``batch`` reads of ``order`` (chunk
     positions): their programs (:func:`_lane_programs`), lane groups by actual window
     width (:func:`_lane_groups`), and per group the lockstep DP (at step k lane l
     computes its own window column k, as the simd variant's lockstep windows do: a
     lane's merges and slot stores are its own, the column is one vector pass over every
     lane), each end cell's check, and the walks (:func:`_lane_walk`) summarised into
-    the chunk's outputs (:func:`_summarize`).
+    the chunk's outputs (:func:`_summarize`). Long windows form their own groups
+    (:func:`_band_groups`) traced in row bands (:func:`_band_group`).
 
     Memory per group: direction bytes ``widest window x (most rows + 1) x lanes``, int16
     choices (2 x 2 bytes per row of each merge with a list), and the window slots'
@@ -797,6 +1231,10 @@ def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
     bpm = np.zeros(batch + 1, np.int64)
     bnsl = np.zeros(batch, np.int64)
     bnmg = np.zeros(batch, np.int64)
+    bnd = np.zeros(batch, np.bool_)
+    wpl = np.zeros(batch, np.int64)          # window columns of the plain / banded reads
+    wbd = np.zeros(batch, np.int64)
+    bob = np.zeros(batch, np.int64)
     lk = np.zeros(lanes, np.int64)           # per lane of a group
     rows = np.zeros(lanes, np.int64)
     wl = np.zeros(lanes, np.int64)
@@ -805,6 +1243,7 @@ def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
     pm = np.zeros(lanes, np.int64)
     me = np.zeros(lanes, np.int64)
     coff = np.zeros(lanes + 1, np.int64)
+    lnm = np.zeros(lanes, np.int64)
     endv = np.zeros(lanes, np.int64)
     G = np.empty(lanes, lt.dtype)
     hup = np.empty(lanes, lt.dtype)
@@ -819,15 +1258,63 @@ def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
     cbuf = np.empty(0, np.int16)
     obuf = np.empty(0, np.uint8)
     jbuf = np.empty(0, np.int64)
+    tbuf = np.empty(0, lt.dtype)             # the banded groups' lane-type buffers
+    isz = lt.itemsize
+    vec = 64 // isz
     n_sb = (len(order) + batch - 1) // batch
     for sb in range(t, n_sb, n_threads):
         ks = order[sb * batch:min(len(order), (sb + 1) * batch)]
         nb = len(ks)
         prog = _lane_programs(ks, idx, score, end_i, end_j, col_lo, node_start, pred_ptr,
-                              pred_idx, mode, a, e, max_cells, lane_cells, prog, brows[:nb],
-                              bwl[:nb], bpw[:nb + 1], bpm[:nb + 1], bnsl[:nb], bnmg[:nb], st)
+                              pred_idx, mode, a, e, max_cells, lane_cells, band_cap, band_h, isz,
+                              oo, prog, brows[:nb], bwl[:nb], bpw[:nb + 1], bpm[:nb + 1],
+                              bnsl[:nb], bnmg[:nb], bnd[:nb], st)
         p_col, p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol = prog
-        gorder, gstart = _lane_groups(bwl[:nb], brows[:nb] + 1, lanes, 64 // lt.itemsize, cap)
+        nbd = 0
+        for x in range(nb):
+            wpl[x] = 0 if bnd[x] else bwl[x]
+            wbd[x] = bwl[x] if bnd[x] else 0
+            bob[x] = oo[ks[x] + 1] - oo[ks[x]]
+            nbd += bnd[x]
+        if nbd > 0:
+            border, bstart, bbh = _band_groups(wbd[:nb], brows[:nb], bnsl[:nb], bnmg[:nb],
+                                               bob[:nb], lanes, vec, band_cap, isz, band_h)
+            for gi in range(len(bstart) - 1):
+                L = bstart[gi + 1] - bstart[gi]
+                M = 0
+                W = 0
+                S = 1
+                nm = 0
+                obs = 0
+                for l in range(L):
+                    x = border[bstart[gi] + l]
+                    lk[l] = ks[x]
+                    rows[l] = brows[x]
+                    wl[l] = bwl[x]
+                    pw[l] = bpw[x]
+                    pe[l] = bpw[x + 1]
+                    pm[l] = bpm[x]
+                    me[l] = bpm[x + 1]
+                    lnm[l] = bnmg[x]
+                    M = max(M, rows[l])
+                    W = max(W, wl[l])
+                    S = max(S, bnsl[x])
+                    nm += bnmg[x]
+                    obs += bob[x]
+                Bh = bbh[gi]
+                Lv = _padded(L, isz)
+                nt, nd, nc, no = _band_sizes(W, M, S, nm, obs, L, Lv, Bh)
+                tbuf = _room(tbuf, nt)
+                dbuf = _room(dbuf, nd)
+                cbuf = _room(cbuf, nc)
+                obuf = _room(obuf, no)
+                jbuf = _room(jbuf, no)
+                _band_group(L, Lv, lk[:L], rows[:L], wl[:L], pw[:L], pe[:L], pm[:L], me[:L],
+                            lnm[:L], M, W, S, Bh, tbuf, dbuf, cbuf, obuf, jbuf, codes, offs, idx,
+                            score, end_j, base, gcode, node_start, prog, mode, a, mb, o, e, neg,
+                            slim, st, start, cells, oo, co, run_op, run_len, n_runs, path,
+                            n_path, geo, counts)
+        gorder, gstart = _lane_groups(wpl[:nb], brows[:nb] + 1, lanes, vec, cap)
         for gi in range(len(gstart) - 1):
             L = gstart[gi + 1] - gstart[gi]
             M = 0
@@ -912,8 +1399,8 @@ def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
                     _lane_merge(l, Rl, virt, p_mpn[w], mp_slot[e0:e0 + p_mpn[w]], SH, SX, VH, VX,
                                 neg, PH, PX, DC[c0:c0 + Rl], EC[c0:c0 + Rl], th, tx,
                                 mode == LOCAL)
-                _tb_column(Q, M, L, G, PH, PX, H, X, D[k], hup, fp, mode, a, mb, oe, e, floor,
-                           slim, neg, z)
+                _tb_column(Q, 0, M, L, G, PH, PX, H, X, D[k], hup, fp, hup, fp, mode, a, mb, oe,
+                           e, floor, slim, neg, z)
                 for l in range(L):
                     if k >= wl[l]:
                         continue
@@ -936,30 +1423,36 @@ def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
                     st[k] = ST_MISMATCH
                     continue
                 st[k] = ST_OK
-                start[k], no, nc = _lane_walk(l, D, wl[l] - 1, rows[l], mode, codes, offs[r],
-                                              base, p_col[pw[l]:pe[l]], p_kind[pw[l]:pe[l]],
-                                              p_mrank[pw[l]:pe[l]], p_mpa[pw[l]:pe[l]],
-                                              mp_wcol[pm[l]:me[l]], DC, EC, coff[l], obuf, jbuf)
+                _, si, _, no, nc, _ = _lane_walk(
+                    l, D, 0, wl[l] - 1, rows[l], 0, 0, 0, mode, codes, offs[r], base,
+                    p_col[pw[l]:pe[l]], p_kind[pw[l]:pe[l]], p_mrank[pw[l]:pe[l]],
+                    p_mpa[pw[l]:pe[l]], mp_wcol[pm[l]:me[l]], DC, EC, coff[l], rows[l] + 1, obuf,
+                    jbuf)
+                start[k] = si
                 _summarize(k, obuf[:no], jbuf[:nc], end_j[r], node_start, oo, co, run_op,
                            run_len, n_runs, path, n_path, geo, counts)
 
 
 @numba.njit(**NJIT)
-def _lane_walk(l, D, w, i, mode, codes, q0, base, p_col, p_kind, p_mrank, p_mpa, mp_wcol, DC,
-               EC, coff, ops, cols):
-    """:func:`traceback_read`'s walk from window column ``w``, row ``i`` of lane ``l``,
-    on the lane program (read-local arrays) and the lane's direction bytes and merge
-    choices. Returns (start row, ops, consumed columns) with both written reversed
-    into ``ops``/``cols``. The deletion state reads X_EXT of the cell it moves to
-    (where traceback_read reads E_EXT of the cell it leaves: the same bit)."""
-    Rl = i + 1
-    no = 0
-    nc = 0
-    state = 0  # 0 H, 1 E, 2 F
+def _lane_walk(l, D, blo, w, i, state, no, nc, mode, codes, q0, base, p_col, p_kind, p_mrank,
+               p_mpa, mp_wcol, DC, EC, coff, Rc, ops, cols):
+    """:func:`traceback_read`'s walk of lane ``l`` from window column ``w``, row ``i`` in
+    ``state`` (0 H, 1 E, 2 F) with ``no``/``nc`` ops and columns already written (reversed)
+    into ``ops``/``cols``, on the lane program (read-local arrays), the direction bytes
+    ``D[w, i - blo, l]`` and merge choices ``DC/EC[coff + rank x Rc + i - blo]`` of rows
+    ``blo..``. With ``blo > 0`` (a row band, :func:`_band_group`) the walk pauses where it
+    would read row ``blo`` or above: at a step's start with ``i <= blo`` (where
+    traceback_read enters the band above). Rows only decrease, and a band's top row is
+    read only as a merge choice after a diagonal step, so rows ``blo + 1..`` and that
+    choice suffice. Returns (w, i, state, no, nc, done); done: ``i`` is the start row. The
+    deletion state reads X_EXT of the cell it moves to (where traceback_read reads E_EXT
+    of the cell it leaves: the same bit)."""
     while True:
         if state == 0 and i == 0 and mode != GLOBAL:
-            break
-        d = D[w, i, l]
+            return w, i, state, no, nc, True
+        if blo > 0 and i <= blo:
+            return w, i, state, no, nc, False
+        d = D[w, i - blo, l]
         if state == 2:
             ops[no] = OP_I
             no += 1
@@ -969,7 +1462,7 @@ def _lane_walk(l, D, w, i, mode, codes, q0, base, p_col, p_kind, p_mrank, p_mpa,
         if state == 0:
             src = d & 3
             if src == H_START:
-                break
+                return w, i, state, no, nc, True
             if src == H_DEL:
                 state = 1
                 continue
@@ -994,7 +1487,8 @@ def _lane_walk(l, D, w, i, mode, codes, q0, base, p_col, p_kind, p_mrank, p_mpa,
             mr = p_mrank[w]
             ch = -1
             if mr >= 0:
-                ch = DC[coff + mr * Rl + i] if state == 0 else EC[coff + mr * Rl + i]
+                x = coff + mr * Rc + i - blo
+                ch = DC[x] if state == 0 else EC[x]
             if ch < 0:
                 # into the virtual column: local starts here; otherwise the rest of the
                 # read is inserted before the graph walk
@@ -1003,24 +1497,43 @@ def _lane_walk(l, D, w, i, mode, codes, q0, base, p_col, p_kind, p_mrank, p_mpa,
                         ops[no] = OP_I
                         no += 1
                     i = 0
-                break
+                return w, i, state, no, nc, True
             w = mp_wcol[p_mpa[w] + ch]
         if state == 1:
-            state = 1 if (D[w, i, l] & X_EXT) else 0
-    return i, no, nc
+            state = 1 if (D[w, i - blo, l] & X_EXT) else 0
 
 
 @numba.njit(parallel=True, **NJIT)
 def _run_lanes(order, batch, lanes, n_threads, codes, offs, idx, score, end_i, end_j, col_lo,
                base, gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg, slim,
-               max_cells, lane_cells, cap, oo, co, st, start, cells, run_op, run_len, n_runs,
-               path, n_path, geo, counts):
+               max_cells, lane_cells, cap, band_cap, band_h, oo, co, st, start, cells, run_op,
+               run_len, n_runs, path, n_path, geo, counts):
     for t in numba.prange(n_threads):
         # an int64 index (uint64 in the loop body would compile the worker twice)
         _lane_worker(np.int64(t), n_threads, order, batch, lanes, codes, offs, idx, score,
-                     end_i, end_j, col_lo, base, gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg,
-                     slim, max_cells, lane_cells, cap, oo, co, st, start, cells, run_op, run_len,
-                     n_runs, path, n_path, geo, counts)
+                     end_i, end_j, col_lo, base, gcode, node_start, pred_ptr, pred_idx, mode, a,
+                     mb, o, e, neg, slim, max_cells, lane_cells, cap, band_cap, band_h, oo, co,
+                     st, start, cells, run_op, run_len, n_runs, path, n_path, geo, counts)
+
+
+class LaneLimits(NamedTuple):
+    """The lane traceback's limits for one :func:`traceback_batch` call; a field left
+    None takes the module constant (read at call time). Tests shrink them so that tiny
+    windows take every path: plain lanes, row bands of a few rows, traceback_read."""
+    #: plain lanes up to this many window cells (LANE_CELLS; 0: no lanes at all)
+    cells: int | None = None
+    #: direction bytes of a plain group of more than one register (GROUP_BYTES)
+    group_bytes: int | None = None
+    #: bytes of a banded group (BAND_GROUP_BYTES; 0: long windows to traceback_read)
+    band_bytes: int | None = None
+    #: band height of the row bands; 0: the one that minimises a group's memory
+    band: int = 0
+
+    def resolved(self) -> "LaneLimits":
+        return LaneLimits(LANE_CELLS if self.cells is None else self.cells,
+                          GROUP_BYTES if self.group_bytes is None else self.group_bytes,
+                          BAND_GROUP_BYTES if self.band_bytes is None else self.band_bytes,
+                          self.band)
 
 
 class FlatTracebacks:
@@ -1126,16 +1639,19 @@ CHUNK_OPS = 1 << 24
 
 
 def _asm_probe(Q, M, L, G, PH, PX, H, X, D, hup, fp, mode, a, mb, oe, e, floor, slim, neg, z,
-               SH, SX, VH, VX, ent, DC, EC, th, tx):
-    """The lane traceback's two vector loops alone (for :func:`asm_report`)."""
+               SH, SX, VH, VX, ent, DC, EC, th, tx, cH, cF):
+    """The lane traceback's vector loops alone (for :func:`asm_report`)."""
     _lane_merge(0, M + 1, True, 2, ent, SH, SX, VH, VX, neg, PH, PX, DC, EC, th, tx, False)
-    _tb_column(Q, M, L, G, PH, PX, H, X, D, hup, fp, mode, a, mb, oe, e, floor, slim, neg, z)
+    _tb_column(Q, 0, M, L, G, PH, PX, H, X, D, hup, fp, hup, fp, mode, a, mb, oe, e, floor, slim,
+               neg, z)
+    _ck_column(Q, 0, M, L, G, PH, PX, H, X, hup, fp, hup, fp, mode, a, mb, oe, e, floor, slim,
+               neg, z, cH, cF)
 
 
 def asm_report(dtype=np.int16, keep=None):
     """Counts of vector instructions (mnemonic, register width) in the lane traceback's
-    column loop and merge (:func:`_tb_column`, :func:`_lane_merge`) for lane type
-    ``dtype``, compiled alone (uncached) so that no other loop adds to the counts.
+    column loops and merge (:func:`_tb_column`, :func:`_ck_column`, :func:`_lane_merge`) for
+    lane type ``dtype``, compiled alone (uncached) so that no other loop adds to the counts.
     ``keep``: a list to append the assembly text to."""
     T = dtype
     probe = numba.njit(nogil=True)(_asm_probe)
@@ -1144,7 +1660,7 @@ def asm_report(dtype=np.int16, keep=None):
     probe(m2(2, L), 2, L, m2(L), m2(R, L), m2(R, L), m2(R, L), m2(R, L),
           np.zeros((R, L), np.uint8), m2(L), m2(L), LOCAL, T(2), T(-4), T(6), T(2), T(0), T(0),
           T(-15000), T(0), m2(L, 2, R), m2(L, 2, R), m2(R), m2(R), np.arange(2, dtype=np.int32),
-          np.zeros(R, np.int16), np.zeros(R, np.int16), m2(R), m2(R))
+          np.zeros(R, np.int16), np.zeros(R, np.int16), m2(R), m2(R), m2(L), m2(L))
     asm = probe.inspect_asm(probe.signatures[0])
     if keep is not None:
         keep.append(asm)
@@ -1162,10 +1678,10 @@ def _lane_types(scoring, mode, rows, n_bases):
 
 
 def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, scoring, max_cells,
-                     flat, col_lo):
+                     flat, col_lo, lim):
     """Trace reads ``idx``: in lanes (:func:`_lane_worker`) where a lane type fits,
-    the rest and whatever the lanes defer (large windows) one read per thread
-    (:func:`traceback_read`)."""
+    the rest and whatever the lanes defer one read per thread (:func:`traceback_read`).
+    ``lim``: resolved :class:`LaneLimits`."""
     a, b, o, e = scoring.as_tuple()
     n = len(idx)
     oo = np.zeros(n + 1, np.int64)
@@ -1179,7 +1695,7 @@ def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, scoring, 
     codes = reads.codes_flat
     offs = np.asarray(reads.offsets, np.int64)
     gr = (graph.node_start, graph.pred_ptr, graph.pred_idx)
-    if LANE_CELLS > 0:
+    if lim.cells > 0:
         rows = ei[idx]
         tcode = _lane_types(scoring, mode, rows, graph.n_bases)
         gcode = simd._graph_codes(graph)
@@ -1190,18 +1706,32 @@ def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, scoring, 
             # super-batches of similar column bound L (windows are about that wide); the
             # workers form the lane groups by actual width inside each
             order = sel[np.lexsort((rows[sel], L[sel]))]
-            lanes = LANES_TB[T]
             threads = numba.get_num_threads()
-            # up to SUPER groups per super-batch, fewer when that leaves threads idle
-            per = -(-len(order) // (2 * threads))
-            batch = max(lanes, min(SUPER * lanes, -(-per // lanes) * lanes))
             neg = simd.NEG16 if T is np.int16 else simd.NEG32
             slim = 0 if mode == LOCAL else np.iinfo(T).min
-            nt = max(1, min(threads, -(-len(order) // batch)))
-            _run_lanes(order, batch, lanes, nt, codes, offs, idx, score, ei, ej, col_lo,
-                       graph.base, gcode, *gr, mode, T(a), T(-b), T(o), T(e), T(neg), T(slim),
-                       int(max_cells), LANE_CELLS, GROUP_BYTES, oo, co, st, start, cells,
-                       *summary)
+            # windows that will likely take row bands (seconds per group) run apart, one
+            # group per super-batch, their lanes spread evenly over the threads (a banded
+            # group's time grows about with its lanes, in steps of one 16-byte register:
+            # :func:`_padded`), so that the round-robin of super-batches stays balanced
+            big = ((L[order] + 1) * (rows[order] + 1) > lim.cells) & (lim.band_bytes > 0)
+            for part, long_ in ((order[~big], False), (order[big], True)):
+                if len(part) == 0:
+                    continue
+                lanes = LANES_TB[T]
+                if long_:
+                    per = -(-len(part) // threads)
+                    v = 16 // np.dtype(T).itemsize
+                    lanes = batch = min(lanes, -(-per // v) * v)
+                else:
+                    # up to SUPER groups per super-batch, fewer when that leaves threads idle
+                    per = -(-len(part) // (2 * threads))
+                    batch = max(lanes, min(SUPER * lanes, -(-per // lanes) * lanes))
+                nt = max(1, min(threads, -(-len(part) // batch)))
+                _run_lanes(part, batch, lanes, nt, codes, offs, idx, score, ei, ej, col_lo,
+                           graph.base, gcode, *gr, mode, T(a), T(-b), T(o), T(e), T(neg),
+                           T(slim), int(max_cells), int(lim.cells), int(lim.group_bytes),
+                           int(lim.band_bytes), int(lim.band), oo, co, st, start, cells,
+                           *summary)
     rest = np.nonzero(st == ST_DEFER)[0]
     if len(rest):
         _traceback_many(rest, idx, codes, offs, score, ei, ej, graph.base, *gr, graph.slot,
@@ -1226,7 +1756,7 @@ def traceback_gpu_part(graph, reads, scoring, mode, res, max_cells=MAX_CELLS):
 
 
 def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threads=None,
-                    device=False, flat=None, idx=None, col_lo=None):
+                    device=False, flat=None, idx=None, col_lo=None, limits=None):
     """Trace every aligned read: parallel Numba calls over chunks of the batch
     (:func:`_traceback_many`), results kept as :class:`FlatTracebacks` in ``res`` (the
     ``res.tracebacks`` objects are built from them when first asked for).
@@ -1238,7 +1768,9 @@ def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threa
     ``flat``/``idx``: the GPU half already done (:func:`traceback_gpu_part`): trace only
     reads ``idx`` here, into ``flat``. ``col_lo``: per read, the lowest column its
     alignment may use (seeded alignment's windows, :mod:`s2g.window`; CPU only).
+    ``limits``: :class:`LaneLimits` for the CPU lanes (default: the module constants).
     """
+    lim = (limits or LaneLimits()).resolved()
     if flat is None:
         if device:
             flat, idx = traceback_gpu_part(graph, reads, scoring, mode, res, max_cells)
@@ -1267,7 +1799,7 @@ def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threa
             base_ops = ends[c0 - 1] if c0 else 0
             c1 = max(c0 + 1, int(np.searchsorted(ends, base_ops + CHUNK_OPS, side="right")))
             _traceback_chunk(graph, reads, idx[c0:c1], n_ops[c0:c1], L[c0:c1], score, ei, ej,
-                             int(mode), scoring, max_cells, flat, col_lo)
+                             int(mode), scoring, max_cells, flat, col_lo, lim)
             c0 = c1
     finally:
         numba.set_num_threads(old)

@@ -188,11 +188,12 @@ def test_long_read_traceback_under_a_small_limit(gfa_file):
 #
 # traceback_batch traces most reads in lanes (int16/int32 lanes across reads, windows as
 # column programs run in lockstep); traceback_read, one read per thread, is the
-# reference (LANE_CELLS = 0 sends every read there). Every GAF field must agree.
+# reference (LaneLimits(cells=0) sends every read there). Every GAF field must agree.
 
-def _traced(graph, batch, sc, mode, res, col_lo=None, **patch):
-    """Tracebacks and GAF lines of ``res`` (scores and end cells only) under module
-    patches of s2g.traceback (restored after)."""
+def _traced(graph, batch, sc, mode, res, col_lo=None, limits=None, **patch):
+    """Tracebacks and GAF lines of ``res`` (scores and end cells only) under the lane
+    ``limits`` (:class:`s2g.traceback.LaneLimits`) and module patches of s2g.traceback
+    (lane counts, lane types, hooks; restored after)."""
     import numpy as np
 
     from s2g import traceback as tb
@@ -203,7 +204,8 @@ def _traced(graph, batch, sc, mode, res, col_lo=None, **patch):
             setattr(tb, k, v)
         out = BatchResult(res.names, res.lengths, np.asarray(res.score), np.asarray(res.end_i),
                           np.asarray(res.end_j))
-        tb.traceback_batch(graph, batch, sc, s2g.Mode.parse(mode), out, col_lo=col_lo)
+        tb.traceback_batch(graph, batch, sc, s2g.Mode.parse(mode), out, col_lo=col_lo,
+                           limits=limits)
     finally:
         for k, v in saved.items():
             setattr(tb, k, v)
@@ -211,28 +213,29 @@ def _traced(graph, batch, sc, mode, res, col_lo=None, **patch):
 
 
 def _lane_patches(lanes, int32, defer):
-    """lanes per group; int32 lanes for every read; LANE_CELLS small enough that larger
-    windows go to traceback_read (mixed batches), or GROUP_BYTES small enough that the
-    groups shrink (one super-batch per group)."""
+    """lanes per group; int32 lanes for every read; plain lanes for windows of at most
+    40 cells (the rest in row bands: mixed batches), or groups' direction bytes small
+    enough that the groups shrink (one super-batch per group)."""
     import numpy as np
 
-    from s2g import traceback as tb
+    from s2g.traceback import LaneLimits
     p = {}
     if lanes:
         p["LANES_TB"] = {np.int16: lanes, np.int32: lanes}
     if int32:
         p["_lane_types"] = lambda sc, mode, rows, nb: np.ones(len(rows), np.int64)
     if defer == "cells":
-        p["LANE_CELLS"] = 40
+        p["limits"] = LaneLimits(cells=40)
     elif defer == "group":
-        p["GROUP_BYTES"] = 200
+        p["limits"] = LaneLimits(group_bytes=200)
         p["SUPER"] = 1
     return p
 
 
-def assert_lanes_equal_scalar(graph, batch, sc, mode, res, col_lo=None, **patch):
-    want = _traced(graph, batch, sc, mode, res, col_lo, LANE_CELLS=0)
-    got = _traced(graph, batch, sc, mode, res, col_lo, **patch)
+def assert_lanes_equal_scalar(graph, batch, sc, mode, res, col_lo=None, limits=None, **patch):
+    from s2g.traceback import LaneLimits
+    want = _traced(graph, batch, sc, mode, res, col_lo, LaneLimits(cells=0))
+    got = _traced(graph, batch, sc, mode, res, col_lo, limits, **patch)
     assert got[1] == want[1]
     assert got[0] == want[0]
 
@@ -331,3 +334,172 @@ def test_lane_traceback_keeps_16_bit_arithmetic():
     wide = [op for op in by if op[-1] in "dq" and op.startswith(("vpmax", "vpmin", "vpadd",
                                                                   "vpsub", "vpcmpgt"))]
     assert not wide, by
+
+
+# ---------------------------------------------------------------- lanes with row bands
+#
+# Windows over LANE_CELLS cells run in lanes with row bands (a checkpoint pass keeping H
+# and F of every Bh-th row, then bands recomputed bottom up while the walks climb). With
+# LaneLimits(cells=1) every window takes that path; LaneLimits(band=...) forces tiny
+# bands (1-3 rows: many bands, walks that pause and resume at every band edge).
+# traceback_read is the reference, field by field.
+
+def _no_scalar(*args):
+    raise AssertionError("a window was left to traceback_read (a lane's walk did not end?)")
+
+
+def _band_patches(band, int32=False, lanes=None, split=None):
+    """Every window in row bands of ``band`` rows (0: the memory-minimising height);
+    ``split``: "mixed" (plain lanes up to 40 cells, the rest banded), "cap" (banded
+    groups of 6000 bytes at most: groups of one lane, larger windows left to
+    traceback_read), "off" (no banded lanes: every long window to traceback_read)."""
+    from s2g.traceback import LaneLimits
+    p = _lane_patches(lanes, int32, None)
+    if split in (None, "mixed"):
+        p["_traceback_many"] = _no_scalar     # every window fits the lanes here
+    p["limits"] = LaneLimits(cells=40 if split == "mixed" else 1, band=band,
+                             band_bytes={"cap": 6000, "off": 0}.get(split))
+    return p
+
+
+BAND_OPTS = dict(band=st.sampled_from([1, 2, 3, 0]), int32=st.booleans(),
+                 lanes=st.sampled_from([None, 1, 2, 3]),
+                 split=st.sampled_from([None, None, "mixed", "cap", "off"]))
+
+
+@SETTINGS
+@given(case=dag_cases(), mode=st.sampled_from(MODES), sc=scorings, **BAND_OPTS)
+def test_banded_lanes_equal_scalar(case, mode, sc, band, int32, lanes, split):
+    """Random DAGs (both strands), every mode, random scorings, bands of 1-3 rows (or
+    the memory-minimising height), int16 and int32 lanes, partial groups, batches split
+    between plain lanes, banded lanes and traceback_read."""
+    text, reads = case
+    graph = s2g.load_graph(write_tmp(text))
+    batch = batch_of(reads)
+    res = s2g.align(graph, batch, sc, mode, variant="v0", traceback=False)
+    assert_lanes_equal_scalar(graph, batch, sc, mode, res,
+                              **_band_patches(band, int32, lanes, split))
+
+
+@SETTINGS
+@given(case=dag_cases(), mode=st.sampled_from(MODES[:2]), sc=scorings, data=st.data(),
+       **BAND_OPTS)
+def test_banded_lanes_in_windows(case, mode, sc, data, band, int32, lanes, split):
+    """Seeded alignment's col_lo windows (traceback_batch's col_lo call pattern) in
+    banded lanes."""
+    import numpy as np
+    text, reads = case
+    graph = s2g.load_graph(write_tmp(text))
+    batch = batch_of(reads)
+    nb = graph.n_bases
+    lo = np.array([data.draw(st.integers(0, nb - 1)) for _ in reads], np.int64)
+    hi = np.minimum(lo + np.array([data.draw(st.integers(1, nb)) for _ in reads]), nb)
+    res = _window_results(graph, batch, sc, mode, lo, hi)
+    assert_lanes_equal_scalar(graph, batch, sc, mode, res, col_lo=lo,
+                              **_band_patches(band, int32, lanes, split))
+
+
+def _snp_case(seed, n_reads=12, length=120):
+    """A 3 kbp SNP graph (8 bp nodes, 3 alleles: a merge every ~9 columns) and reads of
+    20-120 bp from it with substitutions and 1 bp indels: windows of a few thousand
+    cells, walks that cross many bands and merges."""
+    import numpy as np
+
+    from s2g.simulate import sample_reads, snp_graph
+    rng = np.random.default_rng(seed)
+    sg, ref = snp_graph(3000, 8, 3, seed)
+    path = write_tmp("")
+    sg.write_gfa(path, ref)
+    graph = s2g.load_graph(path)
+    seqs = []
+    for _, s, _ in sample_reads(sg, n_reads, length, 0.08, 0.5, seed + 1):
+        s = list(s)
+        for _ in range(6):
+            k = int(rng.integers(0, len(s)))
+            if rng.random() < 0.5:
+                del s[k]
+            else:
+                s.insert(k, "ACGT"[rng.integers(4)])
+        seqs.append("".join(s[:int(rng.integers(20, len(s)))]))
+    return graph, batch_of(seqs)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_banded_lanes_on_a_snp_graph(mode):
+    """Longer reads (several hundred rows of walk through 1-3 row bands), every mode,
+    int16 and int32 lanes, the whole graph and seeded-style windows (col_lo)."""
+    import numpy as np
+
+    from s2g.variants import simd
+    graph, batch = _snp_case(3)
+    sc = s2g.Scoring()
+    res = simd.align_batch(graph, batch, sc, s2g.Mode.parse(mode))
+    for band, int32, split in ((1, False, None), (2, True, None), (3, False, "mixed"),
+                               (0, True, None)):
+        assert_lanes_equal_scalar(graph, batch, sc, mode, res,
+                                  **_band_patches(band, int32, None, split))
+    if mode == "global":
+        return
+    ej = np.asarray(res.end_j)
+    lo = np.maximum(0, ej - 200)
+    hi = np.minimum(ej + 20, graph.n_bases)
+    wres = _window_results(graph, batch, sc, mode, lo, hi)
+    assert_lanes_equal_scalar(graph, batch, sc, mode, wres, col_lo=lo, **_band_patches(2, False))
+
+
+def test_band_groups_stay_under_the_cap():
+    """_band_groups cuts groups whose planned bytes stay under the cap (a single lane
+    may pass it: _lane_programs leaves such a window to traceback_read), at most
+    ``lanes`` each, multiples of ``vec`` except the last; every read once."""
+    import numpy as np
+
+    from s2g import traceback as tb
+    rng = np.random.default_rng(11)
+    n = 300
+    W = rng.integers(0, 4000, n) * (rng.random(n) < 0.8)
+    M = rng.integers(1, 3000, n)
+    S = rng.integers(1, 5, n)
+    NM = rng.integers(0, 200, n)
+    OB = M + W + 2
+    for isz, vec in ((2, 32), (4, 16)):
+        for cap in (1 << 24, 1 << 26, 1 << 28):
+            order, starts, bh = tb._band_groups(W, M, S, NM, OB, 64 // isz * 2, vec, cap, isz, 0)
+            assert sorted(order.tolist()) == np.nonzero(W > 0)[0].tolist()
+            for g in range(len(starts) - 1):
+                x = order[starts[g]:starts[g + 1]]
+                c = len(x)
+                assert 1 <= c <= 64 // isz * 2
+                if g < len(starts) - 2 and c > vec:
+                    assert c % vec == 0
+                size, h = tb._band_plan(W[x].max(), M[x].max(), S[x].max(), NM[x].sum(),
+                                        OB[x].sum(), c, isz, 0)
+                assert h == bh[g] and 1 <= h <= M[x].max()
+                assert c == 1 or size <= cap
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_long_windows_take_banded_lanes_by_default(mode):
+    """1.6 kbp reads on a 4 kbp SNP graph under the default limits: windows over
+    LANE_CELLS cells, traced in banded lanes at the memory-minimising band height (int16
+    lanes in local mode, int32 otherwise), identical to traceback_read."""
+    import numpy as np
+
+    from s2g import traceback as tb
+    from s2g.simulate import sample_reads, snp_graph
+    from s2g.tb_common import _window
+    from s2g.variants import simd
+    sg, ref = snp_graph(4000, 50, 2, 5)
+    path = write_tmp("")
+    sg.write_gfa(path, ref)
+    graph = s2g.load_graph(path)
+    batch = batch_of([s for _, s, _ in sample_reads(sg, 5, 1600, 0.05, 0.5, 6)])
+    sc = s2g.Scoring()
+    res = simd.align_batch(graph, batch, sc, s2g.Mode.parse(mode))
+    a, _, _, e = sc.as_tuple()
+    for r in res:
+        v = int(np.searchsorted(graph.node_start, r.end_j, side="right") - 1)
+        L = r.end_i + max(0, a * r.end_i - r.score) // e
+        wn, ws, we = _window(v, r.end_j - graph.node_start[v], L, graph.node_start,
+                             graph.pred_ptr, graph.pred_idx, 0)
+        assert int((we - ws + 1).sum()) * (r.end_i + 1) > tb.LANE_CELLS
+    assert_lanes_equal_scalar(graph, batch, sc, mode, res, _traceback_many=_no_scalar)
