@@ -875,13 +875,8 @@ def _lane_programs(ks, idx, score, end_i, end_j, col_lo, node_start, pred_ptr, p
 
 
 @numba.njit(**NJIT)
-def _lane_groups(W, R, lanes, vec, cap):
-    """Reads with ``W > 0`` (window columns; R = rows + 1) sorted by width then rows and
-    cut into groups of at most ``lanes``; beyond ``vec`` lanes (one vector register),
-    fewer where a group's direction bytes (widest window x most rows x lanes) would
-    pass ``cap``, and then a multiple of ``vec``, so that the column loop has no
-    remainder (1 kbp reads in groups of 29 lanes ran at a third of the speed of 32).
-    Returns (reads in group order, group starts)."""
+def _width_order(W, R):
+    """Reads with a window (``W > 0``) sorted by width, then rows ``R`` (stable)."""
     n = len(W)
     key = np.empty(n, np.int64)
     rmax = 1
@@ -891,7 +886,19 @@ def _lane_groups(W, R, lanes, vec, cap):
     for x in range(n):
         key[x] = W[x] * rmax + R[x] if W[x] > 0 else -1
         m += W[x] > 0
-    order = np.argsort(key, kind="mergesort")[n - m:]
+    return np.argsort(key, kind="mergesort")[n - m:]
+
+
+@numba.njit(**NJIT)
+def _lane_groups(W, R, lanes, vec, cap):
+    """Reads with ``W > 0`` (window columns; R = rows + 1) sorted by width then rows and
+    cut into groups of at most ``lanes``; beyond ``vec`` lanes (one vector register),
+    fewer where a group's direction bytes (widest window x most rows x lanes) would
+    pass ``cap``, and then a multiple of ``vec``, so that the column loop has no
+    remainder (1 kbp reads in groups of 29 lanes ran at a third of the speed of 32).
+    Returns (reads in group order, group starts)."""
+    order = _width_order(W, R)
+    m = len(order)
     starts = np.empty(m + 1, np.int64)
     g = 0
     y = 0
@@ -924,16 +931,8 @@ def _band_groups(W, M, S, NM, OB, lanes, vec, cap, isz, band):
     groups of at most ``lanes`` whose :func:`_band_plan` stays under ``cap`` bytes (a
     multiple of ``vec`` lanes beyond one register, except the last group). Returns
     (reads in group order, group starts, band height per group)."""
-    n = len(W)
-    key = np.empty(n, np.int64)
-    mmax = 1
-    for x in range(n):
-        mmax = max(mmax, M[x] + 2)
-    m = 0
-    for x in range(n):
-        key[x] = W[x] * mmax + M[x] if W[x] > 0 else -1
-        m += W[x] > 0
-    order = np.argsort(key, kind="mergesort")[n - m:]
+    order = _width_order(W, M)
+    m = len(order)
     starts = np.empty(m + 1, np.int64)
     bh = np.empty(m + 1, np.int64)
     g = 0
