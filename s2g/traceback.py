@@ -477,6 +477,8 @@ BAND_GROUP_BYTES = 1 << 28
 MAX_PREDS = 32767
 #: chunk status of a read the lanes left to traceback_read
 ST_DEFER = -1
+#: chunk status of a long window left to the row bands' pass (:func:`_band_worker`)
+ST_BAND = -2
 
 
 @numba.njit(inline="always", **NJIT)
@@ -1196,6 +1198,18 @@ def _band_group(L, Lv, lk, rows, wl, pw, pe, pm, me, nmg, M, W, S, Bh, tbuf, dbu
 
 
 @numba.njit(**NJIT)
+def _batch_arrays(batch):
+    """A worker's program buffers (grown by :func:`_lane_programs`) and per-read arrays
+    of a super-batch of ``batch`` reads."""
+    prog = (np.empty(4096, np.int64), np.empty(4096, np.uint8), np.empty(4096, np.int32),
+            np.empty(4096, np.int32), np.empty(4096, np.int32), np.empty(4096, np.int32),
+            np.empty(1024, np.int32), np.empty(1024, np.int32))
+    return (prog, np.zeros(batch, np.int64), np.zeros(batch, np.int64),
+            np.zeros(batch + 1, np.int64), np.zeros(batch + 1, np.int64),
+            np.zeros(batch, np.int64), np.zeros(batch, np.int64), np.zeros(batch, np.bool_))
+
+
+@numba.njit(**NJIT)
 def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end_i, end_j,
                  col_lo, base, gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg,
                  slim, max_cells, lane_cells, cap, band_cap, band_h, oo, co, st, start, cells,
@@ -1206,8 +1220,9 @@ def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
     computes its own window column k, as the simd variant's lockstep windows do: a
     lane's merges and slot stores are its own, the column is one vector pass over every
     lane), each end cell's check, and the walks (:func:`_lane_walk`) summarised into
-    the chunk's outputs (:func:`_summarize`). Long windows form their own groups
-    (:func:`_band_groups`) traced in row bands (:func:`_band_group`).
+    the chunk's outputs (:func:`_summarize`). Long windows (``bnd``) get status ST_BAND
+    for :func:`_band_worker`, a separate entry so that the row bands' code is compiled
+    only when a run has such windows (it doubled the cold start of short-read runs).
 
     Memory per group: direction bytes ``widest window x (most rows + 1) x lanes``, int16
     choices (2 x 2 bytes per row of each merge with a list), and the window slots'
@@ -1221,19 +1236,7 @@ def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
     gn = cast(GRAPH_N, a)
     pad = cast(PAD_CODE, a)
     lt = np.full(1, z)                       # the lane type, for np.empty
-    prog = (np.empty(4096, np.int64), np.empty(4096, np.uint8), np.empty(4096, np.int32),
-            np.empty(4096, np.int32), np.empty(4096, np.int32), np.empty(4096, np.int32),
-            np.empty(1024, np.int32), np.empty(1024, np.int32))
-    brows = np.zeros(batch, np.int64)        # per read of the super-batch
-    bwl = np.zeros(batch, np.int64)
-    bpw = np.zeros(batch + 1, np.int64)
-    bpm = np.zeros(batch + 1, np.int64)
-    bnsl = np.zeros(batch, np.int64)
-    bnmg = np.zeros(batch, np.int64)
-    bnd = np.zeros(batch, np.bool_)
-    wpl = np.zeros(batch, np.int64)          # window columns of the plain / banded reads
-    wbd = np.zeros(batch, np.int64)
-    bob = np.zeros(batch, np.int64)
+    prog, brows, bwl, bpw, bpm, bnsl, bnmg, bnd = _batch_arrays(batch)
     lk = np.zeros(lanes, np.int64)           # per lane of a group
     rows = np.zeros(lanes, np.int64)
     wl = np.zeros(lanes, np.int64)
@@ -1242,7 +1245,6 @@ def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
     pm = np.zeros(lanes, np.int64)
     me = np.zeros(lanes, np.int64)
     coff = np.zeros(lanes + 1, np.int64)
-    lnm = np.zeros(lanes, np.int64)
     endv = np.zeros(lanes, np.int64)
     G = np.empty(lanes, lt.dtype)
     hup = np.empty(lanes, lt.dtype)
@@ -1257,7 +1259,6 @@ def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
     cbuf = np.empty(0, np.int16)
     obuf = np.empty(0, np.uint8)
     jbuf = np.empty(0, np.int64)
-    tbuf = np.empty(0, lt.dtype)             # the banded groups' lane-type buffers
     isz = lt.itemsize
     vec = 64 // isz
     n_sb = (len(order) + batch - 1) // batch
@@ -1269,51 +1270,11 @@ def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
                               oo, prog, brows[:nb], bwl[:nb], bpw[:nb + 1], bpm[:nb + 1],
                               bnsl[:nb], bnmg[:nb], bnd[:nb], st)
         p_col, p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol = prog
-        nbd = 0
         for x in range(nb):
-            wpl[x] = 0 if bnd[x] else bwl[x]
-            wbd[x] = bwl[x] if bnd[x] else 0
-            bob[x] = oo[ks[x] + 1] - oo[ks[x]]
-            nbd += bnd[x]
-        if nbd > 0:
-            border, bstart, bbh = _band_groups(wbd[:nb], brows[:nb], bnsl[:nb], bnmg[:nb],
-                                               bob[:nb], lanes, vec, band_cap, isz, band_h)
-            for gi in range(len(bstart) - 1):
-                L = bstart[gi + 1] - bstart[gi]
-                M = 0
-                W = 0
-                S = 1
-                nm = 0
-                obs = 0
-                for l in range(L):
-                    x = border[bstart[gi] + l]
-                    lk[l] = ks[x]
-                    rows[l] = brows[x]
-                    wl[l] = bwl[x]
-                    pw[l] = bpw[x]
-                    pe[l] = bpw[x + 1]
-                    pm[l] = bpm[x]
-                    me[l] = bpm[x + 1]
-                    lnm[l] = bnmg[x]
-                    M = max(M, rows[l])
-                    W = max(W, wl[l])
-                    S = max(S, bnsl[x])
-                    nm += bnmg[x]
-                    obs += bob[x]
-                Bh = bbh[gi]
-                Lv = _padded(L, isz)
-                nt, nd, nc, no = _band_sizes(W, M, S, nm, obs, L, Lv, Bh)
-                tbuf = _room(tbuf, nt)
-                dbuf = _room(dbuf, nd)
-                cbuf = _room(cbuf, nc)
-                obuf = _room(obuf, no)
-                jbuf = _room(jbuf, no)
-                _band_group(L, Lv, lk[:L], rows[:L], wl[:L], pw[:L], pe[:L], pm[:L], me[:L],
-                            lnm[:L], M, W, S, Bh, tbuf, dbuf, cbuf, obuf, jbuf, codes, offs, idx,
-                            score, end_j, base, gcode, node_start, prog, mode, a, mb, o, e, neg,
-                            slim, st, start, cells, oo, co, run_op, run_len, n_runs, path,
-                            n_path, geo, counts)
-        gorder, gstart = _lane_groups(wpl[:nb], brows[:nb] + 1, lanes, vec, cap)
+            if bnd[x]:                   # the row bands' pass takes it
+                st[ks[x]] = ST_BAND
+                bwl[x] = 0
+        gorder, gstart = _lane_groups(bwl[:nb], brows[:nb] + 1, lanes, vec, cap)
         for gi in range(len(gstart) - 1):
             L = gstart[gi + 1] - gstart[gi]
             M = 0
@@ -1433,6 +1394,90 @@ def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
 
 
 @numba.njit(**NJIT)
+def _band_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end_i, end_j,
+                 col_lo, base, gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg,
+                 slim, max_cells, lane_cells, cap, band_cap, band_h, oo, co, st, start, cells,
+                 run_op, run_len, n_runs, path, n_path, geo, counts):
+    """:func:`_lane_worker`'s second pass: super-batches of the reads it gave status
+    ST_BAND, their programs again, groups of long windows (:func:`_band_groups`) traced
+    in row bands (:func:`_band_group`). A read whose window no longer takes the bands
+    (none: the same limits decide) would go to traceback_read (ST_DEFER)."""
+    z = cast(0, a)
+    lt = np.full(1, z)                       # the lane type, for np.empty
+    prog, brows, bwl, bpw, bpm, bnsl, bnmg, bnd = _batch_arrays(batch)
+    wbd = np.zeros(batch, np.int64)          # window columns of the banded reads
+    bob = np.zeros(batch, np.int64)
+    lk = np.zeros(lanes, np.int64)           # per lane of a group
+    rows = np.zeros(lanes, np.int64)
+    wl = np.zeros(lanes, np.int64)
+    pw = np.zeros(lanes, np.int64)
+    pe = np.zeros(lanes, np.int64)
+    pm = np.zeros(lanes, np.int64)
+    me = np.zeros(lanes, np.int64)
+    lnm = np.zeros(lanes, np.int64)
+    tbuf = np.empty(0, lt.dtype)
+    dbuf = np.empty(0, np.uint8)
+    cbuf = np.empty(0, np.int16)
+    obuf = np.empty(0, np.uint8)
+    jbuf = np.empty(0, np.int64)
+    isz = lt.itemsize
+    vec = 64 // isz
+    n_sb = (len(order) + batch - 1) // batch
+    for sb in range(t, n_sb, n_threads):
+        ks = order[sb * batch:min(len(order), (sb + 1) * batch)]
+        nb = len(ks)
+        prog = _lane_programs(ks, idx, score, end_i, end_j, col_lo, node_start, pred_ptr,
+                              pred_idx, mode, a, e, max_cells, lane_cells, band_cap, band_h, isz,
+                              oo, prog, brows[:nb], bwl[:nb], bpw[:nb + 1], bpm[:nb + 1],
+                              bnsl[:nb], bnmg[:nb], bnd[:nb], st)
+        nbd = 0
+        for x in range(nb):
+            if bwl[x] > 0 and not bnd[x]:
+                st[ks[x]] = ST_DEFER
+            wbd[x] = bwl[x] if bnd[x] else 0
+            bob[x] = oo[ks[x] + 1] - oo[ks[x]]
+            nbd += bnd[x]
+        if nbd > 0:
+            border, bstart, bbh = _band_groups(wbd[:nb], brows[:nb], bnsl[:nb], bnmg[:nb],
+                                               bob[:nb], lanes, vec, band_cap, isz, band_h)
+            for gi in range(len(bstart) - 1):
+                L = bstart[gi + 1] - bstart[gi]
+                M = 0
+                W = 0
+                S = 1
+                nm = 0
+                obs = 0
+                for l in range(L):
+                    x = border[bstart[gi] + l]
+                    lk[l] = ks[x]
+                    rows[l] = brows[x]
+                    wl[l] = bwl[x]
+                    pw[l] = bpw[x]
+                    pe[l] = bpw[x + 1]
+                    pm[l] = bpm[x]
+                    me[l] = bpm[x + 1]
+                    lnm[l] = bnmg[x]
+                    M = max(M, rows[l])
+                    W = max(W, wl[l])
+                    S = max(S, bnsl[x])
+                    nm += bnmg[x]
+                    obs += bob[x]
+                Bh = bbh[gi]
+                Lv = _padded(L, isz)
+                nt, nd, nc, no = _band_sizes(W, M, S, nm, obs, L, Lv, Bh)
+                tbuf = _room(tbuf, nt)
+                dbuf = _room(dbuf, nd)
+                cbuf = _room(cbuf, nc)
+                obuf = _room(obuf, no)
+                jbuf = _room(jbuf, no)
+                _band_group(L, Lv, lk[:L], rows[:L], wl[:L], pw[:L], pe[:L], pm[:L], me[:L],
+                            lnm[:L], M, W, S, Bh, tbuf, dbuf, cbuf, obuf, jbuf, codes, offs, idx,
+                            score, end_j, base, gcode, node_start, prog, mode, a, mb, o, e, neg,
+                            slim, st, start, cells, oo, co, run_op, run_len, n_runs, path,
+                            n_path, geo, counts)
+
+
+@numba.njit(**NJIT)
 def _lane_walk(l, D, blo, w, i, state, no, nc, mode, codes, q0, base, p_col, p_kind, p_mrank,
                p_mpa, mp_wcol, DC, EC, coff, Rc, ops, cols):
     """:func:`traceback_read`'s walk of lane ``l`` from window column ``w``, row ``i`` in
@@ -1510,6 +1555,19 @@ def _run_lanes(order, batch, lanes, n_threads, codes, offs, idx, score, end_i, e
     for t in numba.prange(n_threads):
         # an int64 index (uint64 in the loop body would compile the worker twice)
         _lane_worker(np.int64(t), n_threads, order, batch, lanes, codes, offs, idx, score,
+                     end_i, end_j, col_lo, base, gcode, node_start, pred_ptr, pred_idx, mode, a,
+                     mb, o, e, neg, slim, max_cells, lane_cells, cap, band_cap, band_h, oo, co,
+                     st, start, cells, run_op, run_len, n_runs, path, n_path, geo, counts)
+
+
+@numba.njit(parallel=True, **NJIT)
+def _run_bands(order, batch, lanes, n_threads, codes, offs, idx, score, end_i, end_j, col_lo,
+               base, gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg, slim,
+               max_cells, lane_cells, cap, band_cap, band_h, oo, co, st, start, cells, run_op,
+               run_len, n_runs, path, n_path, geo, counts):
+    for t in numba.prange(n_threads):
+        # an int64 index (uint64 in the loop body would compile the worker twice)
+        _band_worker(np.int64(t), n_threads, order, batch, lanes, codes, offs, idx, score,
                      end_i, end_j, col_lo, base, gcode, node_start, pred_ptr, pred_idx, mode, a,
                      mb, o, e, neg, slim, max_cells, lane_cells, cap, band_cap, band_h, oo, co,
                      st, start, cells, run_op, run_len, n_runs, path, n_path, geo, counts)
@@ -1708,29 +1766,27 @@ def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, scoring, 
             threads = numba.get_num_threads()
             neg = simd.NEG16 if T is np.int16 else simd.NEG32
             slim = 0 if mode == LOCAL else np.iinfo(T).min
-            # windows that will likely take row bands (seconds per group) run apart, one
-            # group per super-batch, their lanes spread evenly over the threads (a banded
-            # group's time grows about with its lanes, in steps of one 16-byte register:
+            args = (codes, offs, idx, score, ei, ej, col_lo, graph.base, gcode, *gr, mode, T(a),
+                    T(-b), T(o), T(e), T(neg), T(slim), int(max_cells), int(lim.cells),
+                    int(lim.group_bytes), int(lim.band_bytes), int(lim.band), oo, co, st, start,
+                    cells, *summary)
+            lanes = LANES_TB[T]
+            # up to SUPER groups per super-batch, fewer when that leaves threads idle
+            per = -(-len(order) // (2 * threads))
+            batch = max(lanes, min(SUPER * lanes, -(-per // lanes) * lanes))
+            nt = max(1, min(threads, -(-len(order) // batch)))
+            _run_lanes(order, batch, lanes, nt, *args)
+            # the long windows (status ST_BAND) in row bands (seconds per group): one group
+            # per super-batch, their lanes spread evenly over the threads (a banded group's
+            # time grows about with its lanes, in steps of one 16-byte register:
             # :func:`_padded`), so that the round-robin of super-batches stays balanced
-            big = ((L[order] + 1) * (rows[order] + 1) > lim.cells) & (lim.band_bytes > 0)
-            for part, long_ in ((order[~big], False), (order[big], True)):
-                if len(part) == 0:
-                    continue
-                lanes = LANES_TB[T]
-                if long_:
-                    per = -(-len(part) // threads)
-                    v = 16 // np.dtype(T).itemsize
-                    lanes = batch = min(lanes, -(-per // v) * v)
-                else:
-                    # up to SUPER groups per super-batch, fewer when that leaves threads idle
-                    per = -(-len(part) // (2 * threads))
-                    batch = max(lanes, min(SUPER * lanes, -(-per // lanes) * lanes))
+            part = order[st[order] == ST_BAND]
+            if len(part):
+                per = -(-len(part) // threads)
+                v = 16 // np.dtype(T).itemsize
+                lanes = batch = min(lanes, -(-per // v) * v)
                 nt = max(1, min(threads, -(-len(part) // batch)))
-                _run_lanes(part, batch, lanes, nt, codes, offs, idx, score, ei, ej, col_lo,
-                           graph.base, gcode, *gr, mode, T(a), T(-b), T(o), T(e), T(neg),
-                           T(slim), int(max_cells), int(lim.cells), int(lim.group_bytes),
-                           int(lim.band_bytes), int(lim.band), oo, co, st, start, cells,
-                           *summary)
+                _run_bands(part, batch, lanes, nt, *args)
     rest = np.nonzero(st == ST_DEFER)[0]
     if len(rest):
         _traceback_many(rest, idx, codes, offs, score, ei, ej, graph.base, *gr, graph.slot,

@@ -201,6 +201,9 @@ BND_MEM_FRACTION = 0.25      # long-read strip buffers use at most this of free 
 #: (``S2G_FAST_PIPE=0``: one group per read, its strips in sequence)
 PIPE = os.environ.get("S2G_FAST_PIPE", "1") != "0"
 PIPE_MAX_GROUPS = 32         # shared words per block for the pipeline's counters
+#: stages a block of the pipelined kernel on a GPU (``S2G_FAST_PIPE_P``: a bench knob;
+#: 0: :func:`pipe_groups`'s choice)
+PIPE_P = int(os.environ.get("S2G_FAST_PIPE_P", "0"))
 PIPE_MAX_P = 8               # groups (warps) a read: 8 x 32 threads x 255 registers = an SM
 PUBLISH_EVERY = 32           # a producing group publishes its progress every 32 columns
 #: the pipelined kernel runs (automatically) for batches of fewer reads (pairs) than this
@@ -1156,7 +1159,7 @@ def pipe_groups(G, npass, n_units, pipe=None):
     sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
     if pipe is None and blocks >= PIPE_UNITS_PER_SM * sms:
         return 0, 0                        # one warp a read (pair) fills the GPU better
-    P = 8 if pipe is True or blocks <= sms else 4
+    P = PIPE_P or (8 if pipe is True or blocks <= sms else 4)
     P = min(P, PIPE_MAX_P, npass, PIPE_MAX_GROUPS // SG)    # shared words: P x SG
     P = 1 << (P.bit_length() - 1)          # 2, 4, 8: whole blocks an SM
     return (P, SG) if P >= 2 else (0, 0)
