@@ -12,6 +12,7 @@ See README.md for the CLI and ARCHITECTURE.md (../shared) for the semantics.
 """
 from __future__ import annotations
 
+from . import _numba  # noqa: F401  (first: the CPU target's vector width, before any JIT)
 from .errors import GraphError, ReadError, S2GError
 from .graph import FlatGraph, graph_info, load_graph
 from .reads import ReadBatch, iter_read_batches, read_reads

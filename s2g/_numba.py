@@ -3,8 +3,41 @@
 ``cache=True`` keeps compiled CPU kernels on disk between runs, so the CLI pays the
 JIT once per machine. ``fastmath`` stays off: every kernel is integer DP, where it
 buys nothing and could reorder comparisons that decide ties.
+
+**512-bit vectors on Intel Xeons.** LLVM tunes Intel server CPUs (Skylake-SP to
+Emerald Rapids) to *prefer 256-bit vectors* even where AVX-512 is there: on the GPU
+machine's Emerald Rapids the `simd` kernel's int16 lane loops came out as ymm/xmm
+(`simd.asm_report()`), 16 lanes an instruction where AMD's Zen 4 got zmm and 32. Where
+the host has AVX-512BW, :func:`prefer_512` adds ``-prefer-256-bit`` to the CPU features
+Numba hands LLVM (before the first compilation; part of Numba's cache key, so cached
+code of the other width is not loaded). ``S2G_VECTOR_WIDTH=256`` keeps LLVM's choice;
+a user's own ``NUMBA_CPU_FEATURES`` is left alone (``NUMBA_CPU_NAME`` is not: the
+tests tune for an Intel CPU with it and check for zmm).
 """
 import os
 
 NJIT = dict(cache=os.environ.get("S2G_NO_CACHE", "") == "", nogil=True)
 PARALLEL = dict(NJIT, parallel=True)
+
+
+def prefer_512() -> bool:
+    """Let LLVM use 512-bit vectors where the CPU has AVX-512BW (see the module doc);
+    True when the features were changed. Effective only before Numba's first CPU
+    compilation in the process (s2g calls it on import)."""
+    if os.environ.get("S2G_VECTOR_WIDTH", "") == "256":
+        return False
+    from numba.core import config
+    if config.CPU_FEATURES is not None:
+        return False                  # the user chose the features
+    from numba.core.codegen import get_host_cpu_features
+    try:
+        feats = get_host_cpu_features()
+    except Exception:                 # noqa: BLE001 - no feature map: LLVM's defaults
+        return False
+    if "+avx512bw" not in feats.split(","):
+        return False
+    config.CPU_FEATURES = feats + ",-prefer-256-bit"
+    return True
+
+
+PREFER_512 = prefer_512()
