@@ -145,8 +145,11 @@ def test_signal_mid_run_exits_at_once_and_leaves_no_file(tmp_path, sig, code):
     from s2g import simulate
     g, r, _ = simulate.simulate(str(tmp_path / "sim"), 20_000, n_reads=20_000, seed=5)
     out = tmp_path / "out.gaf"
+    # SIGINT as at a terminal: a pytest-xdist worker ignores it, and an ignored SIGINT is
+    # inherited (so Python installs no KeyboardInterrupt handler: a background job's rule)
     p = subprocess.Popen([sys.executable, "-m", "s2g", "align", g, r, "-o", out, "--threads", "1",
-                          "--variant", "cpu"], stderr=subprocess.PIPE, text=True, env=_cli_env())
+                          "--variant", "cpu"], stderr=subprocess.PIPE, text=True, env=_cli_env(),
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         t0 = time.time()                   # wait until the graph is loaded and the kernel runs
         while not (leftovers(tmp_path) or out.exists()) and time.time() - t0 < 120 \
