@@ -1210,6 +1210,37 @@ def _batch_arrays(batch):
 
 
 @numba.njit(**NJIT)
+def _lane_arrays(lanes):
+    """Per lane of a group: chunk position, rows, window columns, program and merge-list
+    offsets with their ends (filled by :func:`_take_group`)."""
+    return (np.zeros(lanes, np.int64), np.zeros(lanes, np.int64), np.zeros(lanes, np.int64),
+            np.zeros(lanes, np.int64), np.zeros(lanes, np.int64), np.zeros(lanes, np.int64),
+            np.zeros(lanes, np.int64))
+
+
+@numba.njit(inline="always", **NJIT)
+def _take_group(sel, ks, brows, bwl, bpw, bpm, bnsl, lk, rows, wl, pw, pe, pm, me):
+    """Lanes ``0..len(sel)-1`` take the super-batch reads ``sel``; returns the group's
+    most rows, widest window and most window slots (at least 1)."""
+    M = 0
+    W = 0
+    S = 1
+    for l in range(len(sel)):
+        x = sel[l]
+        lk[l] = ks[x]
+        rows[l] = brows[x]
+        wl[l] = bwl[x]
+        pw[l] = bpw[x]
+        pe[l] = bpw[x + 1]
+        pm[l] = bpm[x]
+        me[l] = bpm[x + 1]
+        M = max(M, rows[l])
+        W = max(W, wl[l])
+        S = max(S, bnsl[x])
+    return M, W, S
+
+
+@numba.njit(**NJIT)
 def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end_i, end_j,
                  col_lo, base, gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg,
                  slim, max_cells, lane_cells, cap, band_cap, band_h, oo, co, st, start, cells,
@@ -1237,13 +1268,7 @@ def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
     pad = cast(PAD_CODE, a)
     lt = np.full(1, z)                       # the lane type, for np.empty
     prog, brows, bwl, bpw, bpm, bnsl, bnmg, bnd = _batch_arrays(batch)
-    lk = np.zeros(lanes, np.int64)           # per lane of a group
-    rows = np.zeros(lanes, np.int64)
-    wl = np.zeros(lanes, np.int64)
-    pw = np.zeros(lanes, np.int64)
-    pe = np.zeros(lanes, np.int64)
-    pm = np.zeros(lanes, np.int64)
-    me = np.zeros(lanes, np.int64)
+    lk, rows, wl, pw, pe, pm, me = _lane_arrays(lanes)     # per lane of a group
     coff = np.zeros(lanes + 1, np.int64)
     endv = np.zeros(lanes, np.int64)
     G = np.empty(lanes, lt.dtype)
@@ -1277,25 +1302,13 @@ def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
         gorder, gstart = _lane_groups(bwl[:nb], brows[:nb] + 1, lanes, vec, cap)
         for gi in range(len(gstart) - 1):
             L = gstart[gi + 1] - gstart[gi]
-            M = 0
-            W = 0
-            S = 1
+            sel = gorder[gstart[gi]:gstart[gi + 1]]
+            M, W, S = _take_group(sel, ks, brows, bwl, bpw, bpm, bnsl, lk, rows, wl, pw, pe,
+                                  pm, me)
             ob = 1
             for l in range(L):
-                x = gorder[gstart[gi] + l]
-                k = ks[x]
-                lk[l] = k
-                rows[l] = brows[x]
-                wl[l] = bwl[x]
-                pw[l] = bpw[x]
-                pe[l] = bpw[x + 1]
-                pm[l] = bpm[x]
-                me[l] = bpm[x + 1]
-                M = max(M, rows[l])
-                W = max(W, wl[l])
-                S = max(S, bnsl[x])
-                coff[l + 1] = coff[l] + bnmg[x] * (rows[l] + 1)
-                ob = max(ob, oo[k + 1] - oo[k])
+                coff[l + 1] = coff[l] + bnmg[sel[l]] * (rows[l] + 1)
+                ob = max(ob, oo[lk[l] + 1] - oo[lk[l]])
             R = M + 1
             # ---- buffers (reused; views shaped for this group)
             qbuf = _room(qbuf, max(M, 1) * L)
@@ -1407,13 +1420,7 @@ def _band_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
     prog, brows, bwl, bpw, bpm, bnsl, bnmg, bnd = _batch_arrays(batch)
     wbd = np.zeros(batch, np.int64)          # window columns of the banded reads
     bob = np.zeros(batch, np.int64)
-    lk = np.zeros(lanes, np.int64)           # per lane of a group
-    rows = np.zeros(lanes, np.int64)
-    wl = np.zeros(lanes, np.int64)
-    pw = np.zeros(lanes, np.int64)
-    pe = np.zeros(lanes, np.int64)
-    pm = np.zeros(lanes, np.int64)
-    me = np.zeros(lanes, np.int64)
+    lk, rows, wl, pw, pe, pm, me = _lane_arrays(lanes)     # per lane of a group
     lnm = np.zeros(lanes, np.int64)
     tbuf = np.empty(0, lt.dtype)
     dbuf = np.empty(0, np.uint8)
@@ -1442,26 +1449,15 @@ def _band_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
                                                bob[:nb], lanes, vec, band_cap, isz, band_h)
             for gi in range(len(bstart) - 1):
                 L = bstart[gi + 1] - bstart[gi]
-                M = 0
-                W = 0
-                S = 1
+                sel = border[bstart[gi]:bstart[gi + 1]]
+                M, W, S = _take_group(sel, ks, brows, bwl, bpw, bpm, bnsl, lk, rows, wl, pw, pe,
+                                      pm, me)
                 nm = 0
                 obs = 0
                 for l in range(L):
-                    x = border[bstart[gi] + l]
-                    lk[l] = ks[x]
-                    rows[l] = brows[x]
-                    wl[l] = bwl[x]
-                    pw[l] = bpw[x]
-                    pe[l] = bpw[x + 1]
-                    pm[l] = bpm[x]
-                    me[l] = bpm[x + 1]
-                    lnm[l] = bnmg[x]
-                    M = max(M, rows[l])
-                    W = max(W, wl[l])
-                    S = max(S, bnsl[x])
-                    nm += bnmg[x]
-                    obs += bob[x]
+                    lnm[l] = bnmg[sel[l]]
+                    nm += lnm[l]
+                    obs += bob[sel[l]]
                 Bh = bbh[gi]
                 Lv = _padded(L, isz)
                 nt, nd, nc, no = _band_sizes(W, M, S, nm, obs, L, Lv, Bh)
