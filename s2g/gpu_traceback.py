@@ -41,7 +41,6 @@ import time
 import numba
 import numpy as np
 from numba import types
-from numba.typed import Dict
 
 from ._numba import NJIT
 from .dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_INS, H_START, LOCAL
@@ -49,6 +48,7 @@ from .errors import S2GError
 from .scoring import NEG_INF
 from .tb_common import (OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK, _raise_status,
                         _summarize, _summary_arrays, _window, tb_cell)
+from .traceback import K_CONT as TB_CONT, K_VIRT as TB_VIRT, _lane_program
 from .variants import _devpool
 
 #: largest window (cells) traced on the GPU; larger ones go to the CPU's banded traceback
@@ -106,91 +106,18 @@ def _program(end_i, end_j, score, mode, a, e, base, node_start, pred_ptr, pred_i
         v_end = np.searchsorted(node_start, end_j, side="right") - 1
         wn, ws, we = _window(v_end, end_j - node_start[v_end], L, node_start, pred_ptr,
                              pred_idx)
-    nw = len(wn)
-    widx = Dict.empty(key_type=types.int64, value_type=types.int64)
-    woff = np.zeros(nw + 1, np.int64)
-    for k in range(nw):
-        widx[wn[k]] = k
-        woff[k + 1] = woff[k] + we[k] - ws[k] + 1
-    # which node-first columns merge a list, and each node's last reader
-    merges = np.zeros(nw, np.bool_)
-    last_use = np.full(nw, -1, np.int64)
-    for k in range(nw):
-        v = wn[k]
-        pa, pb = pred_ptr[v], pred_ptr[v + 1]
-        if ws[k] != 0 or pb == pa:
-            continue
-        if pb - pa == 1 and pred_idx[pa] == v - 1 and k > 0 and wn[k - 1] == v - 1:
-            continue                                   # continues the previous column
-        merges[k] = True
-        for u in range(pa, pb):
-            p = pred_idx[u]
-            if p in widx:
-                last_use[widx[p]] = k
-    # window slots by liveness: freed at the reader's first column, reused from there
-    slot_of = np.full(nw, -1, np.int64)
-    used = np.zeros(nw + 1, np.bool_)
-    n_sl = 0
-    nm = 0
-    nmp = 0
-    longest = 0
-    for k in range(nw):
-        v = wn[k]
-        pa, pb = pred_ptr[v], pred_ptr[v + 1]
-        n_list = 0
-        if merges[k]:
-            for u in range(pa, pb):
-                p = pred_idx[u]
-                if p in widx:
-                    kp = widx[p]
-                    if fill:
-                        mp_slot[p0 + nmp + n_list] = slot_of[kp]
-                        mp_wcol[p0 + nmp + n_list] = woff[kp] + we[kp] - ws[kp]
-                    n_list += 1
-        if fill:
-            use_virtual = not (mode == GLOBAL and (ws[k] > 0 or pb > pa))
-            for c in range(ws[k], we[k] + 1):
-                w = c0 + woff[k] + c - ws[k]
-                p_base[w] = base[node_start[v] + c]
-                p_col[w] = node_start[v] + c
-                p_store[w] = -1
-                p_mrank[w] = -1
-                p_mpa[w] = 0
-                p_mpn[w] = 0
-                if c > ws[k] or (c == 0 and pb > pa and not merges[k]):
-                    p_kind[w] = K_CONT
-                else:
-                    p_kind[w] = K_MERGE | (K_VIRT if use_virtual else 0)
-                    if n_list > 0:
-                        p_mrank[w] = nm
-                        p_mpa[w] = nmp
-                        p_mpn[w] = n_list
-        if n_list > 0:
-            nm += 1
-            nmp += n_list
-            longest = max(longest, n_list)
-        # release the slots this node was the last reader of, then take one if needed
-        if merges[k]:
-            for u in range(pa, pb):
-                p = pred_idx[u]
-                if p in widx:
-                    kp = widx[p]
-                    if last_use[kp] == k and slot_of[kp] >= 0:
-                        used[slot_of[kp]] = False
-        if last_use[k] >= 0:
-            s = 0
-            while used[s]:
-                s += 1
-            used[s] = True
-            slot_of[k] = s
-            n_sl = max(n_sl, s + 1)
-            if fill:
-                p_store[c0 + woff[k + 1] - 1] = s
-    sizes[0] = woff[nw]
-    sizes[1] = nm
-    sizes[2] = nmp
-    sizes[3] = n_sl
-    sizes[4] = longest
+    # the CPU lanes' program builder (traceback._lane_program), then this kernel's base
+    # column and kind bits
+    s6 = np.zeros(6, np.int64)
+    _lane_program(wn, ws, we, mode, node_start, pred_ptr, pred_idx, fill, c0, p0, p_col, p_kind,
+                  p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol, s6)
+    for x in range(N_SIZES):
+        sizes[x] = s6[x]
+    if fill:
+        for w in range(c0, c0 + s6[0]):
+            p_base[w] = base[p_col[w]]
+            k = p_kind[w]
+            p_kind[w] = K_CONT if k == TB_CONT else (K_MERGE | K_VIRT if k == TB_VIRT else K_MERGE)
 
 
 @numba.njit(parallel=True, **NJIT)
