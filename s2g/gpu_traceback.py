@@ -71,7 +71,9 @@ LONG_LOG = os.environ.get("S2G_LONG_LOG", "") not in ("", "0")
 INTERLEAVE = os.environ.get("S2G_GPU_TB_INTERLEAVE", "1") != "0"
 
 K_CONT, K_MERGE, K_VIRT = 0, 1, 2     # kind bits: MERGE, and VIRT = start from the virtual column
-N_SIZES = 5                           # W, merge columns with a list, list entries, slots, max list
+#: W, merge columns with a list, list entries, slots, longest list, node-first columns with
+#: predecessors (traceback._lane_program's sizes)
+N_SIZES = 6
 
 
 @numba.njit(**NJIT)
@@ -92,10 +94,10 @@ def _program(end_i, end_j, score, mode, a, e, base, node_start, pred_ptr, pred_i
              sizes, lo=-1, hi=-1):
     """Window of one read as a column program (see the module doc).
 
-    Always writes ``sizes`` = (window columns, merge columns with a predecessor list,
-    list entries, window slots, longest list); with ``fill`` also writes the program
-    from column ``c0`` and list entry ``p0`` of the flat arrays (list starts ``p_mpa``
-    are read-local). With ``lo >= 0`` the window is the column range ``[lo, hi)``
+    Always writes ``sizes`` (N_SIZES: window columns, merge columns with a predecessor
+    list, list entries, window slots, longest list, node-first columns); with ``fill``
+    also writes the program from column ``c0`` and list entry ``p0`` of the flat arrays
+    (list starts ``p_mpa`` are read-local). With ``lo >= 0`` the window is the column range ``[lo, hi)``
     (seeded alignment: the kernel finds the end cell), else the traceback window of the
     end cell.
     """
@@ -108,13 +110,10 @@ def _program(end_i, end_j, score, mode, a, e, base, node_start, pred_ptr, pred_i
                              pred_idx)
     # the CPU lanes' program builder (traceback._lane_program), then this kernel's base
     # column and kind bits
-    s6 = np.zeros(6, np.int64)
     _lane_program(wn, ws, we, mode, node_start, pred_ptr, pred_idx, fill, c0, p0, p_col, p_kind,
-                  p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol, s6)
-    for x in range(N_SIZES):
-        sizes[x] = s6[x]
+                  p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol, sizes)
     if fill:
-        for w in range(c0, c0 + s6[0]):
+        for w in range(c0, c0 + sizes[0]):
             p_base[w] = base[p_col[w]]
             k = p_kind[w]
             p_kind[w] = K_CONT if k == TB_CONT else (K_MERGE | K_VIRT if k == TB_VIRT else K_MERGE)
