@@ -97,9 +97,9 @@ def _program(end_i, end_j, score, mode, a, e, base, node_start, pred_ptr, pred_i
     Always writes ``sizes`` (N_SIZES: window columns, merge columns with a predecessor
     list, list entries, window slots, longest list, node-first columns); with ``fill``
     also writes the program from column ``c0`` and list entry ``p0`` of the flat arrays
-    (list starts ``p_mpa`` are read-local). With ``lo >= 0`` the window is the column range ``[lo, hi)``
-    (seeded alignment: the kernel finds the end cell), else the traceback window of the
-    end cell.
+    (list starts ``p_mpa`` are read-local). With ``lo >= 0`` the window is the column
+    range ``[lo, hi)`` (seeded alignment: the kernel finds the end cell), else the
+    traceback window of the end cell.
     """
     if lo >= 0:
         wn, ws, we = _range_window(lo, hi, node_start)
