@@ -47,6 +47,19 @@ import time
 TIMEOUT = 600.0
 #: tiny inputs: reads per task, graph bases at least this (and 4 x the read length)
 TINY_READS, TINY_BASES = 8, 1000
+#: a task's reads are at most this long: longer reads take no code path that reads of
+#: 5 kbp miss (int32 lanes, row-banded and GPU long-window traceback all start below
+#: 2 kbp with the default scoring), and the task's input stays small. Uncapped, a 50 kbp
+#: run's GAF task ran V0 on 8 x 50 kbp reads of a 200 kbp graph on one thread (~1.6e11
+#: cells) while the run's GAF stage waited for it: 600 s (issue 15's "50 kbp hang")
+WARM_MAX_LEN = 5000
+#: reads above this get LONG_READS reads on a graph of read length + LONG_SLACK bases
+LONG_LEN, LONG_READS, LONG_SLACK = 1000, 2, 2000
+
+
+def warm_len(read_len) -> int:
+    """The read length a warm-up task runs for a batch whose longest read is ``read_len``."""
+    return int(min(max(1, read_len), WARM_MAX_LEN))
 
 # ------------------------------------------------------------------ which tasks
 
@@ -86,10 +99,10 @@ def plan(variant, mode, scoring, read_len, traceback=True, tb_gpu=False, inline=
     """The tasks of one run's configuration: a list of (task, stages that need it); a
     task is a JSON-able dict (:func:`run_task`). Variants other than ``simd``, ``cpu``
     and ``fast`` (the baselines V0-V4) get none for their kernel."""
-    mode, sc, L = int(mode), _sc(scoring), int(max(1, read_len))
+    mode, sc, L = int(mode), _sc(scoring), warm_len(read_len)
     out = []
     if variant == "fast":
-        keys = fast_keys(sc, mode, L)
+        keys = fast_keys(sc, mode, int(max(1, read_len)))      # names kernels: not capped
         for key in keys:
             out.append(({"kind": "fast_kernel", "key": key}, ("align",)))
         if keys:
@@ -305,17 +318,30 @@ def start(variant, mode, scoring, read_len, traceback=True, tb_gpu=False, inline
 
 # ------------------------------------------------------------------ inside a worker
 
+def tiny_size(read_len):
+    """(reads, graph bases) of a task's input for reads of ``read_len`` (:func:`warm_len`
+    caps it): 8 reads on 4 x their length up to LONG_LEN, then 2 on length + LONG_SLACK
+    (5 kbp: ~1.4e8 cells of V0, under a second)."""
+    L = warm_len(read_len)
+    if L <= LONG_LEN:
+        return TINY_READS, max(TINY_BASES, 4 * L)
+    return LONG_READS, L + LONG_SLACK
+
+
 def _tiny(read_len, d):
-    """A small simulated SNP graph and reads of ``read_len`` sampled from it, loaded as
-    ``s2g align`` loads them (open_graph, iter_read_batches)."""
+    """A small simulated SNP graph and reads of ``read_len`` (:func:`warm_len`) sampled
+    from it (:func:`tiny_size`), loaded as ``s2g align`` loads them (open_graph,
+    iter_read_batches)."""
     from .graph import open_graph
     from .reads import iter_read_batches
     from .simulate import sample_reads, snp_graph
-    sg, ref = snp_graph(max(TINY_BASES, 4 * read_len), 50, 2, 7)
+    n, bases = tiny_size(read_len)
+    read_len = warm_len(read_len)
+    sg, ref = snp_graph(bases, 50, 2, 7)
     gfa, fq = os.path.join(d, "w.gfa"), os.path.join(d, "w.fq")
     sg.write_gfa(gfa, ref)
     with open(fq, "w") as fh:
-        for k, (_, seq, _) in enumerate(sample_reads(sg, TINY_READS, read_len, 0.02, 0.5, 11)):
+        for k, (_, seq, _) in enumerate(sample_reads(sg, n, read_len, 0.02, 0.5, 11)):
             fh.write(f"@w{k}\n{seq}\n+\n{'I' * len(seq)}\n")
     return open_graph(gfa), next(iter(iter_read_batches(fq, 1000)))
 

@@ -216,3 +216,27 @@ def test_common_tasks_cpu_machine(monkeypatch):
     assert kinds(tasks) == ["align", "align", "trace", "trace"]     # duplicates once
     assert len({warmup.task_name(t) for t, _ in tasks}) == 4
     assert np.all([t["read_len"] == 150 for t, _ in tasks])
+
+
+@pytest.mark.parametrize("mode", [Mode.LOCAL, Mode.SEMIGLOBAL, Mode.GLOBAL])
+def test_long_reads_get_a_small_warm_up_input(mode):
+    """A 50 kbp batch's tasks run reads of at most WARM_MAX_LEN on a graph of a few kbp
+    (uncapped, its GAF task ran V0 on 8 x 50 kbp reads of a 200 kbp graph: ~10 minutes,
+    the run's GAF stage waiting), yet still take the long-read code paths: int32 lanes
+    and windows over the lanes' cell bound (row bands)."""
+    from s2g import traceback
+    from s2g.variants import simd
+    sc = Scoring()
+    for variant, tb_gpu in (("fast", True), ("simd", False)):
+        tasks = warmup.plan(variant, mode, sc, 50_000, traceback=True, tb_gpu=tb_gpu)
+        lens = [t["read_len"] for t, _ in tasks if "read_len" in t]
+        assert lens and max(lens) == warmup.WARM_MAX_LEN
+    n, bases = warmup.tiny_size(50_000)
+    L = warmup.warm_len(50_000)
+    assert n * L * 2 * bases < 2e8                      # V0 cells of the task, both strands
+    assert simd.lane_type(sc, mode, L, bases) == simd.lane_type(sc, mode, 50_000, 200_000)
+    assert L * L > traceback.LANE_CELLS
+    assert warmup.tiny_size(150) == (warmup.TINY_READS, warmup.TINY_BASES)
+    # the fast kernels are named by the real length (a key, no input)
+    assert warmup.fast_keys(sc, mode, 50_000) == [
+        t["key"] for t, _ in warmup.plan("fast", mode, sc, 50_000) if t["kind"] == "fast_kernel"]
