@@ -122,6 +122,8 @@ _SUMMARY = re.compile(r"^s2g: (\d+) reads, (\d+) aligned, (\d+) without alignmen
                       r"([0-9.]+) s \(([0-9,.]+) reads/s\)\s*$")
 _LONG = re.compile(r"^s2g: long-window kernel: ([0-9,]+) windows in ([0-9,]+) launches, "
                    r"([0-9,]+) cells, ([0-9.]+) s, ([0-9.]+) GCUPS\s*$")
+_MEM = re.compile(r"^s2g: memory: peak RSS ([0-9,]+) MB(?:; GPU buffers peak ([0-9,]+) MB, "
+                  r"pinned host ([0-9,]+) MB)?\s*$")
 _INDEX = re.compile(r"^s2g: (.*): ([0-9,]+) seeds \(([0-9,]+) distinct\) over ([0-9,]+) columns, "
                     r"([0-9.,]+) MB, ([0-9.]+) s")
 _ITEM = re.compile(r"^(.*?) (-?[0-9.]+)$")
@@ -153,6 +155,8 @@ def parse_timings(text: str) -> dict:
     * ``seeded_stages`` and ``first_batch_s``: ``s2g: seeded align stage, seconds: ...``;
     * ``long_window`` {windows, launches, cells, kernel_s, gcups}: ``s2g: long-window
       kernel: N windows in K launches, C cells, T s, G GCUPS`` (GPU seeded runs);
+    * ``peak_rss_mb``, ``gpu_peak_mb``, ``pinned_peak_mb``: ``s2g: memory: peak RSS N MB;
+      GPU buffers peak G MB, pinned host P MB`` (the GPU part with a GPU variant);
     * ``warnings``: the ``s2g: warning:`` lines.
 
     Keys whose line is missing are absent (``long_window`` is None)."""
@@ -195,6 +199,12 @@ def parse_timings(text: str) -> dict:
             out["long_window"] = {"windows": int(_num(m.group(1))), "launches": int(_num(m.group(2))),
                                   "cells": int(_num(m.group(3))), "kernel_s": float(m.group(4)),
                                   "gcups": float(m.group(5))}
+            continue
+        m = _MEM.match(line)
+        if m:
+            out["peak_rss_mb"] = _num(m.group(1))
+            if m.group(2):
+                out["gpu_peak_mb"], out["pinned_peak_mb"] = _num(m.group(2)), _num(m.group(3))
             continue
         if line.startswith("s2g: warning:"):
             out["warnings"].append(line[len("s2g: warning:"):].strip())
@@ -471,6 +481,8 @@ def _mode_record(wl, mode, run, args):
             rec["wall_gcups"] = round(cells / rec["wall_s"] / 1e9, 4)
     lw = t.get("long_window")
     rec["kernel_gcups"] = lw["gcups"] if lw else None
+    for k in ("peak_rss_mb", "gpu_peak_mb", "pinned_peak_mb"):
+        rec[k] = t.get(k)
     if not t.get("stages"):
         rec["status"] = "error"
         rec["reason"] = "no '--timings' lines on stderr"
@@ -618,6 +630,10 @@ def _summary(rec) -> str:
         s += f"; {rec['align_gcups']:,.2f} GCUPS (align stage)"
     if rec.get("kernel_gcups") is not None:
         s += f"; long-window kernel {rec['kernel_gcups']:,.1f} GCUPS"
+    if rec.get("peak_rss_mb") is not None:
+        s += f"; peak RSS {rec['peak_rss_mb']:,.0f} MB"
+    if rec.get("gpu_peak_mb") is not None:
+        s += f", GPU buffers {rec['gpu_peak_mb']:,.0f} MB"
     return s
 
 
@@ -661,12 +677,14 @@ def markdown(docs) -> str:
              "x read bases (bench/harness.py); *align GCUPS* = cells / the `align` stage's "
              "seconds (host clock: launches, transfers and DP); *kernel GCUPS* only where the "
              "CLI prints it (the GPU long-window kernel line: seeded windows, and the traceback "
-             "windows of full-tb). Errors: "
+             "windows of full-tb); *peak RSS* and *GPU buffers* (the most the reused device "
+             "buffers held at once) as the CLI's `s2g: memory:` line prints them. Errors: "
              "substitutions only. *seeded = full-tb*: share of reads whose GAF lines are equal "
              "but for MAPQ (and whose AS:i is equal).", ""]
     hdr = ("| workload | device | DP columns | reads x bp | mode | status | wall s | reads/s | "
-           "process s | align s | traceback s | align GCUPS | kernel GCUPS | GAF lines |")
-    lines += [hdr, "|---|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+           "process s | align s | traceback s | align GCUPS | kernel GCUPS | peak RSS MB | "
+           "GPU buffers MB | GAF lines |")
+    lines += [hdr, "|---|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     notes = []
     for d in docs:
         wi = d.get("workload_info") or {}
@@ -674,7 +692,7 @@ def markdown(docs) -> str:
         if not d.get("results"):
             lines.append(f"| {d['workload']} | {d.get('device', '–')} | – | – | – | "
                          f"{d.get('status', '–')}: {str(d.get('reason', '')).replace('|', '/')} "
-                         "| – | – | – | – | – | – | – | – |")
+                         "| – | – | – | – | – | – | – | – | – | – |")
         for mode in [m for m in MODES if m in d.get("results", {})]:
             r = d["results"][mode]
             st = r.get("stages", {})
@@ -687,7 +705,8 @@ def markdown(docs) -> str:
                 f"| {d['workload']} | {d.get('device', '–')} | {_f(wi.get('graph_bases'))} | {rb} | "
                 f"{mode} | {status} | {_f(r.get('wall_s'))} | {_f(r.get('reads_per_s'))} | "
                 f"{_f(r.get('process_s'))} | {_f(st.get('align'))} | {_f(st.get('traceback'))} | "
-                f"{_f(r.get('align_gcups'))} | {_f(r.get('kernel_gcups'), 1)} | {gl} |")
+                f"{_f(r.get('align_gcups'))} | {_f(r.get('kernel_gcups'), 1)} | "
+                f"{_f(r.get('peak_rss_mb'), 0)} | {_f(r.get('gpu_peak_mb'), 0)} | {gl} |")
         if wi.get("note"):
             notes.append(f"{d['workload']}: {wi['note']}")
     lines += ["", "| workload | index s (build) | seeds | seeded = full-tb (alignment) | "

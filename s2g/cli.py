@@ -313,6 +313,7 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
                 f"{k} {v:.2f}" for k, v in parts.items())
                 + f"; first batch {aligner.first_batch_s or 0:.2f}",
                 file=sys.stderr)
+        print("s2g: memory: " + memory_report(), file=sys.stderr)
         gt = sys.modules.get("s2g.gpu_traceback")
         if gt is not None and gt.PROFILE["long_launches"]:
             p = gt.PROFILE
@@ -321,6 +322,22 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
                   f"{p['long_kernel']:.2f} s, {p['long_cells'] / max(p['long_kernel'], 1e-9) / 1e9:.1f}"
                   " GCUPS", file=sys.stderr)
     return 0
+
+
+def memory_report() -> str:
+    """``peak RSS N MB`` (this process, getrusage) and, where a GPU variant ran, the most
+    its reused device buffers held at once (``s2g.variants._devpool.PEAK``), and pinned
+    host buffers."""
+    import resource
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024     # KB on Linux
+    if sys.platform == "darwin":
+        rss /= 1024                                                       # bytes there
+    out = f"peak RSS {rss:,.0f} MB"
+    dp = sys.modules.get("s2g.variants._devpool")
+    if dp is not None and (dp.PEAK["device"] or dp.PEAK["pinned"]):
+        out += (f"; GPU buffers peak {dp.PEAK['device'] / 2**20:,.0f} MB, pinned host "
+                f"{dp.PEAK['pinned'] / 2**20:,.0f} MB")
+    return out
 
 
 #: --seeded/--exact unset: seeded alignment from this many graph columns (both strands) up.

@@ -2,7 +2,8 @@
 and `s2g index` stderr, the GAF comparison, the records and the report's fallbacks.
 
 The GPU samples are verbatim lines of bench/results/nvidia-h100/long/e2e_10kbp_s11call4.log
-(H100, 1000 x 10 kbp reads); the CPU sample is a `--variant simd` run on the dev VM.
+(H100, 1000 x 10 kbp reads); the CPU sample is a `--variant simd` run on the dev VM. Their
+`s2g: memory:` lines are made up in the format of s2g/cli.py's memory_report (added later).
 """
 import json
 import sys
@@ -15,6 +16,7 @@ GPU_FULL_TB = """\
 s2g: 1000 reads, 1000 aligned, 0 without alignment; variant fast; 8.26 s (121 reads/s)
 s2g: seconds per stage: load graph 0.78, align 7.01, traceback (GPU) 0.13, GAF text 0.05, write 0.00; wall 8.26 (aligning from 1.05 s to 8.06 s)
 s2g: long-window kernel: 1,000 windows in 5 launches, 117,028,198,263 cells, 1.06 s, 110.2 GCUPS
+s2g: memory: peak RSS 3,210 MB; GPU buffers peak 12,345 MB, pinned host 64 MB
 """
 
 GPU_SEEDED = """\
@@ -30,6 +32,7 @@ GPU_INDEX = "s2g: m.gfa.s2gi: 613,803 seeds (613,800 distinct) over 2,000,000 co
 CPU_FULL = """\
 s2g: 10 reads, 10 aligned, 0 without alignment; variant simd; 2.34 s (4.3 reads/s)
 s2g: seconds per stage: load graph 0.16, align 2.04, traceback (CPU) 0.00, GAF text 0.02, write 0.00; wall 2.34 (aligning from 0.22 s to 2.26 s)
+s2g: memory: peak RSS 412 MB
 """
 
 
@@ -44,6 +47,7 @@ def test_parse_gpu_full_traceback():
     assert t["align_span_s"] == [1.05, 8.06] and t["stage_wall_s"] == 8.26
     assert t["long_window"] == {"windows": 1000, "launches": 5, "cells": 117_028_198_263,
                                 "kernel_s": 1.06, "gcups": 110.2}
+    assert (t["peak_rss_mb"], t["gpu_peak_mb"], t["pinned_peak_mb"]) == (3210, 12345, 64)
     assert t["warnings"] == []
 
 
@@ -62,6 +66,7 @@ def test_parse_cpu_and_index():
     t = lr.parse_timings(CPU_FULL)
     assert t["long_window"] is None and t["traceback_on"] == "CPU"
     assert t["reads_per_s"] == 4.3 and t["stages"]["align"] == 2.04
+    assert t["peak_rss_mb"] == 412 and "gpu_peak_mb" not in t
     assert lr.parse_timings("s2g: error: unknown variant 'x'\n") == {"warnings": [], "long_window": None}
     ix = lr.parse_index("s2g: wrote the graph cache m.gfa.s2gg (9.1 MB, 0.20 s)\n" + GPU_INDEX)
     assert ix == {"path": "m.gfa.s2gi", "seeds": 613_803, "distinct": 613_800, "columns": 2_000_000,

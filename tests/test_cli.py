@@ -78,6 +78,8 @@ def test_timings_and_traceback_on_cpu(files, tmp_path):
     line = [ln for ln in p.stderr.splitlines() if "seconds per stage" in ln]
     assert len(line) == 1 and "load graph" in line[0] and "traceback (CPU)" in line[0] \
         and "wall" in line[0], p.stderr
+    mem = [ln for ln in p.stderr.splitlines() if ln.startswith("s2g: memory: peak RSS ")]
+    assert len(mem) == 1 and int(mem[0].split()[4].replace(",", "")) > 10, p.stderr
     q = s2g_cli("align", gfa, fq, "-o", b, "--variant", "cpu", "--traceback-on", "cpu",
                 "--batch-size", "2")
     assert q.returncode == 0, q.stderr

@@ -17,6 +17,21 @@ import threading
 import numpy as np
 
 _LOCAL = threading.local()
+_COUNT = threading.Lock()
+#: bytes of device buffers every pool holds now, and the most they held at once
+#: (``--timings`` reports PEAK; buffers outside the pools, the graph's tables, are small)
+HELD = {"device": 0, "pinned": 0}
+PEAK = {"device": 0, "pinned": 0}
+
+
+def _bytes(buf) -> int:
+    return 0 if buf is None else int(buf.size) * buf.dtype.itemsize
+
+
+def _account(kind, old, new):
+    with _COUNT:
+        HELD[kind] += _bytes(new) - _bytes(old)
+        PEAK[kind] = max(PEAK[kind], HELD[kind])
 #: S2G_DEVPOOL=0: allocate every buffer afresh (a diagnostic, to compare)
 ENABLED = os.environ.get("S2G_DEVPOOL", "1") != "0"
 
@@ -39,9 +54,11 @@ class DevicePool:
             return cuda.device_array(size, dtype)
         if buf is None or buf.dtype != dtype or buf.size < size:
             self._bufs[name] = None          # let the old one go first
+            _account("device", buf, None)
             buf = cuda.device_array(size if buf is None else max(size, buf.size + buf.size // 4),
                                     dtype)
             self._bufs[name] = buf
+            _account("device", None, buf)
             self.allocations += 1
         return buf[:size]
 
@@ -58,9 +75,11 @@ class DevicePool:
             return np.empty(size, dtype)
         if buf is None or buf.dtype != dtype or buf.size < size:
             self._bufs[key] = None
+            _account("pinned", buf, None)
             buf = cuda.pinned_array(size if buf is None else max(size, buf.size + buf.size // 4),
                                     dtype)
             self._bufs[key] = buf
+            _account("pinned", None, buf)
         return buf[:size]
 
     def put(self, name: str, host):
@@ -78,6 +97,8 @@ class DevicePool:
                    if k in names and b is not None)
 
     def clear(self):
+        for k, b in self._bufs.items():
+            _account("pinned" if isinstance(k, tuple) else "device", b, None)
         self._bufs.clear()
 
 
