@@ -503,3 +503,24 @@ def test_long_windows_take_banded_lanes_by_default(mode):
                              graph.pred_ptr, graph.pred_idx, 0)
         assert int((we - ws + 1).sum()) * (r.end_i + 1) > tb.LANE_CELLS
     assert_lanes_equal_scalar(graph, batch, sc, mode, res, _traceback_many=_no_scalar)
+
+
+def test_gpu_part_bounds_long_windows_by_code_bytes(monkeypatch):
+    """--max-traceback-cells counts bytes of direction data; the GPU's long-window kernel
+    stores 4-bit codes, so it is offered windows of up to twice that many cells (a 50 kbp
+    read's 3.1e9-cell window went to the CPU when the bound was read as cells)."""
+    import numpy as np
+
+    from s2g import gpu_traceback
+    from s2g import traceback as tb
+    from s2g.result import BatchResult
+    seen = {}
+
+    def fake_run(graph, reads, scoring, mode, res, idx, out, max_cells, long_cells):
+        seen.update(max_cells=max_cells, long_cells=long_cells)
+        return idx[:0]
+
+    monkeypatch.setattr(gpu_traceback, "run", fake_run)
+    res = BatchResult(["r"], [5], np.array([4]), np.array([4]), np.array([3]))
+    tb.traceback_gpu_part(None, None, s2g.Scoring(), 0, res, max_cells=1 << 31)
+    assert seen == {"max_cells": min(gpu_traceback.MAX_CELLS, 1 << 31), "long_cells": 1 << 32}
