@@ -23,7 +23,7 @@ git worktree prune 2>/dev/null
 git worktree add -f --detach /tmp/s2g-ab-base "$base" >/dev/null || { echo "no commit $base here" >&2; exit 1; }
 {
   nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"
-  lscpu | grep -E "^Model name|^CPU\(s\)" | tr -s ' '
+  lscpu | grep -E "^Model name|^CPU\(s\)|^Thread|^Core|^Socket|^L1d|^L2|^L3" | tr -s ' '
   date -u +%FT%TZ
   echo "base $(git -C /tmp/s2g-ab-base rev-parse HEAD); new: working tree"
 } | tee "$out/host.txt"
