@@ -314,6 +314,8 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
                 + f"; first batch {aligner.first_batch_s or 0:.2f}",
                 file=sys.stderr)
         print("s2g: memory: " + memory_report(), file=sys.stderr)
+        if aligner.prewarm is not None:      # first use on cold caches (s2g/warmup.py)
+            print("s2g: " + aligner.prewarm.report(), file=sys.stderr)
         gt = sys.modules.get("s2g.gpu_traceback")
         if gt is not None and gt.PROFILE["long_launches"]:
             p = gt.PROFILE

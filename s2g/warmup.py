@@ -43,8 +43,11 @@ import tempfile
 import threading
 import time
 
-#: a worker running longer than this is killed (its stage compiles in-process)
-TIMEOUT = 600.0
+#: a worker running longer than this is killed (its stage compiles in-process). A cold
+#: task takes ~15-60 s (the lane traceback up to ~120 s on a busy 2-core VM); a stage
+#: waits for its tasks, so this bounds what a slow task can cost a run (``--timings``
+#: prints the waits: ``stages waited``)
+TIMEOUT = 300.0
 #: tiny inputs: reads per task, graph bases at least this (and 4 x the read length)
 TINY_READS, TINY_BASES = 8, 1000
 #: a task's reads are at most this long: longer reads take no code path that reads of

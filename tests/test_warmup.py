@@ -122,6 +122,10 @@ def test_hung_worker_is_killed(monkeypatch):
     assert time.perf_counter() - t < 20
     (sec, err), = pw.results.values()
     assert err is not None and sec < 20
+    # the report --timings prints: the task, its seconds, FAILED, and the stage's wait
+    rep = pw.report()
+    assert rep.startswith("compiled ahead in 1 processes: gaf ") and "FAILED" in rep
+    assert "stages waited: gaf " in rep
     pw.close()
 
 
