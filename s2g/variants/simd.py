@@ -67,7 +67,12 @@ int64 lanes and narrows at the store (``vpmaxsq``/``vpmovqw``: 8 lanes per zmm).
 sum and difference here is cast back to the lane type (:func:`cast`), and ``max`` of
 two lane-type values stays in the lane type, so the int16 column loop compiles to
 zmm ``vpaddw``/``vpsubw``/``vpmaxsw``/``vpcmpeqw``/``vpblendmw`` only (32 lanes per
-instruction; see ``asm_report()`` for the counts of the current build).
+instruction; see ``asm_report()`` for the counts of the current build). Since
+2026-11-26 the lane count is a compile-time constant (:func:`_column`) and
+:func:`_group` reads a substitution profile per graph base (:func:`_profiles`) instead
+of comparing codes; the two together: 8.6x -> 11.2-11.4x V0 on one Xeon core for the
+first (H100 host, A/B), and +9-29% for the second on the dev VM (three alternations of
+``python3 -m bench.simd --reads 512 --reps 5 --modes local --threads 1``).
 """
 from __future__ import annotations
 
@@ -130,12 +135,53 @@ def _lanes_of_impl(like):
     return impl
 
 
+def _sub(Q, G, i, l, a, mb):
+    """Row ``i`` lane ``l``'s substitution score: with ``G`` None, ``Q`` is the column's
+    profile (:func:`_profiles`) and holds it; else ``a`` where the read code ``Q[i, l]``
+    equals the lane's graph code ``G[l]``, ``mb`` otherwise."""
+    if G is None:
+        return Q[i, l]
+    return a if Q[i, l] == G[l] else mb
+
+
+@overload(_sub, inline="always")
+def _sub_impl(Q, G, i, l, a, mb):
+    if isinstance(G, numba.types.NoneType):
+        def impl(Q, G, i, l, a, mb):
+            return Q[i, l]
+    else:
+        def impl(Q, G, i, l, a, mb):
+            return a if Q[i, l] == G[l] else mb
+    return impl
+
+
+#: profile of graph code GRAPH_N (and any code above 3): never a match
+PROF_N = 4
+
+
+@numba.njit(inline="always", **NJIT)
+def _profiles(Q, a, mb):
+    """``P[c, i, l]``: the substitution score of read code ``Q[i, l]`` against graph code
+    ``c`` (0-3; ``PROF_N``: graph N, never a match), so a column of graph code ``c``
+    reads ``P[c]`` instead of comparing codes (one load a row step for a load, a compare
+    and a blend: +15% in the int16 column loop, dev VM micro-benchmark, 2026-11-26)."""
+    P = np.empty((PROF_N + 1, Q.shape[0], Q.shape[1]), Q.dtype)
+    for c in range(PROF_N + 1):
+        cc = cast(c, a)
+        for i in range(Q.shape[0]):
+            for l in range(Q.shape[1]):
+                P[c, i, l] = a if Q[i, l] == cc and c < PROF_N else mb
+    return P
+
+
 @numba.njit(inline="always", **NJIT)
 def _column(Q, M, L, G, PH, PX, H, X, f, cmax, mode, a, mb, oe, e, floor, z):
     """One column of the group: V0's ``column`` (s2g.dp) on every lane at once.
 
-    ``G[l]``: the graph base of lane l's column (the same for every lane, except in
-    the lockstep window kernel where each lane is at its own column).
+    ``Q``/``G``: the read codes ``[row][lane]`` and ``G[l]`` the graph base of lane l's
+    column (the lockstep window kernel, where each lane is at its own column); or, with
+    ``G`` None, ``Q`` is the column's substitution profile (:func:`_profiles`: every
+    lane at the same column, :func:`_group`).
 
     ``PH``/``PX``: the predecessor vectors ``PH[i] = max_p H[i][p]`` and
     ``PX[i] = max_p max(H[i][p] - o - e, E[i][p] - e)`` (= this column's E); writes
@@ -169,7 +215,7 @@ def _column(Q, M, L, G, PH, PX, H, X, f, cmax, mode, a, mb, oe, e, floor, z):
         for l in range(L):
             ev = PX[i, l]
             fv = f[l]
-            s = a if Q[i - 1, l] == G[l] else mb
+            s = _sub(Q, G, i - 1, l, a, mb)
             h = max(max(cast(PH[i - 1, l] + s, z), ev), max(fv, floor))
             H[i, l] = h
             ho = cast(h - oe, z)
@@ -246,6 +292,7 @@ def _group(gi, groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi
         hi[l] = min(task_hi[t], jhi)
         for i in range(m):
             Q[i, l] = cast(codes[offs[r] + i], a)
+    Pf = _profiles(Q, a, mb)             # every lane is at the same column
     # lane events in column order: entries (lo ascending) and exits (hi ascending)
     ent = np.argsort(lo, kind="mergesort")
     ext = np.argsort(hi, kind="mergesort")
@@ -264,7 +311,6 @@ def _group(gi, groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi
     f = np.empty(L, Q.dtype)
     cmax = np.empty(L, Q.dtype)
     pen = np.zeros(L, Q.dtype)
-    G = np.empty(L, Q.dtype)
     bestT = np.full(L, big)              # per-lane threshold: big = not in its window
     zero = np.zeros(L, np.int64)         # _group's columns are absolute
     best = np.full(L, NEG_INF, np.int64)
@@ -345,10 +391,8 @@ def _group(gi, groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi
                 H = Hb[cur]
                 X = Xb[cur]
                 cur = 1 - cur
-            gj = cast(gcode[j], a)
-            for l in range(L):
-                G[l] = gj
-            _column(Q, M, L, G, PH, PX, H, X, f, cmax, mode, a, mb, oe, e, floor, z)
+            _column(Pf[min(gcode[j], PROF_N)], M, L, None, PH, PX, H, X, f, cmax, mode, a,
+                    mb, oe, e, floor, z)
             # ---- best cell, V0's scan order (strictly better replaces)
             if mode == LOCAL:
                 _best_local(cmax, bestT, best, bi, bj, H, M, L, zero, j)
