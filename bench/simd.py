@@ -112,12 +112,27 @@ def scalar_traceback(graph, reads, sc, mode, res, col_lo=None):
         tb.LANE_CELLS = saved
 
 
+def physical_cores():
+    """Distinct (package, core) pairs among this process's CPUs (Linux sysfs), or None:
+    16 vCPUs may be 8 cores with two hardware threads each, which share the vector units."""
+    seen = set()
+    try:
+        for c in os.sched_getaffinity(0):
+            d = f"/sys/devices/system/cpu/cpu{c}/topology/"
+            with open(d + "physical_package_id") as a, open(d + "core_id") as b:
+                seen.add((a.read().strip(), b.read().strip()))
+    except (OSError, AttributeError):
+        return None
+    return len(seen) or None
+
+
 def meta(args, argv):
     from bench.harness import cpu_name, git_commit
     commit, cpu = git_commit(), cpu_name()
     import llvmlite.binding as llvm
     return {"host": platform.node(), "cpu": cpu, "llvm_cpu": llvm.get_host_cpu_name(),
-            "cores": os.cpu_count(), "numba_threads": numba.config.NUMBA_NUM_THREADS,
+            "cores": os.cpu_count(), "physical_cores": physical_cores(),
+            "numba_threads": numba.config.NUMBA_NUM_THREADS,
             "python": platform.python_version(), "numba": numba.__version__,
             "numpy": np.__version__, "commit": commit, "date": time.strftime("%Y-%m-%d %H:%M"),
             "load_average_at_start": os.getloadavg()[0],
@@ -204,6 +219,8 @@ def main(argv=None):
     with open(path, "w") as fh:
         json.dump({"meta": info, "records": out}, fh, indent=1)
     print(table(out))
+    print(f"CPUs: {info['cores']} logical, {info['physical_cores'] or '?'} physical cores "
+          f"(per-core rates are per thread)")
     print(f"wrote {path}")
     return 0
 

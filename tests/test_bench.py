@@ -97,3 +97,17 @@ def test_merge_drops_records(quick_results, tmp_path):
     b = json.loads((out / "n_reads.json").read_text())
     assert {r["variant"] for r in b["records"]} == set(names) - set(names[:2])
     assert "Left out of this merge" in (out / "HEADLINE.md").read_text()
+
+
+def test_simd_bench_smoke(tmp_path):
+    """bench.simd end to end on a tiny workload: its exactness checks pass, the JSON has
+    the simd records and the host's core counts."""
+    import json
+
+    from bench import simd as bs
+    assert bs.main(["--out", str(tmp_path), "--total-bases", "2000", "--reads", "70",
+                    "--read-len", "40", "--v0-reads", "3", "--threads", "1", "--modes",
+                    "local", "--reps", "1"]) == 0
+    doc = json.loads((tmp_path / "simd.json").read_text())
+    assert {"v0", "simd", "simd_e2e"} <= {r["variant"] for r in doc["records"]}
+    assert doc["meta"]["cores"] >= 1 and "physical_cores" in doc["meta"]
