@@ -4,7 +4,8 @@ kernel only and end to end with traceback.
     python3 -m bench.simd --out bench/results/<machine> [--reads 512] [--threads 1,2,all]
 
 Workload: a simulated SNP graph (s2g.simulate, --total-bases, node length 50, branching
-2, both strands in the DP) and --reads reads of --read-len bp (1% substitutions, half
+2, both strands in the DP) and --reads reads of --read-len bp (or uniform in
+[--read-len, --read-len-max]; 1% substitutions, half
 reverse strand), fixed seeds. Cells = graph bases in the DP x read length, summed over
 reads; GCUPS = cells / kernel seconds / 1e9; GCUPS per core = GCUPS / threads.
 
@@ -64,6 +65,9 @@ def parse_args(argv=None):
     ap.add_argument("--total-bases", type=int, default=100_000, help="simulated graph size (one strand)")
     ap.add_argument("--reads", type=int, default=512, help="reads (256-1024 fill 64-lane groups)")
     ap.add_argument("--read-len", type=int, default=150)
+    ap.add_argument("--read-len-max", type=int, default=None,
+                    help="mixed lengths: each read's length uniform in [--read-len, this] "
+                         "(the kernel's groups are length-sorted: a test of load balance)")
     ap.add_argument("--v0-reads", type=int, default=16, help="V0/cpu subsample (checked and timed)")
     ap.add_argument("--threads", default="1,2,all", help="comma list; 'all' = every core")
     ap.add_argument("--modes", default="local,semiglobal", help="comma list of modes")
@@ -147,7 +151,14 @@ def main(argv=None):
     sim, ref = snp_graph(args.total_bases, 50, 2, args.seed)
     sim.write_gfa(os.path.join(tmp, "g.gfa"), ref)
     graph = s2g.load_graph(os.path.join(tmp, "g.gfa"))
-    recs = sample_reads(sim, args.reads, args.read_len, 0.01, 0.5, args.seed + 1)
+    if args.read_len_max and args.read_len_max > args.read_len:
+        lens = np.random.default_rng(args.seed + 2).integers(args.read_len,
+                                                              args.read_len_max + 1, args.reads)
+        recs = [sample_reads(sim, 1, int(n), 0.01, 0.5, args.seed + 1 + k)[0]
+                for k, n in enumerate(lens)]
+        recs = [(f"read{k}",) + tuple(r[1:]) for k, r in enumerate(recs)]
+    else:
+        recs = sample_reads(sim, args.reads, args.read_len, 0.01, 0.5, args.seed + 1)
     reads = ReadBatch.from_sequences([r[0] for r in recs], [r[1] for r in recs])
     sub = reads.subset(range(min(args.v0_reads, reads.n_reads)))
     sc = s2g.Scoring()
@@ -155,7 +166,8 @@ def main(argv=None):
     out = []
 
     def record(**kw):
-        kw.update(graph_bases=graph.n_bases, read_len=args.read_len)
+        kw.update(graph_bases=graph.n_bases, read_len=args.read_len,
+                  read_len_max=args.read_len_max)
         kw["gcups"] = kw["cells"] / kw["kernel_s"] / 1e9
         kw["gcups_per_core"] = kw["gcups"] / kw["threads"]
         out.append(kw)

@@ -547,23 +547,32 @@ def _group_lockstep(gi, groups, g_m, g_w, codes, offs, task_read, task_lo, task_
 @numba.njit(**PARALLEL)
 def _run_lockstep(groups, g_m, g_w, codes, offs, task_read, task_lo, task_hi, gcode, col_node,
                   node_start, pred_ptr, pred_idx, slot, n_slots, mode, a, mb, o, e, neg, big,
-                  score, end_i, end_j):
-    for gi in numba.prange(groups.shape[0]):
-        # an int64 index: the prange's is uint64 inside the loop, and each type compiled
+                  score, end_i, end_j, n_threads):
+    """Lockstep groups, thread ``t`` taking groups ``t, t + n_threads, ...`` (as
+    :func:`_run_groups`)."""
+    for t in numba.prange(n_threads):
+        # int64 indices: the prange's is uint64 inside the loop, and each type compiled
         # the whole group once more (cold start, issue 16)
-        _group_lockstep(np.int64(gi), groups, g_m, g_w, codes, offs, task_read, task_lo,
-                        task_hi, gcode, col_node, node_start, pred_ptr, pred_idx, slot, n_slots, mode,
-                        a, mb, o, e, neg, big, score, end_i, end_j)
+        for gi in range(np.int64(t), groups.shape[0], n_threads):
+            _group_lockstep(gi, groups, g_m, g_w, codes, offs, task_read, task_lo,
+                            task_hi, gcode, col_node, node_start, pred_ptr, pred_idx, slot,
+                            n_slots, mode, a, mb, o, e, neg, big, score, end_i, end_j)
 
 
 @numba.njit(**PARALLEL)
 def _run_groups(groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi, gcode,
                 node_start, pred_ptr, pred_idx, slot, is_sink, n_slots, mode, window,
-                a, mb, o, e, neg, big, score, end_i, end_j):
-    for gi in numba.prange(groups.shape[0]):
-        _group(np.int64(gi), groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo,
-               task_hi, gcode, node_start, pred_ptr, pred_idx, slot, is_sink, n_slots, mode, window,
-               a, mb, o, e, neg, big, score, end_i, end_j)
+                a, mb, o, e, neg, big, score, end_i, end_j, n_threads):
+    """Every group, thread ``t`` taking groups ``t, t + n_threads, ...``. Groups come
+    sorted by read length, and Numba's prange hands each thread one contiguous equal
+    share of the iterations (whatever ``set_parallel_chunksize`` says, numba 0.68, omp
+    and workqueue layers: checked with ``get_thread_id``), so over groups it gave the
+    last thread all the longest reads; strided, each thread gets every length."""
+    for t in numba.prange(n_threads):
+        for gi in range(np.int64(t), groups.shape[0], n_threads):
+            _group(gi, groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo,
+                   task_hi, gcode, node_start, pred_ptr, pred_idx, slot, is_sink, n_slots,
+                   mode, window, a, mb, o, e, neg, big, score, end_i, end_j)
 
 
 # --------------------------------------------------------------------------- host side
@@ -688,7 +697,8 @@ def run_tasks(graph, codes, offs, task_read, task_lo, task_hi, scoring, mode, wi
             continue
         L, W = lanes or LANES[T], LANES[T]
         args = (codes, offs, task_read, lo, hi, gcode)
-        scal = (T(a), T(-b), T(o), T(e), T(_NEG[T]), T(np.iinfo(T).max), score, end_i, end_j)
+        scal = (T(a), T(-b), T(o), T(e), T(_NEG[T]), T(np.iinfo(T).max), score, end_i, end_j,
+                np.int64(numba.get_num_threads()))
         if not window:
             groups = _chunk(sel[np.argsort(lens[sel], kind="stable")], L, W)
             _run_groups(groups, *_group_ranges(groups, lens, lo, hi, nb), *args,
