@@ -77,7 +77,7 @@ from .scoring import NEG_INF
 from .tb_common import (_OPCH, OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK, ST_TOO_BIG,
                         _raise_status, _summarize, _summary_arrays, _window, tb_cell)
 from .variants import simd
-from .variants.simd import GRAPH_N, PAD_CODE, cast
+from .variants.simd import GRAPH_N, PAD_CODE, cast, snake
 
 _LANE_TYPES = (np.int16, np.int32, np.int64)
 #: default bound on window cells per read (bytes of direction data); --max-traceback-cells
@@ -1245,8 +1245,8 @@ def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
                  col_lo, base, gcode, node_start, pred_ptr, pred_idx, mode, a, mb, o, e, neg,
                  slim, max_cells, lane_cells, cap, band_cap, band_h, oo, co, st, start, cells,
                  run_op, run_len, n_runs, path, n_path, geo, counts):
-    """Super-batches ``t, t + n_threads, ...`` of ``batch`` reads of ``order`` (chunk
-    positions): their programs (:func:`_lane_programs`), lane groups by actual window
+    """Thread ``t``'s super-batches of ``batch`` reads of ``order`` (chunk positions;
+    dealt back and forth over the threads, :func:`s2g.variants.simd.snake`): their programs (:func:`_lane_programs`), lane groups by actual window
     width (:func:`_lane_groups`), and per group the lockstep DP (at step k lane l
     computes its own window column k, as the simd variant's lockstep windows do: a
     lane's merges and slot stores are its own, the column is one vector pass over every
@@ -1287,7 +1287,10 @@ def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
     isz = lt.itemsize
     vec = 64 // isz
     n_sb = (len(order) + batch - 1) // batch
-    for sb in range(t, n_sb, n_threads):
+    for k in range((n_sb + n_threads - 1) // n_threads):
+        sb = snake(k, t, n_threads)      # super-batches by size, dealt back and forth
+        if sb >= n_sb:
+            continue
         ks = order[sb * batch:min(len(order), (sb + 1) * batch)]
         nb = len(ks)
         prog = _lane_programs(ks, idx, score, end_i, end_j, col_lo, node_start, pred_ptr,
@@ -1430,7 +1433,10 @@ def _band_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
     isz = lt.itemsize
     vec = 64 // isz
     n_sb = (len(order) + batch - 1) // batch
-    for sb in range(t, n_sb, n_threads):
+    for k in range((n_sb + n_threads - 1) // n_threads):
+        sb = snake(k, t, n_threads)      # super-batches by size, dealt back and forth
+        if sb >= n_sb:
+            continue
         ks = order[sb * batch:min(len(order), (sb + 1) * batch)]
         nb = len(ks)
         prog = _lane_programs(ks, idx, score, end_i, end_j, col_lo, node_start, pred_ptr,

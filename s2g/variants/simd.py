@@ -544,16 +544,28 @@ def _group_lockstep(gi, groups, g_m, g_w, codes, offs, task_read, task_lo, task_
         end_j[t] = bj[l]
 
 
+@numba.njit(inline="always", **NJIT)
+def snake(k, t, n):
+    """Round ``k``'s item for thread ``t`` of ``n``: ``k * n + t`` in even rounds,
+    ``k * n + n - 1 - t`` in odd ones. Work sorted by size dealt back and forth: with
+    costs rising along the items each thread gets about the same total (dealt in one
+    direction, thread ``n - 1`` would get the largest item of every round)."""
+    return k * n + (t if k % 2 == 0 else n - 1 - t)
+
+
 @numba.njit(**PARALLEL)
 def _run_lockstep(groups, g_m, g_w, codes, offs, task_read, task_lo, task_hi, gcode, col_node,
                   node_start, pred_ptr, pred_idx, slot, n_slots, mode, a, mb, o, e, neg, big,
                   score, end_i, end_j, n_threads):
-    """Lockstep groups, thread ``t`` taking groups ``t, t + n_threads, ...`` (as
-    :func:`_run_groups`)."""
+    """Lockstep groups dealt to the threads as in :func:`_run_groups`."""
+    n_g = groups.shape[0]
     for t in numba.prange(n_threads):
         # int64 indices: the prange's is uint64 inside the loop, and each type compiled
         # the whole group once more (cold start, issue 16)
-        for gi in range(np.int64(t), groups.shape[0], n_threads):
+        for k in range((n_g + n_threads - 1) // n_threads):
+            gi = snake(k, np.int64(t), n_threads)
+            if gi >= n_g:
+                continue
             _group_lockstep(gi, groups, g_m, g_w, codes, offs, task_read, task_lo,
                             task_hi, gcode, col_node, node_start, pred_ptr, pred_idx, slot,
                             n_slots, mode, a, mb, o, e, neg, big, score, end_i, end_j)
@@ -563,13 +575,17 @@ def _run_lockstep(groups, g_m, g_w, codes, offs, task_read, task_lo, task_hi, gc
 def _run_groups(groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi, gcode,
                 node_start, pred_ptr, pred_idx, slot, is_sink, n_slots, mode, window,
                 a, mb, o, e, neg, big, score, end_i, end_j, n_threads):
-    """Every group, thread ``t`` taking groups ``t, t + n_threads, ...``. Groups come
-    sorted by read length, and Numba's prange hands each thread one contiguous equal
-    share of the iterations (whatever ``set_parallel_chunksize`` says, numba 0.68, omp
-    and workqueue layers: checked with ``get_thread_id``), so over groups it gave the
-    last thread all the longest reads; strided, each thread gets every length."""
+    """Every group, dealt to ``n_threads`` threads back and forth (:func:`snake`).
+    Groups come sorted by read length, and Numba's prange hands each thread one
+    contiguous equal share of the iterations (whatever ``set_parallel_chunksize`` says;
+    numba 0.68, omp and workqueue layers, checked with ``get_thread_id``), so over groups
+    it gave the last thread all the longest reads."""
+    n_g = groups.shape[0]
     for t in numba.prange(n_threads):
-        for gi in range(np.int64(t), groups.shape[0], n_threads):
+        for k in range((n_g + n_threads - 1) // n_threads):
+            gi = snake(k, np.int64(t), n_threads)
+            if gi >= n_g:
+                continue
             _group(gi, groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo,
                    task_hi, gcode, node_start, pred_ptr, pred_idx, slot, is_sink, n_slots,
                    mode, window, a, mb, o, e, neg, big, score, end_i, end_j)
