@@ -53,7 +53,8 @@ five warps per SM: shared memory and registers), stalls on fixed-latency depende
 (30%) and the barrier (17%). In ``s2g align``, 1,000 x 10 kbp reads: 110 GCUPS (full
 DP), 96 GCUPS (seeded, 1 Mbp graph), 154.5 with half of free memory a launch and 48 KB of
 shared memory (three blocks an SM; now the defaults). 50 kbp windows (3 x 10^9 cells,
-1.6 GB of codes each) fit ~8 to a launch: 6.1 GCUPS, the GPU nearly idle; a window's
+1.6 GB of codes each) fit ~8 to a launch on an H100 (6.1 GCUPS) and ~33 on an H200 (24
+GCUPS, 100 x 50 kbp reads in 3 launches, 2026-11-26): the GPU mostly idle; a window's
 rows over several blocks, or checkpoints instead of stored codes, would fill it. The ceiling is far: ~2 warp instructions a cell
 would allow ~500 GCUPS at full issue; more warps per SM (more windows per launch) and
 fewer instructions a cell are the next steps.
