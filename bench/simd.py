@@ -72,7 +72,9 @@ def parse_args(argv=None):
     ap.add_argument("--threads", default="1,2,all", help="comma list; 'all' = every core")
     ap.add_argument("--modes", default="local,semiglobal", help="comma list of modes")
     ap.add_argument("--reps", type=int, default=3, help="timed repetitions per point (best kept)")
-    ap.add_argument("--lanes", type=int, default=None, help="override lanes per group (default: simd.LANES)")
+    ap.add_argument("--lanes", type=int, default=None,
+                    help="tasks per lane group, at most simd.LANES of the type (default: "
+                         "simd.LANES; fewer leave lanes idle)")
     ap.add_argument("--windows", action="store_true", help="also time seeded-style windows")
     ap.add_argument("--seed", type=int, default=11)
     return ap.parse_args(argv)

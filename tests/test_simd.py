@@ -279,3 +279,11 @@ def test_gaf_byte_identical_to_v0(mode):
         text[variant] = buf.getvalue()
     assert text["simd"] == text["v0"]
     assert text["v0"].count("\n") == 40 and "cg:Z:" in text["v0"]
+
+
+def test_more_lanes_than_the_type_has_is_an_error():
+    """Groups are LANES wide (the column loop's trip count is that constant): a wider
+    override is refused with a clear error, not run out of bounds."""
+    graph = s2g.load_graph(write_tmp("S\t1\tACGTACGT\n"))
+    with pytest.raises(s2g.S2GError, match="at most 64 int16 lanes"):
+        simd.align_batch(graph, batch_of(["ACGT"]), s2g.Scoring(), Mode.LOCAL, lanes=65)

@@ -712,6 +712,8 @@ def run_tasks(graph, codes, offs, task_read, task_lo, task_hi, scoring, mode, wi
                       (score, end_i, end_j))
             continue
         L, W = lanes or LANES[T], LANES[T]
+        if L > W:
+            raise S2GError(f"simd: at most {W} {np.dtype(T).name} lanes a group, not {L}")
         args = (codes, offs, task_read, lo, hi, gcode)
         scal = (T(a), T(-b), T(o), T(e), T(_NEG[T]), T(np.iinfo(T).max), score, end_i, end_j,
                 np.int64(numba.get_num_threads()))
