@@ -1246,8 +1246,9 @@ def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
                  slim, max_cells, lane_cells, cap, band_cap, band_h, oo, co, st, start, cells,
                  run_op, run_len, n_runs, path, n_path, geo, counts):
     """Thread ``t``'s super-batches of ``batch`` reads of ``order`` (chunk positions;
-    dealt back and forth over the threads, :func:`s2g.variants.simd.snake`): their programs (:func:`_lane_programs`), lane groups by actual window
-    width (:func:`_lane_groups`), and per group the lockstep DP (at step k lane l
+    dealt back and forth over the threads, :func:`s2g.variants.simd.snake`): their
+    programs (:func:`_lane_programs`), lane groups by actual window width
+    (:func:`_lane_groups`), and per group the lockstep DP (at step k lane l
     computes its own window column k, as the simd variant's lockstep windows do: a
     lane's merges and slot stores are its own, the column is one vector pass over every
     lane), each end cell's check, and the walks (:func:`_lane_walk`) summarised into
