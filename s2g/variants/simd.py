@@ -175,7 +175,7 @@ def _profiles(Q, a, mb):
 
 
 @numba.njit(inline="always", **NJIT)
-def _column(Q, M, L, G, PH, PX, H, X, f, cmax, mode, a, mb, oe, e, floor, z):
+def _column(Q, M, G, PH, PX, H, X, f, cmax, mode, a, mb, oe, e, floor, z):
     """One column of the group: V0's ``column`` (s2g.dp) on every lane at once.
 
     ``Q``/``G``: the read codes ``[row][lane]`` and ``G[l]`` the graph base of lane l's
@@ -188,7 +188,7 @@ def _column(Q, M, L, G, PH, PX, H, X, f, cmax, mode, a, mb, oe, e, floor, z):
     ``H`` and ``X = max(H - o - e, E - e)`` for the successors, and ``cmax`` = the
     maximum of rows 1..M per lane. ``floor`` is 0 in local mode and NEG otherwise.
 
-    ``L`` is always ``LANES`` of the lane type (:func:`_chunk` pads groups to it), and
+    The lane count is ``LANES`` of the lane type (:func:`_chunk` pads groups to it), and
     the loops run to that compile-time constant: LLVM then hoists the vector loop's
     runtime alias checks out of the row loop and drops its remainder loop (one row step
     was ~70 instructions for 64 lanes, half of them scalar; +12% in the column loop on
@@ -391,8 +391,8 @@ def _group(gi, groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi
                 H = Hb[cur]
                 X = Xb[cur]
                 cur = 1 - cur
-            _column(Pf[min(gcode[j], PROF_N)], M, L, None, PH, PX, H, X, f, cmax, mode, a,
-                    mb, oe, e, floor, z)
+            _column(Pf[min(gcode[j], PROF_N)], M, None, PH, PX, H, X, f, cmax, mode, a, mb,
+                    oe, e, floor, z)
             # ---- best cell, V0's scan order (strictly better replaces)
             if mode == LOCAL:
                 _best_local(cmax, bestT, best, bi, bj, H, M, L, zero, j)
@@ -520,7 +520,7 @@ def _group_lockstep(gi, groups, g_m, g_w, codes, offs, task_read, task_lo, task_
         H = Hb[cur]
         X = Xb[cur]
         cur = 1 - cur
-        _column(Q, M, L, G, PH, PX, H, X, f, cmax, mode, a, mb, oe, e, floor, z)
+        _column(Q, M, G, PH, PX, H, X, f, cmax, mode, a, mb, oe, e, floor, z)
         for l in range(L):                 # a node's last column into its slot
             if k >= wl[l]:
                 continue
