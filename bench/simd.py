@@ -76,6 +76,11 @@ def parse_args(argv=None):
                     help="tasks per lane group, at most simd.LANES of the type (default: "
                          "simd.LANES; fewer leave lanes idle)")
     ap.add_argument("--windows", action="store_true", help="also time seeded-style windows")
+    ap.add_argument("--host-scaling", action="store_true",
+                    help="also time the host's own ceiling: a fixed int16 vector loop and a "
+                         "scalar chain per thread (L1-resident, no shared data) at each "
+                         "thread count; per-core efficiency below 1 there is the machine "
+                         "(turbo, shared cores), not s2g")
     ap.add_argument("--seed", type=int, default=11)
     return ap.parse_args(argv)
 
@@ -87,6 +92,47 @@ def thread_counts(spec):
         if 1 <= n <= numba.config.NUMBA_NUM_THREADS and n not in out:
             out.append(n)
     return out
+
+
+@numba.njit(parallel=True, nogil=True, cache=True)
+def _host_probe(n_threads, iters, vector, out):
+    """Thread t does the same fixed work (``iters`` steps) on its own data: int16
+    max/add over 128 lanes (the shape of simd's column loop, L1-resident), or a scalar
+    multiply-add chain. Weak scaling: the time at n threads over the time at 1 is the
+    host's per-core slowdown under load."""
+    for t in numba.prange(n_threads):
+        if vector:
+            a = np.zeros(128, np.int16)
+            b = np.full(128, np.int16(t % 7 + 1))
+            c = np.full(128, np.int16(-3))
+            for _ in range(iters):
+                for l in range(128):
+                    a[l] = max(np.int16(a[l] + b[l]), np.int16(c[l] - a[l]))
+            out[t] = a[t % 128]
+        else:
+            x = np.uint64(t + 1)
+            for _ in range(iters):
+                x = x * np.uint64(6364136223846793005) + np.uint64(1442695040888963407)
+            out[t] = np.int64(x >> np.uint64(40))
+
+
+def host_scaling(threads, reps, record):
+    """Weak-scaling records ``host_vector`` / ``host_scalar``: ``eff`` = time at the
+    fewest threads (1 unless --threads leaves it out) / time at ``threads``, the same work
+    per thread (1.0 = no slowdown)."""
+    threads = sorted(threads)
+    out = np.zeros(max(threads), np.int64)
+    for vector, iters in ((True, 3_000_000), (False, 200_000_000)):
+        name = "host_vector" if vector else "host_scalar"
+        _host_probe(1, 10, vector, out)                 # compile / cache load
+        base = None
+        for th in threads:
+            numba.set_num_threads(th)
+            t, ts = best_time(lambda: _host_probe(th, iters, vector, out), reps)
+            base = t if base is None else base
+            record(variant=name, mode="-", threads=th, n_reads=0, cells=iters * th * 128,
+                   kernel_s=t, times=ts, eff=base / t)
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
 
 
 def best_time(fn, reps):
@@ -228,11 +274,17 @@ def main(argv=None):
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
         if args.windows:
             out.extend(windows(graph, reads, sc, mode, threads, args, record))
+    if args.host_scaling:
+        host_scaling(threads, args.reps, record)
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, args.name)
     with open(path, "w") as fh:
         json.dump({"meta": info, "records": out}, fh, indent=1)
-    print(table(out))
+    print(table([r for r in out if not r["variant"].startswith("host_")]))
+    for r in out:
+        if r["variant"].startswith("host_"):
+            print(f"{r['variant']:>12} t={r['threads']:<3} {r['kernel_s']:.3f} s, per-core "
+                  f"efficiency {r['eff']:.2f} (same work per thread; 1.00 = none lost)")
     print(f"CPUs: {info['cores']} logical, {info['physical_cores'] or '?'} physical cores "
           f"(per-core rates are per thread)")
     print(f"wrote {path}")

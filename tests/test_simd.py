@@ -285,5 +285,6 @@ def test_more_lanes_than_the_type_has_is_an_error():
     """Groups are LANES wide (the column loop's trip count is that constant): a wider
     override is refused with a clear error, not run out of bounds."""
     graph = s2g.load_graph(write_tmp("S\t1\tACGTACGT\n"))
-    with pytest.raises(s2g.S2GError, match="at most 64 int16 lanes"):
-        simd.align_batch(graph, batch_of(["ACGT"]), s2g.Scoring(), Mode.LOCAL, lanes=65)
+    n = simd.LANES[np.int16]
+    with pytest.raises(s2g.S2GError, match=f"at most {n} int16 lanes"):
+        simd.align_batch(graph, batch_of(["ACGT"]), s2g.Scoring(), Mode.LOCAL, lanes=n + 1)

@@ -9,8 +9,8 @@ instruction per operation. Groups are independent: ``prange`` over groups.
 
 Types (abPOA's int16/int32 switch, checked per group with
 :func:`s2g.scoring.score_bound` for the group's longest read):
-``int16`` x 64 lanes (two zmm registers) when the bound is <= ``INT16_BOUND``, else
-``int32`` x 32 lanes when :func:`s2g.scoring.fits_int32`; beyond that (reads of
+``int16`` x 128 lanes (four zmm registers) when the bound is <= ``INT16_BOUND``, else
+``int32`` x 32 lanes (two) when :func:`s2g.scoring.fits_int32`; beyond that (reads of
 ~27 kbp with a match score of 10,000, or global mode on a graph of 2**27 bases)
 V0's int64 kernel runs those reads (window tasks: s2g.window's reference).
 The margins: every value is in ``[-bound, bound]``, a value minus one gap open stays
@@ -88,10 +88,15 @@ from ..result import BatchResult
 from ..scoring import INT32_SAFE, NEG_INF, Mode, score_bound
 from .v0_cpu import align_read
 
-#: lanes per group for each lane type: two 512-bit registers per row step, so that two
-#: independent vectors hide the latency of F's row-to-row chain (32 int16 lanes, one
-#: register, measured 2.3 GCUPS in the column loop alone; 64 lanes 5.3)
-LANES = {np.int16: 64, np.int32: 32}
+#: lanes per group for each lane type. Several 512-bit registers per row step hide the
+#: latency of F's row-to-row chain (32 int16 lanes, one register, measured 2.3 GCUPS in
+#: the column loop alone; 64 lanes 5.3) and share the row step's scalar work (index
+#: arithmetic, spills: ~20 instructions whatever the width): int16 128 lanes ran +30%
+#: over 64 in bench.simd (150 bp reads, AMD dev VM, three alternations 2026-11-26:
+#: 10.7 / 10.5 / 9.8 -> 14.3 / 11.4 / 13.4 GCUPS; 256: 14.0 / 14.4; 1,500 bp reads 6.5 /
+#: 5.9 -> 6.8 / 7.0). int32 stays at 32: 64 lanes ran 2.8 against 3.0-3.4 GCUPS on
+#: 4 kbp reads (8 kB a row step: the column no longer stays in L2).
+LANES = {np.int16: 128, np.int32: 32}
 #: largest score bound for int16 lanes; NEG16 < -2 * INT16_BOUND and
 #: NEG16 - 2 * INT16_BOUND > -32768 (see the module doc)
 INT16_BOUND = 7000
