@@ -98,7 +98,7 @@ def thread_counts(spec):
 def _host_probe(n_threads, iters, vector, out):
     """Thread t does the same fixed work (``iters`` steps) on its own data: int16
     max/add over 128 lanes (the shape of simd's column loop, L1-resident), or a scalar
-    multiply-add chain. Weak scaling: the time at n threads over the time at 1 is the
+    xorshift chain. Weak scaling: the time at n threads over the time at 1 is the
     host's per-core slowdown under load."""
     for t in numba.prange(n_threads):
         if vector:
@@ -110,9 +110,11 @@ def _host_probe(n_threads, iters, vector, out):
                     a[l] = max(np.int16(a[l] + b[l]), np.int16(c[l] - a[l]))
             out[t] = a[t % 128]
         else:
-            x = np.uint64(t + 1)
-            for _ in range(iters):
-                x = x * np.uint64(6364136223846793005) + np.uint64(1442695040888963407)
+            x = np.uint64(t + 1)                 # xorshift64: a serial chain LLVM
+            for _ in range(iters):               # cannot fold (a multiply-add chain it can)
+                x ^= x << np.uint64(13)
+                x ^= x >> np.uint64(7)
+                x ^= x << np.uint64(17)
             out[t] = np.int64(x >> np.uint64(40))
 
 
@@ -122,7 +124,7 @@ def host_scaling(threads, reps, record):
     per thread (1.0 = no slowdown)."""
     threads = sorted(threads)
     out = np.zeros(max(threads), np.int64)
-    for vector, iters in ((True, 3_000_000), (False, 200_000_000)):
+    for vector, iters in ((True, 30_000_000), (False, 100_000_000)):
         name = "host_vector" if vector else "host_scalar"
         _host_probe(1, 10, vector, out)                 # compile / cache load
         base = None

@@ -101,13 +101,16 @@ def test_merge_drops_records(quick_results, tmp_path):
 
 def test_simd_bench_smoke(tmp_path):
     """bench.simd end to end on a tiny workload: its exactness checks pass, the JSON has
-    the simd records and the host's core counts."""
+    the simd records, the host-scaling probe's and the host's core counts."""
     import json
 
     from bench import simd as bs
     assert bs.main(["--out", str(tmp_path), "--total-bases", "2000", "--reads", "70",
                     "--read-len", "40", "--v0-reads", "3", "--threads", "1", "--modes",
-                    "local", "--reps", "1"]) == 0
+                    "local", "--reps", "1", "--host-scaling"]) == 0
     doc = json.loads((tmp_path / "simd.json").read_text())
     assert {"v0", "simd", "simd_e2e"} <= {r["variant"] for r in doc["records"]}
+    host = {r["variant"]: r for r in doc["records"] if r["variant"].startswith("host_")}
+    assert set(host) == {"host_vector", "host_scalar"}
+    assert all(r["eff"] == 1.0 and r["kernel_s"] > 0 for r in host.values())
     assert doc["meta"]["cores"] >= 1 and "physical_cores" in doc["meta"]
