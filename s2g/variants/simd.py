@@ -18,9 +18,10 @@ above ``-2 * bound``, and the sentinel ``NEG`` (< ``-2 * bound``) minus a penalt
 stays inside the type.
 
 Memory per group: ``(2 x n_slots + 7) x (m + 1) x lanes`` cells of the lane type
-(``n_slots`` = the graph's node_bound slots): 32 reads of 150 bp on a graph with 4
-slots take 150 kB. Each predecessor store holds ``H`` and ``X = max(H - o - e, E - e)``
-(what a successor's ``PE`` needs), so a merge is two maxima per cell and ``E`` itself
+(``n_slots`` = the graph's node_bound slots) and the substitution profile's ``5 x (m + 1)
+x lanes``: 128 reads of 150 bp on a graph with 4 slots take 580 + 190 kB. Each
+predecessor store holds ``H`` and ``X = max(H - o - e, E - e)`` (what a successor's ``PE``
+needs), so a merge is two maxima per cell and ``E`` itself
 is never stored. A node's last column is written straight into its slot.
 
 Exactness (score AND end cell equal V0's, tie rule: smallest column j, then smallest
