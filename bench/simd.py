@@ -132,8 +132,10 @@ def host_scaling(threads, reps, record):
             numba.set_num_threads(th)
             t, ts = best_time(lambda: _host_probe(th, iters, vector, out), reps)
             base = t if base is None else base
-            record(variant=name, mode="-", threads=th, n_reads=0, cells=iters * th * 128,
-                   kernel_s=t, times=ts, eff=base / t)
+            # "cells": lane updates (vector) or chain steps (scalar), for the JSON only
+            record(variant=name, mode="-", threads=th, n_reads=0,
+                   cells=iters * th * (128 if vector else 1), kernel_s=t, times=ts,
+                   eff=base / t)
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
 
 

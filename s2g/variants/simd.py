@@ -92,11 +92,12 @@ from .v0_cpu import align_read
 #: lanes per group for each lane type. Several 512-bit registers per row step hide the
 #: latency of F's row-to-row chain (32 int16 lanes, one register, measured 2.3 GCUPS in
 #: the column loop alone; 64 lanes 5.3) and share the row step's scalar work (index
-#: arithmetic, spills: ~20 instructions whatever the width): int16 128 lanes ran +30%
+#: arithmetic, spills: ~23 instructions at 64 lanes, ~33 at 128, beside 22 and 56 vector
+#: ones; asm_report): int16 128 lanes ran +30%
 #: over 64 in bench.simd (150 bp reads, AMD dev VM, three alternations 2026-11-26:
 #: 10.7 / 10.5 / 9.8 -> 14.3 / 11.4 / 13.4 GCUPS; 256: 14.0 / 14.4; 1,500 bp reads 6.5 /
 #: 5.9 -> 6.8 / 7.0). int32 stays at 32: 64 lanes ran 2.8 against 3.0-3.4 GCUPS on
-#: 4 kbp reads (8 kB a row step: the column no longer stays in L2).
+#: 4 kbp reads (a 4 kbp column of 64 int32 lanes is 1 MB an array: past L2).
 LANES = {np.int16: 128, np.int32: 32}
 #: largest score bound for int16 lanes; NEG16 < -2 * INT16_BOUND and
 #: NEG16 - 2 * INT16_BOUND > -32768 (see the module doc)
