@@ -63,7 +63,8 @@ def parse_args(argv=None):
     ap.add_argument("--out", required=True, help="directory for the JSON")
     ap.add_argument("--name", default="simd.json", help="file name under --out")
     ap.add_argument("--total-bases", type=int, default=100_000, help="simulated graph size (one strand)")
-    ap.add_argument("--reads", type=int, default=512, help="reads (multiples of 128 fill the int16 lane groups)")
+    ap.add_argument("--reads", type=int, default=512,
+                    help="reads (multiples of 128 fill the int16 lane groups)")
     ap.add_argument("--read-len", type=int, default=150)
     ap.add_argument("--read-len-max", type=int, default=None,
                     help="mixed lengths: each read's length uniform in [--read-len, this] "
