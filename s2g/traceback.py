@@ -77,7 +77,7 @@ from .scoring import NEG_INF
 from .tb_common import (_OPCH, OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK, ST_TOO_BIG,
                         _raise_status, _summarize, _summary_arrays, _window, tb_cell)
 from .variants import simd
-from .variants.simd import GRAPH_N, PAD_CODE, cast, snake
+from .variants.simd import GRAPH_N, PAD_CODE, cast, dealt
 
 _LANE_TYPES = (np.int16, np.int32, np.int64)
 #: default bound on window cells per read (bytes of direction data); --max-traceback-cells
@@ -1246,7 +1246,7 @@ def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
                  slim, max_cells, lane_cells, cap, band_cap, band_h, oo, co, st, start, cells,
                  run_op, run_len, n_runs, path, n_path, geo, counts):
     """Thread ``t``'s super-batches of ``batch`` reads of ``order`` (chunk positions;
-    dealt back and forth over the threads, :func:`s2g.variants.simd.snake`): their
+    dealt back and forth over the threads, :func:`s2g.variants.simd.dealt`): their
     programs (:func:`_lane_programs`), lane groups by actual window width
     (:func:`_lane_groups`), and per group the lockstep DP (at step k lane l
     computes its own window column k, as the simd variant's lockstep windows do: a
@@ -1288,10 +1288,7 @@ def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
     isz = lt.itemsize
     vec = 64 // isz
     n_sb = (len(order) + batch - 1) // batch
-    for k in range((n_sb + n_threads - 1) // n_threads):
-        sb = snake(k, t, n_threads)      # super-batches by size, dealt back and forth
-        if sb >= n_sb:
-            continue
+    for sb in dealt(t, n_sb, n_threads):     # super-batches by size, back and forth
         ks = order[sb * batch:min(len(order), (sb + 1) * batch)]
         nb = len(ks)
         prog = _lane_programs(ks, idx, score, end_i, end_j, col_lo, node_start, pred_ptr,
@@ -1434,10 +1431,7 @@ def _band_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
     isz = lt.itemsize
     vec = 64 // isz
     n_sb = (len(order) + batch - 1) // batch
-    for k in range((n_sb + n_threads - 1) // n_threads):
-        sb = snake(k, t, n_threads)      # super-batches by size, dealt back and forth
-        if sb >= n_sb:
-            continue
+    for sb in dealt(t, n_sb, n_threads):     # super-batches by size, back and forth
         ks = order[sb * batch:min(len(order), (sb + 1) * batch)]
         nb = len(ks)
         prog = _lane_programs(ks, idx, score, end_i, end_j, col_lo, node_start, pred_ptr,

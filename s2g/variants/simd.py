@@ -560,19 +560,28 @@ def snake(k, t, n):
     return k * n + (t if k % 2 == 0 else n - 1 - t)
 
 
+@numba.njit(inline="always", **NJIT)
+def dealt(t, n_items, n):
+    """The items of thread ``t`` of ``n`` among ``n_items`` size-sorted ones, in
+    :func:`snake` order (int64: a prange's index is uint64 inside the loop, and each
+    index type compiled the callee once more, cold start, issue 16)."""
+    out = np.empty((n_items + n - 1) // n, np.int64)
+    c = 0
+    for k in range(len(out)):
+        x = snake(k, np.int64(t), n)
+        if x < n_items:
+            out[c] = x
+            c += 1
+    return out[:c]
+
+
 @numba.njit(**PARALLEL)
 def _run_lockstep(groups, g_m, g_w, codes, offs, task_read, task_lo, task_hi, gcode, col_node,
                   node_start, pred_ptr, pred_idx, slot, n_slots, mode, a, mb, o, e, neg, big,
                   score, end_i, end_j, n_threads):
     """Lockstep groups dealt to the threads as in :func:`_run_groups`."""
-    n_g = groups.shape[0]
     for t in numba.prange(n_threads):
-        # int64 indices: the prange's is uint64 inside the loop, and each type compiled
-        # the whole group once more (cold start, issue 16)
-        for k in range((n_g + n_threads - 1) // n_threads):
-            gi = snake(k, np.int64(t), n_threads)
-            if gi >= n_g:
-                continue
+        for gi in dealt(t, groups.shape[0], n_threads):
             _group_lockstep(gi, groups, g_m, g_w, codes, offs, task_read, task_lo,
                             task_hi, gcode, col_node, node_start, pred_ptr, pred_idx, slot,
                             n_slots, mode, a, mb, o, e, neg, big, score, end_i, end_j)
@@ -582,17 +591,13 @@ def _run_lockstep(groups, g_m, g_w, codes, offs, task_read, task_lo, task_hi, gc
 def _run_groups(groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi, gcode,
                 node_start, pred_ptr, pred_idx, slot, is_sink, n_slots, mode, window,
                 a, mb, o, e, neg, big, score, end_i, end_j, n_threads):
-    """Every group, dealt to ``n_threads`` threads back and forth (:func:`snake`).
+    """Every group, dealt to ``n_threads`` threads back and forth (:func:`dealt`).
     Groups come sorted by read length, and Numba's prange hands each thread one
     contiguous equal share of the iterations (whatever ``set_parallel_chunksize`` says;
     numba 0.68, omp and workqueue layers, checked with ``get_thread_id``), so over groups
     it gave the last thread all the longest reads."""
-    n_g = groups.shape[0]
     for t in numba.prange(n_threads):
-        for k in range((n_g + n_threads - 1) // n_threads):
-            gi = snake(k, np.int64(t), n_threads)
-            if gi >= n_g:
-                continue
+        for gi in dealt(t, groups.shape[0], n_threads):
             _group(gi, groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo,
                    task_hi, gcode, node_start, pred_ptr, pred_idx, slot, is_sink, n_slots,
                    mode, window, a, mb, o, e, neg, big, score, end_i, end_j)
