@@ -7,10 +7,12 @@ Simulates a SNP graph (node length --node-len, branching 2) and reads with 5% su
 scores them with the `fast` kernel, then traces every read on the long-window kernel
 (``gpu_traceback.MAX_CELLS = 0``) once per config ``S[:DEBUG]`` (strip rows; DEBUG =
 ``S2G_LONG_DEBUG`` bits for timing experiments whose results are wrong: 1 no direction
-stores, 2 no read-code loads, 4 no barrier, 8 no walk) after a warm-up, and prints the kernel's
+stores, 4 no barrier, 8 no walk) after a warm-up, and prints the kernel's
 time (CUDA events), cells and GCUPS; configs without DEBUG must give tracebacks identical
-to the first one's.
+to the first one's; each prints a digest of the tracebacks (sha256 of their repr), to
+compare runs of different commits.
 """
+import hashlib
 import argparse
 import os
 import sys
@@ -82,6 +84,7 @@ def main():
             if want is None:
                 want = got
             same = "identical" if got == want else "DIFFERENT"
+            same += " digest " + hashlib.sha256(repr(got).encode()).hexdigest()[:16]
         print(f"  S={gpu_long.S:3d} debug={gpu_long.DEBUG}: {sec:7.3f} s, {cells:,} cells, "
               f"{launches} launches, {cells / max(sec, 1e-9) / 1e9:6.1f} GCUPS "
               f"{'ok' if ok else 'status error (expected with debug)'} {same}", flush=True)

@@ -67,6 +67,7 @@ banded traceback keeps rows every ``Bh`` and needs no such memory).
 """
 from __future__ import annotations
 
+import inspect
 import os
 import warnings
 
@@ -107,20 +108,13 @@ DEBUG = int(os.environ.get("S2G_LONG_DEBUG", 0))
 CHUNK_BYTES = int(os.environ.get("S2G_LONG_CHUNK_BYTES", 0))
 
 cuda = None
-_KERNEL = None
-_vote_dev = _wsync_dev = None
 
 
 def _cuda():
-    global cuda, _vote_dev, _wsync_dev
+    global cuda
     if cuda is None:
         from numba import cuda as _c
         cuda = _c
-        if _SIM:    # plain Python in the kernel's thread (a simulated device function
-            _vote_dev, _wsync_dev = _vote, _wsync   # would swap `cuda` under the others)
-        else:
-            _vote_dev = cuda.jit(device=True)(_vote)
-            _wsync_dev = cuda.jit(device=True)(_wsync)
     return cuda
 
 
@@ -194,33 +188,169 @@ def _wsync():
         cuda.syncwarp()
 
 
-def _long_body(n, mode, a, b, o, e, S, n_sh, dbg, codes, qoff, rows_a, score_a, coff, poff, soff,
-               doff, xoff, roff, oo, co, p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn,
-               mp_slot, mp_wcol, SH, SE, BH, BF, BD, dirs, dirs32, dpred, epred, out_ops,
-               out_cols, out_n, out_start, out_st, find, out_best):
-    """One block per window: strips of ``S`` rows in a wavefront (module doc), then the walk.
-    ``find``, ``out_best`` and the outputs as :func:`s2g.gpu_traceback._tb_body`'s.
+def _spread(x):
+    """Bits 0-7 of ``x`` (a merge's "E extended" bits of 8 rows) at bit 2 of nibbles 0-7
+    (E_EXT in each row's 4-bit direction code)."""
+    x = uint32((x | (x << uint32(12))) & uint32(0x000F000F))
+    x = uint32((x | (x << uint32(6))) & uint32(0x03030303))
+    x = uint32((x | (x << uint32(3))) & uint32(0x11111111))
+    return uint32(x << uint32(2))
 
-    The cell is :func:`s2g.tb_common.tb_cell` written out with every intermediate cast to
-    int32 (Numba types int32 arithmetic as int64: 64-bit PTX); every hot index is unsigned
-    (a signed index costs Numba's negative-index wraparound, ~6 instructions an access:
-    measured in this kernel's SASS). Merge columns and slot stores are done by the whole
-    warp, one lane per row of the lane that needs them (module doc)."""
+
+def _ptx_version():
+    from .variants import _ptx
+    return _ptx.VERSION
+
+
+def _rows(S, text, indent, reverse=False):
+    """``text`` once per strip row r (``{r}``; ``{k}`` = r // 8, ``{sh}`` = 4 (r % 8)), indented."""
+    out = []
+    for r in (range(S - 1, -1, -1) if reverse else range(S)):
+        for line in text.strip("\n").splitlines():
+            out.append(" " * indent + line.format(r=r, k=r // 8, sh=4 * (r % 8)))
+    return "\n".join(out)
+
+
+def _render(S: int, local: bool, prmt_sub: bool, sim: bool) -> str:
+    """Source of the kernel for strips of ``S`` rows (module doc): the strip's H, E and read
+    codes are ``S`` scalars each (registers), the cell loop written out ``S`` times.
+    ``local``: local mode (the H_START clamp and the column maximum); otherwise global or
+    semiglobal (the mode is an argument). ``prmt_sub``: the substitution score is one PRMT
+    from a 4-byte table per row (scores that fit signed bytes), else compare + select."""
+    R_ = lambda text, ind, **kw: _rows(S, text, ind, **kw)  # noqa: E731
+    NW = S // 8
+    if prmt_sub:
+        qtab = ("Q{r} = MISW\n"
+                "if r0 + {r} >= 1 and r0 + {r} <= R:\n"
+                "    c = int32(codes[uint64(q0 + r0 + {r} - 1)])\n"
+                "    if c < 4:\n"
+                "        Q{r} = int32(MISW ^ (DIFF << uint32(c * 8)))")
+        sub = "prmt(Q{r}, MISW, gsel)"
+        colsel = ("gg = gb if gb < 4 else int32(4)\n"
+                  "gsel = int32(gg | ((gg | 8) * 0x1110))")
+    else:
+        qtab = ("Q{r} = int32(7)\n"
+                "if r0 + {r} >= 1 and r0 + {r} <= R:\n"
+                "    Q{r} = int32(codes[uint64(q0 + r0 + {r} - 1)])")
+        sub = "(a32 if Q{r} == gm else nb)"
+        colsel = "gm = gb if gb < 4 else int32(-1)    # a graph N matches nothing"
+    cell = ("ho = int32(H{r} - oe)\n"
+            "ex = int32(E{r} - e32)\n"
+            "ev = max(ho, ex)\n"
+            "fo = int32(hup - oe)\n"
+            "fx = int32(f - e32)\n"
+            "f = max(fo, fx)\n"
+            f"h = int32(diag + {sub})\n"
+            "d = int32(int32(E_EXT if ex > ho else 0) | int32(F_EXT if fx > fo else 0))\n"
+            "if ev > h:\n"
+            "    h = ev\n"
+            "    d = int32(d | H_DEL)\n"
+            "if f > h:\n"
+            "    h = f\n"
+            "    d = int32((d & 12) | H_INS)\n")
+    if local:
+        cell += ("if h <= zero:\n"
+                 "    h = zero\n"
+                 "    d = int32(d | H_START)\n")
+    top = ("if top:\n"
+           "    if glob:\n"
+           "        h = ev\n"
+           "        d = int32((d & E_EXT) | H_DEL)\n"
+           "    else:\n"
+           "        h = zero\n"
+           "        ev = neg\n"
+           "        d = int32(H_START)\n"
+           "    f = neg\n")
+    tail = ("diag = H{r}\n"
+            "H{r} = h\n"
+            "hup = h\n"
+            "E{r} = ev\n"
+            + ("cm = max(cm, h)\n" if local else "")
+            + "wd{k} = uint32(wd{k} | (uint32(d) << uint32({sh})))\n")
+    cells = "\n".join(" " * 16 + ln.format(r=r, k=r // 8, sh=4 * (r % 8))
+                      for r in range(S)
+                      for ln in (cell + (top if r == 0 else "") + tail).strip("\n").splitlines())
+    if local:
+        find = ("if find and cm > best:\n"
+                "    cmv = neg\n"
+                + R_("if {r} < nr:\n    cmv = max(cmv, H{r})", 4) + "\n"
+                "    if cmv > best:\n"
+                "        best = cmv\n"
+                "        bw = w\n"
+                + R_("if {r} < nr and H{r} == cmv:\n    bi = int32(r0 + {r})", 8, reverse=True))
+        cm_init = "cm = neg"
+    else:
+        find = ("if find and own:\n"
+                "    vm = neg\n"
+                + R_("if rm == {r}:\n    vm = H{r}", 4) + "\n"
+                "    if vm > best:\n"
+                "        best = vm\n"
+                "        bw = w\n"
+                "        bi = R")
+        cm_init = ""
+    find = "\n".join(" " * 16 + ln for ln in find.splitlines())
+    # the last strip's last column: H at row R for the host's score check
+    hend = ("hv = hup\nif own and w == W - 1:\n"
+            + R_("if rm == {r}:\n    hv = H{r}", 4))
+    hend = "\n".join(" " * 16 + ln for ln in hend.splitlines())
+    words = "\n".join(
+        " " * 20 + ln for kk in range(NW) for ln in (
+            f"if {kk} < nw:\n"
+            f"    if pxw != 0:\n"
+            f"        wd{kk} = uint32(wd{kk} | _spread((pxw >> uint32({8 * kk})) & uint32(255)))\n"
+            f"    dirs32[da + uint64({kk})] = wd{kk}").splitlines())
+    text = _KERNEL_TEXT
+    for key, val in (("@QTAB@", R_(qtab, 8)), ("@COLSEL@", "\n".join(" " * 16 + ln for ln in colsel.splitlines())),
+                     ("@CMINIT@", " " * 16 + cm_init if cm_init else ""),
+                     ("@WDINIT@", "\n".join(" " * 16 + f"wd{kk} = uint32(0)" for kk in range(NW))),
+                     ("@CELLS@", cells), ("@WORDS@", words), ("@FIND@", find), ("@HEND@", hend),
+                     ("@LOADREGS@", R_("H{r} = col[uint64(myc + {r})]\n"
+                                       "E{r} = int32(col[uint64(myc + TSP + {r})] + e32)", 16)),
+                     ("@DUMPREGS@", R_("col[uint64(myc + {r})] = H{r}\n"
+                                       "col[uint64(myc + TSP + {r})] = E{r}", 16)),
+                     ("@REGINIT@", R_("H{r} = neg\nE{r} = neg", 4))):
+        text = text.replace(key, val)
+    head = [f"# generated by s2g.gpu_long (S={S}, local={local}, prmt={prmt_sub}, sim={sim}, "
+            f"_ptx v{_ptx_version()}); do not edit",
+            "from numba import cuda, int32, int64, uint32, uint64",
+            "from s2g.gpu_traceback import _walk_dev",
+            ("from s2g.variants._ptx import prmt_py as prmt" if sim else
+             "from s2g.variants._ptx import prmt"), ""]
+    # the helpers in this module: the simulator swaps ``cuda`` in the kernel's module only
+    dec = "" if sim else "@cuda.jit(device=True)\n"
+    for fn in (_vote, _wsync, _spread):
+        head.append(dec + inspect.getsource(fn).replace("_SIM", str(bool(sim))))
+    head.append("_vote_dev, _wsync_dev = _vote, _wsync\n")
+    consts = {"S": S, "SP": S + 1, "SHARED_T": SHARED_T, "SHARED_WARPS": SHARED_WARPS,
+              "K_CONT": K_CONT, "K_VIRT": K_VIRT, "GLOBAL": int(GLOBAL), "LOCAL": int(LOCAL),
+              "H_DIAG": H_DIAG, "H_DEL": H_DEL, "H_INS": H_INS, "H_START": H_START,
+              "E_EXT": E_EXT, "F_EXT": F_EXT, "NEG": int(NEG_INF), "ST_OK": ST_OK,
+              "ST_MISMATCH": ST_MISMATCH, "IS_LOCAL": int(local)}
+    head += [f"{k} = {v}" for k, v in consts.items()]
+    return "\n".join(head) + "\n" + text
+
+
+_KERNEL_TEXT = '''
+
+def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, coff, poff, soff,
+                doff, xoff, roff, oo, co, p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn,
+                mp_slot, mp_wcol, SH, SE, BH, BF, BD, dirs, dirs32, dpred, epred, out_ops,
+                out_cols, out_n, out_start, out_st, find, out_best):
     r = cuda.blockIdx.x
     tid = cuda.threadIdx.x
     T = cuda.blockDim.x
     lane = tid & 31
     wb = tid - lane
     wid = tid >> 5
-    i_a = cuda.shared.array(SHARED_T, types.int32)     # merge: list start; slots: slot
-    i_n = cuda.shared.array(SHARED_T, types.int32)     # merge: list length | kind << 24
-    i_r = cuda.shared.array(SHARED_T, types.int32)     # merge: merge rank
-    wm = cuda.shared.array(SHARED_WARPS, types.int64)
-    col = cuda.shared.array(0, types.int32)
-    neg = int32(NEG_INF)
+    i_a = cuda.shared.array(SHARED_T, int32)     # merge: list start; slots: slot
+    i_n = cuda.shared.array(SHARED_T, int32)     # merge: list length | kind << 24
+    i_r = cuda.shared.array(SHARED_T, int32)     # merge: merge rank
+    wm = cuda.shared.array(SHARED_WARPS, int64)
+    col = cuda.shared.array(0, int32)
+    neg = int32(NEG)
     zero = int32(0)
     R = int32(rows_a[r])
-    R1 = R + int32(1)
+    R1 = int32(R + 1)
     stride = ((R + 2) // 2 + 3) // 4 * 4
     c0 = coff[r]
     W = int32(coff[r + 1] - c0)
@@ -236,24 +366,32 @@ def _long_body(n, mode, a, b, o, e, S, n_sh, dbg, codes, qoff, rows_a, score_a, 
     e32 = int32(e)
     a32 = int32(a)
     nb = int32(-b)
-    SP = S + 1
+    mw = int64(nb & 255) * int64(0x01010101)
+    MISW = int32(mw - 4294967296 if mw >= 2147483648 else mw)   # the substitution table:
+    DIFF = int32((a32 ^ nb) & 255)              # -b in every byte, a at the read base's
+    glob = mode == GLOBAL
     TSP = T * SP
     T1 = T + 1
-    S2 = int32(S)
-    best = zero if mode == LOCAL else neg
+    best = zero if IS_LOCAL else neg
     bw = int32(-1)
     bi = int32(-1)
-    NS = (R1 + S2 - 1) // S2
+    NS = (R1 + S - 1) // S
     pxm = int64(0)
     one = int64(1)
     zero64 = int64(0)
     nl = min(32, T)                             # lanes of a warp (fewer in the simulator)
+@REGINIT@
     for g0 in range(0, NS, T):
         k = g0 + tid
         active = k < NS
-        r0 = int32(k * S2)
-        nr = int32(min(S2, R1 - r0))
+        r0 = int32(k * S)
+        nr = int32(min(S, R1 - r0))             # rows of the strip in the window
+        nw = (nr + 7) >> 3                      # words of direction codes a column
         myc = tid * SP                          # this thread's rows of a shared column
+        top = r0 == 0
+        rm = int32(R - r0)                      # row R in the strip (own: it is there)
+        own = rm >= 0 and rm < S
+@QTAB@
         for stp in range(W + min(T, NS - g0) - 1):
             w = int32(stp - tid)
             act = active and w >= 0 and w < W
@@ -274,6 +412,7 @@ def _long_body(n, mode, a, b, o, e, S, n_sh, dbg, codes, qoff, rows_a, score_a, 
                     hup = BH[ra]
                     f = BF[ra]
             # merge columns, by the warp: lane v folds row v of each merging lane's strip
+            # into that lane's shared column, which then loads it into its registers
             mc = act and kind != K_CONT
             mm = _vote_dev(one << lane if mc else zero64, wm, wid, lane)
             if mm != 0:
@@ -290,8 +429,8 @@ def _long_body(n, mode, a, b, o, e, S, n_sh, dbg, codes, qoff, rows_a, score_a, 
                     mn = kl & 0xFFFFFF
                     ma = i_a[tl]
                     mr = i_r[tl]
-                    rl = int32((g0 + tl) * S2)
-                    nrl = min(S2, R1 - rl)
+                    rl = int32((g0 + tl) * S)
+                    nrl = min(S, R1 - rl)
                     pxb = zero64
                     v = int32(lane)
                     while v < nrl:
@@ -343,90 +482,31 @@ def _long_body(n, mode, a, b, o, e, S, n_sh, dbg, codes, qoff, rows_a, score_a, 
                     if lane == L:
                         pxm = got
                 _wsync_dev()
-            if act:
-                ci = uint64(myc)
-                nh = col[ci]                    # row r0's column values, read one row ahead
-                ne = col[ci + uint64(TSP)]
-                nq = int32(codes[uint64(q0 + r0 - 1)]) if r0 > 0 else int32(0)
-                wd = uint32(0)
-                da = uint64(dw0 + w * sw + (r0 >> 3))
-                mflag = kind != K_CONT
+            pxw = uint32(0)
+            if mc:
+                # the merged column: H, and E + e (so the cell's max(H - o - e, E - e) is the
+                # merged E; its "E extended" bit is (E - e > H - o - e) or the merge's bit)
                 pxw = uint32(pxm)
-                gm = gb if gb < 4 else int32(-1)    # a graph N matches nothing
-                # int32 counters (Numba's range() counts in int64: 64-bit compares per cell)
-                u = int32(0)
-                t = r0
-                while u < nr:
-                    ph = nh
-                    ce = ne
-                    qb = nq
-                    u1 = int32(u + 1)
-                    if u1 < nr:
-                        nh = col[ci + uint64(1)]
-                        ne = col[ci + uint64(TSP + 1)]
-                        if dbg & 2 == 0:
-                            nq = int32(codes[uint64(q0 + t)])
-                    ho = int32(ph - oe)
-                    ex = int32(ce - e32)
-                    # a merge column's E and "E extended" come from the warp's merge
-                    pe = ce if mflag else max(ho, ex)
-                    px = ((pxw >> uint32(u)) & uint32(1)) != uint32(0) if mflag else ex > ho
-                    ev = pe
-                    if t == 0:
-                        if mode == GLOBAL:
-                            h = pe
-                            d = int32(H_DEL | E_EXT) if px else int32(H_DEL)
-                        else:
-                            h = zero
-                            ev = neg
-                            d = int32(H_START)
-                        f = neg
-                    else:
-                        # tb_cell, in int32: F (open or extend), then diagonal, E, F
-                        fo = int32(hup - oe)
-                        fx = int32(f - e32)
-                        if fx > fo:
-                            f = fx
-                            d = int32(F_EXT | H_DIAG)
-                        else:
-                            f = fo
-                            d = int32(H_DIAG)
-                        h = int32(diag + (a32 if qb == gm else nb))
-                        if ev > h:
-                            h = ev
-                            d = int32(d ^ H_DIAG ^ H_DEL)
-                        if f > h:
-                            h = f
-                            d = int32((d & ~3) | H_INS)
-                        if mode == LOCAL and h <= zero:
-                            h = zero
-                            d = int32((d & ~3) | H_START)
-                        if px:
-                            d = int32(d | E_EXT)
-                        if h >= best and find and (mode == LOCAL or t == R) and (
-                                h > best or (bw >= 0 and (w < bw or (w == bw and t < bi)))):
-                            best = h
-                            bw = w
-                            bi = t
-                    diag = ph
-                    hup = h
-                    col[ci] = h
-                    col[ci + uint64(TSP)] = ev
-                    ci += uint64(1)
-                    wd |= uint32(d) << uint32((u & 7) * 4)
-                    if u & 7 == 7 or u1 == nr:
-                        if dbg & 1 == 0:
-                            dirs32[da] = wd
-                        da += uint64(1)
-                        wd = uint32(0)
-                    u = u1
-                    t = int32(t + 1)
+@LOADREGS@
+            if act:
+@COLSEL@
+@CMINIT@
+@WDINIT@
+@CELLS@
+                if dbg & 1 == 0:
+                    da = uint64(dw0 + w * sw + (r0 >> 3))
+@WORDS@
+@FIND@
+@HEND@
                 wa = uint64(b0 + (w + k) * T1 + k % T1)
                 BD[wa] = diag
-                BH[wa] = hup
+                BH[wa] = hv
                 BF[wa] = f
-            # slot stores, by the warp: lane v stores row v of each storing lane's strip
+            # slot stores, by the warp: the storing lane leaves its rows in its shared
+            # column, lane v stores row v of each storing lane's strip
             sc = act and st >= 0
+            if sc:
+@DUMPREGS@
             mm = _vote_dev(one << lane if sc else zero64, wm, wid, lane)
             if mm != 0:
                 if sc:
@@ -437,8 +517,8 @@ def _long_body(n, mode, a, b, o, e, S, n_sh, dbg, codes, qoff, rows_a, score_a, 
                     mm &= mm - 1
                     tl = wb + L
                     sl = i_a[tl]
-                    rl = int32((g0 + tl) * S2)
-                    nrl = min(S2, R1 - rl)
+                    rl = int32((g0 + tl) * S)
+                    nrl = min(S, R1 - rl)
                     v = int32(lane)
                     while v < nrl:
                         ca = uint64(tl * SP + v)
@@ -494,13 +574,14 @@ def _long_body(n, mode, a, b, o, e, S, n_sh, dbg, codes, qoff, rows_a, score_a, 
     _walk_dev(r, w, i, mode, R1, stride, c0, p0, d0, x0, q0, codes, p_base, p_col, p_kind,
               p_mrank, p_mpa, mp_wcol, dirs, dpred, epred, oo, co, out_ops, out_cols, out_n,
               out_start, out_st)
+'''
 
 
 def kernel_signature():
     """Argument types of the kernel (``cuda.compile_ptx``, eager compilation)."""
     i32, i64 = types.int32, types.int64
     a = types.Array
-    return ((i32,) * 9 + (a(types.uint8, 1, "C"), a(i64, 1, "C"), a(i32, 1, "C"),
+    return ((i32,) * 8 + (a(types.uint8, 1, "C"), a(i64, 1, "C"), a(i32, 1, "C"),
                           a(i32, 1, "C")) + (a(i64, 1, "C"),) * 8
             + (a(types.uint8, 1, "C"), a(i32, 1, "C"), a(types.int8, 1, "C"))
             + (a(i32, 1, "C"),) * 6
@@ -510,25 +591,73 @@ def kernel_signature():
                a(i32, 1, "C"), a(i32, 1, "C"), a(i32, 1, "C"), i32, a(i32, 1, "C")))
 
 
-def get_kernel():
-    """The kernel, compiled once per process (eagerly for its signature on a GPU, kept in
-    Numba's disk cache)."""
-    global _KERNEL
-    if _KERNEL is None:
+def prmt_fits(a: int, b: int) -> bool:
+    """Whether the substitution scores fit the kernel's PRMT byte tables (signed bytes)."""
+    return -128 <= -b <= 127 and -128 <= a <= 127
+
+
+def kernel_source(S: int, local: bool, prmt_sub: bool = True, sim: bool = None):
+    """The Python function of the kernel for strips of ``S`` rows (undecorated: tests
+    ``compile_ptx`` it), from a module file named by its text's hash under
+    :func:`s2g.variants.fast._cache_dir` so that Numba's on-disk cache can key on it (as
+    the ``fast`` kernels); executed in memory where no writable folder exists."""
+    import hashlib
+    import importlib.util
+    from .variants.fast import _cache_dir
+    _cuda()
+    sim = _SIM if sim is None else sim
+    assert 8 <= S <= 32 and S % 8 == 0, "strips of 8, 16, 24 or 32 rows"
+    text = _render(int(S), bool(local), bool(prmt_sub), bool(sim))
+    d = _cache_dir()
+    fn = None
+    if d is not None:
+        name = "s2g_long_" + hashlib.sha256(text.encode()).hexdigest()[:20]
+        path = os.path.join(d, name + ".py")
+        try:
+            if not os.path.exists(path):
+                tmp = f"{path}.{os.getpid()}.tmp"
+                with open(tmp, "w") as fh:
+                    fh.write(text)
+                os.replace(tmp, path)
+            spec = importlib.util.spec_from_file_location(name, path)
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            fn = mod.long_kernel
+        except OSError:
+            fn = None
+    if fn is None:
+        env: dict = {}
+        exec(compile(text, f"<s2g.gpu_long kernel S={S} local={local}>", "exec"), env)
+        fn = env["long_kernel"]
+    fn.__s2g_source__ = text
+    return fn
+
+
+_KERNELS: dict = {}
+
+
+def get_kernel(S: int = None, local: bool = True, prmt_sub: bool = True):
+    """The kernel for strips of ``S`` rows (default :data:`S`), local mode or not, compiled
+    once per process (eagerly for its signature on a GPU, kept in Numba's disk cache)."""
+    S = globals()["S"] if S is None else int(S)
+    key = (S, bool(local), bool(prmt_sub))
+    if key not in _KERNELS:
         _cuda()
-        from numba import config
-        if config.ENABLE_CUDASIM:
-            _KERNEL = cuda.jit(_long_body)
+        fn = kernel_source(*key)
+        if _SIM:
+            _KERNELS[key] = cuda.jit(fn)
         else:
             opts = {"cache": True} if os.environ.get("S2G_NO_CACHE", "") == "" else {}
-            _KERNEL = cuda.jit(kernel_signature(), **opts)(_long_body)
-    return _KERNEL
+            _KERNELS[key] = cuda.jit(kernel_signature(), **opts)(fn)
+    return _KERNELS[key]
 
 
-def compile_ptx(cc=(9, 0)):
+def compile_ptx(cc=(9, 0), S: int = None, local: bool = True, prmt_sub: bool = True):
     """PTX of the kernel for compute capability ``cc`` (tests; no GPU needed)."""
     _cuda()
-    return cuda.compile_ptx(_long_body, kernel_signature(), cc=cc)[0]
+    S = globals()["S"] if S is None else int(S)
+    return cuda.compile_ptx(kernel_source(S, local, prmt_sub, sim=False), kernel_signature(),
+                            cc=cc)[0]
 
 
 def shared_plan(T: int, n_slots: int, budget: int):
@@ -549,7 +678,7 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
     R1 = rows + 1
     T = threads_for(int(n_strips(rows).max()))
     assert T <= 32 or not _SIM, "the simulator's warp votes need one-warp blocks"
-    kern = get_kernel()
+    kern = get_kernel(S, mode == LOCAL, prmt_fits(a, b))
     n_sh, dyn = shared_plan(T, int(sz[:, 3].max()), SHARED_BLOCK)
     if dyn > SHARED_BYTES and not _raise_shared(kern, dyn):
         n_sh, dyn = shared_plan(T, int(sz[:, 3].max()), SHARED_BYTES)
@@ -574,7 +703,7 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
 
     def go(n_sh, dyn):
         kern[n, T, 0, dyn](np.int32(n), np.int32(mode), np.int32(a), np.int32(b), np.int32(o),
-                           np.int32(e), np.int32(S), np.int32(n_sh), np.int32(DEBUG), *args,
+                           np.int32(e), np.int32(n_sh), np.int32(DEBUG), *args,
                            d_ops, d_cols, d_n, d_start, d_st, np.int32(find), d_best)
 
     ev0.record()
