@@ -15,26 +15,36 @@ the window's rows ``0..R`` into *strips* of :data:`S` rows:
   the next round's first strip). The ring is laid out by diagonal, word
   ``(w + k) * (T + 1) + k % (T + 1)``: at one step the block's threads touch
   consecutive words (coalesced), and a word is reused only two rounds later;
-* everything else a strip reads is its own: the current column (H, E) and the window
-  slots (the liveness slots of :func:`s2g.gpu_traceback._program`) hold only the
-  strip's rows, ``[thread][row]`` with an odd stride ``S + 1`` in shared memory (no bank
-  conflicts whether 32 threads read one row each or one thread's 32 rows are read by
-  32 lanes): the column and the first slots in dynamic shared memory (up to
-  :data:`SHARED_BLOCK` bytes per block, an opt-in above 48 KB), further slots in global
-  memory (``[slot][thread][row]``, coalesced for a warp's lanes on one thread's rows);
+* the strip's own rows of the current column (H and E) and its read's substitution
+  tables are registers: the kernel is Python source generated per strip height
+  (:func:`_render`; ``S`` scalars each, the cell written out ``S`` times, as the ``fast``
+  kernels do), cached as a module file under :func:`s2g.variants.fast._cache_dir` for
+  Numba's disk cache. The substitution score is one PRMT from the row's 4-byte table (a
+  at the read base's byte, -b elsewhere; compare + select where the scores do not fit
+  signed bytes). The window slots (the liveness slots of
+  :func:`s2g.gpu_traceback._program`) hold the strip's rows, ``[thread][row]`` with an
+  odd stride ``S + 1`` in shared memory (no bank conflicts whether 32 threads read one
+  row each or one thread's 32 rows are read by 32 lanes) up to :data:`SHARED_BLOCK`
+  bytes per block, further slots in global memory (``[slot][thread][row]``); a shared
+  *column* of the same layout is where registers meet the warp's merges and stores;
 * a warp's 32 lanes sit on 32 consecutive columns, so a merge column (a bubble's first
   or closing column) would make the whole warp wait while one lane folds 32 rows. The
-  warp does it together instead: a vote finds the lanes on merge columns, then for
-  each of them lane ``v`` folds row ``v`` of that lane's strip (its predecessors' slots,
-  the tie order of the one-thread kernel, merge choices written coalesced) into the
-  column, and a second vote hands the "E extended" bits back; after the cell loop a
-  third vote finds the lanes whose column is kept in a slot and the warp stores them the
-  same way. The cell loop is then the same for every lane;
+  warp does it together instead: a vote finds the lanes on merge columns (each has
+  already read its first two predecessors' slot numbers), then for each of them lane
+  ``v`` folds row ``v`` of that lane's strip (two predecessors at a time, their loads in
+  flight together; the tie order of the one-thread kernel, merge choices written
+  coalesced) into the shared column, and the merging lane loads it into its registers
+  (E as E + e, so that the cell's ``max(H - o - e, E - e)`` is the merged E, and "E
+  extended" is that comparison or the merge's bit: equal where the merged E exceeds
+  H - o - e, since then it came from an extension). After the cell loop the lanes whose
+  column is kept in a slot leave their registers in the shared column and the warp
+  stores them. The cell loop is then the same for every lane;
 * direction codes (4 bits per cell) and merge choices go to the same layout as the
   one-thread kernel's, a column's codes padded to whole 32-bit words so each thread
   stores 8 rows' codes at once (a strip starts at a multiple of 8 rows); with ``find``
   every thread keeps its best cell (V0's rule: the highest score, then the lowest
-  column, then the lowest row) and thread 0 reduces them; thread 0 then walks.
+  column, then the lowest row; local mode: the column maximum first, the rows only when
+  it improves) and thread 0 reduces them; thread 0 then walks.
 
 Every hot index is unsigned and every row counter int32: Numba gives a signed index
 its negative-index wraparound (~6 instructions an access) and counts ``range()`` in
@@ -42,22 +52,27 @@ int64 (64-bit compares per cell), both seen in this kernel's SASS. The simulator
 no warp votes: there a vote is an atomic OR into a shared word between block barriers,
 and a block is one warp of 1-2 threads (tests: several rounds on tiny windows).
 
-Measured (H100, ``python3 -m bench.long_kernel --reads 300``, 10 kbp reads, 5%
-substitutions, 100 kbp SNP graph; logs in bench/results/nvidia-h100/long/): the first
-version (2026-11-23, a lane folding its own merges) 19.5 GCUPS on 50 bp nodes and 55.7
-on 5 kbp nodes; ncu: 14.2 of 32 lanes active, 161 instructions a cell, most of them
-64-bit index arithmetic. This one (2026-11-24): 91.7 GCUPS on 50 bp nodes (94.3 on
-5 kbp nodes, so merges no longer cost much); ncu: 30.9 lanes active, ~100
-instructions a cell, 26% of issue slots busy, 1.4 warps per scheduler (two blocks of
-five warps per SM: shared memory and registers), stalls on fixed-latency dependencies
-(30%) and the barrier (17%). In ``s2g align``, 1,000 x 10 kbp reads: 110 GCUPS (full
-DP), 96 GCUPS (seeded, 1 Mbp graph), 154.5 with half of free memory a launch and 48 KB of
-shared memory (three blocks an SM; now the defaults). 50 kbp windows (3 x 10^9 cells,
-1.6 GB of codes each) fit ~8 to a launch on an H100 (6.1 GCUPS) and ~33 on an H200 (24
-GCUPS, 100 x 50 kbp reads in 3 launches, 2026-11-26): the GPU mostly idle; a window's
-rows over several blocks, or checkpoints instead of stored codes, would fill it. The ceiling is far: ~2 warp instructions a cell
-would allow ~500 GCUPS at full issue; more warps per SM (more windows per launch) and
-fewer instructions a cell are the next steps.
+Measured (``python3 -m bench.long_kernel --reads 300``, 10 kbp reads, 5% substitutions,
+100 kbp SNP graph, 50 bp nodes; logs in bench/results/nvidia-h100/long/ and
+bench/results/nvidia-h200/long/): the first version (H100, 2026-11-23, a lane folding
+its own merges, the strip in shared memory) 19.5 GCUPS; the warp's merges (2026-11-24)
+91.7 GCUPS, ~100 instructions a cell, 1.4 warps per scheduler. Registers (2026-11-26,
+H200, same commands; the shared-memory kernel 137.7 GCUPS with 300 reads, 163.5 with
+1,000): the cell is ~22 SASS instructions a row (20.5 without spills), but ptxas took
+241 registers (one block of 160 threads an SM): 117.5; capped at 168: 158.0 (1,000
+reads 223.4), at 128 (a few spills, three blocks an SM): 178.8; then the ring's word
+modulo hoisted out of the step (it was a 64-bit division call per step) and the merge's
+two predecessors loaded together: **204.6 GCUPS (300 reads), 238.4 (1,000)**, 1.49x and
+1.46x the shared-memory kernel; at 96 registers (spills in the cells) 151.7 / 147.0.
+ncu of the 241-register build (132 windows): 56 warp instructions a cell in all (the
+cells ~21: merges, slot stores, the step's loads and votes are the rest), 25% issue
+slots busy, stalls on the barrier (28%) and fixed-latency dependencies (29%). The
+ceiling is far: ~2 warp instructions a cell would allow ~500 GCUPS at full issue.
+(SASS counts from ptxas 13.0 on the development VM, ``-maxrregcount 128``.) 50 kbp
+windows (3 x 10^9 cells, 1.6 GB of codes each) fit ~8 to a launch on an H100 and ~33 on
+an H200 (shared-memory kernel: 6.1 / 24 GCUPS, 2026-11-26): the GPU mostly idle; a
+window's rows over several blocks, or checkpoints instead of stored codes, would fill
+it.
 
 Device memory per window: ``W * stride`` bytes of codes (stride ``(R + 2) / 2`` rounded
 up to 4: 58 MB for a 10 kbp read's 11,700-column window), 12 bytes x ``(T + 1) x (W +
@@ -93,9 +108,9 @@ MAX_T = min(SHARED_T, int(os.environ.get("S2G_LONG_MAX_T", SHARED_T)))
 #: shared memory a block may use without opting in: the column (8 x S x T bytes) and the
 #: best-cell reduction (12 x SHARED_T)
 SHARED_BYTES = 48 * 1024
-#: static shared memory of the kernel: three words per thread (the warp's merge and slot
+#: static shared memory of the kernel: five words per thread (the warp's merge and slot
 #: lists, then the best-cell reduction) and a word per warp
-STATIC_SHARED = 12 * 256 + 8 * 8
+STATIC_SHARED = 20 * 256 + 8 * 8
 #: shared memory per block (the column, then window slots; above 48 KB an opt-in): 48 KB
 #: keeps the column alone there (slots in global memory, coalesced) and lets three blocks
 #: share an SM instead of two: with half of free memory a launch 1,000 x 10 kbp seeded
@@ -104,6 +119,9 @@ SHARED_BLOCK = int(os.environ.get("S2G_LONG_SHARED", 48 * 1024))
 #: timing experiments only (bench/long_kernel.py), results wrong: 1 no direction stores,
 #: 2 no read-code loads, 4 no barrier, 8 no walk
 DEBUG = int(os.environ.get("S2G_LONG_DEBUG", 0))
+#: register cap per thread for ptxas (0: its choice, 241 at S = 32: one block of 160
+#: threads an SM; 168 spills nothing there and lets two blocks share an SM)
+MAXREG = int(os.environ.get("S2G_LONG_MAXREG", 128))
 #: device bytes for one launch of long windows (default: half of free memory)
 CHUNK_BYTES = int(os.environ.get("S2G_LONG_CHUNK_BYTES", 0))
 
@@ -219,21 +237,24 @@ def _render(S: int, local: bool, prmt_sub: bool, sim: bool) -> str:
     from a 4-byte table per row (scores that fit signed bytes), else compare + select."""
     R_ = lambda text, ind, **kw: _rows(S, text, ind, **kw)  # noqa: E731
     NW = S // 8
+    # no Python branches per row (Numba's liveness analysis is quadratic in basic blocks:
+    # a branchy cell took ~60 s of compiling at S = 32): flags as int32(bool), then max
+    qtab = ("tq = int32(r0 + {r})\n"
+            "okq = int32((tq >= 1) & (tq <= R))\n"
+            "c = int32(codes[uint64(q0 + max(min(tq - 1, R - 1), 0))])\n"
+            "c = int32(c * okq + 7 * (1 - okq))            # rows off the read: code 7\n")
     if prmt_sub:
-        qtab = ("Q{r} = MISW\n"
-                "if r0 + {r} >= 1 and r0 + {r} <= R:\n"
-                "    c = int32(codes[uint64(q0 + r0 + {r} - 1)])\n"
-                "    if c < 4:\n"
-                "        Q{r} = int32(MISW ^ (DIFF << uint32(c * 8)))")
+        qtab += "Q{r} = int32(MISW ^ ((DIFF * int32(c < 4)) << uint32((c & 3) * 8)))"
         sub = "prmt(Q{r}, MISW, gsel)"
-        colsel = ("gg = gb if gb < 4 else int32(4)\n"
+        colsel = ("gg = min(gb, int32(4))\n"
                   "gsel = int32(gg | ((gg | 8) * 0x1110))")
     else:
-        qtab = ("Q{r} = int32(7)\n"
-                "if r0 + {r} >= 1 and r0 + {r} <= R:\n"
-                "    Q{r} = int32(codes[uint64(q0 + r0 + {r} - 1)])")
+        qtab += "Q{r} = c"
         sub = "(a32 if Q{r} == gm else nb)"
         colsel = "gm = gb if gb < 4 else int32(-1)    # a graph N matches nothing"
+    # tb_cell in int32: H from the diagonal, then E (ties: diagonal), then F (ties: E); its
+    # three branches per row become selects in ptxas (20.5 SASS instructions a row at S = 32,
+    # against 26.7 for a form with flags as int32(bool) and max)
     cell = ("ho = int32(H{r} - oe)\n"
             "ex = int32(E{r} - e32)\n"
             "ev = max(ho, ex)\n"
@@ -273,16 +294,17 @@ def _render(S: int, local: bool, prmt_sub: bool, sim: bool) -> str:
     if local:
         find = ("if find and cm > best:\n"
                 "    cmv = neg\n"
-                + R_("if {r} < nr:\n    cmv = max(cmv, H{r})", 4) + "\n"
+                + R_("cmv = max(cmv, int32(H{r} + int32({r} >= nr) * neg))", 4) + "\n"
                 "    if cmv > best:\n"
                 "        best = cmv\n"
                 "        bw = w\n"
-                + R_("if {r} < nr and H{r} == cmv:\n    bi = int32(r0 + {r})", 8, reverse=True))
+                + R_("mq = int32((H{r} == cmv) & ({r} < nr))\n"
+                     "bi = int32(bi + mq * (r0 + {r} - bi))", 8, reverse=True))
         cm_init = "cm = neg"
     else:
         find = ("if find and own:\n"
                 "    vm = neg\n"
-                + R_("if rm == {r}:\n    vm = H{r}", 4) + "\n"
+                + R_("vm = int32(vm + int32(rm == {r}) * (H{r} - vm))", 4) + "\n"
                 "    if vm > best:\n"
                 "        best = vm\n"
                 "        bw = w\n"
@@ -291,7 +313,7 @@ def _render(S: int, local: bool, prmt_sub: bool, sim: bool) -> str:
     find = "\n".join(" " * 16 + ln for ln in find.splitlines())
     # the last strip's last column: H at row R for the host's score check
     hend = ("hv = hup\nif own and w == W - 1:\n"
-            + R_("if rm == {r}:\n    hv = H{r}", 4))
+            + R_("hv = int32(hv + int32(rm == {r}) * (H{r} - hv))", 4))
     hend = "\n".join(" " * 16 + ln for ln in hend.splitlines())
     words = "\n".join(
         " " * 20 + ln for kk in range(NW) for ln in (
@@ -300,12 +322,13 @@ def _render(S: int, local: bool, prmt_sub: bool, sim: bool) -> str:
             f"        wd{kk} = uint32(wd{kk} | _spread((pxw >> uint32({8 * kk})) & uint32(255)))\n"
             f"    dirs32[da + uint64({kk})] = wd{kk}").splitlines())
     text = _KERNEL_TEXT
-    for key, val in (("@QTAB@", R_(qtab, 8)), ("@COLSEL@", "\n".join(" " * 16 + ln for ln in colsel.splitlines())),
+    for key, val in (("@QTAB@", R_("Q{r} = MISW" if prmt_sub else "Q{r} = int32(7)", 8) + "\n        if R >= 1:\n"
+                      + R_(qtab, 12)), ("@COLSEL@", "\n".join(" " * 16 + ln for ln in colsel.splitlines())),
                      ("@CMINIT@", " " * 16 + cm_init if cm_init else ""),
                      ("@WDINIT@", "\n".join(" " * 16 + f"wd{kk} = uint32(0)" for kk in range(NW))),
                      ("@CELLS@", cells), ("@WORDS@", words), ("@FIND@", find), ("@HEND@", hend),
                      ("@LOADREGS@", R_("H{r} = col[uint64(myc + {r})]\n"
-                                       "E{r} = int32(col[uint64(myc + TSP + {r})] + e32)", 16)),
+                                       "E{r} = col[uint64(myc + TSP + {r})]", 16)),
                      ("@DUMPREGS@", R_("col[uint64(myc + {r})] = H{r}\n"
                                        "col[uint64(myc + TSP + {r})] = E{r}", 16)),
                      ("@REGINIT@", R_("H{r} = neg\nE{r} = neg", 4))):
@@ -345,6 +368,8 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
     i_a = cuda.shared.array(SHARED_T, int32)     # merge: list start; slots: slot
     i_n = cuda.shared.array(SHARED_T, int32)     # merge: list length | kind << 24
     i_r = cuda.shared.array(SHARED_T, int32)     # merge: merge rank
+    i_s0 = cuda.shared.array(SHARED_T, int32)    # merge: first predecessor's slot
+    i_s1 = cuda.shared.array(SHARED_T, int32)    # merge: second predecessor's slot
     wm = cuda.shared.array(SHARED_WARPS, int64)
     col = cuda.shared.array(0, int32)
     neg = int32(NEG)
@@ -371,7 +396,7 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
     DIFF = int32((a32 ^ nb) & 255)              # -b in every byte, a at the read base's
     glob = mode == GLOBAL
     TSP = T * SP
-    T1 = T + 1
+    T1 = int64(T + 1)
     best = zero if IS_LOCAL else neg
     bw = int32(-1)
     bi = int32(-1)
@@ -391,6 +416,10 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
         top = r0 == 0
         rm = int32(R - r0)                      # row R in the strip (own: it is there)
         own = rm >= 0 and rm < S
+        # ring words of this strip at step stp: read (w + k - 1) * (T + 1) + (k - 1) % (T + 1),
+        # write (w + k) * (T + 1) + k % (T + 1), with w + k = stp + g0 (the modulo once a round)
+        rbase = int64(b0 + (g0 - 1) * T1 + (k - 1 + T1) % T1)
+        wbase = int64(b0 + g0 * T1 + k % T1)
 @QTAB@
         for stp in range(W + min(T, NS - g0) - 1):
             w = int32(stp - tid)
@@ -407,7 +436,7 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
                 gb = int32(p_base[gw])
                 st = int32(p_store[gw])
                 if r0 > 0:
-                    ra = uint64(b0 + (w + k - 1) * T1 + (k - 1) % T1)
+                    ra = uint64(rbase + stp * T1)
                     diag = BD[ra]
                     hup = BH[ra]
                     f = BF[ra]
@@ -417,9 +446,14 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
             mm = _vote_dev(one << lane if mc else zero64, wm, wid, lane)
             if mm != 0:
                 if mc:
-                    i_a[tid] = int32(p0 + p_mpa[gw])
-                    i_n[tid] = int32(p_mpn[gw]) | (kind << 24)
+                    ma = int32(p0 + p_mpa[gw])
+                    mn = int32(p_mpn[gw])
+                    i_a[tid] = ma
+                    i_n[tid] = mn | (kind << 24)
                     i_r[tid] = int32(p_mrank[gw])
+                    s_0 = mp_slot[uint64(ma)] if mn > 0 else int32(0)
+                    i_s0[tid] = s_0
+                    i_s1[tid] = mp_slot[uint64(ma + 1)] if mn > 1 else s_0
                 _wsync_dev()
                 while mm != 0:
                     L = int32(cuda.popc((mm & -mm) - 1))
@@ -446,8 +480,16 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
                         dsel = int32(-1)
                         esel = int32(-1)
                         ex_win = False
-                        for x in range(mn):
-                            sl = mp_slot[uint64(ma + x)]
+                        # predecessors two at a time: both pairs of loads in flight together (the
+                        # first two slots were read by the merging lane before the vote)
+                        x = int32(0)
+                        while x < mn:
+                            if x == 0:
+                                sl = i_s0[tl]
+                                sl2 = i_s1[tl]
+                            else:
+                                sl = mp_slot[uint64(ma + x)]
+                                sl2 = mp_slot[uint64(ma + x + 1)] if x + 1 < mn else sl
                             if sl < n_sh:
                                 sa = uint64((2 + 2 * sl) * TSP + tl * SP + v)
                                 hp = col[sa]
@@ -456,6 +498,14 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
                                 ga = uint64(s0 + ((sl - n_sh) * T + tl) * S + v)
                                 hp = SH[ga]
                                 ep = SE[ga]
+                            if sl2 < n_sh:
+                                sa = uint64((2 + 2 * sl2) * TSP + tl * SP + v)
+                                hp2 = col[sa]
+                                ep2 = col[sa + uint64(TSP)]
+                            else:
+                                ga = uint64(s0 + ((sl2 - n_sh) * T + tl) * S + v)
+                                hp2 = SH[ga]
+                                ep2 = SE[ga]
                             ho = int32(hp - oe)
                             ex = int32(ep - e32)
                             ce = max(ho, ex)
@@ -468,9 +518,23 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
                                 ech = True
                                 ex_win = ex > ho
                                 esel = int32(x)
+                            if x + 1 < mn:
+                                ho = int32(hp2 - oe)
+                                ex = int32(ep2 - e32)
+                                ce = max(ho, ex)
+                                if hp2 > ph or (hp2 == ph and not dch):
+                                    ph = hp2
+                                    dch = True
+                                    dsel = int32(x + 1)
+                                if ce > pe or (ce == pe and not ech and ce > neg):
+                                    pe = ce
+                                    ech = True
+                                    ex_win = ex > ho
+                                    esel = int32(x + 1)
+                            x += 2
                         ca = uint64(tl * SP + v)
                         col[ca] = ph
-                        col[ca + uint64(TSP)] = pe
+                        col[ca + uint64(TSP)] = int32(pe + e32)     # the lane's E register
                         if mr >= 0:
                             xa = uint64(x0 + mr * R1 + t)
                             dpred[xa] = dsel
@@ -498,7 +562,7 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
 @WORDS@
 @FIND@
 @HEND@
-                wa = uint64(b0 + (w + k) * T1 + k % T1)
+                wa = uint64(wbase + stp * T1)
                 BD[wa] = diag
                 BH[wa] = hv
                 BF[wa] = f
@@ -596,7 +660,8 @@ def prmt_fits(a: int, b: int) -> bool:
     return -128 <= -b <= 127 and -128 <= a <= 127
 
 
-def kernel_source(S: int, local: bool, prmt_sub: bool = True, sim: bool = None):
+def kernel_source(S: int, local: bool, prmt_sub: bool = True, sim: bool = None,
+                  note: str = ""):
     """The Python function of the kernel for strips of ``S`` rows (undecorated: tests
     ``compile_ptx`` it), from a module file named by its text's hash under
     :func:`s2g.variants.fast._cache_dir` so that Numba's on-disk cache can key on it (as
@@ -608,6 +673,8 @@ def kernel_source(S: int, local: bool, prmt_sub: bool = True, sim: bool = None):
     sim = _SIM if sim is None else sim
     assert 8 <= S <= 32 and S % 8 == 0, "strips of 8, 16, 24 or 32 rows"
     text = _render(int(S), bool(local), bool(prmt_sub), bool(sim))
+    if note:          # compile options: part of the file's hash, so of the cache's key
+        text = f"# {note}\n" + text
     d = _cache_dir()
     fn = None
     if d is not None:
@@ -643,11 +710,14 @@ def get_kernel(S: int = None, local: bool = True, prmt_sub: bool = True):
     key = (S, bool(local), bool(prmt_sub))
     if key not in _KERNELS:
         _cuda()
-        fn = kernel_source(*key)
         if _SIM:
-            _KERNELS[key] = cuda.jit(fn)
+            _KERNELS[key] = cuda.jit(kernel_source(*key))
         else:
             opts = {"cache": True} if os.environ.get("S2G_NO_CACHE", "") == "" else {}
+            if MAXREG:
+                opts["max_registers"] = MAXREG
+            # numba's on-disk cache keys on the source, not on max_registers
+            fn = kernel_source(*key, note=f"max_registers={MAXREG}")
             _KERNELS[key] = cuda.jit(kernel_signature(), **opts)(fn)
     return _KERNELS[key]
 

@@ -48,15 +48,26 @@ def test_cuda_simulator_matches_cpu_traceback():
     assert p.returncode == 0 and "OK" in p.stdout, p.stdout[-2000:] + p.stderr[-4000:]
 
 
-def test_long_kernel_ptx_compiles_without_local_memory(monkeypatch):
+@pytest.mark.parametrize("S,local,prmt", [(32, True, True), (8, False, False)])
+def test_long_kernel_ptx_compiles_without_local_memory(monkeypatch, S, local, prmt):
+    """The generated long-window kernel (the default strips of 32 rows in local mode with
+    PRMT tables; 8-row strips for global/semiglobal with compare + select): no per-thread
+    arrays, and its cells written out S times use 32-bit arithmetic only."""
+    import re
     from s2g import gpu_long
     _sm90(monkeypatch)
     try:
-        ptx = gpu_long.compile_ptx((9, 0))
+        ptx = gpu_long.compile_ptx((9, 0), S, local, prmt)
     except Exception as exc:  # no NVVM: the toolchain is a test dependency (pyproject)
         pytest.skip(f"compile_ptx unavailable: {type(exc).__name__}: {exc}")
     assert ".entry" in ptx and "bar.sync" in ptx     # the block's barrier per step
     assert ".local" not in ptx
+    if prmt:          # the cells: from the first row's substitution PRMT to the last row's
+        lines = ptx.splitlines()
+        at = [i for i, ln in enumerate(lines) if "prmt.b32" in ln]
+        assert len(at) == S
+        wide = [ln for ln in lines[at[0]:at[-1]] if re.search(r"\.[sub]64\b", ln)]
+        assert not wide, wide[:5]
 
 
 def test_cuda_simulator_long_kernel_matches_cpu_traceback():
@@ -174,7 +185,7 @@ def test_gpu_long_kernel_random_graphs(strip):
     old = gpu_traceback.MAX_CELLS, gpu_long.S
     try:
         gpu_traceback.MAX_CELLS = 0
-        gpu_long.S = strip                # a kernel argument: no recompiling
+        gpu_long.S = strip                # one kernel per strip height (generated)
         for mode in Mode:
             for _ in range(6):
                 g = gc.random_graph(rng, n_seg=int(rng.integers(1, 12)),
