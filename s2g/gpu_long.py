@@ -123,7 +123,7 @@ RING = 24
 #: windows ran at 154.5 GCUPS against 96.6 with 100 KB and a quarter (H100, 2026-11-24)
 SHARED_BLOCK = int(os.environ.get("S2G_LONG_SHARED", 48 * 1024))
 #: timing experiments only (bench/long_kernel.py), results wrong: 1 no direction stores,
-#: 2 no read-code loads, 4 no barrier, 8 no walk
+#: 4 no barrier, 8 no walk
 DEBUG = int(os.environ.get("S2G_LONG_DEBUG", 0))
 #: register cap per thread for ptxas (0: its choice, 241 at S = 32: one block of 160
 #: threads an SM; 168 spills nothing there and lets two blocks share an SM)
