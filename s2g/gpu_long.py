@@ -9,15 +9,12 @@ the window's rows ``0..R`` into *strips* of :data:`S` rows:
 * a block of ``T`` threads takes strips ``g*T .. g*T + T - 1`` in round ``g``; thread
   ``t`` computes column ``w = step - t`` of its strip at each step (a wavefront), then
   the block meets at one barrier. Strip ``k``'s top row needs the row above at column
-  ``w`` and at ``w``'s predecessors: strip ``k - 1`` passes, per window column, its
+  ``w`` and at ``w``'s predecessors: strip ``k - 1`` writes, per window column, its
   bottom row's H, F and the diagonal it passes down (the best predecessor H, as the
-  one-thread kernel's ``diag``) through a ring in shared memory (three words a thread,
-  two steps' worth: a word is rewritten only after the barrier that follows its read),
-  read by strip ``k`` one step later; the round's last strip also writes them to a row
-  of ``W`` words in global memory, which the next round's first strip reads (it starts
-  after the whole round ended). Word ``W`` of that row receives the end cell's H (the
-  host's score check). A global ring by diagonal (before 2026-11-26) cost each step an
-  L2 round trip and ``12 (T + 1) (W + strips)`` bytes a window (23 MB at 10 kbp);
+  one-thread kernel's ``diag``) into a ring read by strip ``k`` one step later (and by
+  the next round's first strip). The ring is laid out by diagonal, word
+  ``(w + k) * (T + 1) + k % (T + 1)``: at one step the block's threads touch
+  consecutive words (coalesced), and a word is reused only two rounds later;
 * the strip's own rows of the current column (H and E) and its read's substitution
   tables are registers: the kernel is Python source generated per strip height
   (:func:`_render`; ``S`` scalars each, the cell written out ``S`` times, as the ``fast``
@@ -78,8 +75,8 @@ window's rows over several blocks, or checkpoints instead of stored codes, would
 it.
 
 Device memory per window: ``W * stride`` bytes of codes (stride ``(R + 2) / 2`` rounded
-up to 4: 58 MB for a 10 kbp read's 11,700-column window), 12 bytes x ``(W + 1)`` for
-the strip handed between rounds, ``8 x S x T`` per global slot, 4 bytes x rows per merge column.
+up to 4: 58 MB for a 10 kbp read's 11,700-column window), 12 bytes x ``(T + 1) x (W +
+strips)`` of ring, ``8 x S x T`` per global slot, 4 bytes x rows per merge column.
 Windows are chunked to :data:`CHUNK_BYTES`; a window over it stays on the CPU (its
 banded traceback keeps rows every ``Bh`` and needs no such memory).
 """
@@ -114,9 +111,6 @@ SHARED_BYTES = 48 * 1024
 #: static shared memory of the kernel: five words per thread (the warp's merge and slot
 #: lists, then the best-cell reduction) and a word per warp
 STATIC_SHARED = 20 * 256 + 8 * 8
-#: shared bytes per thread of the ring that hands a strip's bottom row to the next strip
-#: (three words, two steps' worth)
-RING = 24
 #: shared memory per block (the column, then window slots; above 48 KB an opt-in): 48 KB
 #: keeps the column alone there (slots in global memory, coalesced) and lets three blocks
 #: share an SM instead of two: with half of free memory a launch 1,000 x 10 kbp seeded
@@ -142,11 +136,12 @@ def _cuda():
     return cuda
 
 
-def threads_for(n_strips_max: int) -> int:
+def threads_for(n_strips_max: int, budget: int = SHARED_BYTES) -> int:
     """Threads per block for windows of at most ``n_strips_max`` strips: as few rounds
-    as MAX_T threads allow, then as few threads as those rounds need (multiples of 32;
-    S2G_LONG_MAX_T below 32 is for tests: several rounds on tiny windows)."""
-    most = min(MAX_T, max(32, (SHARED_BYTES - STATIC_SHARED) // (8 * (S + 1) + RING) // 32 * 32))
+    as MAX_T threads and ``budget`` bytes of shared memory a block allow, then as few
+    threads as those rounds need (multiples of 32; S2G_LONG_MAX_T below 32 is for tests:
+    several rounds on tiny windows)."""
+    most = min(MAX_T, max(32, (budget - STATIC_SHARED) // (8 * (S + 1)) // 32 * 32))
     rounds = max(1, -(-n_strips_max // most))
     per = -(-n_strips_max // rounds)
     return int(min(most, max(32, -(-per // 32) * 32)))
@@ -162,7 +157,7 @@ def device_bytes(sz, rows, L, T):
     W, nm, nmp, nsl = sz[:, 0], sz[:, 1], sz[:, 2], sz[:, 3]
     R1 = rows + 1
     return (W * 20 + nmp * 8 + W * code_stride(rows) + nm * R1 * 4 + nsl * (S * T * 8)
-            + 12 * (W + 1) + (rows + L + 2) + 4 * (L + 1) + 64)
+            + 12 * (T + 1) * (W + n_strips(rows)) + (rows + L + 2) + 4 * (L + 1) + 64)
 
 
 def code_stride(rows):
@@ -318,10 +313,8 @@ def _render(S: int, local: bool, prmt_sub: bool, sim: bool) -> str:
         cm_init = ""
     find = "\n".join(" " * 16 + ln for ln in find.splitlines())
     # the last strip's last column: H at row R for the host's score check
-    hend = ("if own and w == W - 1:\n"
-            "    hv = hup\n"
-            + R_("hv = int32(hv + int32(rm == {r}) * (H{r} - hv))", 4) + "\n"
-            "    BH[uint64(b0 + W)] = hv")
+    hend = ("hv = hup\nif own and w == W - 1:\n"
+            + R_("hv = int32(hv + int32(rm == {r}) * (H{r} - hv))", 4))
     hend = "\n".join(" " * 16 + ln for ln in hend.splitlines())
     words = "\n".join(
         " " * 20 + ln for kk in range(NW) for ln in (
@@ -404,8 +397,7 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
     DIFF = int32((a32 ^ nb) & 255)              # -b in every byte, a at the read base's
     glob = mode == GLOBAL
     TSP = T * SP
-    T3 = 3 * T
-    ringb = (2 + 2 * n_sh) * TSP                # the ring in shared memory, after the slots
+    T1 = int64(T + 1)
     best = zero if IS_LOCAL else neg
     bw = int32(-1)
     bi = int32(-1)
@@ -425,6 +417,10 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
         top = r0 == 0
         rm = int32(R - r0)                      # row R in the strip (own: it is there)
         own = rm >= 0 and rm < S
+        # ring words of this strip at step stp: read (w + k - 1) * (T + 1) + (k - 1) % (T + 1),
+        # write (w + k) * (T + 1) + k % (T + 1), with w + k = stp + g0 (the modulo once a round)
+        rbase = int64(b0 + (g0 - 1) * T1 + (k - 1 + T1) % T1)
+        wbase = int64(b0 + g0 * T1 + k % T1)
 @QTAB@
         for stp in range(W + min(T, NS - g0) - 1):
             w = int32(stp - tid)
@@ -441,16 +437,10 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
                 gb = int32(p_base[gw])
                 st = int32(p_store[gw])
                 if r0 > 0:
-                    if tid == 0:            # the previous round's last strip: global
-                        ra = uint64(b0 + w)
-                        diag = BD[ra]
-                        hup = BH[ra]
-                        f = BF[ra]
-                    else:                   # strip k - 1, one step ago: the shared ring
-                        ra = uint64(ringb + ((stp + 1) & 1) * T3 + tid - 1)
-                        diag = col[ra]
-                        hup = col[ra + uint64(T)]
-                        f = col[ra + uint64(2 * T)]
+                    ra = uint64(rbase + stp * T1)
+                    diag = BD[ra]
+                    hup = BH[ra]
+                    f = BF[ra]
             # merge columns, by the warp: lane v folds row v of each merging lane's strip
             # into that lane's shared column, which then loads it into its registers
             mc = act and kind != K_CONT
@@ -573,15 +563,10 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
 @WORDS@
 @FIND@
 @HEND@
-                wa = uint64(ringb + (stp & 1) * T3 + tid)
-                col[wa] = diag
-                col[wa + uint64(T)] = hup
-                col[wa + uint64(2 * T)] = f
-                if tid == T - 1:            # for the next round's first strip
-                    wa = uint64(b0 + w)
-                    BD[wa] = diag
-                    BH[wa] = hup
-                    BF[wa] = f
+                wa = uint64(wbase + stp * T1)
+                BD[wa] = diag
+                BH[wa] = hv
+                BF[wa] = f
             # slot stores, by the warp: the storing lane leaves its rows in its shared
             # column, lane v stores row v of each storing lane's strip
             sc = act and st >= 0
@@ -643,7 +628,8 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
         w = bw
         i = bi
     else:
-        if W == 0 or BH[uint64(b0 + W)] != score_a[r]:
+        NL = NS - 1
+        if W == 0 or BH[uint64(b0 + (W - 1 + NL) * T1 + NL % T1)] != score_a[r]:
             out_st[r] = ST_MISMATCH
             return
         w = W - 1
@@ -748,11 +734,11 @@ def compile_ptx(cc=(9, 0), S: int = None, local: bool = True, prmt_sub: bool = T
 def shared_plan(T: int, n_slots: int, budget: int):
     """Window slots kept in shared memory (the rest in global memory) and the block's
     dynamic shared bytes: the column (H and E of (S + 1) rows a thread, the odd stride
-    that keeps both access patterns free of bank conflicts), as many slots (the same
-    size each) as ``budget`` holds beside the static arrays, then the ring."""
+    that keeps both access patterns free of bank conflicts) and as many slots (the same
+    size each) as ``budget`` holds beside the static arrays."""
     per = 8 * (S + 1) * T
-    n_sh = int(max(0, min(n_slots, (budget - STATIC_SHARED - per - RING * T) // per)))
-    return n_sh, per * (1 + n_sh) + RING * T
+    n_sh = int(max(0, min(n_slots, (budget - STATIC_SHARED - per) // per)))
+    return n_sh, per * (1 + n_sh)
 
 
 def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, sz, oo, co,
@@ -765,13 +751,13 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
     assert T <= 32 or not _SIM, "the simulator's warp votes need one-warp blocks"
     kern = get_kernel(S, mode == LOCAL, prmt_fits(a, b))
     n_sh, dyn = shared_plan(T, int(sz[:, 3].max()), SHARED_BLOCK)
-    if dyn > SHARED_BYTES and not _raise_shared(kern, dyn):
+    if dyn + STATIC_SHARED > SHARED_BYTES and not _raise_shared(kern, dyn):
         n_sh, dyn = shared_plan(T, int(sz[:, 3].max()), SHARED_BYTES)
     W = sz[:, 0]
     soff = _cum(sz[:, 3] * (S * T))     # room for every slot: a relaunch may keep none shared
     doff = _cum(W * code_stride(rows))              # whole words per window
     xoff = _cum(sz[:, 1] * R1)
-    roff = _cum(W + 1)          # the strip handed to the next round, and the end's H
+    roff = _cum((T + 1) * (W + n_strips(rows)))     # the ring, by diagonal (module doc)
     args = [dev(np.ascontiguousarray(codes, np.uint8)), dev(qoff), dev(rows.astype(np.int32)),
             dev(score.astype(np.int32))]
     args += [dev(x) for x in (coff, poff, soff, doff, xoff, roff, oo, co)]
@@ -786,28 +772,31 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
     d_best = emp(3 * n, np.int32) if find else d_st
     ev0, ev1 = cuda.event(), cuda.event()
 
-    def go(n_sh, dyn):
+    def go(T, n_sh, dyn):
         kern[n, T, 0, dyn](np.int32(n), np.int32(mode), np.int32(a), np.int32(b), np.int32(o),
                            np.int32(e), np.int32(n_sh), np.int32(DEBUG), *args,
                            d_ops, d_cols, d_n, d_start, d_st, np.int32(find), d_best)
 
     ev0.record()
     try:
-        go(n_sh, dyn)
+        go(T, n_sh, dyn)
     except Exception as exc:            # noqa: BLE001 - the driver refused the launch
-        if dyn <= SHARED_BYTES:
+        if dyn + STATIC_SHARED <= SHARED_BYTES:
             raise
-        # seen once on an H100 (S = 8, 96 KB): CUDA_ERROR_INVALID_VALUE at launch although
-        # the opt-in had been set; relaunch with the column alone in shared memory
+        # seen on an H100 (S = 8, 96 KB) and an H200 (2026-11-26: the opt-in was then
+        # remembered for one kernel and not set for the next; now per kernel): relaunch
+        # within 48 KB, with fewer threads where needed (slot offsets laid out for T hold)
+        T2 = threads_for(int(n_strips(rows).max()), SHARED_BYTES)
+        n_sh2, dyn2 = shared_plan(T2, int(sz[:, 3].max()), SHARED_BYTES)
         warnings.warn(f"long-window kernel: launch with {dyn} bytes of shared memory "
-                      f"refused ({exc}); using {(8 * (S + 1) + RING) * T}", RuntimeWarning,
+                      f"refused ({exc}); using {dyn2} and {T2} threads", RuntimeWarning,
                       stacklevel=2)
-        go(0, (8 * (S + 1) + RING) * T)
+        go(T2, n_sh2, dyn2)
     ev1.record()
     return d_ops, d_cols, d_n, d_start, d_st, d_best, (ev0, ev1)
 
 
-_RAISED = [0]
+_RAISED: dict = {}          # per kernel: the dynamic shared bytes it was allowed
 
 
 def _raise_shared(kern, nbytes) -> bool:
@@ -815,10 +804,10 @@ def _raise_shared(kern, nbytes) -> bool:
     from numba import config
     if config.ENABLE_CUDASIM:
         return True
-    if _RAISED[0] >= nbytes:
+    if _RAISED.get(id(kern), 0) >= nbytes:
         return True
     from .variants.fast import _allow_shared
     ok = _allow_shared(kern, nbytes)
     if ok:
-        _RAISED[0] = nbytes
+        _RAISED[id(kern)] = nbytes
     return ok
