@@ -120,7 +120,8 @@ SHARED_BLOCK = int(os.environ.get("S2G_LONG_SHARED", 48 * 1024))
 #: 4 no barrier, 8 no walk
 DEBUG = int(os.environ.get("S2G_LONG_DEBUG", 0))
 #: register cap per thread for ptxas (0: its choice, 241 at S = 32: one block of 160
-#: threads an SM; 168 spills nothing there and lets two blocks share an SM)
+#: threads an SM, 117.5 GCUPS; 168 spills nothing, two blocks: 158.0; 128 spills a little,
+#: three blocks: 178.8; 96 spills in the cells: 151.7 (H200, 300 x 10 kbp, 2026-11-26))
 MAXREG = int(os.environ.get("S2G_LONG_MAXREG", 128))
 #: device bytes for one launch of long windows (default: half of free memory)
 CHUNK_BYTES = int(os.environ.get("S2G_LONG_CHUNK_BYTES", 0))
@@ -721,6 +722,16 @@ def get_kernel(S: int = None, local: bool = True, prmt_sub: bool = True):
             fn = kernel_source(*key, note=f"max_registers={MAXREG}")
             _KERNELS[key] = cuda.jit(kernel_signature(), **opts)(fn)
     return _KERNELS[key]
+
+
+def cache_probe(local: bool, prmt_sub: bool):
+    """A lazy dispatcher over the kernel's source exactly as :func:`get_kernel` compiles it
+    (default strip height, register cap), whose disk cache tells whether that kernel is
+    compiled (:func:`s2g.warmup.cold`); compiles nothing."""
+    _cuda()
+    fn = kernel_source(S, bool(local), bool(prmt_sub), sim=False,
+                       note=f"max_registers={MAXREG}")
+    return cuda.jit(cache=True)(fn)
 
 
 def compile_ptx(cc=(9, 0), S: int = None, local: bool = True, prmt_sub: bool = True):

@@ -150,8 +150,16 @@ def _dispatchers(task):
         return [cpu_parallel._align_all]
     if k == "trace":
         if task["gpu"]:
-            from . import gpu_traceback
-            return [gpu_traceback._sizes, gpu_traceback._fill_into]
+            from . import gpu_long, gpu_traceback
+            from .dp import LOCAL
+            ds = [gpu_traceback._sizes, gpu_traceback._fill_into]
+            # reads whose windows go to the long-window kernel: its cache too (a new
+            # kernel with warm host code would otherwise compile in the run, ~30-50 s)
+            if gpu_traceback.LONG and int(task["read_len"]) ** 2 > gpu_traceback.MAX_CELLS:
+                a, b = int(task["scoring"][0]), int(task["scoring"][1])
+                ds.append(gpu_long.cache_probe(int(task["mode"]) == LOCAL,
+                                               gpu_long.prmt_fits(a, b)))
+            return ds
         from . import traceback
         return [traceback._run_lanes]
     if k == "gaf":

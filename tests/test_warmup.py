@@ -77,6 +77,7 @@ ALL_TASKS = [{"kind": "fast_kernel", "key": [4, 38, 0, True, True, 0]},
              {"kind": "align", "variant": "cpu", "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 9},
              {"kind": "trace", "gpu": False, "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 9},
              {"kind": "trace", "gpu": True, "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 9},
+             {"kind": "trace", "gpu": True, "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 3000},
              {"kind": "gaf", "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 9}]
 
 
@@ -90,6 +91,22 @@ def test_probes_name_cached_dispatchers(task):
         cf = d._cache._cache_file
         assert cf._index_path.endswith(".nbi")
         assert isinstance(cf._load_index(), dict)
+
+
+def test_long_reads_probe_the_long_window_kernel():
+    """Reads whose traceback windows go to the long-window kernel (s2g/gpu_long.py): the
+    cold probe also looks at that kernel's cache (the generated source get_kernel compiles),
+    so a new kernel is compiled ahead even where the host code is warm."""
+    from s2g import gpu_long
+    short = {"kind": "trace", "gpu": True, "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 900}
+    long = dict(short, read_len=3000)
+    assert len(warmup._dispatchers(short)) == 2
+    ds = warmup._dispatchers(long)
+    assert len(ds) == 3
+    src = ds[2].py_func.__s2g_source__
+    assert src == gpu_long.kernel_source(gpu_long.S, True, True, sim=False,
+                                         note=f"max_registers={gpu_long.MAXREG}").__s2g_source__
+    assert "IS_LOCAL = 1" in src
 
 
 def test_off_switches(monkeypatch):
