@@ -239,8 +239,9 @@ def _render(S: int, local: bool, prmt_sub: bool, sim: bool) -> str:
     from a 4-byte table per row (scores that fit signed bytes), else compare + select."""
     R_ = lambda text, ind, **kw: _rows(S, text, ind, **kw)  # noqa: E731
     NW = S // 8
-    # no Python branches per row (Numba's liveness analysis is quadratic in basic blocks:
-    # a branchy cell took ~60 s of compiling at S = 32): flags as int32(bool), then max
+    # the read tables, the best-cell search and the end check have no Python branch per
+    # row (Numba's liveness analysis is quadratic in basic blocks: with them S = 32 took
+    # ~60 s to compile, ~35 s without): flags as int32(bool), selects as arithmetic
     qtab = ("tq = int32(r0 + {r})\n"
             "okq = int32((tq >= 1) & (tq <= R))\n"
             "c = int32(codes[uint64(q0 + max(min(tq - 1, R - 1), 0))])\n"
@@ -324,8 +325,9 @@ def _render(S: int, local: bool, prmt_sub: bool, sim: bool) -> str:
             f"        wd{kk} = uint32(wd{kk} | _spread((pxw >> uint32({8 * kk})) & uint32(255)))\n"
             f"    dirs32[da + uint64({kk})] = wd{kk}").splitlines())
     text = _KERNEL_TEXT
-    for key, val in (("@QTAB@", R_("Q{r} = MISW" if prmt_sub else "Q{r} = int32(7)", 8) + "\n        if R >= 1:\n"
-                      + R_(qtab, 12)), ("@COLSEL@", "\n".join(" " * 16 + ln for ln in colsel.splitlines())),
+    qinit = R_("Q{r} = MISW" if prmt_sub else "Q{r} = int32(7)", 8)
+    for key, val in (("@QTAB@", qinit + "\n        if R >= 1:\n" + R_(qtab, 12)),
+                     ("@COLSEL@", "\n".join(" " * 16 + ln for ln in colsel.splitlines())),
                      ("@CMINIT@", " " * 16 + cm_init if cm_init else ""),
                      ("@WDINIT@", "\n".join(" " * 16 + f"wd{kk} = uint32(0)" for kk in range(NW))),
                      ("@CELLS@", cells), ("@WORDS@", words), ("@FIND@", find), ("@HEND@", hend),
