@@ -1,7 +1,8 @@
 """The long-window traceback kernel (s2g/gpu_long.py) alone: GCUPS per strip height.
 
     python -m bench.long_kernel [--reads 300] [--len 10000] [--bases 100000]
-                                [--configs 32,16,32:1,32:2,32:4] [--sass FILE]
+                                [--configs 32,16,32:1,32:4] [--sass FILE]
+                                [--gpu-long FILE]
 
 Simulates a SNP graph (node length --node-len, branching 2) and reads with 5% substitutions,
 scores them with the `fast` kernel, then traces every read on the long-window kernel
@@ -10,10 +11,14 @@ scores them with the `fast` kernel, then traces every read on the long-window ke
 stores, 4 no barrier, 8 no walk) after a warm-up, and prints the kernel's
 time (CUDA events), cells and GCUPS; configs without DEBUG must give tracebacks identical
 to the first one's; each prints a digest of the tracebacks (sha256 of their repr), to
-compare runs of different commits.
+compare runs of different commits. ``--gpu-long FILE`` runs another version of
+s2g/gpu_long.py (e.g. ``git show COMMIT:s2g/gpu_long.py > FILE``, an untracked file the
+device carries) in place of the tree's: an A/B of kernel versions on one machine where
+the device's copy of .git lacks the commit.
 """
-import hashlib
 import argparse
+import hashlib
+import importlib.util
 import os
 import sys
 import tempfile
@@ -45,15 +50,31 @@ def trace(g, reads, sc, mode, res, idx):
     return flat, ok, p["long_kernel"], p["long_cells"], p["long_launches"]
 
 
+def _load_gpu_long(path):
+    """``path`` imported as s2g.gpu_long (before anything imports the tree's lazily)."""
+    global gpu_long
+    import s2g
+    spec = importlib.util.spec_from_file_location("s2g.gpu_long", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["s2g.gpu_long"] = mod
+    spec.loader.exec_module(mod)
+    s2g.gpu_long = gpu_long = mod
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reads", type=int, default=300)
     ap.add_argument("--len", type=int, default=10000)
     ap.add_argument("--bases", type=int, default=100000)
     ap.add_argument("--node-len", type=int, default=50)
-    ap.add_argument("--configs", default="32,16,32:1,32:2,32:4")
+    ap.add_argument("--configs", default="32,16,32:1,32:4")
     ap.add_argument("--sass", default=None, help="write the kernel's SASS here (needs nvdisasm)")
+    ap.add_argument("--gpu-long", default=None, metavar="FILE",
+                    help="run this version of s2g/gpu_long.py instead of the tree's")
     args = ap.parse_args()
+    if args.gpu_long:
+        _load_gpu_long(args.gpu_long)
+        print(f"s2g.gpu_long from {args.gpu_long}")
     tmp = tempfile.mkdtemp()
     sg, ref = snp_graph(args.bases, args.node_len, 2, 1)
     gp = os.path.join(tmp, "g.gfa")
