@@ -114,3 +114,19 @@ def test_simd_bench_smoke(tmp_path):
     assert set(host) == {"host_vector", "host_scalar"}
     assert all(r["eff"] == 1.0 and r["kernel_s"] > 0 for r in host.values())
     assert doc["meta"]["cores"] >= 1 and "physical_cores" in doc["meta"]
+
+
+def test_sass_tool_parses_listings_and_says_when_ptxas_is_missing(monkeypatch, tmp_path):
+    """bench/sass.py (registers and SASS without a GPU): the listing parser, and a clear
+    exit where no ptxas is found (CI has none)."""
+    from bench import sass
+    listing = ("        /*0010*/                   PRMT R3, R53, R2, R67 ;\n"
+               "                                                  /* 0x0000000235037216 */\n"
+               "        /*0020*/              @!P0 BRA 0xdfa0 ;\n")
+    assert sass.instructions(listing) == [(0x10, "PRMT R3, R53, R2, R67"),
+                                          (0x20, "@!P0 BRA 0xdfa0")]
+    monkeypatch.setenv("PTXAS_BIN", str(tmp_path))
+    monkeypatch.setattr(sass.sys, "path", [str(tmp_path)])
+    with pytest.raises(SystemExit) as exc:
+        sass._bin(None)
+    assert "no ptxas found" in str(exc.value)
