@@ -93,6 +93,7 @@ from numba import int32, int64, types, uint32, uint64
 from .dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_DIAG, H_INS, H_START, LOCAL
 from .gpu_traceback import K_CONT, K_VIRT, _cum, _walk_dev
 from .scoring import NEG_INF
+from .variants.fast import _emit_rows
 from .tb_common import ST_MISMATCH, ST_OK
 
 #: rows per strip (one thread's rows of a column; a multiple of 8, so a strip owns whole
@@ -222,22 +223,13 @@ def _ptx_version():
     return _ptx.VERSION
 
 
-def _rows(S, text, indent, reverse=False):
-    """``text`` once per strip row r (``{r}``; ``{k}`` = r // 8, ``{sh}`` = 4 (r % 8)), indented."""
-    out = []
-    for r in (range(S - 1, -1, -1) if reverse else range(S)):
-        for line in text.strip("\n").splitlines():
-            out.append(" " * indent + line.format(r=r, k=r // 8, sh=4 * (r % 8)))
-    return "\n".join(out)
-
-
 def _render(S: int, local: bool, prmt_sub: bool, sim: bool) -> str:
     """Source of the kernel for strips of ``S`` rows (module doc): the strip's H, E and read
     codes are ``S`` scalars each (registers), the cell loop written out ``S`` times.
     ``local``: local mode (the H_START clamp and the column maximum); otherwise global or
     semiglobal (the mode is an argument). ``prmt_sub``: the substitution score is one PRMT
     from a 4-byte table per row (scores that fit signed bytes), else compare + select."""
-    R_ = lambda text, ind, **kw: _rows(S, text, ind, **kw)  # noqa: E731
+    R_ = lambda text, ind, **kw: _emit_rows(S, text, ind, **kw)  # noqa: E731
     NW = S // 8
     # the read tables, the best-cell search and the end check have no Python branch per
     # row (Numba's liveness analysis is quadratic in basic blocks: with them S = 32 took
@@ -670,38 +662,15 @@ def kernel_source(S: int, local: bool, prmt_sub: bool = True, sim: bool = None,
     ``compile_ptx`` it), from a module file named by its text's hash under
     :func:`s2g.variants.fast._cache_dir` so that Numba's on-disk cache can key on it (as
     the ``fast`` kernels); executed in memory where no writable folder exists."""
-    import hashlib
-    import importlib.util
-    from .variants.fast import _cache_dir
+    from .variants.fast import load_source
     _cuda()
     sim = _SIM if sim is None else sim
     assert 8 <= S <= 32 and S % 8 == 0, "strips of 8, 16, 24 or 32 rows"
     text = _render(int(S), bool(local), bool(prmt_sub), bool(sim))
     if note:          # compile options: part of the file's hash, so of the cache's key
         text = f"# {note}\n" + text
-    d = _cache_dir()
-    fn = None
-    if d is not None:
-        name = "s2g_long_" + hashlib.sha256(text.encode()).hexdigest()[:20]
-        path = os.path.join(d, name + ".py")
-        try:
-            if not os.path.exists(path):
-                tmp = f"{path}.{os.getpid()}.tmp"
-                with open(tmp, "w") as fh:
-                    fh.write(text)
-                os.replace(tmp, path)
-            spec = importlib.util.spec_from_file_location(name, path)
-            mod = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(mod)
-            fn = mod.long_kernel
-        except OSError:
-            fn = None
-    if fn is None:
-        env: dict = {}
-        exec(compile(text, f"<s2g.gpu_long kernel S={S} local={local}>", "exec"), env)
-        fn = env["long_kernel"]
-    fn.__s2g_source__ = text
-    return fn
+    return load_source(text, "s2g_long_", "long_kernel",
+                       f"<s2g.gpu_long kernel S={S} local={local}>")
 
 
 _KERNELS: dict = {}

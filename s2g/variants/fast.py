@@ -333,11 +333,14 @@ def _column_tables(base, node_start, pred_ptr, pred_idx, slot, is_sink, mode, o,
 # the slot store and merge becomes a base register plus an immediate.
 
 def _emit_rows(K, text, indent, reverse=False):
-    """``text`` once per row r (``{r}``, ``{r1}`` = r + 1, ``{rk}`` = 1 + K + r), indented."""
+    """``text`` once per row r (``{r}``, ``{r1}`` = r + 1, ``{rk}`` = 1 + K + r; ``{k}`` =
+    r // 8 and ``{sh}`` = 4 (r % 8), a row's 32-bit word and shift of 4-bit codes, for
+    :mod:`s2g.gpu_long`), indented."""
     out = []
     for r in (range(K - 1, -1, -1) if reverse else range(K)):
         for line in text.strip("\n").splitlines():
-            out.append(" " * indent + line.format(r=r, r1=r + 1, rk=1 + K + r))
+            out.append(" " * indent + line.format(r=r, r1=r + 1, rk=1 + K + r, k=r // 8,
+                                                  sh=4 * (r % 8)))
     return "\n".join(out)
 
 
@@ -860,6 +863,42 @@ def _cache_dir():
         return None
 
 
+def load_source(text: str, prefix: str, name: str, label: str, cache: bool = True):
+    """Function ``name`` of the module ``text``: written to a file named by its hash
+    (``prefix`` + 20 hex digits) under :func:`_cache_dir` and imported from there, so that
+    Numba's on-disk cache (``cuda.jit(cache=True)``) can key on a source file; executed in
+    memory (``label`` its file name) where no writable folder exists or ``cache`` is off.
+    Sets ``__s2g_cached__`` (whether a file backs it) and ``__s2g_source__``. The ``fast``
+    kernels and :mod:`s2g.gpu_long`'s use it."""
+    import hashlib
+    import importlib.util
+    d = _cache_dir() if cache else None
+    fn = None
+    if d is not None:
+        mname = prefix + hashlib.sha256(text.encode()).hexdigest()[:20]
+        path = os.path.join(d, mname + ".py")
+        try:
+            if not os.path.exists(path):
+                tmp = f"{path}.{os.getpid()}.tmp"
+                with open(tmp, "w") as fh:
+                    fh.write(text)
+                os.replace(tmp, path)
+            spec = importlib.util.spec_from_file_location(mname, path)
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            fn = getattr(mod, name)
+            fn.__s2g_cached__ = True
+        except OSError:
+            fn = None
+    if fn is None:
+        env: dict = {}
+        exec(compile(text, label, "exec"), env)
+        fn = env[name]
+        fn.__s2g_cached__ = False
+    fn.__s2g_source__ = text
+    return fn
+
+
 def kernel_source(G: int, K: int, mode: int, sim: bool = False, cache: bool = True,
                   prmt_sub: bool = True, pair: bool = False, note: str = "", pipe: int = 0):
     """The Python function of the kernel for ``G`` lanes x ``K`` rows in ``mode``.
@@ -874,37 +913,12 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False, cache: bool = Tr
     (about 14 s for K = 19 on the H200 host), later runs load the cubin. Where no
     writable folder exists the text is executed in memory (no cache).
     """
-    import hashlib
-    import importlib.util
     assert WARP % G == 0 and K >= 1
     text = _module_text(G, K, int(mode), bool(sim), bool(prmt_sub), bool(pair), int(pipe))
     if note:          # compile options: part of the file's hash, so of the cache's key
         text = f"# {note}\n" + text
-    d = _cache_dir() if cache else None
-    fn = None
-    if d is not None:
-        name = "s2g_fast_" + hashlib.sha256(text.encode()).hexdigest()[:20]
-        path = os.path.join(d, name + ".py")
-        try:
-            if not os.path.exists(path):
-                tmp = f"{path}.{os.getpid()}.tmp"
-                with open(tmp, "w") as fh:
-                    fh.write(text)
-                os.replace(tmp, path)
-            spec = importlib.util.spec_from_file_location(name, path)
-            mod = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(mod)
-            fn = mod.fast_kernel
-            fn.__s2g_cached__ = True
-        except OSError:
-            fn = None
-    if fn is None:
-        env: dict = {}
-        exec(compile(text, f"<s2g.fast kernel G={G} K={K} mode={int(mode)} sim={sim}>", "exec"),
-             env)
-        fn = env["fast_kernel"]
-        fn.__s2g_cached__ = False
-    fn.__s2g_source__ = text
+    fn = load_source(text, "s2g_fast_", "fast_kernel",
+                     f"<s2g.fast kernel G={G} K={K} mode={int(mode)} sim={sim}>", cache)
     return fn
 
 
