@@ -122,6 +122,8 @@ _SUMMARY = re.compile(r"^s2g: (\d+) reads, (\d+) aligned, (\d+) without alignmen
                       r"([0-9.]+) s \(([0-9,.]+) reads/s\)\s*$")
 _LONG = re.compile(r"^s2g: long-window kernel: ([0-9,]+) windows in ([0-9,]+) launches, "
                    r"([0-9,]+) cells, ([0-9.]+) s, ([0-9.]+) GCUPS\s*$")
+_FAST = re.compile(r"^s2g: fast kernel: ([0-9,]+) launch(?:es)?, ([0-9,]+) cells, ([0-9.]+) s, "
+                   r"([0-9.]+) GCUPS \(launch calls ([0-9.]+) s(?:, setup ([0-9.]+) s)?\)\s*$")
 _MEM = re.compile(r"^s2g: memory: peak RSS ([0-9,]+) MB(?:; GPU buffers peak ([0-9,]+) MB, "
                   r"pinned host ([0-9,]+) MB)?\s*$")
 _INDEX = re.compile(r"^s2g: (.*): ([0-9,]+) seeds \(([0-9,]+) distinct\) over ([0-9,]+) columns, "
@@ -155,12 +157,17 @@ def parse_timings(text: str) -> dict:
     * ``seeded_stages`` and ``first_batch_s``: ``s2g: seeded align stage, seconds: ...``;
     * ``long_window`` {windows, launches, cells, kernel_s, gcups}: ``s2g: long-window
       kernel: N windows in K launches, C cells, T s, G GCUPS`` (GPU seeded runs);
+    * ``fast_kernel`` {launches, cells, kernel_s, gcups, calls_s, setup_s}: ``s2g: fast
+      kernel: N launches, C cells, T s, G GCUPS (launch calls W s, setup S s)`` (full-graph
+      DP with ``fast``: its kernels' CUDA-event seconds, run_kernel's wall seconds and its
+      part before the launch);
+    * ``gpu_traceback`` {part: seconds}: ``s2g: GPU traceback, seconds: ...`` (full DP);
     * ``peak_rss_mb``, ``gpu_peak_mb``, ``pinned_peak_mb``: ``s2g: memory: peak RSS N MB;
       GPU buffers peak G MB, pinned host P MB`` (the GPU part with a GPU variant);
     * ``warnings``: the ``s2g: warning:`` lines.
 
-    Keys whose line is missing are absent (``long_window`` is None)."""
-    out: dict = {"warnings": [], "long_window": None}
+    Keys whose line is missing are absent (``long_window`` and ``fast_kernel`` are None)."""
+    out: dict = {"warnings": [], "long_window": None, "fast_kernel": None}
     for line in text.splitlines():
         line = line.rstrip()
         m = _SUMMARY.match(line)
@@ -199,6 +206,16 @@ def parse_timings(text: str) -> dict:
             out["long_window"] = {"windows": int(_num(m.group(1))), "launches": int(_num(m.group(2))),
                                   "cells": int(_num(m.group(3))), "kernel_s": float(m.group(4)),
                                   "gcups": float(m.group(5))}
+            continue
+        m = _FAST.match(line)
+        if m:
+            out["fast_kernel"] = {"launches": int(_num(m.group(1))), "cells": int(_num(m.group(2))),
+                                  "kernel_s": float(m.group(3)), "gcups": float(m.group(4)),
+                                  "calls_s": float(m.group(5)),
+                                  "setup_s": float(m.group(6)) if m.group(6) else None}
+            continue
+        if line.startswith("s2g: GPU traceback, seconds: "):
+            out["gpu_traceback"] = _items(line[len("s2g: GPU traceback, seconds: "):])
             continue
         m = _MEM.match(line)
         if m:
@@ -481,6 +498,10 @@ def _mode_record(wl, mode, run, args):
             rec["wall_gcups"] = round(cells / rec["wall_s"] / 1e9, 4)
     lw = t.get("long_window")
     rec["kernel_gcups"] = lw["gcups"] if lw else None
+    fk = t.get("fast_kernel")
+    rec["fwd_kernel_gcups"] = fk["gcups"] if fk else None
+    if fk and rec.get("wall_gcups"):     # #15's measure: end to end / kernel-only, same run
+        rec["wall_per_kernel"] = round(rec["wall_gcups"] / fk["gcups"], 4)
     for k in ("peak_rss_mb", "gpu_peak_mb", "pinned_peak_mb"):
         rec[k] = t.get(k)
     if not t.get("stages"):
@@ -675,16 +696,20 @@ def markdown(docs) -> str:
              "*reads/s* are what the CLI prints (from its start of work to the GAF written); "
              "*process s* adds interpreter start and imports. *cells* = DP columns (both strands) "
              "x read bases (bench/harness.py); *align GCUPS* = cells / the `align` stage's "
-             "seconds (host clock: launches, transfers and DP); *kernel GCUPS* only where the "
+             "seconds (host clock: launches, transfers and DP); *fwd kernel GCUPS*: the full-graph "
+             "DP kernel's own rate (the CLI's `fast kernel` line: CUDA events around its "
+             "launches), *wall / kernel* = cells / wall over that rate (#15's end-to-end "
+             "measure); *tb kernel GCUPS* only where the "
              "CLI prints it (the GPU long-window kernel line: seeded windows, and the traceback "
              "windows of full-tb); *peak RSS* and *GPU buffers* (the most the reused device "
              "buffers held at once) as the CLI's `s2g: memory:` line prints them. Errors: "
              "substitutions only. *seeded = full-tb*: share of reads whose GAF lines are equal "
              "but for MAPQ (and whose AS:i is equal).", ""]
     hdr = ("| workload | device | DP columns | reads x bp | mode | status | wall s | reads/s | "
-           "process s | align s | traceback s | align GCUPS | kernel GCUPS | peak RSS MB | "
-           "GPU buffers MB | GAF lines |")
-    lines += [hdr, "|---|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+           "process s | align s | traceback s | align GCUPS | fwd kernel GCUPS | wall / kernel | "
+           "tb kernel GCUPS | peak RSS MB | GPU buffers MB | GAF lines |")
+    lines += [hdr, "|---|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+              "---:|---:|---|"]
     notes = []
     for d in docs:
         wi = d.get("workload_info") or {}
@@ -692,7 +717,7 @@ def markdown(docs) -> str:
         if not d.get("results"):
             lines.append(f"| {d['workload']} | {d.get('device', '–')} | – | – | – | "
                          f"{d.get('status', '–')}: {str(d.get('reason', '')).replace('|', '/')} "
-                         "| – | – | – | – | – | – | – | – | – | – |")
+                         "| – | – | – | – | – | – | – | – | – | – | – | – |")
         for mode in [m for m in MODES if m in d.get("results", {})]:
             r = d["results"][mode]
             st = r.get("stages", {})
@@ -705,7 +730,8 @@ def markdown(docs) -> str:
                 f"| {d['workload']} | {d.get('device', '–')} | {_f(wi.get('graph_bases'))} | {rb} | "
                 f"{mode} | {status} | {_f(r.get('wall_s'))} | {_f(r.get('reads_per_s'))} | "
                 f"{_f(r.get('process_s'))} | {_f(st.get('align'))} | {_f(st.get('traceback'))} | "
-                f"{_f(r.get('align_gcups'))} | {_f(r.get('kernel_gcups'), 1)} | "
+                f"{_f(r.get('align_gcups'))} | {_f(r.get('fwd_kernel_gcups'), 1)} | "
+                f"{_f(r.get('wall_per_kernel'), 3)} | {_f(r.get('kernel_gcups'), 1)} | "
                 f"{_f(r.get('peak_rss_mb'), 0)} | {_f(r.get('gpu_peak_mb'), 0)} | {gl} |")
         if wi.get("note"):
             notes.append(f"{d['workload']}: {wi['note']}")

@@ -316,7 +316,19 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
         print("s2g: memory: " + memory_report(), file=sys.stderr)
         if aligner.prewarm is not None:      # first use on cold caches (s2g/warmup.py)
             print("s2g: " + aligner.prewarm.report(), file=sys.stderr)
+        fk = sys.modules.get("s2g.variants.fast")
+        if fk is not None and fk.PROFILE["launches"]:
+            p = fk.PROFILE
+            print(f"s2g: fast kernel: {p['launches']:,} launch{'es' if p['launches'] > 1 else ''}, "
+                  f"{p['cells']:,} cells, {p['kernel']:.2f} s, "
+                  f"{p['cells'] / max(p['kernel'], 1e-9) / 1e9:.1f} GCUPS (launch calls "
+                  f"{p['wall']:.2f} s, setup {p['setup']:.2f} s)", file=sys.stderr)
         gt = sys.modules.get("s2g.gpu_traceback")
+        if gt is not None and seeded is None and any(
+                v for k, v in gt.PROFILE.items() if not k.startswith("long")):
+            print("s2g: GPU traceback, seconds: " + ", ".join(
+                f"{k} {v:.2f}" for k, v in gt.PROFILE.items() if not k.startswith("long")),
+                file=sys.stderr)
         if gt is not None and gt.PROFILE["long_launches"]:
             p = gt.PROFILE
             print(f"s2g: long-window kernel: {p['long_windows']:,} windows in "

@@ -85,7 +85,11 @@ def main():
                 assert np.array_equal(x, y), (c, x, y)
             # device buffers are allocated once: the same batch again allocates nothing
             before = _devpool.pool().allocations
+            n0, c0 = fast.PROFILE["launches"], fast.PROFILE["cells"]
             again = fast.align_batch(g, sub, sc, Mode.LOCAL)
+            # the CLI's "fast kernel" line: one launch, every read base x every column
+            assert fast.PROFILE["launches"] == n0 + 1
+            assert fast.PROFILE["cells"] - c0 == int(sub.lengths().sum()) * g.n_bases
             assert _devpool.pool().allocations == before, "fast: device buffers reallocated"
             assert np.array_equal(again.score, ref.score) and np.array_equal(again.end_j, ref.end_j)
     assert keep > 0, "no keep merge column (previous column + slots) in the cases"

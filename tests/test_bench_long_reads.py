@@ -67,7 +67,8 @@ def test_parse_cpu_and_index():
     assert t["long_window"] is None and t["traceback_on"] == "CPU"
     assert t["reads_per_s"] == 4.3 and t["stages"]["align"] == 2.04
     assert t["peak_rss_mb"] == 412 and "gpu_peak_mb" not in t
-    assert lr.parse_timings("s2g: error: unknown variant 'x'\n") == {"warnings": [], "long_window": None}
+    assert lr.parse_timings("s2g: error: unknown variant 'x'\n") == {"warnings": [], "long_window": None,
+                                                                    "fast_kernel": None}
     ix = lr.parse_index("s2g: wrote the graph cache m.gfa.s2gg (9.1 MB, 0.20 s)\n" + GPU_INDEX)
     assert ix == {"path": "m.gfa.s2gi", "seeds": 613_803, "distinct": 613_800, "columns": 2_000_000,
                   "mb": 7.4, "build_s": 13.7}
@@ -90,6 +91,27 @@ def test_mode_record_cells_and_gcups():
     assert bad["status"] == "error" and "--timings" in bad["reason"]
     to = lr._mode_record(wl, "full", dict(run, status="timeout", reason="killed"), None)
     assert to["status"] == "timeout" and "wall_s" not in to
+
+
+# the lines s2g/cli.py prints since session 17 (format of its f-strings; numbers made up)
+FAST_LINES = """\
+s2g: fast kernel: 1 launch, 2,000,000,000,000 cells, 1.60 s, 1250.0 GCUPS (launch calls 1.81 s, setup 0.12 s)
+s2g: GPU traceback, seconds: sizes 0.02, fill 0.05, device 0.61, kernel 0.49, summary 0.03, store 0.01
+"""
+
+
+def test_fast_kernel_line_and_wall_per_kernel():
+    t = lr.parse_timings(GPU_FULL_TB + FAST_LINES)
+    assert t["fast_kernel"] == {"launches": 1, "cells": 2_000_000_000_000, "kernel_s": 1.6,
+                                "gcups": 1250.0, "calls_s": 1.81, "setup_s": 0.12}
+    assert t["gpu_traceback"]["device"] == 0.61 and t["gpu_traceback"]["kernel"] == 0.49
+    assert lr.parse_timings(FAST_LINES.replace("1 launch,", "3 launches,"))["fast_kernel"]["launches"] == 3
+    wl = {"n_reads": 1000, "graph_bases": 200_000, "read_bases": 10_000_000}
+    run = {"status": "ok", "rc": 0, "process_s": 10.0, "stderr": GPU_FULL_TB + FAST_LINES}
+    rec = lr._mode_record(wl, "full-tb", run, None)
+    assert rec["fwd_kernel_gcups"] == 1250.0
+    assert rec["wall_per_kernel"] == pytest.approx(2e12 / 8.26 / 1e9 / 1250.0, abs=1e-4)
+    assert lr._mode_record(wl, "full-tb", dict(run, stderr=GPU_FULL_TB), None)["fwd_kernel_gcups"] is None
 
 
 def test_compare_gaf():

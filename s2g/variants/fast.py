@@ -157,6 +157,7 @@ Status
 from __future__ import annotations
 
 import os
+import time
 import warnings
 
 import numba
@@ -800,6 +801,12 @@ NEG_INF16 = -16384
 #: S2G_FAST_PAIR=0 turns the 16-bit pair kernel off (a diagnostic: 32-bit everywhere)
 PAIR = os.environ.get("S2G_FAST_PAIR", "1") != "0"
 
+#: What this process's launches of :func:`run_kernel` cost (``s2g align --timings`` prints
+#: it): launches, DP cells (read bases x graph columns), the kernels' seconds (CUDA events
+#: around each launch), run_kernel's wall seconds (the kernel, its buffers, transfers) and
+#: its setup before the launch (graph tables, loading the kernel, buffers)
+PROFILE = {"launches": 0, "cells": 0, "kernel": 0.0, "wall": 0.0, "setup": 0.0}
+
 
 def _pack16(v: int) -> int:
     """``v`` in both 16-bit halves of a signed 32-bit word."""
@@ -1223,6 +1230,7 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     ``events``: optional (start, stop) CUDA events recorded around the launch only.
     """
     from numba import cuda
+    t_start = time.perf_counter()
     n = len(lengths)
     tab = _graph_tables(graph, mode, scoring)
     max_len = int(lengths.max(initial=0))
@@ -1250,6 +1258,9 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     out_i = dp.empty("fast.out_i", n, np.int32)
     out_j = dp.empty("fast.out_j", n, np.int32)
     status = dp.put("fast.status", np.full(n, ST_NOT_RUN, np.int32))
+    PROFILE["setup"] += time.perf_counter() - t_start
+    mine = cuda.event(), cuda.event()
+    mine[0].record()
     if events:
         events[0].record()
     # The default stream, synchronised (numba-cuda 0.30 rejects a literal stream 0 with
@@ -1262,9 +1273,14 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
         out_s, out_i, out_j, status)
     if events:
         events[1].record()
+    mine[1].record()
     cuda.synchronize()
     st = status.copy_to_host()
     res = (out_s.copy_to_host(), out_i.copy_to_host(), out_j.copy_to_host())
+    PROFILE["launches"] += 1
+    PROFILE["cells"] += int(lengths.sum(dtype=np.int64)) * int(graph.n_bases)
+    PROFILE["kernel"] += max(0.0, mine[0].elapsed_time(mine[1]) / 1e3)   # simulator: -1
+    PROFILE["wall"] += time.perf_counter() - t_start
     bad = np.nonzero(st != ST_OK)[0]
     if len(bad):
         raise S2GError(f"fast: GPU kernel left {len(bad)} read(s) unprocessed (first: read index "
