@@ -76,6 +76,7 @@ class Aligner:
         self._inline = (self.tb_gpu and self.traceback
                         and os.environ.get("S2G_TB_INLINE", "1") != "0")
         self.first_batch_s = None
+        self._prepared_len = 0     # reads up to this long: GPU traceback kernels loaded
         #: first use on cold caches: the background compile workers (s2g.warmup), or None
         self.prewarm = None
         #: Numba threads for every stage (``numba.set_num_threads`` holds per calling
@@ -109,7 +110,23 @@ class Aligner:
         else:
             from .traceback import traceback_gpu_part
             g = self.graph_for(batch)
-            res = self.module.align_batch(g, batch, self.scoring, self.mode, traceback=False)
+            kw, prep = {}, None
+            if self._inline and batch.max_len > self._prepared_len and _takes(
+                    self.module.align_batch, "on_launch"):
+                # the GPU traceback's kernels load while the full-graph kernel runs
+                import threading
+
+                from . import gpu_traceback
+                prep = threading.Thread(target=gpu_traceback.prepare, name="s2g-tb-prepare",
+                                        args=(self.mode, self.scoring, batch.max_len), daemon=True)
+                kw["on_launch"] = prep.start
+                self._prepared_len = batch.max_len
+            try:
+                res = self.module.align_batch(g, batch, self.scoring, self.mode, traceback=False,
+                                              **kw)
+            finally:
+                if prep is not None and prep.ident is not None:
+                    prep.join()
             if self._inline:
                 res._gpu_part = traceback_gpu_part(g, batch, self.scoring, self.mode, res,
                                                    self.max_traceback_cells)
@@ -215,6 +232,15 @@ class Aligner:
         return (f"seeded ({t['windows'] / max(t['reads'], 1):.2f} windows per read, "
                 f"{t['unseeded']} reads without a seed hit"
                 f"{' aligned in full' if self.seeded.unseeded == 'full' else ''})")
+
+
+def _takes(fn, name) -> bool:
+    """Whether ``fn`` accepts the keyword ``name``."""
+    import inspect
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def traceback_on_gpu(where, info) -> bool:

@@ -84,6 +84,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import threading
 import warnings
 
 import numpy as np
@@ -674,6 +675,7 @@ def kernel_source(S: int, local: bool, prmt_sub: bool = True, sim: bool = None,
 
 
 _KERNELS: dict = {}
+_KERNELS_LOCK = threading.Lock()
 
 
 def get_kernel(S: int = None, local: bool = True, prmt_sub: bool = True):
@@ -681,6 +683,11 @@ def get_kernel(S: int = None, local: bool = True, prmt_sub: bool = True):
     once per process (eagerly for its signature on a GPU, kept in Numba's disk cache)."""
     S = globals()["S"] if S is None else int(S)
     key = (S, bool(local), bool(prmt_sub))
+    with _KERNELS_LOCK:           # gpu_traceback.prepare loads it from another thread
+        return _KERNELS[key] if key in _KERNELS else _get_kernel(key)
+
+
+def _get_kernel(key):
     if key not in _KERNELS:
         _cuda()
         if _SIM:

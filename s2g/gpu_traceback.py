@@ -425,6 +425,29 @@ def get_kernel():
     return _KERNEL
 
 
+def prepare(mode, scoring, read_len) -> None:
+    """Load what the traceback of reads up to ``read_len`` bases will launch: this kernel
+    and, for windows over the one-thread bound, :mod:`s2g.gpu_long`'s, from Numba's disk
+    cache into the context (module, cubin, function handle). The aligner runs it in a
+    thread while the full-graph kernel runs (its host thread waits on the GPU then), so
+    the 0.1-0.3 s it takes on the GPU machine's host leave the run's critical path
+    (py-spy, session 17). Errors are left for the run itself to raise."""
+    try:
+        kernels = [get_kernel()]
+        if LONG and int(read_len) ** 2 > MAX_CELLS:
+            from . import gpu_long
+            from .dp import LOCAL
+            a, b = scoring.as_tuple()[:2]
+            kernels.append(gpu_long.get_kernel(None, int(mode) == LOCAL, gpu_long.prmt_fits(a, b)))
+        from numba import config
+        if not config.ENABLE_CUDASIM:
+            for k in kernels:           # compiled for the signature: load into the context
+                for ov in k.overloads.values():
+                    ov._codelibrary.get_cufunc()
+    except Exception:                   # noqa: BLE001 - an optimisation only
+        pass
+
+
 def _compile():
     _cuda()
     from numba import config

@@ -98,3 +98,49 @@ def test_threads_hold_in_the_pipeline_threads(monkeypatch):
         seen.clear()
         _run_text(Aligner(g, variant="v0"), EX_FQ, 100)
         assert seen == [numba.config.NUMBA_NUM_THREADS] * 2
+
+
+def test_traceback_kernels_load_while_the_kernel_runs(monkeypatch):
+    """With the GPU traceback inline, the aligner hands the variant an ``on_launch`` that
+    starts gpu_traceback.prepare in a thread (the kernels load while the full-graph
+    kernel runs) and joins it before the traceback; once per read length."""
+    import threading
+
+    from s2g import gpu_traceback, traceback
+    from s2g.variants import v0_cpu
+    g = s2g.load_graph(EX_GFA)
+    batch = next(iter_read_batches(EX_FQ, 50))
+    al = Aligner(g, variant="v0", traceback_on=True)
+    assert al._inline
+    events = []
+
+    class Variant:                  # v0 with the fast variant's on_launch keyword
+        @staticmethod
+        def align_batch(graph, reads, scoring, mode, traceback=False, on_launch=None):
+            res = v0_cpu.align_batch(graph, reads, scoring, mode)
+            if on_launch is not None:
+                on_launch()
+                events.append("launched")
+            return res
+
+    def prepare(mode, scoring, read_len):
+        events.append(("prepare", read_len, threading.current_thread().name))
+
+    def gpu_part(graph, reads, scoring, mode, res, max_cells):
+        events.append("gpu part")
+        return None, None
+
+    monkeypatch.setattr(gpu_traceback, "prepare", prepare)
+    monkeypatch.setattr(traceback, "traceback_gpu_part", gpu_part)
+    al.module = Variant
+    al.align_scores(batch)
+    assert events[-1] == "gpu part"        # joined before the traceback
+    assert ("prepare", batch.max_len, "s2g-tb-prepare") in events and "launched" in events
+    events.clear()
+    al.align_scores(batch)                 # same length: nothing new to load
+    assert events == ["gpu part"]
+    al.module = v0_cpu                     # a variant without on_launch: no thread
+    al._prepared_len = 0
+    events.clear()
+    al.align_scores(batch)
+    assert events == ["gpu part"]
