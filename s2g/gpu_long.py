@@ -118,6 +118,11 @@ STATIC_SHARED = 20 * 256 + 8 * 8
 #: share an SM instead of two: with half of free memory a launch 1,000 x 10 kbp seeded
 #: windows ran at 154.5 GCUPS against 96.6 with 100 KB and a quarter (H100, 2026-11-24)
 SHARED_BLOCK = int(os.environ.get("S2G_LONG_SHARED", 48 * 1024))
+#: shared memory a block may use in a launch of fewer windows than SMs: a block then has
+#: its SM to itself, so it takes as many strips in flight as MAX_T allows (the column's
+#: 8 x (S + 1) bytes a thread; above 48 KB by opt-in): a 50 kbp window's 1,563 strips of
+#: 32 rows in 7 rounds of 224 threads instead of 10 of 160
+FEW_BLOCK = int(os.environ.get("S2G_LONG_FEW_SHARED", 96 * 1024))
 #: timing experiments only (bench/long_kernel.py), results wrong: 1 no direction stores,
 #: 4 no barrier, 8 no walk
 DEBUG = int(os.environ.get("S2G_LONG_DEBUG", 0))
@@ -148,6 +153,32 @@ def threads_for(n_strips_max: int, budget: int = SHARED_BYTES) -> int:
     rounds = max(1, -(-n_strips_max // most))
     per = -(-n_strips_max // rounds)
     return int(min(most, max(32, -(-per // 32) * 32)))
+
+
+def launch_threads(n_strips_max: int, n_windows: int) -> int:
+    """Threads per block for a launch of ``n_windows`` windows of at most ``n_strips_max``
+    strips: :func:`threads_for` within 48 KB, or within :data:`FEW_BLOCK` where the launch
+    has fewer windows than the GPU has SMs (one block an SM: more strips in flight)."""
+    T = threads_for(n_strips_max)
+    if n_windows < _sm_count():
+        T = max(T, threads_for(n_strips_max, FEW_BLOCK))
+    return T
+
+
+def memory_threads(n_strips_max: int) -> int:
+    """The most threads :func:`launch_threads` may pick (device memory is sized for it)."""
+    return max(threads_for(n_strips_max), threads_for(n_strips_max, FEW_BLOCK))
+
+
+def _sm_count() -> int:
+    """SMs of the current GPU; 0 under the simulator (launches keep the 48 KB choice)."""
+    if _SIM:
+        return 0
+    _cuda()
+    try:
+        return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
+    except Exception:                   # noqa: BLE001 - no device: the 48 KB choice
+        return 0
 
 
 def n_strips(rows):
@@ -736,7 +767,7 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
     launch the kernel; returns the device outputs (ops, cols, n, start, status, best) and
     the CUDA events around the launch."""
     R1 = rows + 1
-    T = threads_for(int(n_strips(rows).max()))
+    T = launch_threads(int(n_strips(rows).max()), n)
     assert T <= 32 or not _SIM, "the simulator's warp votes need one-warp blocks"
     kern = get_kernel(S, mode == LOCAL, prmt_fits(a, b))
     n_sh, dyn = shared_plan(T, int(sz[:, 3].max()), SHARED_BLOCK)

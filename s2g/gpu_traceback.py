@@ -554,7 +554,7 @@ def _split(sz, rows, L, max_cells, long_cells):
     lng = ok & ~short & (cells <= long_cells)
     if LONG and lng.any():
         from . import gpu_long
-        T = gpu_long.threads_for(int(gpu_long.n_strips(rows[lng]).max()))
+        T = gpu_long.memory_threads(int(gpu_long.n_strips(rows[lng]).max()))
         lng &= gpu_long.device_bytes(sz, rows, L, T) <= gpu_long.chunk_budget()
     else:
         lng[:] = False
@@ -569,7 +569,7 @@ def _long_bounds(sz, rows, L):
     10 kbp cut greedily as 414 + 414 + 172 took 0.74 s on an H100, as 360 + 360 + 280 0.53 s
     (bench.long_kernel, session 17)."""
     from . import gpu_long
-    T = gpu_long.threads_for(int(gpu_long.n_strips(rows).max()))
+    T = gpu_long.memory_threads(int(gpu_long.n_strips(rows).max()))
     return _even_bounds(gpu_long.device_bytes(sz, rows, L, T), gpu_long.chunk_budget())
 
 

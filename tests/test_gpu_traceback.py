@@ -113,6 +113,19 @@ def test_long_window_launches_are_even():
     assert _even_bounds([], 10) == []
 
 
+def test_long_window_threads(monkeypatch):
+    """Launches of fewer windows than SMs take wider blocks (more strips in flight, one
+    block an SM); device memory is sized for the widest choice."""
+    from s2g import gpu_long
+    monkeypatch.setattr(gpu_long, "_sm_count", lambda: 132)
+    for ns in (1, 40, 188, 313, 1563, 5000):
+        narrow, wide = gpu_long.launch_threads(ns, 500), gpu_long.launch_threads(ns, 100)
+        assert narrow == gpu_long.threads_for(ns) and narrow <= wide <= gpu_long.MAX_T
+        assert wide == gpu_long.memory_threads(ns) and wide % 32 == 0
+    assert (gpu_long.launch_threads(1563, 100), gpu_long.launch_threads(1563, 500)) == (224, 160)
+    assert gpu_long.launch_threads(188, 131) == 192 and gpu_long.launch_threads(188, 132) == 96
+
+
 def test_cli_traceback_on_gpu_without_gpu(tmp_path):
     from s2g.variants.registry import cuda_available
     if cuda_available()[0]:
@@ -227,6 +240,33 @@ def test_gpu_long_kernel_random_graphs(strip):
                 _same(g, reads, gc.random_scoring(rng), mode)
     finally:
         gpu_traceback.MAX_CELLS, gpu_long.S = old
+
+
+@pytest.mark.gpu
+def test_gpu_long_kernel_wide_blocks(tmp_path):
+    """Windows of 188-219 strips in a launch of fewer windows than SMs: blocks of 192-224
+    threads (above the 160 that 48 KB of shared memory allow, by opt-in); tracebacks ==
+    the CPU's, local and semiglobal."""
+    _gpu()
+    from s2g import gpu_long, gpu_traceback
+    from s2g.graph import load_graph
+    from s2g.reads import ReadBatch
+    from s2g.simulate import sample_reads, snp_graph
+    sg, ref = snp_graph(12000, 50, 2, 9)
+    p = str(tmp_path / "g.gfa")
+    sg.write_gfa(p, ref)
+    g = load_graph(p)
+    seqs = [s for _, s, _ in sample_reads(sg, 3, 6000, 0.03, 0.5, 10)]
+    seqs += [s for _, s, _ in sample_reads(sg, 2, 7000, 0.03, 0.5, 11)]
+    reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
+    assert gpu_long.launch_threads(int(gpu_long.n_strips(np.array([6000])).max()), 5) > 160
+    old = gpu_traceback.MAX_CELLS
+    try:
+        gpu_traceback.MAX_CELLS = 0
+        for mode, sc in ((Mode.LOCAL, Scoring()), (Mode.SEMIGLOBAL, Scoring(1, 1, 1, 1))):
+            assert _same(g, reads, sc, mode) == len(seqs)
+    finally:
+        gpu_traceback.MAX_CELLS = old
 
 
 @pytest.mark.gpu
