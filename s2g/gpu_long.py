@@ -170,6 +170,29 @@ def memory_threads(n_strips_max: int) -> int:
     return max(threads_for(n_strips_max), threads_for(n_strips_max, FEW_BLOCK))
 
 
+#: shared memory per SM on the H100 / H200 (228 KB) where the device does not say
+SMEM_PER_SM = 233472
+
+
+def resident_windows(T: int, n_slots: int) -> int:
+    """Windows (blocks of ``T`` threads) the GPU runs at once: its SMs times the blocks an
+    SM holds by registers (:data:`MAXREG`, allocated per warp in units of 256), shared
+    memory (:func:`shared_plan`'s, the static arrays and the driver's 1 KB a block) and
+    threads; 0 under the simulator or without a device."""
+    sms = _sm_count()
+    if not sms:
+        return 0
+    try:
+        per_sm = int(cuda.get_current_device().MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
+    except Exception:                   # noqa: BLE001 - attribute names
+        per_sm = SMEM_PER_SM
+    per_warp = -(-(MAXREG or 255) * 32 // 256) * 256
+    by_regs = 65536 // (per_warp * -(-T // 32))
+    dyn = shared_plan(T, n_slots, SHARED_BLOCK)[1]
+    by_smem = per_sm // (dyn + STATIC_SHARED + 1024)
+    return sms * max(0, min(by_regs, by_smem, 2048 // max(T, 1), 32))
+
+
 def _sm_count() -> int:
     """SMs of the current GPU; 0 under the simulator (launches keep the 48 KB choice)."""
     if _SIM:

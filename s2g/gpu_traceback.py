@@ -563,21 +563,33 @@ def _split(sz, rows, L, max_cells, long_cells):
 
 def _long_bounds(sz, rows, L):
     """(first, end) of consecutive long windows per launch (sorted by rows ascending): at
-    most one launch's device memory each (:func:`s2g.gpu_long.chunk_budget`), in as few
-    launches as that allows and as even as the windows' sizes allow. Even, because a
-    launch's blocks run in waves of what the SMs hold (3 blocks an SM): 1,000 windows of
-    10 kbp cut greedily as 414 + 414 + 172 took 0.74 s on an H100, as 360 + 360 + 280 0.53 s
-    (bench.long_kernel, session 17)."""
+    most one launch's device memory each (:func:`s2g.gpu_long.chunk_budget`), cut evenly
+    into the number of launches that costs the fewest waves of blocks
+    (:func:`_even_bounds`): 1,000 windows of 10 kbp cut greedily as 414 + 414 + 172 took
+    0.74 s on an H100 (a second wave for 18 windows), as 360 + 360 + 280 0.53 s; 4,000 as
+    10 x 400 windows (396 run at once) 2.76 s (bench.long_kernel, session 17)."""
     from . import gpu_long
-    T = gpu_long.memory_threads(int(gpu_long.n_strips(rows).max()))
-    return _even_bounds(gpu_long.device_bytes(sz, rows, L, T), gpu_long.chunk_budget())
+    ns = int(gpu_long.n_strips(rows).max())
+    T = gpu_long.memory_threads(ns)
+    cap = gpu_long.resident_windows(gpu_long.threads_for(ns), int(sz[:, 3].max()))
+    return _even_bounds(gpu_long.device_bytes(sz, rows, L, T), gpu_long.chunk_budget(), cap)
 
 
-def _even_bounds(per, budget):
-    """Cuts of consecutive items of ``per`` bytes into the fewest runs of at most
-    ``budget`` bytes (an item larger than that alone): the greedy cut's number of runs,
-    evened out where that number of runs fits with run k ending where the running total
-    passes k / n of the whole (else the greedy cut)."""
+def _wave_cost(m, cap):
+    """A launch of ``m`` windows, in full waves of ``cap`` blocks: a last partial wave with
+    a fraction p of the SMs' blocks costs 0.72 + 0.28 p of a full one (its blocks share SMs
+    with fewer others; H100 session 17: 172 / 280 / 360 / 396 windows of 10 kbp in 0.148 /
+    0.170 / 0.176 / ~0.18 s)."""
+    full, rest = divmod(int(m), int(cap))
+    return full + (0.72 + 0.28 * rest / cap if rest else 0.0)
+
+
+def _even_bounds(per, budget, cap=0):
+    """Cuts of consecutive items of ``per`` bytes into runs of at most ``budget`` bytes (an
+    item larger than that alone), each run as equal as the items allow (run k of n ends
+    where the running total passes k / n of the whole). The number of runs: the greedy
+    cut's (the fewest), or up to 4 more where ``cap`` (windows a GPU runs at once; 0:
+    unknown) says fewer waves of blocks in all (:func:`_wave_cost`); else the greedy cut."""
     nbytes = np.cumsum(np.asarray(per, np.int64))
     n = len(nbytes)
     greedy, c0 = [], 0
@@ -586,19 +598,26 @@ def _even_bounds(per, budget):
         c1 = max(c0 + 1, int(np.searchsorted(nbytes, base + budget, side="right")))
         greedy.append((c0, c1))
         c0 = c1
-    k = len(greedy)
-    if k < 2:
+    if n < 2:
         return greedy
     total = int(nbytes[-1])
-    cuts = np.searchsorted(nbytes, total * np.arange(1, k) / k, side="right")
-    cuts = np.concatenate([[0], cuts, [n]])
-    lo, hi = cuts[:-1], cuts[1:]
-    if np.any(hi <= lo):
-        return greedy
-    size = nbytes[hi - 1] - np.where(lo > 0, nbytes[np.maximum(lo - 1, 0)], 0)
-    if not np.all((size <= budget) | (hi - lo == 1)):
-        return greedy
-    return [(int(a), int(b)) for a, b in zip(lo, hi)]
+    best, best_cost = greedy, None
+    for k in range(len(greedy), min(n, len(greedy) + (4 if cap else 0)) + 1):
+        if k < 2:
+            cuts = np.array([0, n])
+        else:
+            cuts = np.concatenate([[0], np.searchsorted(nbytes, total * np.arange(1, k) / k,
+                                                        side="right"), [n]])
+        lo, hi = cuts[:-1], cuts[1:]
+        if np.any(hi <= lo):
+            continue
+        size = nbytes[hi - 1] - np.where(lo > 0, nbytes[np.maximum(lo - 1, 0)], 0)
+        if not np.all((size <= budget) | (hi - lo == 1)):
+            continue
+        cost = sum(_wave_cost(m, cap) for m in hi - lo) if cap else float(k)
+        if best_cost is None or cost < best_cost - 1e-9:
+            best, best_cost = [(int(a), int(b)) for a, b in zip(lo, hi)], cost
+    return best
 
 
 def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, rows, L, out,

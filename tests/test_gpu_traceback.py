@@ -111,6 +111,40 @@ def test_long_window_launches_are_even():
                 acc += x
         assert len(check(per, budget)) == greedy
     assert _even_bounds([], 10) == []
+    # with the GPU's capacity (windows at once): fewer waves of blocks in all
+    assert check([100] * 1000, 41_400) == [333, 333, 334]
+    cuts = _even_bounds([100] * 4000, 41_400, cap=396)     # greedy: 10 x 400 (20 waves)
+    assert len(cuts) == 11 and {b - a for a, b in cuts} == {363, 364}
+    assert [b - a for a, b in _even_bounds([100] * 1000, 41_400, cap=396)] == [333, 333, 334]
+    assert len(_even_bounds([100] * 1000, 70_000, cap=396)) == 3      # not 2 x 500
+    assert len(_even_bounds([100] * 300, 70_000, cap=396)) == 1       # one wave: one launch
+    for _ in range(100):
+        per = [int(x) for x in rng.integers(1, 50, rng.integers(1, 200))]
+        budget, cap = int(rng.integers(50, 2000)), int(rng.integers(1, 40))
+        cuts = _even_bounds(per, budget, cap)
+        assert [c0 for c0, _ in cuts][1:] == [c1 for _, c1 in cuts][:-1]
+        assert (cuts[0][0], cuts[-1][1]) == (0, len(per))
+        assert all(sum(per[a:b]) <= budget or b - a == 1 for a, b in cuts)
+
+
+def test_long_window_resident_windows(monkeypatch):
+    """Blocks an SM holds: 3 of 160 threads at 128 registers (65,536 / (5 warps x 4,096))."""
+    from s2g import gpu_long
+    monkeypatch.setattr(gpu_long, "_sm_count", lambda: 132)
+
+    class Dev:
+        MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 233472
+
+    class Cuda:
+        @staticmethod
+        def get_current_device():
+            return Dev()
+    monkeypatch.setattr(gpu_long, "cuda", Cuda)
+    monkeypatch.setattr(gpu_long, "MAXREG", 128)
+    assert gpu_long.resident_windows(160, 1) == 3 * 132
+    assert gpu_long.resident_windows(224, 1) == 2 * 132     # 7 warps: 2 by registers
+    monkeypatch.setattr(gpu_long, "_sm_count", lambda: 0)
+    assert gpu_long.resident_windows(160, 1) == 0
 
 
 def test_long_window_threads(monkeypatch):
