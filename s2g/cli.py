@@ -109,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", "-q", action="store_true", help="no summary line on stderr")
     r.add_argument("--timings", action="store_true",
                    help="print seconds per stage on stderr (stages overlap: they run in "
-                        "their own threads)")
+                        "their own threads), memory peaks, and the GPU kernels' own seconds "
+                        "and GCUPS")
     _add_dask_opts(r)
     sd = p.add_argument_group(
         "seeded alignment (syncmer seeds, chains, exact DP inside each candidate window)")
