@@ -104,7 +104,7 @@ S = int(os.environ.get("S2G_LONG_STRIP", 32))
 assert 8 <= S <= 32 and S % 8 == 0, "S2G_LONG_STRIP must be 8, 16, 24 or 32"
 _SIM = bool(_nb_config.ENABLE_CUDASIM)
 #: most threads per block (strips in flight per window; the shared arrays' size)
-SHARED_T = 512
+SHARED_T = 256
 SHARED_WARPS = SHARED_T // 32
 MAX_T = min(SHARED_T, int(os.environ.get("S2G_LONG_MAX_T", SHARED_T)))
 #: shared memory a block may use without opting in: the column (8 x S x T bytes) and the
@@ -112,11 +112,7 @@ MAX_T = min(SHARED_T, int(os.environ.get("S2G_LONG_MAX_T", SHARED_T)))
 SHARED_BYTES = 48 * 1024
 #: static shared memory of the kernel: five words per thread (the warp's merge and slot
 #: lists, then the best-cell reduction) and a word per warp
-STATIC_SHARED = 20 * SHARED_T + 8 * SHARED_WARPS
-#: shared memory a block may use in a launch of many windows (the column, 8 x (S + 1)
-#: bytes a thread, and the static arrays; above 48 KB by opt-in): 160 threads of 32-row
-#: strips, three blocks an SM as the registers allow
-MANY_BLOCK = int(os.environ.get("S2G_LONG_MANY_SHARED", 56 * 1024))
+STATIC_SHARED = 20 * 256 + 8 * 8
 #: shared memory per block (the column, then window slots; above 48 KB an opt-in): 48 KB
 #: keeps the column alone there (slots in global memory, coalesced) and lets three blocks
 #: share an SM instead of two: with half of free memory a launch 1,000 x 10 kbp seeded
@@ -125,9 +121,8 @@ SHARED_BLOCK = int(os.environ.get("S2G_LONG_SHARED", 48 * 1024))
 #: shared memory a block may use in a launch of fewer windows than SMs: a block then has
 #: its SM to itself, so it takes as many strips in flight as MAX_T allows (the column's
 #: 8 x (S + 1) bytes a thread; above 48 KB by opt-in): a 50 kbp window's 1,563 strips of
-#: 32 rows in 4 rounds of 416 threads instead of 10 of 160 (512 threads of 128 registers
-#: fill an SM's registers)
-FEW_BLOCK = int(os.environ.get("S2G_LONG_FEW_SHARED", 160 * 1024))
+#: 32 rows in 7 rounds of 224 threads instead of 10 of 160
+FEW_BLOCK = int(os.environ.get("S2G_LONG_FEW_SHARED", 96 * 1024))
 #: timing experiments only (bench/long_kernel.py), results wrong: 1 no direction stores,
 #: 4 no barrier, 8 no walk
 DEBUG = int(os.environ.get("S2G_LONG_DEBUG", 0))
@@ -149,12 +144,11 @@ def _cuda():
     return cuda
 
 
-def threads_for(n_strips_max: int, budget: int = None) -> int:
+def threads_for(n_strips_max: int, budget: int = SHARED_BYTES) -> int:
     """Threads per block for windows of at most ``n_strips_max`` strips: as few rounds
     as MAX_T threads and ``budget`` bytes of shared memory a block allow, then as few
     threads as those rounds need (multiples of 32; S2G_LONG_MAX_T below 32 is for tests:
     several rounds on tiny windows)."""
-    budget = MANY_BLOCK if budget is None else budget
     most = min(MAX_T, max(32, (budget - STATIC_SHARED) // (8 * (S + 1)) // 32 * 32))
     rounds = max(1, -(-n_strips_max // most))
     per = -(-n_strips_max // rounds)
@@ -163,7 +157,7 @@ def threads_for(n_strips_max: int, budget: int = None) -> int:
 
 def launch_threads(n_strips_max: int, n_windows: int) -> int:
     """Threads per block for a launch of ``n_windows`` windows of at most ``n_strips_max``
-    strips: :func:`threads_for` within :data:`MANY_BLOCK`, or within :data:`FEW_BLOCK` where the launch
+    strips: :func:`threads_for` within 48 KB, or within :data:`FEW_BLOCK` where the launch
     has fewer windows than the GPU has SMs (one block an SM: more strips in flight)."""
     T = threads_for(n_strips_max)
     if n_windows < _sm_count():

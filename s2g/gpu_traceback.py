@@ -570,15 +570,9 @@ def _long_bounds(sz, rows, L):
     10 x 400 windows (396 run at once) 2.76 s (bench.long_kernel, session 17)."""
     from . import gpu_long
     ns = int(gpu_long.n_strips(rows).max())
-    narrow, wide = gpu_long.threads_for(ns), gpu_long.memory_threads(ns)
-    cap = gpu_long.resident_windows(narrow, int(sz[:, 3].max()))
-    budget = gpu_long.chunk_budget()
-    cuts = _even_bounds(gpu_long.device_bytes(sz, rows, L, narrow), budget, cap)
-    # launches of fewer windows than SMs take wider blocks (gpu_long.launch_threads),
-    # whose ring and slots take more memory: then every launch is sized for those
-    if wide > narrow and any(c1 - c0 < gpu_long._sm_count() for c0, c1 in cuts):
-        cuts = _even_bounds(gpu_long.device_bytes(sz, rows, L, wide), budget, cap)
-    return cuts
+    T = gpu_long.memory_threads(ns)
+    cap = gpu_long.resident_windows(gpu_long.threads_for(ns), int(sz[:, 3].max()))
+    return _even_bounds(gpu_long.device_bytes(sz, rows, L, T), gpu_long.chunk_budget(), cap)
 
 
 def _wave_cost(m, cap):

@@ -156,8 +156,7 @@ def test_long_window_threads(monkeypatch):
         narrow, wide = gpu_long.launch_threads(ns, 500), gpu_long.launch_threads(ns, 100)
         assert narrow == gpu_long.threads_for(ns) and narrow <= wide <= gpu_long.MAX_T
         assert wide == gpu_long.memory_threads(ns) and wide % 32 == 0
-    assert (gpu_long.launch_threads(1563, 100), gpu_long.launch_threads(1563, 500)) == (416, 160)
-    assert (gpu_long.launch_threads(313, 100), gpu_long.launch_threads(313, 500)) == (320, 160)
+    assert (gpu_long.launch_threads(1563, 100), gpu_long.launch_threads(1563, 500)) == (224, 160)
     assert gpu_long.launch_threads(188, 131) == 192 and gpu_long.launch_threads(188, 132) == 96
 
 
