@@ -11,11 +11,7 @@
 #      (cut at 100 s)
 # Every GAF is compared with the first one. Log: $OUT/cold_start.log.
 set -uo pipefail
-if [ -d .whl ] && [ -z "${S2G_NO_WHEELS:-}" ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=$PWD:/tmp/site
-fi
-export PYTHONUNBUFFERED=1
+. bench/device_env.sh || exit 1
 out=$1
 log=$out/cold_start.log
 mkdir -p "$out"

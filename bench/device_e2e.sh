@@ -10,11 +10,7 @@
 # costs less device time than simulating C times as many) and compares the GAF of the
 # runs. Log: $OUT/e2e.log.
 set -uo pipefail
-if [ -d .whl ] && [ -z "${S2G_NO_WHEELS:-}" ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=$PWD:/tmp/site
-fi
-export PYTHONUNBUFFERED=1
+. bench/device_env.sh || exit 1
 out=$1 bases=$2 nodelen=$3 reads=$4 runs=$5
 shift 5
 log=$out/e2e.log

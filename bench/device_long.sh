@@ -16,11 +16,7 @@ if [ $# -lt 1 ]; then
   echo "usage: bash bench/device_long.sh OUT [python -m bench.long_reads options...]" >&2
   exit 2
 fi
-if [ -d .whl ] && [ -z "${S2G_NO_WHEELS:-}" ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=$PWD:/tmp/site
-fi
-export PYTHONUNBUFFERED=1
+. bench/device_env.sh || exit 1
 out=$1
 shift
 mkdir -p "$out"

@@ -11,10 +11,7 @@ if [ $# -lt 3 ]; then
   echo "usage: bash bench/device_profile.sh OUT NAME CMD [ARGS...]" >&2
   exit 2
 fi
-if [ -d .whl ] && [ -z "${S2G_NO_WHEELS:-}" ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=$PWD:/tmp/site
-fi
+. bench/device_env.sh || exit 1
 python3 -m pip install -q --no-index --no-deps --target /tmp/pyspy .whlx/py_spy*.whl || exit 1
 out=$1 name=$2
 shift 2

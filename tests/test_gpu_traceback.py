@@ -201,6 +201,20 @@ def _same(g, reads, sc, mode):
     return len(idx) - len(left)
 
 
+def _snp_reads(tmp_path, bases, seed, groups):
+    """A simulated SNP graph of ``bases`` bp (50 bp nodes, 2 alleles; both strands) and a
+    batch of reads sampled from it: per group (count, length, error, seed)."""
+    from s2g.graph import load_graph
+    from s2g.reads import ReadBatch
+    from s2g.simulate import sample_reads, snp_graph
+    sg, ref = snp_graph(bases, 50, 2, seed)
+    p = str(tmp_path / "g.gfa")
+    sg.write_gfa(p, ref)
+    seqs = [s for n, length, err, sd in groups
+            for _, s, _ in sample_reads(sg, n, length, err, 0.5, sd)]
+    return load_graph(p), ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("mode", list(Mode))
 def test_gpu_random_graphs(mode):
@@ -223,28 +237,19 @@ def test_gpu_snp_graph_and_long_reads(tmp_path):
     semiglobal); then 500 reads in 1 MB chunks (many chunks)."""
     _gpu()
     from s2g import gpu_traceback
-    from s2g.graph import load_graph
-    from s2g.reads import ReadBatch
-    from s2g.simulate import sample_reads, snp_graph
-    sg, ref = snp_graph(20000, 50, 2, 5)
-    p = str(tmp_path / "g.gfa")
-    sg.write_gfa(p, ref)
-    g = load_graph(p)
-    seqs = [s for _, s, _ in sample_reads(sg, 1000, 150, 0.02, 0.5, 6)]
-    # long reads: windows over MAX_CELLS go to the CPU, in the same batch
-    seqs += [s for _, s, _ in sample_reads(sg, 4, 3000, 0.02, 0.5, 7)]
-    reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
+    # 4 long reads: windows over MAX_CELLS (the long kernel's, or the CPU's), same batch
+    g, reads = _snp_reads(tmp_path, 20000, 5, [(1000, 150, 0.02, 6), (4, 3000, 0.02, 7)])
     # Semiglobal with scores 1/1/1/1: the 3 kbp reads' score bound then fits the CPU
     # reference's int16 lanes too (with 2/4/4/2 it takes int32 lanes, a minute more of
     # compiling for CPU-against-CPU tracebacks). The 3 kbp reads' windows (over
     # MAX_CELLS) run on the long-window kernel (s2g/gpu_long.py), or without it on the CPU
     for mode, sc in ((Mode.LOCAL, Scoring()), (Mode.SEMIGLOBAL, Scoring(1, 1, 1, 1))):
-        assert _same(g, reads, sc, mode) == len(seqs)
+        assert _same(g, reads, sc, mode) == reads.n_reads
     old = gpu_traceback.CHUNK_BYTES, gpu_traceback.LONG
     try:
         gpu_traceback.LONG = False
         n_gpu = _same(g, reads, Scoring(), Mode.LOCAL)
-        assert 1000 <= n_gpu < len(seqs), n_gpu
+        assert 1000 <= n_gpu < reads.n_reads, n_gpu
         gpu_traceback.LONG = True
         gpu_traceback.CHUNK_BYTES = 1 << 20          # many chunks
         _same(g, reads.subset(range(500)), Scoring(), Mode.LOCAL)
@@ -283,22 +288,13 @@ def test_gpu_long_kernel_wide_blocks(tmp_path):
     the CPU's, local and semiglobal."""
     _gpu()
     from s2g import gpu_long, gpu_traceback
-    from s2g.graph import load_graph
-    from s2g.reads import ReadBatch
-    from s2g.simulate import sample_reads, snp_graph
-    sg, ref = snp_graph(12000, 50, 2, 9)
-    p = str(tmp_path / "g.gfa")
-    sg.write_gfa(p, ref)
-    g = load_graph(p)
-    seqs = [s for _, s, _ in sample_reads(sg, 3, 6000, 0.03, 0.5, 10)]
-    seqs += [s for _, s, _ in sample_reads(sg, 2, 7000, 0.03, 0.5, 11)]
-    reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
+    g, reads = _snp_reads(tmp_path, 12000, 9, [(3, 6000, 0.03, 10), (2, 7000, 0.03, 11)])
     assert gpu_long.launch_threads(int(gpu_long.n_strips(np.array([6000])).max()), 5) > 160
     old = gpu_traceback.MAX_CELLS
     try:
         gpu_traceback.MAX_CELLS = 0
         for mode, sc in ((Mode.LOCAL, Scoring()), (Mode.SEMIGLOBAL, Scoring(1, 1, 1, 1))):
-            assert _same(g, reads, sc, mode) == len(seqs)
+            assert _same(g, reads, sc, mode) == reads.n_reads
     finally:
         gpu_traceback.MAX_CELLS = old
 
