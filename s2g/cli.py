@@ -320,9 +320,10 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
         fk = sys.modules.get("s2g.variants.fast")
         if fk is not None and fk.PROFILE["launches"]:
             p = fk.PROFILE
+            rate = (f"{p['cells'] / p['kernel'] / 1e9:.1f} GCUPS" if p["kernel"] > 0
+                    else "no GPU timing (CUDA simulator)")
             print(f"s2g: fast kernel: {p['launches']:,} launch{'es' if p['launches'] > 1 else ''}, "
-                  f"{p['cells']:,} cells, {p['kernel']:.2f} s, "
-                  f"{p['cells'] / max(p['kernel'], 1e-9) / 1e9:.1f} GCUPS (launch calls "
+                  f"{p['cells']:,} cells, {p['kernel']:.2f} s, {rate} (launch calls "
                   f"{p['wall']:.2f} s, setup {p['setup']:.2f} s)", file=sys.stderr)
         gt = sys.modules.get("s2g.gpu_traceback")
         if gt is not None and seeded is None and any(

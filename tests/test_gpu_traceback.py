@@ -175,6 +175,27 @@ def test_cli_traceback_on_gpu_without_gpu(tmp_path):
     assert "--traceback-on gpu" in p.stderr and "Traceback" not in p.stderr
 
 
+def test_cli_timings_lines_under_the_simulator(tmp_path):
+    """`--timings` with the fast variant: the full-graph kernel's line (launches, cells =
+    read bases x columns of both strands; the simulator has no GPU timing, and says so)
+    and the GPU traceback's parts; the GAF as on a GPU."""
+    g = tmp_path / "g.gfa"
+    g.write_text("H\tVN:Z:1.0\nS\t1\tACGTACGTAC\nS\t2\tGGTTA\nL\t1\t+\t2\t+\t0M\n")
+    r = tmp_path / "r.fa"
+    r.write_text(">r\nACGTACGG\n")
+    out = tmp_path / "o.gaf"
+    p = subprocess.run([sys.executable, "-m", "s2g", "align", str(g), str(r), "-o", str(out),
+                        "--variant", "fast", "--timings", "--no-progress"], capture_output=True,
+                       text=True, env=dict(os.environ, PYTHONPATH=str(REPO),
+                                           NUMBA_ENABLE_CUDASIM="1", S2G_PREWARM="0"))
+    assert p.returncode == 0, p.stderr
+    assert ("s2g: fast kernel: 1 launch, 240 cells, 0.00 s, no GPU timing (CUDA simulator)"
+            in p.stderr), p.stderr
+    tb = [ln for ln in p.stderr.splitlines() if ln.startswith("s2g: GPU traceback, seconds: ")]
+    assert len(tb) == 1 and "kernel 0.00" in tb[0] and "-0.00" not in tb[0], p.stderr
+    assert out.read_text().split("\t")[5] == ">1>2" and "cg:Z:8=" in out.read_text()
+
+
 # ------------------------------------------------------------------ (3) real GPU
 
 def _gpu():
