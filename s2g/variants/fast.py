@@ -880,13 +880,14 @@ def load_source(text: str, prefix: str, name: str, label: str, cache: bool = Tru
     import hashlib
     import importlib.util
     d = _cache_dir() if cache else None
-    memo = (hashlib.sha256(text.encode()).hexdigest(), name, d)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    memo = (digest, name, d)
     hit = _LOADED.get(memo)
     if hit is not None:           # once a process: warmup's cache probe, then get_kernel
         return hit
     fn = None
     if d is not None:
-        mname = prefix + hashlib.sha256(text.encode()).hexdigest()[:20]
+        mname = prefix + digest[:20]
         path = os.path.join(d, mname + ".py")
         try:
             if not os.path.exists(path):
