@@ -37,19 +37,21 @@ def case(seed, tmp):
     return g, reads, sc
 
 
-def check(g, reads, sc, mode, G, K, pair=None, pipe=None):
+def check(g, reads, sc, mode, G, K, pair=None, pipe=None, ranges=None):
     ref = v0_cpu.align_batch(g, reads, sc, mode)
     lens = reads.lengths()
     idx = np.nonzero(lens > 0)[0]
     offs = np.zeros(len(idx) + 1, np.int64)
     np.cumsum(lens[idx], out=offs[1:])
     codes = np.concatenate([reads.codes(int(r)) for r in idx])
-    s, i, j = fast.run_kernel(g, codes, offs, lens[idx], sc, mode, G=G, K=K, pair=pair, pipe=pipe)
+    s, i, j = fast.run_kernel(g, codes, offs, lens[idx], sc, mode, G=G, K=K, pair=pair, pipe=pipe,
+                              ranges=ranges)
     for n, r in enumerate(idx):
         want = (int(ref.score[r]), int(ref.end_i[r]), int(ref.end_j[r]))
         got = (int(s[n]), int(i[n]), int(j[n])) if j[n] >= 0 else (int(ref.score[r]) if ref.end_j[r] < 0 else None, -1, -1)
         if want != got:
-            raise AssertionError(f"mode={mode.name} G={G} K={K} pair={pair} pipe={pipe} read {r} "
+            raise AssertionError(f"mode={mode.name} G={G} K={K} pair={pair} pipe={pipe} "
+                                 f"ranges={ranges} read {r} "
                                  f"len {lens[r]}: "
                                  f"fast {got} != v0 {want}")
 
@@ -61,20 +63,23 @@ PIPE_CONFIGS = [(4, 2, 2), (2, 3, 1), (8, 1, 2), (2, 4, 4)]
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 4
     configs = [(8, 4), (4, 2), (16, 1), (8, 2)]   # small strips force several passes
-    keep = 0
+    keep = split = 0
     with tempfile.TemporaryDirectory() as tmp:
         for c in range(n):
             g, reads, sc = case(c, tmp)
             keep += int((fast._graph_tables(g, Mode.LOCAL, sc).n_keep_cols))
+            # both strands: two column ranges (one a strand), each read's halves as units
+            assert len(fast.column_ranges(g, 2)) == (3 if g.strands == "both" else 2)
+            split += g.strands == "both"
             for mode in Mode:
                 G, K = configs[(c + int(mode)) % len(configs)]
-                check(g, reads, sc, mode, G, K, pipe=False)
+                check(g, reads, sc, mode, G, K, pipe=False, ranges=2)
                 # the pipelined kernel: 2-3 stages of a block on the same reads' strips
                 G2, K2, SG = PIPE_CONFIGS[(c + int(mode)) % len(PIPE_CONFIGS)]
-                check(g, reads, sc, mode, G2, K2, pipe=SG)
+                check(g, reads, sc, mode, G2, K2, pipe=SG, ranges=2)
                 if mode == Mode.LOCAL:        # default: the 16-bit pair kernel; also 32-bit
                     assert fast.pair_fits(sc, mode, int(reads.lengths().max()))
-                    check(g, reads, sc, mode, G, K, pair=False)
+                    check(g, reads, sc, mode, G, K, pair=False, ranges=1)
             # the variant's batch entry point: empty reads in the middle and at the ends
             # (their codes are skipped by slicing codes_flat)
             order = [len(reads.names) - 1] + list(range(len(reads.names))) + [len(reads.names) - 1]
@@ -93,6 +98,7 @@ def main():
             assert _devpool.pool().allocations == before, "fast: device buffers reallocated"
             assert np.array_equal(again.score, ref.score) and np.array_equal(again.end_j, ref.end_j)
     assert keep > 0, "no keep merge column (previous column + slots) in the cases"
+    assert split > 0 or n < 2, "no case split into column ranges"
     print("OK", n)
 
 

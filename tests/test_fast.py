@@ -356,6 +356,9 @@ def test_gpu_random_graphs(mode):
         _cmp(g, reads, sc, mode, ref, G=fast.BIG_G, K=fast.BIG_K)   # big batches' groups
         if mode == Mode.LOCAL:
             _cmp(g, reads, sc, mode, ref, G=fast.WARP, K=2, pipe=True, pair=False)
+        # column ranges (a batch this small splits at every cut by itself): none, and all
+        _cmp(g, reads, sc, mode, ref, G=fast.WARP, K=2, ranges=1)
+        _cmp(g, reads, sc, mode, ref, G=fast.SHORT_G, K=4, ranges=fast.MAX_RANGES)
 
 
 @pytest.mark.gpu
@@ -440,3 +443,45 @@ def test_gpu_real_graphs_and_long_reads(name, fa, brk, real_data, real_graph):
         assert not fast.pair_fits(Scoring(), Mode.LOCAL, 20_000)
         _cmp(g, lr.subset([0, 1]), Scoring(), Mode.LOCAL, _sub(ref, [0, 1]))
         _cmp(g, lr.subset([2]), Scoring(), Mode.LOCAL, _sub(ref, [2]))
+
+
+def test_column_ranges_split_where_no_edge_crosses(tmp_path):
+    """The DP's independent column ranges: the strands of a graph without inversions (two
+    halves), none where an edge joins them, and the end cells combined in V0's order."""
+    import numpy as np
+    from s2g.graph import load_graph
+    from s2g.variants import fast
+    p = tmp_path / "g.gfa"
+    # two chains and a bubble: every strand a component (4 pieces with both strands)
+    p.write_text("H\tVN:Z:1.0\nS\ta\tACGT\nS\tb\tGG\nS\tc\tT\nS\td\tCCA\nS\te\tTTT\n"
+                 "L\ta\t+\tb\t+\t0M\nL\ta\t+\tc\t+\t0M\nL\tb\t+\td\t+\t0M\nL\tc\t+\td\t+\t0M\n")
+    g = load_graph(str(p))
+    cuts = fast.column_cuts(g)
+    assert len(cuts) == 3 and np.all(np.diff(cuts) > 0)
+    # every cut: no predecessor edge from before it to at or after it
+    col_node = np.repeat(np.arange(g.n_nodes), np.diff(g.node_start))
+    for c in cuts:
+        k = col_node[c]
+        assert g.node_start[k] == c
+        for v in range(k, g.n_nodes):
+            assert all(u >= k for u in g.pred_idx[g.pred_ptr[v]:g.pred_ptr[v + 1]])
+    r2 = fast.column_ranges(g, 2)
+    assert r2[0] == 0 and r2[-1] == g.n_bases and len(r2) == 3 and r2[1] in cuts
+    assert len(fast.column_ranges(g, 16)) == 5          # at most the pieces
+    assert fast.choose_ranges(g, 32, 10, ranges=16) == 4
+    assert fast.choose_ranges(g, 32, 10, ranges=1) == 1
+    # an inversion joins the strands (a+ -> b+ -> a-, a+ -> b- -> a-): one piece
+    p.write_text("H\tVN:Z:1.0\nS\ta\tACGT\nS\tb\tGG\nL\ta\t+\tb\t+\t0M\n"
+                 "L\ta\t+\tb\t-\t0M\n")
+    assert len(fast.column_cuts(load_graph(str(p)))) == 0
+    # the combine: score desc, then column asc, then row asc; j = -1 is no end cell
+    s = np.array([5, 7, 7, 7, 3, -9], np.int32)
+    i = np.array([1, 4, 2, 9, 1, -1], np.int32)
+    j = np.array([3, 8, 8, 2, 4, -1], np.int32)
+    bs, bi, bj = fast.combine_ranges(s, i, j, 2)
+    assert bs.tolist() == [7, 7, 3] and bj.tolist() == [8, 2, 4] and bi.tolist() == [4, 9, 1]
+    bs, bi, bj = fast.combine_ranges(np.array([-9, -9], np.int32), np.array([-1, -1], np.int32),
+                                     np.array([-1, -1], np.int32), 2)
+    assert bj.tolist() == [-1]
+    bs, bi, bj = fast.combine_ranges(s, i, np.array([3, 3, 8, 8, 2, 2], np.int32), 2)
+    assert bi.tolist() == [4, 2, 1] and bs.tolist() == [7, 7, 3]

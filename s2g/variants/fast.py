@@ -125,6 +125,16 @@ Long reads
     run 8). Any read length works; the buffers in flight are capped to a quarter of
     free device memory.
 
+    *Column ranges* (:func:`column_cuts`, :func:`choose_ranges`): where no edge crosses
+    a column ``c`` (the two strands of a graph without inversions: Kahn's LIFO order
+    finishes one strand's component before the other's), the columns before and after
+    ``c`` are two independent DPs. A batch that gives the GPU fewer than
+    ``FILL_WARPS_PER_SM`` warps an SM splits every read (pair) into such ranges, each a
+    unit of its own (a warp's groups share one range: the same columns), and the host
+    combines the ranges' end cells in V0's order. Unlike pipelined stages, the units
+    never wait for each other: 1,000 reads of 10 kbp run as 1,000 warps of half the
+    columns (one strand each) instead of 500 of all of them.
+
 Ends and ties
     Local: each lane keeps its first strictly better column maximum (columns arrive in
     ascending order) and, on improvement, the smallest row holding it; lanes and strips
@@ -422,12 +432,12 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
             for h, get in (("A", "int32({} << 16) >> 16"), ("B", "{} >> 16")):
                 best_col += (f"    c{h} = {get.format('cm')}\n"
                              f"    if c{h} > {get.format('pb_')}:\n"
-                             f"        pj{h} = j\n"
+                             f"        pj{h} = int32(j + cb)\n"
                              + R(f"if {get.format('H{r}')} == c{h}:\n"
                                  f"    pi{h} = int32(row_base + {{r1}})", 8, reverse=True) + "\n")
             best_col += "    pb_ = nb"
         else:
-            best_col = ("if cm > pb_:\n    pb_ = cm\n    pj_ = j\n"
+            best_col = ("if cm > pb_:\n    pb_ = cm\n    pj_ = int32(j + cb)\n"
                         + R("if H{r} == cm:\n    pi_ = int32(row_base + {r1})", 4, reverse=True))
         best_col = "\n".join(" " * 20 + ln for ln in best_col.splitlines())
     else:
@@ -438,7 +448,7 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
         track = "vm = H{r} if rm == {r} else vm"
         cond = "own_m" if IS_SEMI else "own_m and (info & CI_SINK) != 0"
         best_col = (" " * 20 + f"if {cond} and vm > pb_:\n" + " " * 24 + "pb_ = vm\n"
-                    + " " * 24 + "pj_ = j\n" + " " * 24 + "pi_ = int32(m)")
+                    + " " * 24 + "pj_ = int32(j + cb)\n" + " " * 24 + "pi_ = int32(m)")
         track_init = "vm = NI"
     # F is carried one row ahead: with dg = max(diagonal + s, E), u = max(dg - o - e
     # [, -o-e local]) and o >= 0,
@@ -469,7 +479,14 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
     col_sub = "gt = sub" if pair else "gsel = sub" if prmt_sub else "gb = sub"
     if pair:
         consts = "NIV = NI2"
-        fetch = ("rdA = 0\n        rdB = 0\n        mA = 0\n        mB = 0\n        offA = 0\n"
+        fetch = ("ck = ridx // GPW                 # a warp's groups: one column range\n"
+                 "        rr = ck % n_rng\n"
+                 "        ridx = (ck // n_rng) * GPW + ridx % GPW\n"
+                 "        cb = int32(rlo[rr])              # the range's first column\n"
+                 "        NC = int32(rlo[rr + 1] - cb)\n"
+                 "        NC32 = uint32(NC)\n"
+                 "        cb64 = uint64(cb)\n"
+                 "        rdA = 0\n        rdB = 0\n        mA = 0\n        mB = 0\n        offA = 0\n"
                  "        offB = 0\n        if ridx < n_units:\n"
                  "            rdA = order[2 * ridx]\n            mA = rlen[rdA]\n"
                  "            offA = roff[rdA]\n            if 2 * ridx + 1 < n_reads:\n"
@@ -492,7 +509,14 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
         row0_load = "NOE"              # local row 0: H - o - e = -o-e everywhere
     else:
         consts = "NIV = NI"
-        fetch = ("m = 0\n        off = 0\n        rd = 0\n        if ridx < n_units:\n"
+        fetch = ("ck = ridx // GPW                 # a warp's groups: one column range\n"
+                 "        rr = ck % n_rng\n"
+                 "        ridx = (ck // n_rng) * GPW + ridx % GPW\n"
+                 "        cb = int32(rlo[rr])              # the range's first column\n"
+                 "        NC = int32(rlo[rr + 1] - cb)\n"
+                 "        NC32 = uint32(NC)\n"
+                 "        cb64 = uint64(cb)\n"
+                 "        m = 0\n        off = 0\n        rd = 0\n        if ridx < n_units:\n"
                  "            rd = order[ridx]\n            m = rlen[rd]\n            off = roff[rd]\n"
                  "        npass = int32((m + GK - 1) // GK)")
         best_init = "best = floor\n        bi = M1\n        bj = M1"
@@ -511,16 +535,17 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
             "bi", f"bi{h}")
         rd = f"rd{h}" if pair else "rd"
         guard = "ridx < n_units" + (" and 2 * ridx + 1 < n_reads" if h == "B" else "")
+        ox = f"{rd} * n_rng + rr"                   # (read, column range)
         write = f'''if {guard}:
     if bj{h} >= 0:
-        out_s[{rd}] = int32(best{h} + oe)
-        out_i[{rd}] = bi{h}
-        out_j[{rd}] = bj{h}
+        out_s[{ox}] = int32(best{h} + oe)
+        out_i[{ox}] = bi{h}
+        out_j[{ox}] = bj{h}
     else:
-        out_s[{rd}] = NI
-        out_i[{rd}] = -1
-        out_j[{rd}] = -1
-    status[{rd}] = ST_OK'''
+        out_s[{ox}] = NI
+        out_i[{ox}] = -1
+        out_j[{ox}] = -1
+    status[{ox}] = ST_OK'''
         reduce_out += f'''
         msk = 1
         while msk < G:
@@ -561,7 +586,7 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
                      "pcol = cuda.shared.array(PMAX, int32)         # its columns published\n"
                      + "".join(f"x{w}{h} = cuda.shared.array(PMAX, int32)\n"
                                for h in halves for w in "sji"))
-        unit_loop = ("n_iter = (n_units + cuda.gridDim.x * SG - 1) // (cuda.gridDim.x * SG)\n"
+        unit_loop = ("n_iter = (NU + cuda.gridDim.x * SG - 1) // (cuda.gridDim.x * SG)\n"
                      "    for it in range(n_iter):\n"
                      "        ridx = (it * cuda.gridDim.x + cuda.blockIdx.x) * SG + g")
         unit_start = ("if tid % ST == Z:\n            pst[q] = M1\n            pcol[q] = Z\n"
@@ -599,7 +624,7 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
         publish = ("if (j & PUB_MASK) == PUB_MASK:\n"
                    "    cuda.threadfence_block()")
         publish_step = ("jw = int32(s - (G - 1))          # the writers' column this step\n"
-                        "if pub and (jw & PUB_MASK) == PUB_MASK and uint32(jw) < N32:\n"
+                        "if pub and (jw & PUB_MASK) == PUB_MASK and uint32(jw) < NC32:\n"
                         + (f"    gsync({ST})\n" if sim else "")
                         + "    if pubr:\n        cuda.threadfence_block()\n"
                         "        cuda.atomic.exch(pcol, q, int32(jw + 1))")
@@ -609,18 +634,18 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
     else:
         nbuf = "WARP"
         pipe_decl = ""
-        unit_loop = ("n_iter = (n_units + ngroups - 1) // ngroups\n"
+        unit_loop = ("n_iter = (NU + ngroups - 1) // ngroups\n"
                      "    for it in range(n_iter):\n        ridx = it * ngroups + gid")
         unit_start = ("wp = npass\n        for sh in (16, 8, 4, 2, 1):\n"
                       f"            {X(xchg_wp, 12)}\n            wp = max(wp, int32(ow))")
         strips = "range(wp)"
         bases = "rbase = bbase\n            wbase = bbase"
         wait = publish = publish_end = publish_step = publish_after = ""
-    lane0_row0 = (f"nhu = {row0_load}" if row0_load else "nhu = row0[0]")
-    lane0_row0_n = (f"nhu = {row0_load}" if row0_load else "nhu = row0[uint64(jn)]")
+    lane0_row0 = (f"nhu = {row0_load}" if row0_load else "nhu = row0[cb64]")
+    lane0_row0_n = (f"nhu = {row0_load}" if row0_load else "nhu = row0[cb64 + uint64(jn)]")
     src = f'''
-def fast_kernel(colinfo, colsub, mword, mptr, mslot, row0, codes, roff, rlen, order, n_reads,
-                n_slots, n_sh, a, b, o, e, kNEGE, kNOE, kMISW, store, bndH, bndF, out_s, out_i,
+def fast_kernel(colinfo, colsub, mword, mptr, mslot, row0, codes, roff, rlen, order, rlo,
+                n_reads, n_rng, n_slots, n_sh, a, b, o, e, kNEGE, kNOE, kMISW, store, bndH, bndF, out_s, out_i,
                 out_j, status):
     N = colinfo.shape[0]
     N32 = uint32(N)
@@ -652,6 +677,8 @@ def fast_kernel(colinfo, colsub, mword, mptr, mslot, row0, codes, roff, rlen, or
     sbase = (gid * G + t) * n_slots * SW          # global slots n_sh .. n_sh+n_slots-1
     bbase = uint64(gid * N)
     n_units = {"(n_reads + 1) // 2" if pair else "n_reads"}     # reads or read pairs
+    # units: (read or pair, column range) in whole warps of one range (run_kernel)
+    NU = (n_units + GPW - 1) // GPW * GPW * n_rng
     {unit_loop}
         {fetch}
         {unit_start}
@@ -683,10 +710,10 @@ def fast_kernel(colinfo, colsub, mword, mptr, mslot, row0, codes, roff, rlen, or
             nmw = Z
             nhu = NIV
             nfu = NIV
-            if lead and N > 0:                # lane 0 starts on column 0 at step 0
-                ninfo = colinfo[0]
-                nsub = colsub[0]
-                nmw = mword[0]
+            if lead and NC > 0:               # lane 0 starts on the range's column 0 at step 0
+                ninfo = colinfo[cb64]
+                nsub = colsub[cb64]
+                nmw = mword[cb64]
 {ind(wait.format(need="1"), 16)}
                 if from_bnd:
                     nhu = bndH[rbase]
@@ -696,7 +723,7 @@ def fast_kernel(colinfo, colsub, mword, mptr, mslot, row0, codes, roff, rlen, or
                     nfu = nhu
             # int32 column counters and unsigned indices: numba's int64 loop index and
             # its negative-index wraparound cost ~20 instructions per column otherwise
-            for s in range(int32(N32 + G - 1)):
+            for s in range(int32(NC32 + G - 1)):
                 j = int32(s - t)
                 info = ninfo
                 sub = nsub
@@ -705,10 +732,10 @@ def fast_kernel(colinfo, colsub, mword, mptr, mslot, row0, codes, roff, rlen, or
                     hu = nhu
                     fu = nfu
                 jn = int32(j + 1)
-                if uint32(jn) < N32:                  # prefetch the next column's words
-                    ninfo = colinfo[uint64(jn)]
-                    nsub = colsub[uint64(jn)]
-                    nmw = mword[uint64(jn)]
+                if uint32(jn) < NC32:                 # prefetch the next column's words
+                    ninfo = colinfo[cb64 + uint64(jn)]
+                    nsub = colsub[cb64 + uint64(jn)]
+                    nmw = mword[cb64 + uint64(jn)]
                     if lead:
 {ind(wait.format(need="int32(jn + 1)"), 24)}
                         if from_bnd:
@@ -719,7 +746,7 @@ def fast_kernel(colinfo, colsub, mword, mptr, mslot, row0, codes, roff, rlen, or
                             nfu = nhu
                 bh = NIV
                 bf = NIV
-                if uint32(j) < N32:
+                if uint32(j) < NC32:
                     {col_sub}
                     if info & CI_MERGE:
                         # keep: the previous column stays (x 1 + 0); else reset (x 0 + NIV).
@@ -734,8 +761,8 @@ def fast_kernel(colinfo, colsub, mword, mptr, mslot, row0, codes, roff, rlen, or
                         kend = Z
                         if mw < 0:                    # ... or the CSR
                             pw = Z
-                            k = mptr[uint64(j)]
-                            kend = mptr[uint64(j) + U1]
+                            k = mptr[cb64 + uint64(j)]
+                            kend = mptr[cb64 + uint64(j) + U1]
                         while pw != 0 or k < kend:
                             if pw != 0:
                                 sl = int32((pw & SLOT_MASK) - 1)
@@ -838,7 +865,8 @@ def _module_text(G: int, K: int, mode: int, sim: bool, prmt_sub: bool = True,
             "CI_SLOT_SHIFT": CI_SLOT_SHIFT, "READ_PAD": READ_PAD,
             "SLOT_BITS": SLOT_BITS, "SLOT_MASK": SLOT_MASK, "ST_OK": ST_OK,
             "PMAX": PIPE_MAX_GROUPS, "PUB_MASK": PUBLISH_EVERY - 1,
-            "SG": max(int(pipe), 1), "ST": G * max(int(pipe), 1)}
+            "SG": max(int(pipe), 1), "ST": G * max(int(pipe), 1),
+            "GPW": int(pipe) if pipe else WARP // G}   # groups a warp (a stage: a warp)
     from . import _ptx
     head = [f"# generated by s2g.variants.fast (G={G}, K={K}, mode={mode}, sim={sim}, "
             f"prmt={prmt_sub}, pair={pair}, pipe={pipe}, _ptx v{_ptx.VERSION}); do not edit",
@@ -945,7 +973,7 @@ def kernel_signature():
     from numba import types as T
     i32a = T.int32[::1]
     return (i32a, i32a, i32a, i32a, i32a, i32a, T.uint8[::1], T.int64[::1], T.int32[::1], i32a,
-            T.int64, T.int64, T.int64, T.int32, T.int32, T.int32, T.int32, T.int32, T.int32,
+            i32a, T.int64, T.int64, T.int64, T.int64, T.int32, T.int32, T.int32, T.int32, T.int32, T.int32,
             T.int32, i32a, i32a, i32a, i32a, i32a, i32a, i32a)
 
 
@@ -1230,13 +1258,83 @@ def plan(graph, reads_max_len, n_reads, G=None, K=None, pair=False, pipe=None):
     return G, K, groups * G // block, block, groups, 0, 0
 
 
+#: warps a batch should give the GPU an SM: batches of fewer (few long reads) split the DP's
+#: columns into independent ranges (:func:`choose_ranges`)
+FILL_WARPS_PER_SM = 8
+#: column ranges a unit: "auto" (:func:`choose_ranges`) or a number (1: no split)
+RANGES = os.environ.get("S2G_FAST_RANGES", "auto")
+MAX_RANGES = 16
+
+_CUTS: dict = {}
+
+
+def column_cuts(graph) -> np.ndarray:
+    """Columns ``c`` (node starts, ascending) where the DP falls apart: no edge goes from a
+    node before ``c`` to one at or after it, so columns ``[.., c)`` and ``[c, ..)`` never meet
+    (a read's H, E and F on one side do not depend on the other). The two strands of a
+    graph without inversions are such halves: the topological order (Kahn, LIFO) finishes
+    one strand's component before it starts the other."""
+    hit = _CUTS.get(id(graph))
+    if hit is not None and hit[0] is graph:
+        return hit[1]
+    n = int(graph.n_nodes)
+    ptr = np.asarray(graph.pred_ptr, np.int64)
+    minpred = np.arange(n, dtype=np.int64)
+    has = ptr[1:] > ptr[:-1]
+    if n and has.any():
+        # consecutive non-empty predecessor lists tile pred_idx: one reduceat
+        minpred[has] = np.minimum.reduceat(np.asarray(graph.pred_idx, np.int64), ptr[:-1][has])
+    suf = np.minimum.accumulate(minpred[::-1])[::-1] if n else minpred
+    k = np.arange(1, n)
+    cuts = np.asarray(graph.node_start, np.int64)[k[suf[1:] >= k]]
+    cuts = cuts[(cuts > 0) & (cuts < int(graph.n_bases))]
+    _CUTS.clear()
+    _CUTS[id(graph)] = (graph, cuts)
+    return cuts
+
+
+def column_ranges(graph, n_rng: int) -> np.ndarray:
+    """Starts of ``n_rng`` column ranges (at :func:`column_cuts`, as even as they allow) and
+    the column count: int32 ``[0, c1, .., N]``; fewer where the graph has fewer cuts."""
+    N = int(graph.n_bases)
+    cuts = column_cuts(graph)
+    n_rng = max(1, min(int(n_rng), len(cuts) + 1))
+    lo, k = [0], 0                      # cuts[k:] are still free
+    for q in range(1, n_rng):
+        # the cut nearest q / n_rng of the columns, leaving one for each later range
+        cand = cuts[k:len(cuts) - (n_rng - 1 - q)]
+        x = int(np.argmin(np.abs(cand - q * N / n_rng)))
+        lo.append(int(cand[x]))
+        k += x + 1
+    return np.asarray(lo + [N], np.int32)
+
+
+def choose_ranges(graph, G, n_units, ranges=None) -> int:
+    """Column ranges a read (pair) is split into: enough for :data:`FILL_WARPS_PER_SM` warps
+    an SM where the batch gives fewer (``n_units`` reads or pairs, ``WARP // G`` a warp), at
+    most the graph's pieces (:func:`column_cuts`); ``ranges`` (or ``S2G_FAST_RANGES``) a
+    number forces it. 1 under the simulator unless forced."""
+    want = ranges if ranges is not None else (None if RANGES == "auto" else int(RANGES))
+    if want is None:
+        if _sim():
+            return 1
+        from numba import cuda
+        sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+        warps = max(1, -(-n_units // (WARP // G)))
+        want = FILL_WARPS_PER_SM * sms // warps
+    want = max(1, min(int(want), MAX_RANGES, len(column_cuts(graph)) + 1))
+    return len(column_ranges(graph, want)) - 1
+
+
 def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
-               events=None, pair=None, pipe=None, on_launch=None):
+               events=None, pair=None, pipe=None, on_launch=None, ranges=None):
     """Launch the kernel on arrays (host numpy); returns (score, end_i, end_j) int32 arrays.
 
     ``pair``: the 16-bit two-reads-per-group kernel (default: where :func:`pair_fits`
     and ``S2G_FAST_PAIR`` allow it); ``False`` forces 32 bits; ``True`` where it fits.
     ``pipe``: the pipelined kernel for reads of several strips (:func:`pipe_groups`).
+    ``ranges``: column ranges a read (:func:`choose_ranges`; each a unit of the kernel,
+    their end cells combined here in V0's order).
 
     ``events``: optional (start, stop) CUDA events recorded around the launch only.
     ``on_launch``: called once the kernel is queued, before this thread waits for it (the
@@ -1249,8 +1347,13 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     max_len = int(lengths.max(initial=0))
     fits = pair_fits(scoring, mode, max_len)
     pair = fits and (PAIR if pair is None else bool(pair))
-    G, K, blocks, block, groups, P, SG = plan(graph, max_len, -(-n // 2) if pair else n,
-                                              G, K, pair, pipe)
+    n_units = -(-n // 2) if pair else n
+    if G is None:
+        sms = None if _sim() else cuda.get_current_device().MULTIPROCESSOR_COUNT
+        G, K = choose_config(max_len, pair, n_units, sms)
+    rlo = column_ranges(graph, choose_ranges(graph, G, n_units, ranges))
+    NR = len(rlo) - 1
+    G, K, blocks, block, groups, P, SG = plan(graph, max_len, n_units * NR, G, K, pair, pipe)
     a, b, o, e = scoring.as_tuple()
     order = np.argsort(-lengths, kind="stable").astype(np.int32)
     dp = _devpool.pool()                                # buffers allocated once, reused
@@ -1258,6 +1361,7 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     d_off = dp.put("fast.off", offsets[:-1].astype(np.int64))
     d_len = dp.put("fast.len", lengths.astype(np.int32))
     d_ord = dp.put("fast.order", order)
+    d_rlo = dp.put("fast.rlo", rlo)
     prmt_sub = prmt_scores(a, b, o, e)
     kern = get_kernel(G, K, mode, prmt_sub, pair, SG)
     n_sh, sh_bytes = shared_slots(kern, G, K, kernel_slots(graph), block)
@@ -1267,10 +1371,10 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     bn = (blocks * SG * (P + 1) if P else groups) * graph.n_bases if npass > 1 else 1
     bndH = dp.empty("fast.bndH", bn, np.int32)
     bndF = dp.empty("fast.bndF", bn, np.int32)
-    out_s = dp.empty("fast.out_s", n, np.int32)
-    out_i = dp.empty("fast.out_i", n, np.int32)
-    out_j = dp.empty("fast.out_j", n, np.int32)
-    status = dp.put("fast.status", np.full(n, ST_NOT_RUN, np.int32))
+    out_s = dp.empty("fast.out_s", n * NR, np.int32)      # [read][range]
+    out_i = dp.empty("fast.out_i", n * NR, np.int32)
+    out_j = dp.empty("fast.out_j", n * NR, np.int32)
+    status = dp.put("fast.status", np.full(n * NR, ST_NOT_RUN, np.int32))
     PROFILE["setup"] += time.perf_counter() - t_start
     mine = cuda.event(), cuda.event()
     mine[0].record()
@@ -1280,8 +1384,8 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     # a shared-memory size; its default_stream() object is the same stream).
     kern[blocks, block, cuda.default_stream(), sh_bytes](
         tab.colinfo, tab.colsub(pair, prmt_sub), tab.mword, tab.mptr, tab.mslot, tab.row0,
-        d_codes, d_off, d_len, d_ord,
-        n, n_gl, n_sh, np.int32(a), np.int32(b), np.int32(o), np.int32(e),
+        d_codes, d_off, d_len, d_ord, d_rlo,
+        n, NR, n_gl, n_sh, np.int32(a), np.int32(b), np.int32(o), np.int32(e),
         *kernel_constants(scoring, pair), store, bndH, bndF,
         out_s, out_i, out_j, status)
     if events:
@@ -1296,11 +1400,29 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     PROFILE["cells"] += int(lengths.sum(dtype=np.int64)) * int(graph.n_bases)
     PROFILE["kernel"] += max(0.0, mine[0].elapsed_time(mine[1]) / 1e3)   # simulator: -1
     PROFILE["wall"] += time.perf_counter() - t_start
-    bad = np.nonzero(st != ST_OK)[0]
+    bad = np.nonzero((st != ST_OK).reshape(n, NR).any(axis=1))[0]
     if len(bad):
         raise S2GError(f"fast: GPU kernel left {len(bad)} read(s) unprocessed (first: read index "
-                       f"{int(bad[0])}, status {int(st[bad[0]])}); please report this")
-    return res
+                       f"{int(bad[0])}, status {st.reshape(n, NR)[bad[0]].tolist()}); please "
+                       "report this")
+    return combine_ranges(*res, NR)
+
+
+def combine_ranges(s, i, j, NR):
+    """Each read's end cell over its ``NR`` ranges (arrays ``[read][range]``) in V0's order:
+    the highest score, then the smallest column, then the smallest row (j < 0: none)."""
+    if NR == 1:
+        return s, i, j
+    s, i, j = (x.reshape(-1, NR) for x in (s, i, j))
+    bs, bi, bj = s[:, 0].copy(), i[:, 0].copy(), j[:, 0].copy()
+    for r in range(1, NR):
+        x, xi, xj = s[:, r], i[:, r], j[:, r]
+        better = (xj >= 0) & ((bj < 0) | (x > bs) | ((x == bs) & (
+            (xj < bj) | ((xj == bj) & (xi < bi)))))
+        bs = np.where(better, x, bs)
+        bi = np.where(better, xi, bi)
+        bj = np.where(better, xj, bj)
+    return bs, bi, bj
 
 
 #: reads per kernel launch (bounds host and device buffers; stream over larger inputs)
