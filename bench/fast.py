@@ -200,12 +200,13 @@ def main():
             print(f"check 10 kbp: {nb} mismatches", flush=True)
         r, _ = time_kernel(gl, rl, sc, Mode.LOCAL, G, K, 3, pipe)
         pair = fast.PAIR and fast.pair_fits(sc, Mode.LOCAL, L)
-        G, K, blocks, block, _, P, SG = fast.plan(gl, L, -(-n // 2) if pair else n, G, K, pair,
-                                                  pipe)
-        r.update(G=G, K=K, blocks=blocks, block=block, P=P, SG=SG,
+        units = -(-n // 2) if pair else n
+        G, K, NR = fast.launch_shape(gl, L, pair, units, G, K)
+        G, K, blocks, block, _, P, SG = fast.plan(gl, L, units * NR, G, K, pair, pipe)
+        r.update(G=G, K=K, blocks=blocks, block=block, P=P, SG=SG, ranges=NR,
                  workload=f"snp{nb_ // 1000}k_n50_b2 both strands, {L} bp, local")
         out["runs"].append(r)
-        print(f"  {L}bp x {n} G={G} K={K} P={P} SG={SG} blocks={blocks} graph {nb_}: "
+        print(f"  {L}bp x {n} G={G} K={K} P={P} SG={SG} ranges={NR} blocks={blocks} graph {nb_}: "
               f"{r['median_ms']:.1f} ms {r['gcups']:.0f} GCUPS",
               flush=True)
     # ---- 4. real graphs

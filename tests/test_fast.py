@@ -485,3 +485,32 @@ def test_column_ranges_split_where_no_edge_crosses(tmp_path):
     assert bj.tolist() == [-1]
     bs, bi, bj = fast.combine_ranges(s, i, np.array([3, 3, 8, 8, 2, 2], np.int32), 2)
     assert bi.tolist() == [4, 2, 1] and bs.tolist() == [7, 7, 3]
+
+
+def test_launch_shape_splits_batches_that_leave_the_gpu_idle(tmp_path, monkeypatch):
+    """On a GPU of 132 SMs (monkeypatched), 10 kbp reads on a two-strand graph: 500 pairs
+    (1,000 reads) split into both strands (1,000 warps, FILL_WARPS_PER_SM a little under
+    8 an SM); 1,000 pairs already give 1,000 warps: whole; 2,000 pairs reach the 8-lane
+    groups' BIG_UNITS_PER_SM once split, and take every range; S2G_FAST_RANGES=1 never
+    splits; a forced configuration (G, K) splits by the fill rule alone."""
+    from s2g.graph import load_graph
+    from s2g.simulate import snp_graph
+    from s2g.variants import fast
+    sg, ref = snp_graph(2000, 50, 2, 1)
+    p = tmp_path / "g.gfa"
+    sg.write_gfa(str(p), ref)
+    g = load_graph(str(p))
+    assert len(fast.column_ranges(g, 16)) == 3               # the two strands
+    monkeypatch.setattr(fast, "_sm_count", lambda: 132)
+    monkeypatch.setattr(fast, "_sim", lambda: False)
+    assert fast.launch_shape(g, 10_000, True, 500) == (fast.LONG_G, fast.PAIR_LONG_K, 2)
+    assert fast.launch_shape(g, 10_000, True, 1000) == (fast.LONG_G, fast.PAIR_LONG_K, 1)
+    assert fast.launch_shape(g, 10_000, True, 2000) == (fast.BIG_G, fast.BIG_K, 2)
+    assert fast.launch_shape(g, 10_000, True, 4000) == (fast.BIG_G, fast.BIG_K, 2)
+    assert fast.launch_shape(g, 10_000, True, 2000, ranges=1) == (
+        fast.LONG_G, fast.PAIR_LONG_K, 1)
+    assert fast.launch_shape(g, 10_000, True, 2000, G=fast.BIG_G, K=fast.BIG_K) == (
+        fast.BIG_G, fast.BIG_K, 2)                            # 500 warps: under 8 an SM
+    assert fast.launch_shape(g, 150, True, 100_000) == (fast.PAIR_G, 38, 1)
+    monkeypatch.setattr(fast, "RANGES", "1")
+    assert fast.launch_shape(g, 10_000, True, 500) == (fast.LONG_G, fast.PAIR_LONG_K, 1)
