@@ -112,7 +112,7 @@ MAX_T = min(SHARED_T, int(os.environ.get("S2G_LONG_MAX_T", SHARED_T)))
 SHARED_BYTES = 48 * 1024
 #: static shared memory of the kernel: five words per thread (the warp's merge and slot
 #: lists, then the best-cell reduction) and a word per warp
-STATIC_SHARED = 20 * 256 + 8 * 8
+STATIC_SHARED = 20 * 256 + 8 * 8 + 8
 #: shared memory per block (the column, then window slots; above 48 KB an opt-in): 48 KB
 #: keeps the column alone there (slots in global memory, coalesced) and lets three blocks
 #: share an SM instead of two: with half of free memory a launch 1,000 x 10 kbp seeded
@@ -382,7 +382,7 @@ def _render(S: int, local: bool, prmt_sub: bool, sim: bool) -> str:
                                        "E{r} = col[uint64(myc + TSP + {r})]", 16)),
                      ("@DUMPREGS@", R_("col[uint64(myc + {r})] = H{r}\n"
                                        "col[uint64(myc + TSP + {r})] = E{r}", 16)),
-                     ("@REGINIT@", R_("H{r} = neg\nE{r} = neg", 4)),
+                     ("@REGINIT@", R_("H{r} = neg\nE{r} = neg", 8)),
                      ("@PREDLOAD@", _ind(_PRED_LOAD.format(s=""), 28)),
                      ("@PREDLOAD2@", _ind(_PRED_LOAD.format(s="2"), 28)),
                      ("@PREDFOLD@", _ind(_PRED_FOLD.format(s="", p=""), 28)),
@@ -412,7 +412,10 @@ def _render(S: int, local: bool, prmt_sub: bool, sim: bool) -> str:
 # or global memory, then the fold into the merged H and E with the tie rules (diagonal
 # first, then the first predecessor in list order)
 _PRED_LOAD = """\
-if sl{s} < n_sh:
+if sl{s} < 0:                   # a predecessor the round skipped (band)
+    hp{s} = neg
+    ep{s} = neg
+elif sl{s} < n_sh:
     sa = uint64((2 + 2 * sl{s}) * TSP + tl * SP + v)
     hp{s} = col[sa]
     ep{s} = col[sa + uint64(TSP)]
@@ -444,7 +447,7 @@ _KERNEL_TEXT = '''
 def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, coff, poff, soff,
                 doff, xoff, roff, oo, co, p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn,
                 mp_slot, mp_wcol, SH, SE, BH, BF, BD, dirs, dirs32, dpred, epred, out_ops,
-                out_cols, out_n, out_start, out_st, find, out_best):
+                out_cols, out_n, out_start, out_st, find, out_best, band, blo, bhi):
     r = cuda.blockIdx.x
     tid = cuda.threadIdx.x
     T = cuda.blockDim.x
@@ -457,6 +460,7 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
     i_s0 = cuda.shared.array(SHARED_T, int32)    # merge: first predecessor's slot
     i_s1 = cuda.shared.array(SHARED_T, int32)    # merge: second predecessor's slot
     wm = cuda.shared.array(SHARED_WARPS, int64)
+    bnd = cuda.shared.array(2, int32)            # the round's column range (band)
     col = cuda.shared.array(0, int32)
     neg = int32(NEG)
     zero = int32(0)
@@ -491,8 +495,37 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
     one = int64(1)
     zero64 = int64(0)
     nl = min(32, T)                             # lanes of a warp (fewer in the simulator)
-@REGINIT@
+    plo = int32(0)                              # the previous round's column range
+    phi = int32(W - 1)
     for g0 in range(0, NS, T):
+        # the round's columns: those whose band (rows a cell of an optimal path may take
+        # there, :func:`s2g.gpu_traceback._band_rows`) meets the round's rows; the rest of
+        # the window is skipped (its cells hold no optimal path)
+        clo = int32(0)
+        chi = int32(W - 1)
+        if band != 0:
+            if tid == 0:
+                bnd[0] = W
+                bnd[1] = -1
+            cuda.syncthreads()
+            ylo = int32(g0 * S)
+            yhi = int32(min(R, (g0 + T) * S - 1))
+            lo_ = W
+            hi_ = int32(-1)
+            x = int32(tid)
+            while x < W:
+                if blo[uint64(c0 + x)] <= yhi and bhi[uint64(c0 + x)] >= ylo:
+                    lo_ = min(lo_, x)
+                    hi_ = max(hi_, x)
+                x += T
+            if hi_ >= 0:
+                cuda.atomic.min(bnd, 0, lo_)
+                cuda.atomic.max(bnd, 1, hi_)
+            cuda.syncthreads()
+            clo = int32(bnd[0])
+            chi = int32(bnd[1])
+            cuda.syncthreads()
+@REGINIT@
         k = g0 + tid
         active = k < NS
         r0 = int32(k * S)
@@ -507,9 +540,9 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
         rbase = int64(b0 + (g0 - 1) * T1 + (k - 1 + T1) % T1)
         wbase = int64(b0 + g0 * T1 + k % T1)
 @QTAB@
-        for stp in range(W + min(T, NS - g0) - 1):
-            w = int32(stp - tid)
-            act = active and w >= 0 and w < W
+        for stp in range(chi - clo + min(T, NS - g0)):
+            w = int32(clo + stp - tid)
+            act = active and w >= clo and w <= chi
             kind = int32(K_CONT)
             st = int32(-1)
             gb = int32(0)
@@ -522,10 +555,14 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
                 gb = int32(p_base[gw])
                 st = int32(p_store[gw])
                 if r0 > 0:
-                    ra = uint64(rbase + stp * T1)
+                    ra = uint64(rbase + (stp + clo) * T1)
                     diag = BD[ra]
                     hup = BH[ra]
                     f = BF[ra]
+                    if tid == 0 and (w < plo or w > phi):   # not in the last round
+                        diag = neg
+                        hup = neg
+                        f = neg
             # merge columns, by the warp: lane v folds row v of each merging lane's strip
             # into that lane's shared column, which then loads it into its registers
             mc = act and kind != K_CONT
@@ -538,8 +575,13 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
                     i_n[tid] = mn | (kind << 24)
                     i_r[tid] = int32(p_mrank[gw])
                     s_0 = mp_slot[uint64(ma)] if mn > 0 else int32(0)
+                    if clo > 0 and mn > 0 and mp_wcol[uint64(ma)] < clo:
+                        s_0 = int32(-1)             # before the round's columns: none
                     i_s0[tid] = s_0
-                    i_s1[tid] = mp_slot[uint64(ma + 1)] if mn > 1 else s_0
+                    s_1 = mp_slot[uint64(ma + 1)] if mn > 1 else s_0
+                    if clo > 0 and mn > 1 and mp_wcol[uint64(ma + 1)] < clo:
+                        s_1 = int32(-1)
+                    i_s1[tid] = s_1
                 _wsync_dev()
                 while mm != 0:
                     L = int32(cuda.popc((mm & -mm) - 1))
@@ -575,7 +617,11 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
                                 sl2 = i_s1[tl]
                             else:
                                 sl = mp_slot[uint64(ma + x)]
+                                if clo > 0 and mp_wcol[uint64(ma + x)] < clo:
+                                    sl = int32(-1)
                                 sl2 = mp_slot[uint64(ma + x + 1)] if x + 1 < mn else sl
+                                if clo > 0 and x + 1 < mn and mp_wcol[uint64(ma + x + 1)] < clo:
+                                    sl2 = int32(-1)
 @PREDLOAD@
 @PREDLOAD2@
 @PREDFOLD@
@@ -612,7 +658,7 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
 @WORDS@
 @FIND@
 @HEND@
-                wa = uint64(wbase + stp * T1)
+                wa = uint64(wbase + (stp + clo) * T1)
                 BD[wa] = diag
                 BH[wa] = hv
                 BF[wa] = f
@@ -649,6 +695,8 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
                         v += nl
             if dbg & 4 == 0:
                 cuda.syncthreads()
+        plo = clo
+        phi = chi
     cuda.syncthreads()
     i_a[tid] = best
     i_n[tid] = bw
@@ -702,7 +750,8 @@ def kernel_signature():
             + (a(i32, 1, "C"),) * 5
             + (a(types.uint8, 1, "C"), a(types.uint32, 1, "C"), a(types.int16, 1, "C"),
                a(types.int16, 1, "C"), a(types.uint8, 1, "C"), a(i32, 1, "C"),
-               a(i32, 1, "C"), a(i32, 1, "C"), a(i32, 1, "C"), i32, a(i32, 1, "C")))
+               a(i32, 1, "C"), a(i32, 1, "C"), a(i32, 1, "C"), i32, a(i32, 1, "C"),
+               i32, a(i32, 1, "C"), a(i32, 1, "C")))
 
 
 def prmt_fits(a: int, b: int) -> bool:
@@ -784,10 +833,12 @@ def shared_plan(T: int, n_slots: int, budget: int):
 
 
 def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, sz, oo, co,
-           prog, find):
+           prog, find, band=None):
     """Upload one chunk's windows (``dev(x)`` uploads, ``emp(size, dtype)`` allocates) and
     launch the kernel; returns the device outputs (ops, cols, n, start, status, best) and
-    the CUDA events around the launch."""
+    the CUDA events around the launch. ``band``: (lo, hi) rows per window column
+    (:func:`s2g.gpu_traceback._band_rows`): each round of strips computes only the columns
+    whose band meets its rows."""
     R1 = rows + 1
     T = launch_threads(int(n_strips(rows).max()), n)
     assert T <= 32 or not _SIM, "the simulator's warp votes need one-warp blocks"
@@ -812,12 +863,16 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
     d_n, d_start = emp(2 * n, np.int32), emp(n, np.int32)
     d_st = dev(np.full(n, -1, np.int32))
     d_best = emp(3 * n, np.int32) if find else d_st
+    if band is None:
+        bargs = (np.int32(0), d_st, d_st)
+    else:
+        bargs = (np.int32(1), dev(band[0]), dev(band[1]))
     ev0, ev1 = cuda.event(), cuda.event()
 
     def go(T, n_sh, dyn):
         kern[n, T, 0, dyn](np.int32(n), np.int32(mode), np.int32(a), np.int32(b), np.int32(o),
                            np.int32(e), np.int32(n_sh), np.int32(DEBUG), *args,
-                           d_ops, d_cols, d_n, d_start, d_st, np.int32(find), d_best)
+                           d_ops, d_cols, d_n, d_start, d_st, np.int32(find), d_best, *bargs)
 
     ev0.record()
     try:

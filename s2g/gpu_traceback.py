@@ -64,9 +64,12 @@ MAX_PREDS = 32767
 BLOCK = 128
 #: seconds per stage, summed over calls (bench/gpu_traceback_profile.py reads it)
 PROFILE = {"sizes": 0.0, "fill": 0.0, "device": 0.0, "kernel": 0.0, "summary": 0.0, "store": 0.0,
-           "long_launches": 0, "long_windows": 0, "long_cells": 0, "long_kernel": 0.0}
+           "band": 0.0, "long_launches": 0, "long_windows": 0, "long_cells": 0, "long_kernel": 0.0}
 #: S2G_LONG_LOG=1: one line per long-window launch on stderr (windows, cells, ms, GCUPS)
 LONG_LOG = os.environ.get("S2G_LONG_LOG", "") not in ("", "0")
+#: long windows: each round of strips computes only the columns whose band (_band_rows)
+#: meets its rows (``S2G_LONG_BAND=0``: every column, for comparison)
+LONG_BAND = os.environ.get("S2G_LONG_BAND", "1") != "0"
 #: column scratch interleaved across the reads of a chunk (coalesced) or per read
 INTERLEAVE = os.environ.get("S2G_GPU_TB_INTERLEAVE", "1") != "0"
 
@@ -146,6 +149,60 @@ PROG_COLUMN = (("p_base", np.uint8), ("p_col", np.int32), ("p_kind", np.int8),
                ("p_store", np.int32), ("p_mrank", np.int32), ("p_mpa", np.int32),
                ("p_mpn", np.int32))
 PROG_EDGE = (("mp_slot", np.int32), ("mp_wcol", np.int32))
+PROG_NAMES = [nm for nm, _ in PROG_COLUMN + PROG_EDGE]
+
+
+@numba.njit(parallel=True, **NJIT)
+def _band_rows(coff, poff, rows, score, a, e, p_kind, p_mpa, p_mpn, mp_wcol, blo, bhi):
+    """Rows ``blo[w]..bhi[w]`` of window column ``w`` that a cell of an optimal alignment
+    ending at the window's end cell (row ``rows[k]``, its last column) can take.
+
+    From column ``j`` such an alignment walks ``s`` column steps to the end, with ``dmin(j)
+    <= s <= lmax(j)`` (the shortest and longest walks to the end inside the window, which
+    holds every optimal alignment), each step a diagonal or a deletion, and each row it
+    moves down a diagonal or an insertion: ``i_end - i = s - deletions + insertions``. A
+    deleted base costs at least ``e`` and an inserted one ``e`` and a match not made, so
+    with ``slack = a * i_end - score``, deletions <= slack // e and insertions <= slack //
+    (a + e) (the window's own bound, :mod:`s2g.traceback`): ``i_end - lmax(j) - I <= i <=
+    i_end - dmin(j) + D``, widened by one row each way. Every cell of every optimal
+    alignment lies in the band, so every value the traceback compares there, and so every
+    choice it makes, is the same whether the cells outside are computed or taken as
+    unreachable (the argument that makes the window exact); columns no walk to the end
+    leaves get an empty band."""
+    big = np.int64(1) << 40
+    for k in numba.prange(len(rows)):
+        c0 = coff[k]
+        W = coff[k + 1] - c0
+        p0 = poff[k]
+        R = rows[k]
+        slack = max(np.int64(0), a * R - score[k])
+        D = slack // max(e, 1)
+        I = slack // max(a + e, 1)
+        dmin = np.full(W, big, np.int64)
+        lmax = np.full(W, np.int64(-1), np.int64)
+        if W > 0:
+            dmin[W - 1] = 0
+            lmax[W - 1] = 0
+        for w in range(W - 1, -1, -1):
+            if dmin[w] == big:
+                continue
+            if p_kind[c0 + w] == K_CONT:
+                if w > 0:
+                    dmin[w - 1] = min(dmin[w - 1], dmin[w] + 1)
+                    lmax[w - 1] = max(lmax[w - 1], lmax[w] + 1)
+            else:
+                ma = p0 + p_mpa[c0 + w]
+                for x in range(p_mpn[c0 + w]):
+                    q = mp_wcol[ma + x]
+                    dmin[q] = min(dmin[q], dmin[w] + 1)
+                    lmax[q] = max(lmax[q], lmax[w] + 1)
+        for w in range(W):
+            if dmin[w] == big:
+                blo[c0 + w] = R + 1
+                bhi[c0 + w] = -1
+            else:
+                blo[c0 + w] = max(np.int64(0), R - lmax[w] - I - 1)
+                bhi[c0 + w] = min(R, R - dmin[w] + D + 1)
 
 
 def _prog_arrays(coff, poff, empty=np.empty):
@@ -674,9 +731,19 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
     score_c = score[idx] if win is None else np.zeros(n, np.int64)
     if long:
         from . import gpu_long
+        band = None
+        if win is None and LONG_BAND:
+            t3 = time.perf_counter()
+            band = (dp.host_empty("band_lo", max(int(coff[-1]), 1), np.int32),
+                    dp.host_empty("band_hi", max(int(coff[-1]), 1), np.int32))
+            _band_rows(coff, poff, rows.astype(np.int64), score_c.astype(np.int64), a, e,
+                       prog[PROG_NAMES.index("p_kind")], prog[PROG_NAMES.index("p_mpa")],
+                       prog[PROG_NAMES.index("p_mpn")], prog[PROG_NAMES.index("mp_wcol")],
+                       band[0], band[1])
+            PROFILE["band"] += time.perf_counter() - t3
         d_ops, d_cols, d_n, d_start, d_st, d_best, (ev0, ev1) = gpu_long.launch(
             d, emp, n, mode, a, b, o, e, codes, qoff, rows, score_c, coff, poff, sz, oo, co,
-            prog, win is not None)
+            prog, win is not None, band)
     else:
         args = [d(np.ascontiguousarray(codes, np.uint8)), d(qoff), d(rows.astype(np.int32)),
                 d(score_c.astype(np.int32))]
