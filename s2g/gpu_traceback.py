@@ -592,9 +592,35 @@ def run(graph, reads, scoring, mode, res, idx, out, max_cells=MAX_CELLS, long_ce
         ix, szx, rx, Lx = idx[sel], sz[sel], rows[sel], L[sel]
         by_rows = np.argsort(rx, kind="stable")   # chunks of similar rows: little padding
         ix, szx, rx, Lx = ix[by_rows], szx[by_rows], rx[by_rows], Lx[by_rows]
-        for c0, c1 in (_long_bounds(szx, rx, Lx) if long else _chunk_bounds(szx, rx, Lx)):
-            _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, ix[c0:c1],
-                   szx[c0:c1], rx[c0:c1], Lx[c0:c1], out, long=long)
+        bounds = list(_long_bounds(szx, rx, Lx) if long else _chunk_bounds(szx, rx, Lx))
+        if not (long and PREFETCH and len(bounds) > 1):
+            for c0, c1 in bounds:
+                _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, ix[c0:c1],
+                       szx[c0:c1], rx[c0:c1], Lx[c0:c1], out, long=long)
+            continue
+        # the next launch's programs, codes and bands are made while this one's kernel runs
+        # (after its uploads: the worker's page-locked buffers are then free again)
+        pool = _prep_pool()
+
+        def prep(c0, c1):
+            return pool.submit(_prepare, graph, reads, offs, mode, a, e, score, ei, ej,
+                               ix[c0:c1], szx[c0:c1], rx[c0:c1], None, True)
+
+        fut = [prep(*bounds[0])]
+        for k, (c0, c1) in enumerate(bounds):
+            ready = fut[0].result()
+            nxt = bounds[k + 1] if k + 1 < len(bounds) else None
+
+            def queued(nxt=nxt):
+                if nxt is not None:
+                    fut[0] = prep(*nxt)
+            try:
+                _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, ix[c0:c1],
+                       szx[c0:c1], rx[c0:c1], Lx[c0:c1], out, long=True, prep=ready,
+                       on_launch=queued)
+            except BaseException:
+                fut[0].cancel()
+                raise
     return left
 
 
@@ -677,16 +703,69 @@ def _even_bounds(per, budget, cap=0):
     return best
 
 
+def _prepare(graph, reads, offs, mode, a, e, score, ei, ej, idx, sz, rows, win, long):
+    """The host half of a launch over reads ``idx`` (:func:`_chunk`'s arguments): the
+    programs, the reads' codes packed in chunk order and, for traceback windows on the
+    long kernel, their bands; in this thread's page-locked buffers (valid until this thread
+    prepares the next chunk). Returns (coff, poff, prog, codes, qoff, band, seconds)."""
+    n = len(idx)
+    coff = _cum(sz[:, 0])
+    poff = _cum(sz[:, 2])
+    dp = _devpool.pool()
+    t0 = time.perf_counter()
+    if win is None:
+        prog = _fill(idx, score, ei, ej, mode, a, e, graph.base, graph.node_start,
+                     graph.pred_ptr, graph.pred_idx, coff, poff, empty=dp.host_empty)
+    else:
+        z = np.zeros(n, np.int64)
+        prog = _fill(np.arange(n), z, z, z, mode, a, e, graph.base, graph.node_start,
+                     graph.pred_ptr, graph.pred_idx, coff, poff, win[0], win[1],
+                     empty=dp.host_empty)
+    # the reads' codes, packed in chunk order
+    lens = offs[idx + 1] - offs[idx]
+    qoff = _cum(lens)
+    codes = dp.host_empty("codes", max(int(qoff[-1]), 1), np.uint8)
+    _gather_codes(reads.codes_flat, offs, np.asarray(idx, np.int64), qoff, codes)
+    band = None
+    if long and win is None and LONG_BAND:
+        t3 = time.perf_counter()
+        band = (dp.host_empty("band_lo", max(int(coff[-1]), 1), np.int32),
+                dp.host_empty("band_hi", max(int(coff[-1]), 1), np.int32))
+        _band_rows(coff, poff, rows.astype(np.int64), score[idx].astype(np.int64), a, e,
+                   prog[PROG_NAMES.index("p_kind")], prog[PROG_NAMES.index("p_mpa")],
+                   prog[PROG_NAMES.index("p_mpn")], prog[PROG_NAMES.index("mp_wcol")],
+                   band[0], band[1])
+        PROFILE["band"] += time.perf_counter() - t3
+    return coff, poff, prog, codes, qoff, band, time.perf_counter() - t0
+
+
+#: long windows: the next launch's host half (:func:`_prepare`) runs in a worker thread
+#: while the current launch's kernel runs (``S2G_LONG_PREFETCH=0``: one after the other)
+PREFETCH = os.environ.get("S2G_LONG_PREFETCH", "1") != "0"
+_PREP_POOL = None
+
+
+def _prep_pool():
+    """One worker for ever (its page-locked buffers are reused from launch to launch)."""
+    global _PREP_POOL
+    if _PREP_POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _PREP_POOL = ThreadPoolExecutor(1, thread_name_prefix="s2g-tb-prep")
+    return _PREP_POOL
+
+
 def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, rows, L, out,
-           win=None, long=False):
+           win=None, long=False, prep=None, on_launch=None):
     """One kernel launch over reads ``idx``. ``win`` = (lo, hi) per entry: seeded windows
     (the kernel finds each end cell); returns the raw outputs (best cells, walks) instead
     of adding tracebacks to ``out``. ``long``: :mod:`s2g.gpu_long`'s kernel (one block
-    per window) instead of this module's (one thread per window)."""
+    per window) instead of this module's (one thread per window). ``prep``: this launch's
+    :func:`_prepare` (else made here); ``on_launch``: called once the kernel is queued."""
     n = len(idx)
     R1 = rows + 1
-    coff = _cum(sz[:, 0])
-    poff = _cum(sz[:, 2])
+    if prep is None:
+        prep = _prepare(graph, reads, offs, mode, a, e, score, ei, ej, idx, sz, rows, win, long)
+    coff, poff, prog, codes, qoff, band, t_prep = prep
     if INTERLEAVE:          # column scratch as [row][read]: a warp's loads coalesce
         hoff = np.arange(n + 1, dtype=np.int64)
         hs = n
@@ -704,20 +783,6 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
     # host side of the uploads in page-locked buffers, also reused (a pageable upload is
     # staged by the driver at a few GB/s: ~300 MB per 50,000 seeded windows)
     dp = _devpool.pool()
-    t0 = time.perf_counter()
-    if win is None:
-        prog = _fill(idx, score, ei, ej, mode, a, e, graph.base, graph.node_start,
-                     graph.pred_ptr, graph.pred_idx, coff, poff, empty=dp.host_empty)
-    else:
-        z = np.zeros(n, np.int64)
-        prog = _fill(np.arange(n), z, z, z, mode, a, e, graph.base, graph.node_start,
-                     graph.pred_ptr, graph.pred_idx, coff, poff, win[0], win[1],
-                     empty=dp.host_empty)
-    # the reads' codes, packed in chunk order
-    lens = offs[idx + 1] - offs[idx]
-    qoff = _cum(lens)
-    codes = dp.host_empty("codes", max(int(qoff[-1]), 1), np.uint8)
-    _gather_codes(reads.codes_flat, offs, np.asarray(idx, np.int64), qoff, codes)
     t1 = time.perf_counter()
     names = itertools.count()
     pre = "long" if long else "tb"        # the long kernel's (large) buffers apart
@@ -731,16 +796,6 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
     score_c = score[idx] if win is None else np.zeros(n, np.int64)
     if long:
         from . import gpu_long
-        band = None
-        if win is None and LONG_BAND:
-            t3 = time.perf_counter()
-            band = (dp.host_empty("band_lo", max(int(coff[-1]), 1), np.int32),
-                    dp.host_empty("band_hi", max(int(coff[-1]), 1), np.int32))
-            _band_rows(coff, poff, rows.astype(np.int64), score_c.astype(np.int64), a, e,
-                       prog[PROG_NAMES.index("p_kind")], prog[PROG_NAMES.index("p_mpa")],
-                       prog[PROG_NAMES.index("p_mpn")], prog[PROG_NAMES.index("mp_wcol")],
-                       band[0], band[1])
-            PROFILE["band"] += time.perf_counter() - t3
         d_ops, d_cols, d_n, d_start, d_st, d_best, (ev0, ev1) = gpu_long.launch(
             d, emp, n, mode, a, b, o, e, codes, qoff, rows, score_c, coff, poff, sz, oo, co,
             prog, win is not None, band)
@@ -763,6 +818,8 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
                                     d_cols, d_n, d_start, d_st, np.int32(win is not None),
                                     d_best)
         ev1.record()
+    if on_launch is not None:
+        on_launch()
     st = d_st.copy_to_host()
     ms = max(ev0.elapsed_time(ev1), 0.0)      # the simulator says -1
     PROFILE["kernel"] += ms / 1e3
@@ -776,20 +833,21 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
             import sys
             print(f"s2g: long-window launch: {n} windows, {cells:,} cells, rows "
                   f"{int(rows.min())}-{int(rows.max())}, columns {int(sz[:, 0].min())}-"
-                  f"{int(sz[:, 0].max())}, {ms:.1f} ms, {cells / max(ms, 1e-9) / 1e6:.1f} GCUPS",
+                  f"{int(sz[:, 0].max())}, {ms:.1f} ms, {cells / max(ms, 1e-9) / 1e6:.1f} GCUPS"
+                  + (", programs made during the previous launch" if on_launch else ""),
                   file=sys.stderr)
     ops, cols = d_ops.copy_to_host(), d_cols.copy_to_host()
     nn, start = d_n.copy_to_host(), d_start.copy_to_host()
     t2 = time.perf_counter()
     if win is not None:
-        PROFILE["fill"] += t1 - t0
+        PROFILE["fill"] += t_prep
         PROFILE["device"] += t2 - t1
         if (st != ST_OK).any():
             raise S2GError("internal error: the GPU window kernel did not finish a window; "
                            "please report this")
         return d_best.copy_to_host().reshape(n, 3), ops, cols, nn, start, oo, co
     _raise_status(reads, idx, st.astype(np.int64), sz[:, 0] * R1, score, ei, ej, 0)
-    PROFILE["fill"] += t1 - t0
+    PROFILE["fill"] += t_prep
     PROFILE["device"] += t2 - t1
 
     def summarize():        # CIGAR runs and paths: when the tracebacks are finished, which

@@ -80,6 +80,18 @@ def test_cuda_simulator_long_kernel_matches_cpu_traceback():
     assert p.returncode == 0 and "OK" in p.stdout, p.stdout[-2000:] + p.stderr[-4000:]
 
 
+def test_cuda_simulator_long_windows_in_several_launches():
+    """The long-window kernel with launches of a few windows each (a 3,000-byte budget):
+    each launch's programs, codes and bands are made in a worker thread while the previous
+    launch runs (gpu_traceback.PREFETCH); the tracebacks equal the CPU's."""
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO), S2G_LONG_STRIP="8",
+               S2G_LONG_MAX_T="2", S2G_LONG_CHUNK_BYTES="3000", S2G_LONG_LOG="1")
+    p = subprocess.run([sys.executable, str(REPO / "tests" / "gpu_tb_cudasim_check.py"), "2",
+                        "long"], env=env, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0 and "OK" in p.stdout, p.stdout[-2000:] + p.stderr[-4000:]
+    assert "programs made during the previous launch" in p.stderr, p.stderr[-2000:]
+
+
 def test_long_window_launches_are_even():
     """Long windows per launch: the fewest launches the memory budget allows, cut evenly
     (a greedy cut left a launch of a few windows: one more wave of blocks, 0.74 s against
