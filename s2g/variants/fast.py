@@ -477,24 +477,25 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
     # the column's substitution word, precomputed on the host (column_sub): 16 ALU
     # instructions per column fewer than deriving it from the base here (SASS, run 7)
     col_sub = "gt = sub" if pair else "gsel = sub" if prmt_sub else "gb = sub"
+    # the unit (run_kernel's (read or pair, column range), whole warps a range) of ridx
+    unit_map = ("ck = ridx // GPW                 # a warp's groups: one column range\n"
+                "        rr = ck % n_rng\n"
+                "        ridx = (ck // n_rng) * GPW + ridx % GPW\n"
+                "        cb = int32(rlo[rr])              # the range's first column\n"
+                "        NC = int32(rlo[rr + 1] - cb)\n"
+                "        NC32 = uint32(NC)\n"
+                "        cb64 = uint64(cb)\n        ")
     if pair:
         consts = "NIV = NI2"
-        fetch = ("ck = ridx // GPW                 # a warp's groups: one column range\n"
-                 "        rr = ck % n_rng\n"
-                 "        ridx = (ck // n_rng) * GPW + ridx % GPW\n"
-                 "        cb = int32(rlo[rr])              # the range's first column\n"
-                 "        NC = int32(rlo[rr + 1] - cb)\n"
-                 "        NC32 = uint32(NC)\n"
-                 "        cb64 = uint64(cb)\n"
-                 "        rdA = 0\n        rdB = 0\n        mA = 0\n        mB = 0\n        offA = 0\n"
-                 "        offB = 0\n        if ridx < n_units:\n"
-                 "            rdA = order[2 * ridx]\n            mA = rlen[rdA]\n"
-                 "            offA = roff[rdA]\n            if 2 * ridx + 1 < n_reads:\n"
-                 "                rdB = order[2 * ridx + 1]\n                mB = rlen[rdB]\n"
-                 "                offB = roff[rdB]\n"
-                 "        npassA = int32((mA + GK - 1) // GK)\n"
-                 "        npassB = int32((mB + GK - 1) // GK)\n"
-                 "        npass = max(npassA, npassB)")
+        fetch = unit_map + ("rdA = 0\n        rdB = 0\n        mA = 0\n        mB = 0\n        offA = 0\n"
+                            "        offB = 0\n        if ridx < n_units:\n"
+                            "            rdA = order[2 * ridx]\n            mA = rlen[rdA]\n"
+                            "            offA = roff[rdA]\n            if 2 * ridx + 1 < n_reads:\n"
+                            "                rdB = order[2 * ridx + 1]\n                mB = rlen[rdB]\n"
+                            "                offB = roff[rdB]\n"
+                            "        npassA = int32((mA + GK - 1) // GK)\n"
+                            "        npassB = int32((mB + GK - 1) // GK)\n"
+                            "        npass = max(npassA, npassB)")
         best_init = ("bestA = int32(-oe)\n        bestB = int32(-oe)\n        biA = M1\n"
                      "        biB = M1\n        bjA = M1\n        bjB = M1")
         pass_init = ("pb_ = NOE\n            piA = M1\n            piB = M1\n"
@@ -509,16 +510,9 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
         row0_load = "NOE"              # local row 0: H - o - e = -o-e everywhere
     else:
         consts = "NIV = NI"
-        fetch = ("ck = ridx // GPW                 # a warp's groups: one column range\n"
-                 "        rr = ck % n_rng\n"
-                 "        ridx = (ck // n_rng) * GPW + ridx % GPW\n"
-                 "        cb = int32(rlo[rr])              # the range's first column\n"
-                 "        NC = int32(rlo[rr + 1] - cb)\n"
-                 "        NC32 = uint32(NC)\n"
-                 "        cb64 = uint64(cb)\n"
-                 "        m = 0\n        off = 0\n        rd = 0\n        if ridx < n_units:\n"
-                 "            rd = order[ridx]\n            m = rlen[rd]\n            off = roff[rd]\n"
-                 "        npass = int32((m + GK - 1) // GK)")
+        fetch = unit_map + ("m = 0\n        off = 0\n        rd = 0\n        if ridx < n_units:\n"
+                            "            rd = order[ridx]\n            m = rlen[rd]\n            off = roff[rd]\n"
+                            "        npass = int32((m + GK - 1) // GK)")
         best_init = "best = floor\n        bi = M1\n        bj = M1"
         pass_init = "pb_ = floor\n            pi_ = M1\n            pj_ = M1"
         combine = ("            if live and pj_ >= 0 and (pb_ > best or (pb_ == best and "
