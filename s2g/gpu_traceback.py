@@ -834,7 +834,7 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
             print(f"s2g: long-window launch: {n} windows, {cells:,} cells, rows "
                   f"{int(rows.min())}-{int(rows.max())}, columns {int(sz[:, 0].min())}-"
                   f"{int(sz[:, 0].max())}, {ms:.1f} ms, {cells / max(ms, 1e-9) / 1e6:.1f} GCUPS"
-                  + (", programs made during the previous launch" if on_launch else ""),
+                  + (", its host half made in the worker thread" if on_launch else ""),
                   file=sys.stderr)
     ops, cols = d_ops.copy_to_host(), d_cols.copy_to_host()
     nn, start = d_n.copy_to_host(), d_start.copy_to_host()
