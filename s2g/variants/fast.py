@@ -967,7 +967,8 @@ def kernel_signature():
     from numba import types as T
     i32a = T.int32[::1]
     return (i32a, i32a, i32a, i32a, i32a, i32a, T.uint8[::1], T.int64[::1], T.int32[::1], i32a,
-            i32a, T.int64, T.int64, T.int64, T.int64, T.int32, T.int32, T.int32, T.int32, T.int32, T.int32,
+            i32a, T.int64, T.int64, T.int64, T.int64, T.int32, T.int32, T.int32, T.int32,
+            T.int32, T.int32,
             T.int32, i32a, i32a, i32a, i32a, i32a, i32a, i32a)
 
 
@@ -1207,10 +1208,9 @@ def pipe_groups(G, npass, n_units, pipe=None):
             SG = int(pipe)
         P = min(3, npass, WARP // (G * SG))
         return (P, SG) if P >= 2 else (0, 0)
-    from numba import cuda
     SG = WARP // G
     blocks = -(-n_units // SG)
-    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    sms = _sm_count()
     if pipe is None and blocks >= PIPE_UNITS_PER_SM * sms:
         return 0, 0                        # one warp a read (pair) fills the GPU better
     P = PIPE_P or (8 if pipe is True or blocks <= sms else 4)
@@ -1226,8 +1226,7 @@ def plan(graph, reads_max_len, n_reads, G=None, K=None, pair=False, pipe=None):
     not pipelined)."""
     from numba import cuda
     if G is None:
-        sms = None if _sim() else cuda.get_current_device().MULTIPROCESSOR_COUNT
-        G, K = choose_config(reads_max_len, pair, n_reads, sms)
+        G, K = choose_config(reads_max_len, pair, n_reads, None if _sim() else _sm_count())
     npass = -(-reads_max_len // (G * K))
     P, SG = pipe_groups(G, npass, n_reads, pipe)
     if P:
@@ -1308,15 +1307,21 @@ def choose_ranges(graph, G, n_units, ranges=None) -> int:
     an SM where the batch gives fewer (``n_units`` reads or pairs, ``WARP // G`` a warp), at
     most the graph's pieces (:func:`column_cuts`); ``ranges`` (or ``S2G_FAST_RANGES``) a
     number forces it. 1 under the simulator unless forced."""
-    want = ranges if ranges is not None else (None if RANGES == "auto" else int(RANGES))
+    want = _forced_ranges(ranges)
     if want is None:
         if _sim():
             return 1
         sms = _sm_count()
         warps = max(1, -(-n_units // (WARP // G)))
         want = FILL_WARPS_PER_SM * sms // warps
-    want = max(1, min(int(want), MAX_RANGES, len(column_cuts(graph)) + 1))
-    return len(column_ranges(graph, want)) - 1
+    return max(1, min(int(want), MAX_RANGES, len(column_cuts(graph)) + 1))
+
+
+def _forced_ranges(ranges):
+    """``ranges``, else ``S2G_FAST_RANGES`` as a number; None where the choice is automatic."""
+    if ranges is not None:
+        return int(ranges)
+    return None if RANGES == "auto" else int(RANGES)
 
 
 def launch_shape(graph, max_len, pair, n_units, G=None, K=None, ranges=None):
@@ -1328,11 +1333,12 @@ def launch_shape(graph, max_len, pair, n_units, G=None, K=None, ranges=None):
     if G is not None:
         return G, K, choose_ranges(graph, G, n_units, ranges)
     sms = None if _sim() else _sm_count()
-    want = ranges if ranges is not None else (None if RANGES == "auto" else int(RANGES))
-    room = min(MAX_RANGES, len(column_cuts(graph)) + 1, MAX_RANGES if want is None else int(want))
-    G, K = choose_config(max_len, pair, n_units * max(1, room), sms)
+    want = _forced_ranges(ranges)
+    room = max(1, min(MAX_RANGES, len(column_cuts(graph)) + 1,
+                      MAX_RANGES if want is None else want))
+    G, K = choose_config(max_len, pair, n_units * room, sms)
     if (G, K) == (BIG_G, BIG_K):
-        return G, K, len(column_ranges(graph, room)) - 1
+        return G, K, room
     return G, K, choose_ranges(graph, G, n_units, ranges)
 
 
@@ -1365,7 +1371,6 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     n_units = -(-n // 2) if pair else n
     G, K, NR = launch_shape(graph, max_len, pair, n_units, G, K, ranges)
     rlo = column_ranges(graph, NR)
-    NR = len(rlo) - 1
     G, K, blocks, block, groups, P, SG = plan(graph, max_len, n_units * NR, G, K, pair, pipe)
     a, b, o, e = scoring.as_tuple()
     order = np.argsort(-lengths, kind="stable").astype(np.int32)
