@@ -30,11 +30,30 @@ from s2g.variants import cpu_parallel, fast
 
 REAL = "../shared/data/real"
 REAL_LOCAL = "shared/data/real"
+#: the bundled copies (C4, DRB1, cactus and MT as they are, LPA gzipped): the device's tree
+REAL_TESTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          "tests", "data", "real")
+
+
+def real_dir():
+    """The first of ../shared/data/real, shared/data/real and tests/data/real that holds
+    the C4 graph (the device's copy of the tree may have a shared/ without the data)."""
+    for d in (REAL, REAL_LOCAL, REAL_TESTS):
+        if os.path.exists(os.path.join(d, "c4_gwfa", "C4-90.gfa")):
+            return d
+    return REAL
+
+
+def real_file(real, name):
+    """``real/name``, or its gzipped copy where only that exists (tests/data/real/lpa_odgi)."""
+    p = os.path.join(real, name)
+    return p + ".gz" if not os.path.exists(p) and os.path.exists(p + ".gz") else p
 
 
 def fasta(path):
+    import gzip
     seqs, cur = [], []
-    with open(path) as fh:
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as fh:
         for line in fh:
             if line.startswith(">"):
                 if cur:
@@ -116,6 +135,10 @@ def main():
     ap.add_argument("--skip-random", action="store_true",
                     help="skip the random-graph checks (pytest -m gpu tests/test_fast.py has them)")
     ap.add_argument("--no-real", action="store_true", help="skip the real-graph section")
+    ap.add_argument("--real-long", default="",
+                    help="LEN:N_READS[,...]: also time N pieces of LEN bp on each real graph "
+                         "whose haplotypes are that long (the variant's own config), beside "
+                         "its 150 bp row (e.g. 10000:1000)")
     args = ap.parse_args()
     from numba import cuda
     dev = cuda.get_current_device()
@@ -127,7 +150,12 @@ def main():
     sc = Scoring()
     rng = np.random.default_rng(5)
     tmp = tempfile.mkdtemp()
-    real = REAL if os.path.isdir(REAL) else REAL_LOCAL
+    real = real_dir()
+
+    def dump():          # after every section: a later failure keeps what was measured
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "fast.json"), "w") as fh:
+            json.dump(out, fh, indent=1)
     bad_total = 0
     # ---- 1. correctness on small random graphs, every mode and several configs
     if not args.skip_check and not args.skip_random:
@@ -168,6 +196,7 @@ def main():
         r.update(workload="snp100k_n50_b2 both strands, 150 bp, local")
         out["runs"].append(r)
         print(f"  150bp G={G} K={K}: {r['median_ms']:.1f} ms {r['gcups']:.0f} GCUPS", flush=True)
+        dump()
     # ---- 3. long reads: "LEN:N_READS:GxK[:GRAPH_BASES]" (a smaller graph keeps enough
     # reads in flight for the whole GPU within a short run); 150 bp on the same graph
     # beside each, for the "within 20%" comparison
@@ -193,11 +222,12 @@ def main():
         sgl, gl = graphs[nb_]
         seqs_l = [s for _, s, _ in sample_reads(sgl, n, L, 0.01, 0.5, 3)]
         rl = batch(seqs_l)
-        if not args.skip_check and L == 10000:
-            nb = check(gl, batch(seqs_l[:8]), sc, Mode.LOCAL, G, K, label="long10k")
-            out["checks"][f"long10k_{G}x{K}_{nb_}"] = nb
+        if not args.skip_check and (L == 10000 or L <= 1000):
+            nb = check(gl, batch(seqs_l[:8 if L > 1000 else 64]), sc, Mode.LOCAL, G, K,
+                       label=f"long{L}")
+            out["checks"][f"long{L}_{G}x{K}_{nb_}"] = nb
             bad_total += nb
-            print(f"check 10 kbp: {nb} mismatches", flush=True)
+            print(f"check {L} bp: {nb} mismatches", flush=True)
         r, _ = time_kernel(gl, rl, sc, Mode.LOCAL, G, K, 3, pipe)
         pair = fast.PAIR and fast.pair_fits(sc, Mode.LOCAL, L)
         units = -(-n // 2) if pair else n
@@ -209,6 +239,7 @@ def main():
         print(f"  {L}bp x {n} G={G} K={K} P={P} SG={SG} ranges={NR} blocks={blocks} graph {nb_}: "
               f"{r['median_ms']:.1f} ms {r['gcups']:.0f} GCUPS",
               flush=True)
+        dump()
     # ---- 4. real graphs
     specs = [("c4_gwfa/C4-90.gfa", ["c4_gwfa/C4-NA19240.1.fa", "c4_gwfa/C4-NA19240.2.fa"], False),
              ("drb1_odgi/DRB1-3123.gfa", ["drb1_odgi/DRB1-3123.fa"], False),
@@ -218,11 +249,11 @@ def main():
     for gp, fas, brk in ([] if args.no_real else specs):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            g = load_graph(os.path.join(real, gp), break_cycles=brk)
+            g = load_graph(real_file(real, gp), break_cycles=brk)
         if fas:
-            hs = sum((fasta(os.path.join(real, f)) for f in fas), [])
+            hs = sum((fasta(real_file(real, f)) for f in fas), [])
         else:
-            with open(os.path.join(real, "cactus_brca2_vg/cactus-BRCA2.fastq")) as fh:
+            with open(real_file(real, "cactus_brca2_vg/cactus-BRCA2.fastq")) as fh:
                 hs = [ln.strip().upper() for k, ln in enumerate(fh) if k % 4 == 1]
             hs = ["".join(c if c in "ACGT" else "N" for c in s) for s in hs]
         plen = 150 if max(map(len, hs)) >= 150 else max(map(len, hs))   # cactus: 100 bp reads
@@ -242,10 +273,23 @@ def main():
         r.update(workload=f"{gp} (slots {fast.kernel_slots(g)}), {plen} bp pieces, local")
         out["runs"].append(r)
         print(f"  {gp} ({plen} bp): {r['gcups']:.0f} GCUPS", flush=True)
+        dump()
+        for spec in filter(None, args.real_long.split(",")):
+            L, n = map(int, spec.split(":"))
+            if max(map(len, hs)) < L:
+                continue
+            rl = batch(pieces(hs, n, L, rng))
+            r, _ = time_kernel(g, rl, sc, Mode.LOCAL, None, None, 3)
+            pair = fast.PAIR and fast.pair_fits(sc, Mode.LOCAL, L)
+            units = -(-n // 2) if pair else n
+            G, K, NR = fast.launch_shape(g, L, pair, units)
+            r.update(G=G, K=K, ranges=NR, workload=f"{gp}, {n} x {L} bp pieces, local")
+            out["runs"].append(r)
+            print(f"  {gp} {L}bp x {n} G={G} K={K} ranges={NR}: {r['median_ms']:.1f} ms "
+                  f"{r['gcups']:.0f} GCUPS", flush=True)
+            dump()
     out["mismatches_total"] = bad_total
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "fast.json"), "w") as fh:
-        json.dump(out, fh, indent=1)
+    dump()
     print(f"\n{name}  mismatches={bad_total}")
     print(f"{'workload':58s} {'G':>3s} {'K':>3s} {'ms':>9s} {'GCUPS':>7s}")
     for r in out["runs"]:

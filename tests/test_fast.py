@@ -234,7 +234,11 @@ def test_config_and_tables():
     assert fast.choose_config(1) == (8, 4)
     assert fast.choose_config(150, pair=True) == (4, 38)
     assert fast.choose_config(100, pair=True) == (4, 26)
-    assert fast.choose_config(153, pair=True) == (32, 38)    # past 4 x 38: warp strips
+    assert fast.choose_config(153, pair=True) == (8, 26)     # past 4 x 38: 8 lanes, one strip
+    assert fast.choose_config(250, pair=True) == (8, 38)
+    assert fast.choose_config(304, pair=True) == (8, 38)
+    assert fast.choose_config(305, pair=True) == (32, 38)    # past 8 x 38: warp strips
+    assert fast.choose_config(305, True, fast.BIG_UNITS_PER_SM * 132, 132) == (fast.BIG_G, fast.BIG_K)
     assert fast.choose_config(10_000) == (fast.LONG_G, fast.LONG_K)
     assert fast.choose_config(10_000, pair=True) == (fast.LONG_G, fast.PAIR_LONG_K)
     # big batches of long reads: 8-lane groups (BIG_UNITS_PER_SM reads or pairs an SM)

@@ -204,6 +204,12 @@ K_CHOICES = (4, 8, 13, 19, 24)   # 8 x 13 = 104 rows: 100 bp reads; 8 x 19 = 152
 # 1,868 -> 2,379, node 50 2,716 -> 3,039, no edges 3,134 -> 3,286 (bench/NOTES.md run 7)
 PAIR_G = 4
 PAIR_K_CHOICES = (8, 13, 19, 26, 38)   # 4 x 26 = 104 rows: 100 bp; 4 x 38 = 152: 150 bp
+# Reads of 153-304 bp (Illumina 2 x 250 / 2 x 300) in one strip of 8 lanes x 26 or 38 rows
+# instead of several 8 x 24 strips (a 300 bp read: 384 rows, 2 strips, their boundary
+# rows through global memory) or, in small batches, one 1,216-row warp strip (25% of it
+# used). H100, SNP 100 kbp graph, 32,768 x 300 bp: 2,170 GCUPS with 8 x 24 strips
+# (bench/NOTES.md run 14 has the single strip's rate)
+PAIR_WIDE_G = 8
 #: register cap per thread (0 = ptxas's choice; it took 168 for K = 19: 3 blocks per SM)
 MAX_REGISTERS = int(os.environ.get("S2G_FAST_MAXREG", 0))
 BLOCKS_PER_SM = 16           # persistent grid: at most this many blocks per SM
@@ -1011,15 +1017,17 @@ def get_kernel(G, K, mode, prmt_sub=True, pair=False, pipe=0):
 
 def choose_config(max_len: int, pair: bool = False, n_units=None, sms=None):
     """(G, K) for a batch: one strip when it covers the reads — of PAIR_G lanes for the
-    pair kernel (up to PAIR_G x 38 = 152 rows), else of SHORT_G lanes — or the long-read
+    pair kernel (up to PAIR_G x 38 = 152 rows), then PAIR_WIDE_G lanes (up to 304 rows),
+    else of SHORT_G lanes — or the long-read
     kernel's strips of LONG_G x PAIR_LONG_K (pair) or LONG_G x LONG_K rows; BIG_G x BIG_K
     for a batch of ``n_units`` reads (pairs) of at least BIG_UNITS_PER_SM an SM (``sms``
     SMs)."""
     if pair:
-        need = max(1, -(-max_len // PAIR_G))
-        for K in PAIR_K_CHOICES:
-            if need <= K:
-                return PAIR_G, K
+        for G in (PAIR_G, PAIR_WIDE_G):
+            need = max(1, -(-max_len // G))
+            for K in PAIR_K_CHOICES:
+                if need <= K:
+                    return G, K
     else:
         need = max(1, -(-max_len // SHORT_G))
         for K in K_CHOICES:           # few distinct kernels to compile (JIT costs seconds each)
