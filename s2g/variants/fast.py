@@ -207,8 +207,8 @@ PAIR_K_CHOICES = (8, 13, 19, 26, 38)   # 4 x 26 = 104 rows: 100 bp; 4 x 38 = 152
 # Reads of 153-304 bp (Illumina 2 x 250 / 2 x 300) in one strip of 8 lanes x 26 or 38 rows
 # instead of several 8 x 24 strips (a 300 bp read: 384 rows, 2 strips, their boundary
 # rows through global memory) or, in small batches, one 1,216-row warp strip (25% of it
-# used). H100, SNP 100 kbp graph, 32,768 x 300 bp: 2,170 GCUPS with 8 x 24 strips
-# (bench/NOTES.md run 14 has the single strip's rate)
+# used). H100, SNP 100 kbp graph, 32,768 x 300 bp: 2,286 GCUPS in 8 x 24 strips, 2,967 in
+# one 8 x 38 strip (bench/NOTES.md run 14)
 PAIR_WIDE_G = 8
 #: register cap per thread (0 = ptxas's choice; it took 168 for K = 19: 3 blocks per SM)
 MAX_REGISTERS = int(os.environ.get("S2G_FAST_MAXREG", 0))
