@@ -28,20 +28,9 @@ from s2g.scoring import Mode, Scoring
 from s2g.simulate import sample_reads, snp_graph
 from s2g.variants import cpu_parallel, fast
 
+from .long_reads import _default_real_dir
+
 REAL = "../shared/data/real"
-REAL_LOCAL = "shared/data/real"
-#: the bundled copies (C4, DRB1, cactus and MT as they are, LPA gzipped): the device's tree
-REAL_TESTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                          "tests", "data", "real")
-
-
-def real_dir():
-    """The first of ../shared/data/real, shared/data/real and tests/data/real that holds
-    the C4 graph (the device's copy of the tree may have a shared/ without the data)."""
-    for d in (REAL, REAL_LOCAL, REAL_TESTS):
-        if os.path.exists(os.path.join(d, "c4_gwfa", "C4-90.gfa")):
-            return d
-    return REAL
 
 
 def real_file(real, name):
@@ -150,7 +139,7 @@ def main():
     sc = Scoring()
     rng = np.random.default_rng(5)
     tmp = tempfile.mkdtemp()
-    real = real_dir()
+    real = _default_real_dir()      # the shared data, else the bundled copies
 
     def dump():          # after every section: a later failure keeps what was measured
         os.makedirs(args.out, exist_ok=True)
