@@ -122,8 +122,8 @@ MAX_T = min(SHARED_T, int(os.environ.get("S2G_LONG_MAX_T", SHARED_T)))
 #: best-cell reduction (12 x SHARED_T)
 SHARED_BYTES = 48 * 1024
 #: static shared memory of the kernel: five words per thread (the warp's merge and slot
-#: lists, then the best-cell reduction) and a word per warp
-STATIC_SHARED = 20 * 256 + 8 * 8 + 8
+#: lists, then the best-cell reduction), a word per warp, the column ranges and the job
+STATIC_SHARED = 20 * 256 + 8 * 8 + 20
 #: shared memory per block (the column, then window slots; above 48 KB an opt-in): 48 KB
 #: keeps the column alone there (slots in global memory, coalesced) and lets three blocks
 #: share an SM instead of two: with half of free memory a launch 1,000 x 10 kbp seeded
@@ -166,12 +166,13 @@ def threads_for(n_strips_max: int, budget: int = SHARED_BYTES) -> int:
     return int(min(most, max(32, -(-per // 32) * 32)))
 
 
-def launch_threads(n_strips_max: int, n_windows: int) -> int:
-    """Threads per block for a launch of ``n_windows`` windows of at most ``n_strips_max``
-    strips: :func:`threads_for` within 48 KB, or within :data:`FEW_BLOCK` where the launch
-    has fewer windows than the GPU has SMs (one block an SM: more strips in flight)."""
+def launch_threads(n_strips_max: int, n_blocks: int) -> int:
+    """Threads per block for a launch of windows of at most ``n_strips_max`` strips, in
+    ``n_blocks`` blocks at that width: :func:`threads_for` within 48 KB, or within
+    :data:`FEW_BLOCK` where those are fewer than the GPU's SMs (one block an SM: more
+    strips in flight)."""
     T = threads_for(n_strips_max)
-    if n_windows < _sm_count():
+    if n_blocks < _sm_count():
         T = max(T, threads_for(n_strips_max, FEW_BLOCK))
     return T
 
@@ -221,11 +222,21 @@ def n_strips(rows):
 
 
 def device_bytes(sz, rows, L, T):
-    """Device bytes per window (program, codes, choices, slots, column, ring, outputs)."""
+    """Device bytes per window, ``T`` threads a block (program, codes, choices, outputs;
+    per round its slots, ring and best cell; between rounds the hand-off)."""
     W, nm, nmp, nsl = sz[:, 0], sz[:, 1], sz[:, 2], sz[:, 3]
     R1 = rows + 1
-    return (W * 20 + nmp * 8 + W * code_stride(rows) + nm * R1 * 4 + nsl * (S * T * 8)
-            + 12 * (T + 1) * (W + n_strips(rows)) + (rows + L + 2) + 4 * (L + 1) + 64)
+    G = -(-n_strips(rows) // int(T))
+    return (W * 20 + nmp * 8 + W * code_stride(rows) + nm * R1 * 4
+            + G * (nsl * (S * T * 8) + 24 * T + 40) + 12 * (G - 1) * ((W + 31) // 32 * 32)
+            + (rows + L + 2) + 4 * (L + 1) + 64)
+
+
+def window_bytes(sz, rows, L):
+    """Device bytes per window whichever width :func:`launch_threads` picks."""
+    ns = int(n_strips(rows).max(initial=1))
+    return np.maximum(device_bytes(sz, rows, L, threads_for(ns)),
+                      device_bytes(sz, rows, L, memory_threads(ns)))
 
 
 def code_stride(rows):
@@ -455,11 +466,10 @@ def _ind(text, n):
 
 _KERNEL_TEXT = '''
 
-def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, coff, poff, soff,
-                doff, xoff, roff, oo, co, p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn,
-                mp_slot, mp_wcol, SH, SE, BH, BF, BD, dirs, dirs32, dpred, epred, out_ops,
-                out_cols, out_n, out_start, out_st, find, out_best, band, blo, bhi):
-    r = cuda.blockIdx.x
+def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff, doff, xoff,
+                p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn, mp_slot, mp_wcol, SH, SE,
+                BH, BF, BD, HH, HF, HD, dirs32, dpred, epred, find, out_best, band, blo, bhi,
+                jobs, jsoff, jhoff, jctr, jdone, rbest):
     tid = cuda.threadIdx.x
     T = cuda.blockDim.x
     lane = tid & 31
@@ -471,20 +481,32 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
     i_s0 = cuda.shared.array(SHARED_T, int32)    # merge: first predecessor's slot
     i_s1 = cuda.shared.array(SHARED_T, int32)    # merge: second predecessor's slot
     wm = cuda.shared.array(SHARED_WARPS, int64)
-    bnd = cuda.shared.array(2, int32)            # the round's column range (band)
-    col = cuda.shared.array(0, int32)
+    bnd = cuda.shared.array(5, int32)            # the round's and the previous round's
+    col = cuda.shared.array(0, int32)            # column ranges (band), the job
     neg = int32(NEG)
     zero = int32(0)
+    # the job, in the order blocks start (a block waits only on jobs taken before its own:
+    # no deadlock whatever the order the GPU starts blocks in): window r, round g
+    if tid == 0:
+        bnd[4] = cuda.atomic.add(jctr, 0, 1)
+    cuda.syncthreads()
+    job = int32(bnd[4])
+    r = int32(jobs[3 * job])
+    g = int32(jobs[3 * job + 1])
+    jp = int32(jobs[3 * job + 2])               # the window's previous round (-1: none)
+    hout = jhoff[job]                           # this round's hand-off to the next (-1: none)
+    hin = jhoff[jp] if jp >= 0 else int64(-1)   # the previous round's hand-off
+    jr = uint64(job) * uint64(2 * T)            # this block's ring: two steps of T words
+    seen = int32(0)                             # the previous round's columns seen done
     R = int32(rows_a[r])
     R1 = int32(R + 1)
     stride = ((R + 2) // 2 + 3) // 4 * 4
     c0 = coff[r]
     W = int32(coff[r + 1] - c0)
     p0 = poff[r]
-    s0 = soff[r]
+    s0 = jsoff[job]
     d0 = doff[r]
     x0 = xoff[r]
-    b0 = roff[r]
     q0 = qoff[r]
     dw0 = d0 >> 2
     sw = stride >> 2
@@ -497,7 +519,6 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
     DIFF = int32((a32 ^ nb) & 255)              # -b in every byte, a at the read base's
     glob = mode == GLOBAL
     TSP = T * SP
-    T1 = int64(T + 1)
     best = zero if IS_LOCAL else neg
     bw = int32(-1)
     bi = int32(-1)
@@ -506,36 +527,52 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
     one = int64(1)
     zero64 = int64(0)
     nl = min(32, T)                             # lanes of a warp (fewer in the simulator)
-    plo = int32(0)                              # the previous round's column range
+    g0 = int32(g * T)
+    # the round's columns: those whose band (rows a cell of an optimal path may take there,
+    # :func:`s2g.gpu_traceback._band_rows`) meets the round's rows; the rest of the window
+    # is skipped (its cells hold no optimal path). The previous round's the same way: its
+    # hand-off holds those columns only
+    clo = int32(0)
+    chi = int32(W - 1)
+    plo = int32(0)
     phi = int32(W - 1)
-    for g0 in range(0, NS, T):
-        # the round's columns: those whose band (rows a cell of an optimal path may take
-        # there, :func:`s2g.gpu_traceback._band_rows`) meets the round's rows; the rest of
-        # the window is skipped (its cells hold no optimal path)
-        clo = int32(0)
-        chi = int32(W - 1)
-        if band != 0:
-            if tid == 0:
-                bnd[0] = W
-                bnd[1] = -1
-            cuda.syncthreads()
-            ylo = int32(g0 * S)
-            yhi = int32(min(R, (g0 + T) * S - 1))
-            lo_ = W
-            hi_ = int32(-1)
-            x = int32(tid)
-            while x < W:
-                if blo[uint64(c0 + x)] <= yhi and bhi[uint64(c0 + x)] >= ylo:
-                    lo_ = min(lo_, x)
-                    hi_ = max(hi_, x)
-                x += T
-            if hi_ >= 0:
-                cuda.atomic.min(bnd, 0, lo_)
-                cuda.atomic.max(bnd, 1, hi_)
-            cuda.syncthreads()
-            clo = int32(bnd[0])
-            chi = int32(bnd[1])
-            cuda.syncthreads()
+    if band != 0:
+        if tid == 0:
+            bnd[0] = W
+            bnd[1] = -1
+            bnd[2] = W
+            bnd[3] = -1
+        cuda.syncthreads()
+        ylo = int32(g0 * S)
+        yhi = int32(min(R, (g0 + T) * S - 1))
+        plo_ = int32(ylo - T * S)
+        lo_ = W
+        hi_ = int32(-1)
+        lo2 = W
+        hi2 = int32(-1)
+        x = int32(tid)
+        while x < W:
+            bl = blo[uint64(c0 + x)]
+            bh = bhi[uint64(c0 + x)]
+            if bl <= yhi and bh >= ylo:
+                lo_ = min(lo_, x)
+                hi_ = max(hi_, x)
+            if g0 > 0 and bl <= ylo - 1 and bh >= plo_:
+                lo2 = min(lo2, x)
+                hi2 = max(hi2, x)
+            x += T
+        if hi_ >= 0:
+            cuda.atomic.min(bnd, 0, lo_)
+            cuda.atomic.max(bnd, 1, hi_)
+        if hi2 >= 0:
+            cuda.atomic.min(bnd, 2, lo2)
+            cuda.atomic.max(bnd, 3, hi2)
+        cuda.syncthreads()
+        clo = int32(bnd[0])
+        chi = int32(bnd[1])
+        plo = int32(bnd[2])
+        phi = int32(bnd[3])
+    if g0 < NS:                                 # one round: this job's
 @REGINIT@
         k = g0 + tid
         active = k < NS
@@ -546,10 +583,6 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
         top = r0 == 0
         rm = int32(R - r0)                      # row R in the strip (own: it is there)
         own = rm >= 0 and rm < S
-        # ring words of this strip at step stp: read (w + k - 1) * (T + 1) + (k - 1) % (T + 1),
-        # write (w + k) * (T + 1) + k % (T + 1), with w + k = stp + g0 (the modulo once a round)
-        rbase = int64(b0 + (g0 - 1) * T1 + (k - 1 + T1) % T1)
-        wbase = int64(b0 + g0 * T1 + k % T1)
 @QTAB@
         for stp in range(chi - clo + min(T, NS - g0)):
             w = int32(clo + stp - tid)
@@ -565,15 +598,24 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
                 kind = int32(p_kind[gw])
                 gb = int32(p_base[gw])
                 st = int32(p_store[gw])
-                if r0 > 0:
-                    ra = uint64(rbase + (stp + clo) * T1)
+                if tid > 0:                     # the strip above, a step ago
+                    ra = uint64(jr + uint64(((stp - 1) & 1) * T + tid - 1))
                     diag = BD[ra]
                     hup = BH[ra]
                     f = BF[ra]
-                    if tid == 0 and (w < plo or w > phi):   # not in the last round
-                        diag = neg
-                        hup = neg
-                        f = neg
+                elif r0 > 0 and w >= plo and w <= phi:
+                    # the previous round's last strip, through its hand-off: once the
+                    # block running it has said the 32 columns of w's word line are done
+                    # (none of this line was read before, so no cache holds it stale)
+                    need = min(((w >> 5) + 1) << 5, phi + 1)
+                    if seen < need:
+                        while seen < need:
+                            seen = cuda.atomic.add(jdone, jp, 0)
+                        cuda.threadfence()
+                    ha = uint64(hin + w)
+                    diag = HD[ha]
+                    hup = HH[ha]
+                    f = HF[ha]
             # merge columns, by the warp: lane v folds row v of each merging lane's strip
             # into that lane's shared column, which then loads it into its registers
             mc = act and kind != K_CONT
@@ -669,10 +711,20 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
 @WORDS@
 @FIND@
 @HEND@
-                wa = uint64(wbase + (stp + clo) * T1)
+                wa = uint64(jr + uint64((stp & 1) * T + tid))
                 BD[wa] = diag
                 BH[wa] = hv
                 BF[wa] = f
+                if own and w == W - 1 and find == 0:
+                    out_best[3 * r] = hv        # H at the end cell: the walk's score check
+                if hout >= 0 and tid == T - 1:
+                    ha = uint64(hout + w)
+                    HD[ha] = diag
+                    HH[ha] = hv
+                    HF[ha] = f
+                    if (w & 31) == 31 or w == chi:
+                        cuda.threadfence()      # the line's values, then "done"
+                        cuda.atomic.max(jdone, job, int32(w + 1))
             # slot stores, by the warp: the storing lane leaves its rows in its shared
             # column, lane v stores row v of each storing lane's strip
             sc = act and st >= 0
@@ -706,25 +758,75 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
                         v += nl
             if dbg & 4 == 0:
                 cuda.syncthreads()
-        plo = clo
-        phi = chi
     cuda.syncthreads()
     i_a[tid] = best
     i_n[tid] = bw
     i_r[tid] = bi
     cuda.syncthreads()
-    if tid != 0:
+    if tid != 0 or not find:
         return
+    for x in range(1, T):
+        h = i_a[x]
+        xw = i_n[x]
+        if xw >= 0 and (h > best or (h == best and (
+                bw < 0 or xw < bw or (xw == bw and i_r[x] < bi)))):
+            best = h
+            bw = xw
+            bi = i_r[x]
+    rbest[3 * job] = best
+    rbest[3 * job + 1] = bw
+    rbest[3 * job + 2] = bi
+'''
+
+
+def kernel_signature():
+    """Argument types of the kernel (``cuda.compile_ptx``, eager compilation)."""
+    i32, i64 = types.int32, types.int64
+    a = types.Array
+    return ((i32,) * 8 + (a(types.uint8, 1, "C"), a(i64, 1, "C"), a(i32, 1, "C"))
+            + (a(i64, 1, "C"),) * 4
+            + (a(types.uint8, 1, "C"), a(i32, 1, "C"), a(types.int8, 1, "C"))
+            + (a(i32, 1, "C"),) * 6
+            + (a(i32, 1, "C"),) * 8
+            + (a(types.uint32, 1, "C"), a(types.int16, 1, "C"), a(types.int16, 1, "C"),
+               i32, a(i32, 1, "C"), i32, a(i32, 1, "C"), a(i32, 1, "C"),
+               a(i32, 1, "C"), a(i64, 1, "C"), a(i64, 1, "C"), a(i32, 1, "C"),
+               a(i32, 1, "C"), a(i32, 1, "C")))
+
+
+def _walk_body(n, mode, find, rows_a, score_a, coff, poff, doff, xoff, qoff, wjoff, wjobs,
+               rbest, out_best, codes, p_base, p_col, p_kind, p_mrank, p_mpa, mp_wcol, dirs,
+               dpred, epred, oo, co, out_ops, out_cols, out_n, out_start, out_st):
+    """The second kernel of a launch: a window's end cell (``find``: the best of its rounds'
+    best cells, V0's rule: the highest score, then the lowest column, then the lowest row;
+    otherwise the host's end cell, whose H the long kernel left in ``out_best``) and the
+    walk back from it (:func:`s2g.gpu_traceback._walk`), thread 0 of block ``r``. A kernel
+    of its own: every round's codes, written by blocks on other SMs, are then visible."""
+    r = cuda.blockIdx.x
+    if cuda.threadIdx.x != 0 or r >= n:
+        return
+    R = rows_a[r]
+    R1 = R + 1
+    stride = ((R + 2) // 2 + 3) // 4 * 4
+    c0 = coff[r]
+    W = coff[r + 1] - c0
     if find:
-        for x in range(1, T):
-            h = i_a[x]
-            xw = i_n[x]
+        k0 = wjoff[r]
+        j = wjobs[k0]
+        best = rbest[3 * j]
+        bw = rbest[3 * j + 1]
+        bi = rbest[3 * j + 2]
+        for k in range(k0 + 1, wjoff[r + 1]):
+            j = wjobs[k]
+            h = rbest[3 * j]
+            xw = rbest[3 * j + 1]
+            xi = rbest[3 * j + 2]
             if xw >= 0 and (h > best or (h == best and (
-                    bw < 0 or xw < bw or (xw == bw and i_r[x] < bi)))):
+                    bw < 0 or xw < bw or (xw == bw and xi < bi)))):
                 best = h
                 bw = xw
-                bi = i_r[x]
-        out_best[3 * r] = best if bw >= 0 else neg
+                bi = xi
+        out_best[3 * r] = best if bw >= 0 else NEG_INF
         out_best[3 * r + 1] = bi
         out_best[3 * r + 2] = bw
         if bw < 0:
@@ -736,33 +838,44 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, score_a, co
         w = bw
         i = bi
     else:
-        NL = NS - 1
-        if W == 0 or BH[uint64(b0 + (W - 1 + NL) * T1 + NL % T1)] != score_a[r]:
+        if W == 0 or out_best[3 * r] != score_a[r]:
             out_st[r] = ST_MISMATCH
             return
         w = W - 1
         i = R
-    if dbg & 8:
-        return
-    _walk_dev(r, w, i, mode, R1, stride, c0, p0, d0, x0, q0, codes, p_base, p_col, p_kind,
-              p_mrank, p_mpa, mp_wcol, dirs, dpred, epred, oo, co, out_ops, out_cols, out_n,
-              out_start, out_st)
-'''
+    _walk_dev(r, w, i, mode, R1, stride, c0, poff[r], doff[r], xoff[r], qoff[r], codes, p_base,
+              p_col, p_kind, p_mrank, p_mpa, mp_wcol, dirs, dpred, epred, oo, co, out_ops,
+              out_cols, out_n, out_start, out_st)
 
 
-def kernel_signature():
-    """Argument types of the kernel (``cuda.compile_ptx``, eager compilation)."""
+def walk_signature():
+    """Argument types of :func:`_walk_body`."""
     i32, i64 = types.int32, types.int64
     a = types.Array
-    return ((i32,) * 8 + (a(types.uint8, 1, "C"), a(i64, 1, "C"), a(i32, 1, "C"),
-                          a(i32, 1, "C")) + (a(i64, 1, "C"),) * 8
-            + (a(types.uint8, 1, "C"), a(i32, 1, "C"), a(types.int8, 1, "C"))
-            + (a(i32, 1, "C"),) * 6
-            + (a(i32, 1, "C"),) * 5
-            + (a(types.uint8, 1, "C"), a(types.uint32, 1, "C"), a(types.int16, 1, "C"),
-               a(types.int16, 1, "C"), a(types.uint8, 1, "C"), a(i32, 1, "C"),
-               a(i32, 1, "C"), a(i32, 1, "C"), a(i32, 1, "C"), i32, a(i32, 1, "C"),
-               i32, a(i32, 1, "C"), a(i32, 1, "C")))
+    return ((i32,) * 3 + (a(i32, 1, "C"),) * 2 + (a(i64, 1, "C"),) * 6
+            + (a(i32, 1, "C"),) * 3 + (a(types.uint8, 1, "C"), a(types.uint8, 1, "C"),
+                                       a(i32, 1, "C"), a(types.int8, 1, "C"))
+            + (a(i32, 1, "C"),) * 3 + (a(types.uint8, 1, "C"), a(types.int16, 1, "C"),
+                                       a(types.int16, 1, "C"), a(i64, 1, "C"),
+                                       a(i64, 1, "C"), a(types.uint8, 1, "C"))
+            + (a(i32, 1, "C"),) * 4)
+
+
+_WALK = None
+
+
+def get_walk_kernel():
+    """:func:`_walk_body` compiled once per process (on a GPU eagerly, disk-cached)."""
+    global _WALK
+    with _KERNELS_LOCK:
+        if _WALK is None:
+            _cuda()
+            if _SIM:
+                _WALK = cuda.jit(_walk_body)
+            else:
+                opts = {"cache": True} if os.environ.get("S2G_NO_CACHE", "") == "" else {}
+                _WALK = cuda.jit(walk_signature(), **opts)(_walk_body)
+    return _WALK
 
 
 def prmt_fits(a: int, b: int) -> bool:
@@ -843,47 +956,90 @@ def shared_plan(T: int, n_slots: int, budget: int):
     return n_sh, per * (1 + n_sh)
 
 
+def jobs_for(rows, T: int):
+    """The jobs of a launch of windows with ``rows`` rows, ``T`` threads a block: a job is one
+    round (``T`` strips) of one window, run by one block. Returns (``jobs``: int32 triples
+    (window, round, the job of the window's previous round or -1), rounds first, so a job
+    comes after the one it waits on; rounds per window; per window its jobs, round by
+    round: ``wjobs[wjoff[r]:wjoff[r + 1]]``)."""
+    G = -(-n_strips(rows) // int(T))
+    n = len(G)
+    last = np.full(n, -1, np.int64)
+    parts, base = [], 0
+    for g in range(int(G.max(initial=0))):
+        rs = np.nonzero(G > g)[0]
+        parts.append(np.stack([rs, np.full(len(rs), g), last[rs]], axis=1))
+        last[rs] = base + np.arange(len(rs))
+        base += len(rs)
+    jobs = np.concatenate(parts) if parts else np.zeros((0, 3), np.int64)
+    wjobs = np.lexsort((jobs[:, 1], jobs[:, 0])).astype(np.int32)
+    return np.ascontiguousarray(jobs, np.int32).ravel(), G, wjobs, _cum(G)
+
+
 def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, sz, oo, co,
            prog, find, band=None):
     """Upload one chunk's windows (``dev(x)`` uploads, ``emp(size, dtype)`` allocates) and
-    launch the kernel; returns the device outputs (ops, cols, n, start, status, best) and
-    the CUDA events around the launch. ``band``: (lo, hi) rows per window column
-    (:func:`s2g.gpu_traceback._band_rows`): each round of strips computes only the columns
-    whose band meets its rows."""
+    launch the kernels (the rounds, then the walks); returns the device outputs (ops, cols,
+    n, start, status, best) and the CUDA events around the launches. ``band``: (lo, hi)
+    rows per window column (:func:`s2g.gpu_traceback._band_rows`): each round of strips
+    computes only the columns whose band meets its rows."""
     R1 = rows + 1
-    T = launch_threads(int(n_strips(rows).max()), n)
+    ns = n_strips(rows)
+    T48 = threads_for(int(ns.max()))
+    T = launch_threads(int(ns.max()), int((-(-ns // T48)).sum()))
     assert T <= 32 or not _SIM, "the simulator's warp votes need one-warp blocks"
     kern = get_kernel(S, mode == LOCAL, prmt_fits(a, b))
+    walk = get_walk_kernel()
     n_sh, dyn = shared_plan(T, int(sz[:, 3].max()), SHARED_BLOCK)
     if dyn + STATIC_SHARED > SHARED_BYTES and not _raise_shared(kern, dyn):
         n_sh, dyn = shared_plan(T, int(sz[:, 3].max()), SHARED_BYTES)
     W = sz[:, 0]
-    soff = _cum(sz[:, 3] * (S * T))     # room for every slot: a relaunch may keep none shared
     doff = _cum(W * code_stride(rows))              # whole words per window
     xoff = _cum(sz[:, 1] * R1)
-    roff = _cum((T + 1) * (W + n_strips(rows)))     # the ring, by diagonal (module doc)
-    args = [dev(np.ascontiguousarray(codes, np.uint8)), dev(qoff), dev(rows.astype(np.int32)),
-            dev(score.astype(np.int32))]
-    args += [dev(x) for x in (coff, poff, soff, doff, xoff, roff, oo, co)]
-    args += [dev(x) for x in prog]
+    d_codes, d_qoff, d_rows = (dev(np.ascontiguousarray(codes, np.uint8)), dev(qoff),
+                               dev(rows.astype(np.int32)))
+    d_coff, d_poff, d_doff, d_xoff = (dev(x) for x in (coff, poff, doff, xoff))
+    d_prog = [dev(x) for x in prog]
     dirs32 = emp(max(int(doff[-1]) // 4, 1), np.uint32)
-    args += [emp(soff[-1], np.int32), emp(soff[-1], np.int32), emp(roff[-1], np.int32),
-             emp(roff[-1], np.int32), emp(roff[-1], np.int32), dirs32.view(np.uint8), dirs32,
-             emp(xoff[-1], np.int16), emp(xoff[-1], np.int16)]
+    dpred, epred = emp(xoff[-1], np.int16), emp(xoff[-1], np.int16)
     d_ops, d_cols = emp(oo[-1], np.uint8), emp(co[-1], np.int32)
     d_n, d_start = emp(2 * n, np.int32), emp(n, np.int32)
     d_st = dev(np.full(n, -1, np.int32))
-    d_best = emp(3 * n, np.int32) if find else d_st
+    d_best = emp(3 * n, np.int32)
     if band is None:
         bargs = (np.int32(0), d_st, d_st)
     else:
         bargs = (np.int32(1), dev(band[0]), dev(band[1]))
     ev0, ev1 = cuda.event(), cuda.event()
+    walk_args = [np.int32(n), np.int32(mode), np.int32(find), d_rows,
+                 dev(score.astype(np.int32)), d_coff, d_poff, d_doff, d_xoff, d_qoff]
+    tail = [d_best, d_codes] + [d_prog[k] for k in (0, 1, 2, 4, 5, 8)] + [
+        dirs32.view(np.uint8), dpred, epred, dev(oo), dev(co), d_ops, d_cols, d_n, d_start, d_st]
 
     def go(T, n_sh, dyn):
-        kern[n, T, 0, dyn](np.int32(n), np.int32(mode), np.int32(a), np.int32(b), np.int32(o),
-                           np.int32(e), np.int32(n_sh), np.int32(DEBUG), *args,
-                           d_ops, d_cols, d_n, d_start, d_st, np.int32(find), d_best, *bargs)
+        jobs, G, wjobs, wjoff = jobs_for(rows, T)
+        nj = len(jobs) // 3
+        jw, jg = jobs[0::3], jobs[1::3]
+        jsoff = _cum(sz[jw, 3] * (S * T))           # room for every slot (none shared)
+        nxt = jg < G[jw] - 1                        # hand-off to a next round: 32-word lines
+        hsz = np.where(nxt, (W[jw] + 31) // 32 * 32, 0)
+        jhoff = _cum(hsz)[:-1]
+        jhoff[~nxt] = -1
+        ring = max(nj * 2 * T, 1)
+        hand = max(int(hsz.sum()), 1)
+        rbest = emp(3 * nj, np.int32)
+        kern[nj, T, 0, dyn](np.int32(n), np.int32(mode), np.int32(a), np.int32(b), np.int32(o),
+                            np.int32(e), np.int32(n_sh), np.int32(DEBUG), d_codes, d_qoff,
+                            d_rows, d_coff, d_poff, d_doff, d_xoff, *d_prog,
+                            emp(max(int(jsoff[-1]), 1), np.int32),
+                            emp(max(int(jsoff[-1]), 1), np.int32),
+                            emp(ring, np.int32), emp(ring, np.int32), emp(ring, np.int32),
+                            emp(hand, np.int32), emp(hand, np.int32), emp(hand, np.int32),
+                            dirs32, dpred, epred, np.int32(find), d_best, *bargs,
+                            dev(jobs), dev(jsoff), dev(jhoff), dev(np.zeros(1, np.int32)),
+                            dev(np.zeros(max(nj, 1), np.int32)), rbest)
+        if not DEBUG & 8:
+            walk[n, 1](*walk_args, dev(wjoff), dev(wjobs), rbest, *tail)
 
     ev0.record()
     try:
@@ -894,7 +1050,7 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
         # seen on an H100 (S = 8, 96 KB) and an H200 (2026-11-26: the opt-in was then
         # remembered for one kernel and not set for the next; now per kernel): relaunch
         # within 48 KB, with fewer threads where needed (slot offsets laid out for T hold)
-        T2 = threads_for(int(n_strips(rows).max()), SHARED_BYTES)
+        T2 = threads_for(int(ns.max()), SHARED_BYTES)
         n_sh2, dyn2 = shared_plan(T2, int(sz[:, 3].max()), SHARED_BYTES)
         warnings.warn(f"long-window kernel: launch with {dyn} bytes of shared memory "
                       f"refused ({exc}); using {dyn2} and {T2} threads", RuntimeWarning,

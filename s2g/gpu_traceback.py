@@ -637,8 +637,7 @@ def _split(sz, rows, L, max_cells, long_cells):
     lng = ok & ~short & (cells <= long_cells)
     if LONG and lng.any():
         from . import gpu_long
-        T = gpu_long.memory_threads(int(gpu_long.n_strips(rows[lng]).max()))
-        lng &= gpu_long.device_bytes(sz, rows, L, T) <= gpu_long.chunk_budget()
+        lng &= gpu_long.window_bytes(sz, rows, L) <= gpu_long.chunk_budget()
     else:
         lng[:] = False
     return short, lng
@@ -653,9 +652,10 @@ def _long_bounds(sz, rows, L):
     10 x 400 windows (396 run at once) 2.76 s (bench.long_kernel, session 17)."""
     from . import gpu_long
     ns = int(gpu_long.n_strips(rows).max())
-    T = gpu_long.memory_threads(ns)
-    cap = gpu_long.resident_windows(gpu_long.threads_for(ns), int(sz[:, 3].max()))
-    return _even_bounds(gpu_long.device_bytes(sz, rows, L, T), gpu_long.chunk_budget(), cap)
+    T = gpu_long.threads_for(ns)
+    # windows run at once: blocks at once over a window's rounds (one block each)
+    cap = gpu_long.resident_windows(T, int(sz[:, 3].max())) // -(-ns // T)
+    return _even_bounds(gpu_long.window_bytes(sz, rows, L), gpu_long.chunk_budget(), cap)
 
 
 def _wave_cost(m, cap):

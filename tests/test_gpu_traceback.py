@@ -70,6 +70,23 @@ def test_long_kernel_ptx_compiles_without_local_memory(monkeypatch, S, local, pr
         assert not wide, wide[:5]
 
 
+def test_long_walk_kernel_ptx_compiles(monkeypatch):
+    """The long windows' second kernel (best of the rounds' cells, then the walk) compiles
+    for sm_90 with its signature; the first one waits on the previous round (atomics) and
+    publishes its hand-off behind a fence."""
+    from numba import cuda
+    from s2g import gpu_long
+    _sm90(monkeypatch)
+    try:
+        gpu_long._cuda()                # the module global its body uses
+        ptx = cuda.compile_ptx(gpu_long._walk_body, gpu_long.walk_signature(), cc=(9, 0))[0]
+        main = gpu_long.compile_ptx((9, 0), 32, True, True)
+    except Exception as exc:  # no NVVM: the toolchain is a test dependency (pyproject)
+        pytest.skip(f"compile_ptx unavailable: {type(exc).__name__}: {exc}")
+    assert ".entry" in ptx and ".local" not in ptx
+    assert "atom.global.add" in main and "atom.global.max" in main and "membar.gl" in main
+
+
 def test_cuda_simulator_long_kernel_matches_cpu_traceback():
     """Every window on the long-window kernel (s2g/gpu_long.py), 8-row strips and 2 threads
     per block: several strips per thread and several rounds per window."""
