@@ -691,6 +691,14 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
                         if ex_win:
                             pxb |= one << v
                         v += nl
+                    # rows past the window's last (the last strip): unreachable, not what the
+                    # shared column held before (another block's data: their H would count
+                    # in the column maximum that local mode's best cell starts from)
+                    while v < S:
+                        ca = uint64(tl * SP + v)
+                        col[ca] = neg
+                        col[ca + uint64(TSP)] = neg
+                        v += nl
                     got = _vote_dev(pxb, wm, wid, lane)
                     if lane == L:
                         pxm = got
