@@ -1,4 +1,4 @@
-"""Long windows on the GPU: one thread block per window, rows split into strips (issue 15).
+"""Long windows on the GPU: rows split into strips, a block per round of strips (issue 15).
 
 :mod:`s2g.gpu_traceback` runs one thread per window: right for the millions of small
 windows of short reads, hopeless for a 10 kbp read's window of ~10^8 cells (one thread
@@ -6,15 +6,25 @@ at a few MCUPS). This kernel keeps that kernel's column program, cell, tie order
 direction codes, merge choices and walk (:func:`s2g.gpu_traceback._walk`), and splits
 the window's rows ``0..R`` into *strips* of :data:`S` rows:
 
-* a block of ``T`` threads takes strips ``g*T .. g*T + T - 1`` in round ``g``; thread
-  ``t`` computes column ``w = step - t`` of its strip at each step (a wavefront), then
-  the block meets at one barrier. Strip ``k``'s top row needs the row above at column
-  ``w`` and at ``w``'s predecessors: strip ``k - 1`` writes, per window column, its
-  bottom row's H, F and the diagonal it passes down (the best predecessor H, as the
-  one-thread kernel's ``diag``) into a ring read by strip ``k`` one step later (and by
-  the next round's first strip). The ring is laid out by diagonal, word
-  ``(w + k) * (T + 1) + k % (T + 1)``: at one step the block's threads touch
-  consecutive words (coalesced), and a word is reused only two rounds later;
+* a *round* is ``T`` strips, ``g*T .. g*T + T - 1`` for round ``g``, and a *job* (one
+  window's round) is one block of ``T`` threads: thread ``t`` computes column
+  ``w = step - t`` of its strip at each step (a wavefront), then the block meets at one
+  barrier. Strip ``k``'s top row needs the row above at column ``w`` and at ``w``'s
+  predecessors: strip ``k - 1`` passes, per window column, its bottom row's H, F and the
+  diagonal (the best predecessor H, as the one-thread kernel's ``diag``) down. Inside a
+  block through a ring of two steps (``[step % 2][thread]``, coalesced) read one step
+  later; from a round's last strip to the next round's first through a *hand-off* (three
+  words per window column), which that round's block reads line by line (32 columns)
+  once the block before it has said, with an atomic maximum behind a fence, that the
+  line is written: no line is read before it is whole, so no cache holds it stale. A
+  window's rounds run at once, each a step behind the one above: every strip of a window
+  is in flight (a 50 kbp window's 7 rounds of 224 strips on 7 SMs, not one after the
+  other on one). Blocks take their jobs from an atomic counter, rounds first, so a block
+  waits only on a job taken before its own, by a block already running or done (no
+  deadlock, whatever order the GPU starts blocks in). Each job keeps the best cell of
+  its rows; a second kernel, one thread a window, takes the best of its rounds (V0's
+  rule) and walks back (its own launch: every round's codes, written on other SMs, are
+  then visible to it);
 * the strip's own rows of the current column (H and E) and its read's substitution
   tables are registers: the kernel is Python source generated per strip height
   (:func:`_render`; ``S`` scalars each, the cell written out ``S`` times, as the ``fast``
@@ -44,14 +54,20 @@ the window's rows ``0..R`` into *strips* of :data:`S` rows:
   stores 8 rows' codes at once (a strip starts at a multiple of 8 rows); with ``find``
   every thread keeps its best cell (V0's rule: the highest score, then the lowest
   column, then the lowest row; local mode: the column maximum first, the rows only when
-  it improves) and thread 0 reduces them; thread 0 then walks.
+  it improves) and thread 0 reduces them into the job's; the walk kernel takes the best
+  of the window's jobs. A merge column's rows past the window's last row (in the last
+  strip) are set unreachable in the shared column: a block finds shared memory as the
+  SM's previous block left it, and those rows count in the column maximum (session 20:
+  giant scores in 20-45% of seeded 10 kbp windows on the H100 until then; the simulator
+  checks now poison shared memory before every block).
 
 Bands (traceback windows, not seeded ones): every cell of an optimal alignment ending at
 the window's end cell lies in rows ``blo[w]..bhi[w]`` of its column
 (:func:`s2g.gpu_traceback._band_rows`), so each round of strips first finds, with the
 block, the columns whose band meets its rows (a contiguous range ``clo..chi``) and steps
 over those only; the cells it skips are unreachable to the rest: the first strip of a
-round takes the ring as unreachable outside the previous round's range, a merge skips
+round takes the hand-off as unreachable outside the previous round's range (which its
+block finds the same way: the hand-off holds those columns only), a merge skips
 predecessors before ``clo``, and the registers start unreachable each round. Every value
 the walk compares (and so every choice) is that of the whole window, as the window's own
 bound makes it so for the graph. 1,000 x 10 kbp windows (SNP 100 kbp graph, H100,
@@ -61,7 +77,8 @@ Every hot index is unsigned and every row counter int32: Numba gives a signed in
 its negative-index wraparound (~6 instructions an access) and counts ``range()`` in
 int64 (64-bit compares per cell), both seen in this kernel's SASS. The simulator has
 no warp votes: there a vote is an atomic OR into a shared word between block barriers,
-and a block is one warp of 1-2 threads (tests: several rounds on tiny windows).
+and a block is one warp of 1-2 threads (tests: several rounds on tiny windows); it runs
+a launch's blocks one after another, so a round never waits there.
 
 Measured (``python3 -m bench.long_kernel --reads 300``, 10 kbp reads, 5% substitutions,
 100 kbp SNP graph, 50 bp nodes; logs in bench/results/nvidia-h100/long/ and
@@ -81,13 +98,20 @@ slots busy, stalls on the barrier (28%) and fixed-latency dependencies (29%). Th
 ceiling is far: ~2 warp instructions a cell would allow ~500 GCUPS at full issue.
 (SASS counts from ptxas 13.0 on the development VM, ``-maxrregcount 128``.) 50 kbp
 windows (3 x 10^9 cells, 1.6 GB of codes each) fit ~8 to a launch on an H100 and ~33 on
-an H200 (shared-memory kernel: 6.1 / 24 GCUPS, 2026-11-26): the GPU mostly idle; a
-window's rows over several blocks, or checkpoints instead of stored codes, would fill
-it.
+an H200 (shared-memory kernel: 6.1 / 24 GCUPS, 2026-11-26): the GPU mostly idle, which
+rounds as jobs (below) answer in part: ~17 windows of 7 rounds now fill 119 blocks, still
+about one an SM; codes for the band's rows only, or checkpoints instead of stored codes,
+would let more windows into a launch.
+
+Rounds as jobs (session 20, H100, ``python3 -m bench.long_kernel --reads R --len L
+--configs 32``, same machine, tracebacks identical): 1,000 x 10 kbp 357.2 -> 386.4 GCUPS
+(3 -> 2 launches: the ring by diagonal took 37 MB a window), 100 x 50 kbp 64.4 -> 125.9.
+End to end 100 x 50 kbp seeded (``bench.long_reads``): 14.57 -> 4.23 s.
 
 Device memory per window: ``W * stride`` bytes of codes (stride ``(R + 2) / 2`` rounded
-up to 4: 58 MB for a 10 kbp read's 11,700-column window), 12 bytes x ``(T + 1) x (W +
-strips)`` of ring, ``8 x S x T`` per global slot, 4 bytes x rows per merge column.
+up to 4: 58 MB for a 10 kbp read's 11,700-column window), 4 bytes x rows per merge
+column; per round ``8 x S x T`` per global slot and the ring's ``24 x T``; between rounds
+12 bytes a column of hand-off (:func:`device_bytes`).
 Windows are chunked to :data:`CHUNK_BYTES`; a window over it stays on the CPU (its
 banded traceback keeps rows every ``Bh`` and needs no such memory).
 """

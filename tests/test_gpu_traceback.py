@@ -365,3 +365,33 @@ def test_gpu_real_graphs(name, fa, brk, real_data, real_graph):
     reads = pieces(hs, 64, 150, np.random.default_rng(9))
     assert _same(g, reads, Scoring(), Mode.LOCAL) == reads.n_reads
     _same(g, reads.subset(range(16)), Scoring(), Mode.SEMIGLOBAL)
+
+
+def test_device_pool_growth_falls_back_to_the_size_asked(monkeypatch):
+    """A pooled buffer grows by a quarter; where that does not fit (a direction-code buffer
+    of half the GPU, C4 seeded windows on an H100) it takes the size asked for; other
+    errors, and an exact size that does not fit, propagate."""
+    from numba import cuda
+    from s2g.variants import _devpool
+    made = []
+
+    def device_array(size, dtype):
+        if size > 950:
+            raise RuntimeError("[CUresult.CUDA_ERROR_OUT_OF_MEMORY: 2] Call to cuMemAlloc")
+        made.append(size)
+        return np.empty(size, dtype)
+
+    monkeypatch.setattr(cuda, "device_array", device_array)
+    monkeypatch.setattr(_devpool, "ENABLED", True)
+    pool = _devpool.DevicePool()
+    assert pool.empty("x", 800, np.int32).size == 800
+    assert pool.empty("x", 900, np.int32).size == 900       # 1,000 refused: 900
+    assert made == [800, 900]
+    assert pool.empty("y", 500, np.int32).size == 500
+    assert pool.empty("y", 600, np.int32).size == 600       # 625 fits: grown
+    assert made[-1] == 625
+    with pytest.raises(RuntimeError, match="OUT_OF_MEMORY"):
+        pool.empty("x", 960, np.int32)                     # the exact size does not fit
+    monkeypatch.setattr(cuda, "device_array", lambda size, dtype: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        pool.empty("z", 10, np.int32)
