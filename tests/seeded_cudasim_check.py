@@ -20,9 +20,10 @@ import numpy as np
 assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "set NUMBA_ENABLE_CUDASIM=1"
 
 # A GPU block finds shared memory as the SM's last block left it; the simulator runs a
-# launch's blocks one after another over one zeroed buffer. Poison the dynamic shared
-# memory before every block (large values in every word) so that a kernel reading it
-# before writing it gives wrong results here too (S2G_SIM_POISON=0: as the simulator is).
+# launch's blocks one after another over the same arrays (zeroed, or left by the block
+# before). Poison every shared array before every block (0x35 in every byte: large
+# values) so that a kernel reading shared memory before writing it gives wrong results
+# here too (S2G_SIM_POISON=0: as the simulator is).
 if os.environ.get("S2G_SIM_POISON", "1") != "0":
     from numba.cuda.simulator import kernel as _simk
 
@@ -32,6 +33,8 @@ if os.environ.get("S2G_SIM_POISON", "1") != "0":
         shared = getattr(self._f.__globals__.get("cuda"), "_shared", None)
         if getattr(shared, "_dynshared", None) is not None:
             shared._dynshared[:] = 0x35
+            for arr in getattr(shared, "_allocations", {}).values():
+                arr.view(np.uint8)[...] = 0x35
         return _block_run(self, grid_point, *args)
 
     _simk.BlockManager.run = _poisoned
