@@ -14,25 +14,9 @@ import numpy as np
 
 assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "set NUMBA_ENABLE_CUDASIM=1"
 
-# A GPU block finds shared memory as the SM's last block left it; the simulator runs a
-# launch's blocks one after another over the same arrays (zeroed, or left by the block
-# before). Poison every shared array before every block (0x35 in every byte: large
-# values) so that a kernel reading shared memory before writing it gives wrong results
-# here too (S2G_SIM_POISON=0: as the simulator is).
-if os.environ.get("S2G_SIM_POISON", "1") != "0":
-    from numba.cuda.simulator import kernel as _simk
+import sim_poison  # noqa: E402  (tests/: shared memory poisoned as a GPU's may be)
 
-    _block_run = _simk.BlockManager.run
-
-    def _poisoned(self, grid_point, *args):
-        shared = getattr(self._f.__globals__.get("cuda"), "_shared", None)
-        if getattr(shared, "_dynshared", None) is not None:
-            shared._dynshared[:] = 0x35
-            for arr in getattr(shared, "_allocations", {}).values():
-                arr.view(np.uint8)[...] = 0x35
-        return _block_run(self, grid_point, *args)
-
-    _simk.BlockManager.run = _poisoned
+sim_poison.install()
 
 from s2g.graph import load_graph  # noqa: E402
 from s2g.reads import ReadBatch  # noqa: E402
