@@ -211,7 +211,8 @@ SMEM_PER_SM = 233472
 
 
 def resident_windows(T: int, n_slots: int) -> int:
-    """Windows (blocks of ``T`` threads) the GPU runs at once: its SMs times the blocks an
+    """Blocks of ``T`` threads (rounds of long windows: a window with one round is one
+    block) the GPU runs at once: its SMs times the blocks an
     SM holds by registers (:data:`MAXREG`, allocated per warp in units of 256), shared
     memory (:func:`shared_plan`'s, the static arrays and the driver's 1 KB a block) and
     threads; 0 under the simulator or without a device."""
