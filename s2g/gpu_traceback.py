@@ -637,7 +637,7 @@ def _split(sz, rows, L, max_cells, long_cells):
     lng = ok & ~short & (cells <= long_cells)
     if LONG and lng.any():
         from . import gpu_long
-        lng &= gpu_long.window_bytes(sz, rows, L) <= gpu_long.chunk_budget()
+        lng[lng] = gpu_long.window_bytes(sz[lng], rows[lng], L[lng]) <= gpu_long.chunk_budget()
     else:
         lng[:] = False
     return short, lng
