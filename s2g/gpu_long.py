@@ -122,10 +122,12 @@ import os
 import threading
 import warnings
 
+import numba
 import numpy as np
 from numba import config as _nb_config
 from numba import int32, int64, types, uint32, uint64
 
+from ._numba import NJIT
 from .dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_DIAG, H_INS, H_START, LOCAL
 from .gpu_traceback import K_CONT, K_VIRT, _cum, _walk_dev
 from .scoring import NEG_INF
@@ -246,22 +248,65 @@ def n_strips(rows):
     return (np.asarray(rows, np.int64) + S) // S
 
 
-def device_bytes(sz, rows, L, T):
+def device_bytes(sz, rows, L, T, layout=None):
     """Device bytes per window, ``T`` threads a block (program, codes, choices, outputs;
-    per round its slots, ring and best cell; between rounds the hand-off)."""
+    per round its slots, ring and best cell; between rounds the hand-off). ``layout``
+    (:func:`band_layout`'s per-window code words and choice rows): the band's codes and
+    choices, and its four words a column, instead of every row's."""
     W, nm, nmp, nsl = sz[:, 0], sz[:, 1], sz[:, 2], sz[:, 3]
     R1 = rows + 1
     G = -(-n_strips(rows) // int(T))
-    return (W * 20 + nmp * 8 + W * code_stride(rows) + nm * R1 * 4
+    if layout is None:
+        kept = W * code_stride(rows) + nm * R1 * 4
+    else:
+        kept = 4 * layout[0] + 4 * layout[1] + 16 * W + 8 * W
+    return (W * 20 + nmp * 8 + kept
             + G * (nsl * (S * T * 8) + 24 * T + 40) + 12 * (G - 1) * ((W + 31) // 32 * 32)
             + (rows + L + 2) + 4 * (L + 1) + 64)
 
 
-def window_bytes(sz, rows, L):
+def window_bytes(sz, rows, L, layout=None):
     """Device bytes per window whichever width :func:`launch_threads` picks."""
     ns = int(n_strips(rows).max(initial=1))
-    return np.maximum(device_bytes(sz, rows, L, threads_for(ns)),
-                      device_bytes(sz, rows, L, memory_threads(ns)))
+    return np.maximum(device_bytes(sz, rows, L, threads_for(ns), layout),
+                      device_bytes(sz, rows, L, memory_threads(ns), layout))
+
+
+@numba.njit(parallel=True, **NJIT)
+def band_layout(coff, rows, p_mrank, blo, bhi, bcw, bql, bqh, bxc, nwd, nxr):
+    """Where a traceback window's direction codes and merge choices go when only its band's
+    are kept (the walk reads no others: every cell it visits lies on the optimal
+    alignment, so in the band, :func:`s2g.gpu_traceback._band_rows`). Column ``w`` keeps
+    the code words (8 rows each) ``bql[w] <= q < bqh[w]`` that rows ``blo[w]..bhi[w]``
+    meet, at word ``bcw[w] + q`` of its window's codes; a merge column's choices rows
+    ``max(0, 8 bql - 8) <= i < min(R + 1, 8 bqh)`` (the walk reads a diagonal step's
+    choice one row above the band's cell) at ``bxc[w] + i`` of its window's. Per window
+    ``nwd`` code words and ``nxr`` choice rows. A 10 kbp read's window on the SNP graph
+    keeps 15 MB of 77 (a fifth), on DRB1 about half."""
+    for k in numba.prange(len(rows)):
+        c0 = coff[k]
+        R1 = rows[k] + 1
+        cw = np.int64(0)
+        cx = np.int64(0)
+        for w in range(c0, coff[k + 1]):
+            lo = blo[w]
+            hi = bhi[w]
+            ql = np.int64(0)
+            qh = np.int64(0)
+            if hi >= lo:
+                ql = np.int64(lo >> 3)
+                qh = np.int64((hi >> 3) + 1)
+            bql[w] = ql
+            bqh[w] = qh
+            bcw[w] = cw - ql
+            cw += qh - ql
+            bxc[w] = 0
+            if p_mrank[w] >= 0 and qh > ql:
+                xl = max(np.int64(0), 8 * ql - 8)
+                bxc[w] = cx - xl
+                cx += min(R1, 8 * qh) - xl
+        nwd[k] = cw
+        nxr[k] = cx
 
 
 def code_stride(rows):
@@ -414,10 +459,10 @@ def _render(S: int, local: bool, prmt_sub: bool, sim: bool) -> str:
     hend = "\n".join(" " * 16 + ln for ln in hend.splitlines())
     words = "\n".join(
         " " * 20 + ln for kk in range(NW) for ln in (
-            f"if {kk} < nw:\n"
+            f"if {kk} < nw and {kk} >= wlo and {kk} < whi:\n"
             f"    if pxw != 0:\n"
             f"        wd{kk} = uint32(wd{kk} | _spread((pxw >> uint32({8 * kk})) & uint32(255)))\n"
-            f"    dirs32[da + uint64({kk})] = wd{kk}").splitlines())
+            f"    dirs32[uint64(dab + {kk})] = wd{kk}").splitlines())
     text = _KERNEL_TEXT
     qinit = R_("Q{r} = MISW" if prmt_sub else "Q{r} = int32(7)", 8)
     for key, val in (("@QTAB@", qinit + "\n        if R >= 1:\n" + R_(qtab, 12)),
@@ -494,7 +539,7 @@ _KERNEL_TEXT = '''
 def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff, doff, xoff,
                 p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn, mp_slot, mp_wcol, SH, SE,
                 BH, BF, BD, HH, HF, HD, dirs32, dpred, epred, find, out_best, band, blo, bhi,
-                jobs, jsoff, jhoff, jctr, jdone, rbest):
+                bcw, bql, bqh, bxc, jobs, jsoff, jhoff, jctr, jdone, rbest):
     tid = cuda.threadIdx.x
     T = cuda.blockDim.x
     lane = tid & 31
@@ -672,6 +717,16 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
                     rl = int32((g0 + tl) * S)
                     nrl = min(S, R1 - rl)
                     pxb = zero64
+                    # where the merge's choices go: every row (mr * R1 + row), or with a
+                    # band only rows xlo..xhi - 1 of the column (band_layout)
+                    xcl = int64(mr) * R1
+                    xlo = int32(0)
+                    xhi = R1
+                    if band != 0 and mr >= 0:
+                        gwl = uint64(c0 + clo + stp - tl)
+                        xcl = int64(bxc[gwl])
+                        xlo = int32(max(0, 8 * bql[gwl] - 8))
+                        xhi = int32(min(R1, 8 * bqh[gwl]))
                     v = int32(lane)
                     while v < nrl:
                         t = rl + v
@@ -709,8 +764,8 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
                         ca = uint64(tl * SP + v)
                         col[ca] = ph
                         col[ca + uint64(TSP)] = int32(pe + e32)     # the lane's E register
-                        if mr >= 0:
-                            xa = uint64(x0 + mr * R1 + t)
+                        if mr >= 0 and t >= xlo and t < xhi:
+                            xa = uint64(x0 + xcl + t)
                             dpred[xa] = dsel
                             epred[xa] = esel
                         if ex_win:
@@ -740,7 +795,17 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
 @WDINIT@
 @CELLS@
                 if dbg & 1 == 0:
-                    da = uint64(dw0 + w * sw + (r0 >> 3))
+                    # the strip's code words: every one (at column w's stride), or with a
+                    # band only words bql..bqh - 1 of the column (band_layout)
+                    wlo = int32(0)
+                    whi = int32(64)
+                    if band != 0:
+                        qr = int32(r0 >> 3)
+                        wlo = int32(bql[gw] - qr)
+                        whi = int32(bqh[gw] - qr)
+                        dab = int64(dw0 + int64(bcw[gw]) + qr)
+                    else:
+                        dab = int64(dw0 + w * sw + (r0 >> 3))
 @WORDS@
 @FIND@
 @HEND@
@@ -822,14 +887,15 @@ def kernel_signature():
             + (a(i32, 1, "C"),) * 6
             + (a(i32, 1, "C"),) * 8
             + (a(types.uint32, 1, "C"), a(types.int16, 1, "C"), a(types.int16, 1, "C"),
-               i32, a(i32, 1, "C"), i32, a(i32, 1, "C"), a(i32, 1, "C"),
-               a(i32, 1, "C"), a(i64, 1, "C"), a(i64, 1, "C"), a(i32, 1, "C"),
+               i32, a(i32, 1, "C"), i32, a(i32, 1, "C"), a(i32, 1, "C"))
+            + (a(i32, 1, "C"),) * 4
+            + (a(i32, 1, "C"), a(i64, 1, "C"), a(i64, 1, "C"), a(i32, 1, "C"),
                a(i32, 1, "C"), a(i32, 1, "C")))
 
 
 def _walk_body(n, mode, find, rows_a, score_a, coff, poff, doff, xoff, qoff, wjoff, wjobs,
                rbest, out_best, codes, p_base, p_col, p_kind, p_mrank, p_mpa, mp_wcol, dirs,
-               dpred, epred, oo, co, out_ops, out_cols, out_n, out_start, out_st):
+               dpred, epred, oo, co, out_ops, out_cols, out_n, out_start, out_st, band, bcw, bxc):
     """The second kernel of a launch: a window's end cell (``find``: the best of its rounds'
     best cells, V0's rule: the highest score, then the lowest column, then the lowest row;
     otherwise the host's end cell, whose H the long kernel left in ``out_best``) and the
@@ -878,7 +944,7 @@ def _walk_body(n, mode, find, rows_a, score_a, coff, poff, doff, xoff, qoff, wjo
         i = R
     _walk_dev(r, w, i, mode, R1, stride, c0, poff[r], doff[r], xoff[r], qoff[r], codes, p_base,
               p_col, p_kind, p_mrank, p_mpa, mp_wcol, dirs, dpred, epred, oo, co, out_ops,
-              out_cols, out_n, out_start, out_st)
+              out_cols, out_n, out_start, out_st, band, bcw, bxc)
 
 
 def walk_signature():
@@ -891,7 +957,7 @@ def walk_signature():
             + (a(i32, 1, "C"),) * 3 + (a(types.uint8, 1, "C"), a(types.int16, 1, "C"),
                                        a(types.int16, 1, "C"), a(i64, 1, "C"),
                                        a(i64, 1, "C"), a(types.uint8, 1, "C"))
-            + (a(i32, 1, "C"),) * 4)
+            + (a(i32, 1, "C"),) * 4 + (i32, a(i32, 1, "C"), a(i32, 1, "C")))
 
 
 _WALK = None
@@ -1014,8 +1080,10 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
     """Upload one chunk's windows (``dev(x)`` uploads, ``emp(size, dtype)`` allocates) and
     launch the kernels (the rounds, then the walks); returns the device outputs (ops, cols,
     n, start, status, best) and the CUDA events around the launches. ``band``: (lo, hi)
-    rows per window column (:func:`s2g.gpu_traceback._band_rows`): each round of strips
-    computes only the columns whose band meets its rows."""
+    rows per window column (:func:`s2g.gpu_traceback._band_rows`), then
+    :func:`band_layout`'s arrays (bcw, bql, bqh, bxc per column, nwd, nxr per window):
+    each round of strips computes only the columns whose band meets its rows, and only
+    the band's direction codes and merge choices are kept."""
     R1 = rows + 1
     ns = n_strips(rows)
     T48 = threads_for(int(ns.max()))
@@ -1027,8 +1095,12 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
     if dyn + STATIC_SHARED > SHARED_BYTES and not _raise_shared(kern, dyn):
         n_sh, dyn = shared_plan(T, int(sz[:, 3].max()), SHARED_BYTES)
     W = sz[:, 0]
-    doff = _cum(W * code_stride(rows))              # whole words per window
-    xoff = _cum(sz[:, 1] * R1)
+    if band is None:
+        doff = _cum(W * code_stride(rows))          # whole words per window
+        xoff = _cum(sz[:, 1] * R1)
+    else:
+        doff = _cum(4 * band[6])                    # the band's words (band_layout)
+        xoff = _cum(band[7])
     d_codes, d_qoff, d_rows = (dev(np.ascontiguousarray(codes, np.uint8)), dev(qoff),
                                dev(rows.astype(np.int32)))
     d_coff, d_poff, d_doff, d_xoff = (dev(x) for x in (coff, poff, doff, xoff))
@@ -1040,14 +1112,17 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
     d_st = dev(np.full(n, -1, np.int32))
     d_best = emp(3 * n, np.int32)
     if band is None:
-        bargs = (np.int32(0), d_st, d_st)
+        bargs = (np.int32(0),) + (d_st,) * 6
+        wband = (np.int32(0), d_st, d_st)
     else:
-        bargs = (np.int32(1), dev(band[0]), dev(band[1]))
+        bargs = (np.int32(1),) + tuple(dev(x) for x in band[:6])
+        wband = (np.int32(1), bargs[3], bargs[6])
     ev0, ev1 = cuda.event(), cuda.event()
     walk_args = [np.int32(n), np.int32(mode), np.int32(find), d_rows,
                  dev(score.astype(np.int32)), d_coff, d_poff, d_doff, d_xoff, d_qoff]
     tail = [d_best, d_codes] + [d_prog[k] for k in (0, 1, 2, 4, 5, 8)] + [
-        dirs32.view(np.uint8), dpred, epred, dev(oo), dev(co), d_ops, d_cols, d_n, d_start, d_st]
+        dirs32.view(np.uint8), dpred, epred, dev(oo), dev(co), d_ops, d_cols, d_n, d_start, d_st,
+        *wband]
 
     def go(T, n_sh, dyn):
         jobs, G, wjobs, wjoff = jobs_for(rows, T)

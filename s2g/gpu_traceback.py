@@ -256,10 +256,11 @@ def _gather_codes(codes_flat, offs, idx, qoff, out):
 @numba.njit(**NJIT)
 def _walk(r, w, i, mode, R1, stride, c0, p0, d0, x0, q0, codes, p_base, p_col, p_kind, p_mrank,
           p_mpa, mp_wcol, dirs, dpred, epred, oo, co, out_ops, out_cols, out_n, out_start,
-          out_st):
+          out_st, band, bcw, bxc):
     """Walk of read ``r`` back from cell (row ``i``, window column ``w``) over the stored
     direction codes and merge choices, writing reversed ops and consumed columns; a device
-    function of both kernels (this module's and :mod:`s2g.gpu_long`'s, same layouts)."""
+    function of both kernels (this module's and :mod:`s2g.gpu_long`'s, same layouts; with
+    ``band``, the long kernel's band-only layout, :func:`s2g.gpu_long.band_layout`)."""
     no = 0
     nc = 0
     state = 0                       # 0 H, 1 E, 2 F
@@ -269,7 +270,10 @@ def _walk(r, w, i, mode, R1, stride, c0, p0, d0, x0, q0, codes, p_base, p_col, p
         if state == 0 and i == 0 and mode != GLOBAL:
             break
         gw = c0 + w
-        d = (dirs[d0 + w * stride + (i >> 1)] >> ((i & 1) * 4)) & 15
+        if band:
+            d = (dirs[d0 + 4 * np.int64(bcw[gw]) + (i >> 1)] >> ((i & 1) * 4)) & 15
+        else:
+            d = (dirs[d0 + w * stride + (i >> 1)] >> ((i & 1) * 4)) & 15
         if state == 0:
             src = d & 3
             if src == H_START:
@@ -290,7 +294,7 @@ def _walk(r, w, i, mode, R1, stride, c0, p0, d0, x0, q0, codes, p_base, p_col, p
                 w -= 1
                 continue
             mr = p_mrank[gw]
-            sel = dpred[x0 + mr * R1 + i] if mr >= 0 else -1
+            sel = dpred[x0 + (bxc[gw] if band else mr * R1) + i] if mr >= 0 else -1
         elif state == 1:
             out_ops[xo + no] = OP_D
             no += 1
@@ -301,7 +305,7 @@ def _walk(r, w, i, mode, R1, stride, c0, p0, d0, x0, q0, codes, p_base, p_col, p
                 w -= 1
                 continue
             mr = p_mrank[gw]
-            sel = epred[x0 + mr * R1 + i] if mr >= 0 else -1
+            sel = epred[x0 + (bxc[gw] if band else mr * R1) + i] if mr >= 0 else -1
         else:
             out_ops[xo + no] = OP_I
             no += 1
@@ -456,7 +460,7 @@ def _tb_body(n, mode, a, b, o, e, hs, codes, qoff, rows_a, score_a, coff, poff, 
         i = R
     _walk_dev(r, w, i, mode, R1, stride, c0, p0, d0, x0, q0, codes, p_base, p_col, p_kind,
               p_mrank, p_mpa, mp_wcol, dirs, dpred, epred, oo, co, out_ops, out_cols, out_n,
-              out_start, out_st)
+              out_start, out_st, False, p_col, p_col)
 
 
 cuda = None
@@ -592,6 +596,17 @@ def run(graph, reads, scoring, mode, res, idx, out, max_cells=MAX_CELLS, long_ce
         ix, szx, rx, Lx = idx[sel], sz[sel], rows[sel], L[sel]
         by_rows = np.argsort(rx, kind="stable")   # chunks of similar rows: little padding
         ix, szx, rx, Lx = ix[by_rows], szx[by_rows], rx[by_rows], Lx[by_rows]
+        if long and LONG_BAND:
+            # the programs and bands of every long window first: launches are then cut by
+            # the bytes of the bands' codes and choices (gpu_long.band_layout), a fifth of
+            # the whole windows' on the SNP graph, about half on DRB1
+            prep = _prepare(graph, reads, offs, mode, a, e, score, ei, ej, ix, szx, rx, None,
+                            True)
+            for k, (c0, c1) in enumerate(_long_bounds(szx, rx, Lx, prep[5][6:])):
+                _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, ix[c0:c1],
+                       szx[c0:c1], rx[c0:c1], Lx[c0:c1], out, long=True,
+                       prep=_prep_slice(prep, c0, c1, k == 0))
+            continue
         bounds = list(_long_bounds(szx, rx, Lx) if long else _chunk_bounds(szx, rx, Lx))
         if not (long and PREFETCH and len(bounds) > 1):
             for c0, c1 in bounds:
@@ -643,19 +658,21 @@ def _split(sz, rows, L, max_cells, long_cells):
     return short, lng
 
 
-def _long_bounds(sz, rows, L):
+def _long_bounds(sz, rows, L, layout=None):
     """(first, end) of consecutive long windows per launch (sorted by rows ascending): at
     most one launch's device memory each (:func:`s2g.gpu_long.chunk_budget`), cut evenly
     into the number of launches that costs the fewest waves of blocks
     (:func:`_even_bounds`): 1,000 windows of 10 kbp cut greedily as 414 + 414 + 172 took
     0.74 s on an H100 (a second wave for 18 windows), as 360 + 360 + 280 0.53 s; 4,000 as
-    10 x 400 windows (396 run at once) 2.76 s (bench.long_kernel, session 17)."""
+    10 x 400 windows (396 run at once) 2.76 s (bench.long_kernel, session 17). ``layout``:
+    the windows' band-only code words and choice rows (:func:`s2g.gpu_long.band_layout`)."""
     from . import gpu_long
     ns = int(gpu_long.n_strips(rows).max())
     T = gpu_long.threads_for(ns)
     # windows run at once: blocks at once over a window's rounds (one block each)
     cap = gpu_long.resident_windows(T, int(sz[:, 3].max())) // -(-ns // T)
-    return _even_bounds(gpu_long.window_bytes(sz, rows, L), gpu_long.chunk_budget(), cap)
+    return _even_bounds(gpu_long.window_bytes(sz, rows, L, layout), gpu_long.chunk_budget(),
+                        cap)
 
 
 def _wave_cost(m, cap):
@@ -706,8 +723,9 @@ def _even_bounds(per, budget, cap=0):
 def _prepare(graph, reads, offs, mode, a, e, score, ei, ej, idx, sz, rows, win, long):
     """The host half of a launch over reads ``idx`` (:func:`_chunk`'s arguments): the
     programs, the reads' codes packed in chunk order and, for traceback windows on the
-    long kernel, their bands; in this thread's page-locked buffers (valid until this thread
-    prepares the next chunk). Returns (coff, poff, prog, codes, qoff, band, seconds)."""
+    long kernel, their bands (rows per column, then :func:`s2g.gpu_long.band_layout`'s
+    arrays); in this thread's page-locked buffers (valid until this thread prepares the
+    next chunk). Returns (coff, poff, prog, codes, qoff, band, seconds)."""
     n = len(idx)
     coff = _cum(sz[:, 0])
     poff = _cum(sz[:, 2])
@@ -735,8 +753,29 @@ def _prepare(graph, reads, offs, mode, a, e, score, ei, ej, idx, sz, rows, win, 
                    prog[PROG_NAMES.index("p_kind")], prog[PROG_NAMES.index("p_mpa")],
                    prog[PROG_NAMES.index("p_mpn")], prog[PROG_NAMES.index("mp_wcol")],
                    band[0], band[1])
+        from . import gpu_long
+        nc = max(int(coff[-1]), 1)
+        lay = [dp.host_empty(f"band_{nm}", nc, np.int32) for nm in ("cw", "ql", "qh", "xc")]
+        nwd, nxr = np.zeros(n, np.int64), np.zeros(n, np.int64)
+        gpu_long.band_layout(coff, rows.astype(np.int64), prog[PROG_NAMES.index("p_mrank")],
+                             band[0], band[1], *lay, nwd, nxr)
+        band = (band[0], band[1], *lay, nwd, nxr)
         PROFILE["band"] += time.perf_counter() - t3
     return coff, poff, prog, codes, qoff, band, time.perf_counter() - t0
+
+
+def _prep_slice(prep, c0, c1, first):
+    """Windows ``c0..c1 - 1`` of :func:`_prepare`'s result, as :func:`_prepare` of those
+    alone would give them (views; the seconds on the first slice only)."""
+    coff, poff, prog, codes, qoff, band, t = prep
+    a0, a1, e0, e1 = int(coff[c0]), int(coff[c1]), int(poff[c0]), int(poff[c1])
+    nc = len(PROG_COLUMN)
+    prog = [x[a0:a1] for x in prog[:nc]] + [x[e0:max(e1, e0 + 1)] for x in prog[nc:]]
+    if band is not None:
+        band = tuple(x[a0:a1] for x in band[:6]) + tuple(x[c0:c1] for x in band[6:])
+    return (coff[c0:c1 + 1] - coff[c0], poff[c0:c1 + 1] - poff[c0], prog,
+            codes[int(qoff[c0]):int(qoff[c1])], qoff[c0:c1 + 1] - qoff[c0], band,
+            t if first else 0.0)
 
 
 #: long windows: the next launch's host half (:func:`_prepare`) runs in a worker thread

@@ -7,8 +7,13 @@ with N, an empty read and random scoring, in every mode, the tracebacks of
 offsets: the same tie order). Odd cases also shrink the chunk size (several kernel
 launches) and the per-read cell bound (a mix of GPU and CPU reads in one batch).
 With ``long``, every window runs on the long-window kernel (s2g/gpu_long.py; the test sets
-S2G_LONG_STRIP/S2G_LONG_MAX_T small: several strips and rounds per window).
-Usage: python tests/gpu_tb_cudasim_check.py [n_cases] [long] -> prints "OK <cases> <gpu reads>".
+S2G_LONG_STRIP/S2G_LONG_MAX_T small: several strips and rounds per window). ``band``: the
+same with reads of 56-80 bases at 1% errors, whose bands (gpu_traceback._band_rows) are
+narrow, in local and semiglobal mode: the long kernel keeps only the band's direction codes
+and merge choices (gpu_long.band_layout), and the check fails unless it kept under 60% of
+the windows' code words.
+Usage: python tests/gpu_tb_cudasim_check.py [n_cases] [long|band]
+-> prints "OK <cases> <gpu reads>".
 """
 import os
 import sys
@@ -33,9 +38,19 @@ from s2g.variants import v0_cpu  # noqa: E402
 
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 4
-    long_only = sys.argv[2:3] == ["long"]
+    band = sys.argv[2:3] == ["band"]
+    long_only = sys.argv[2:3] == ["long"] or band
     on_gpu = 0
     run = gpu_traceback.run
+    layout = gpu_long.band_layout
+    words = [0, 0]                          # code words kept (band), and of whole windows
+
+    def counting_layout(coff, rows, *args):
+        layout(coff, rows, *args)
+        words[0] += int(args[-2].sum())
+        words[1] += int((np.diff(coff) * gpu_long.code_stride(rows)).sum()) // 4
+
+    gpu_long.band_layout = counting_layout
 
     def counting_run(*args, **kw):          # how many reads the device path traced
         nonlocal on_gpu
@@ -49,20 +64,23 @@ def main():
             rng = np.random.default_rng(seed)
             # long: reads of 17-30 rows, 3-4 strips of 8 rows, one or two threads a block
             # (every strip its own round, or two strips a round)
-            lo, hi = (24, 48) if long_only else (8, 40)
+            lo, hi = (100, 130) if band else (24, 48) if long_only else (8, 40)
             sg, ref = snp_graph(int(rng.integers(lo, hi)), int(rng.integers(1, 8)),
                                 int(rng.integers(1, 6)), seed)
             gpu_long.MAX_T = 1 + seed % 2
             path = os.path.join(tmp, f"g{seed}.gfa")
             sg.write_gfa(path, ref)
             g = load_graph(path, strands="both" if seed % 2 else "forward")
-            seqs = [s for _, s, _ in sample_reads(
-                sg, 3, int(rng.integers(17, 31) if long_only else rng.integers(3, 30)), 0.1, 0.5,
-                seed + 7)]
+            m = int(rng.integers(56, 81) if band else rng.integers(17, 31) if long_only
+                    else rng.integers(3, 30))
+            seqs = [s for _, s, _ in sample_reads(sg, 3, m, 0.01 if band else 0.1, 0.5,
+                                                  seed + 7)]
             seqs.append("".join(rng.choice(list("ACGTN"), int(rng.integers(1, 25)))))
             seqs.append("")
             reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
-            sc = Scoring(*[int(x) for x in rng.integers(1, 6, 4)])
+            # band: gaps of 2 a base beside matches of 2 (a mismatch leaves room for 3
+            # deletions or 1 insertion: bands of ~8 rows on the SNP graph's equal branches)
+            sc = Scoring(2, 4, 4, 2) if band else Scoring(*[int(x) for x in rng.integers(1, 6, 4)])
             gpu_traceback.CHUNK_BYTES = 3000 if seed % 2 else 1 << 30
             # long: every window on the long-window kernel (s2g/gpu_long.py); otherwise a
             # mix of one-thread windows, long-kernel windows and CPU windows
@@ -70,7 +88,7 @@ def main():
             gpu_traceback.LONG = long_only or seed % 2 == 0
             # window slots in shared memory (even seeds) or all in global memory (odd)
             gpu_long.SHARED_BLOCK = 1 << 20 if seed % 2 == 0 else 0
-            for mode in Mode:
+            for mode in ((Mode.LOCAL, Mode.SEMIGLOBAL) if band else Mode):
                 res = v0_cpu.align_batch(g, reads, sc, mode)
                 traceback_batch(g, reads, sc, mode, res)
                 want = list(res.tracebacks)
@@ -78,12 +96,17 @@ def main():
                 for r, (x, y) in enumerate(zip(want, res.tracebacks)):
                     if x != y:
                         raise AssertionError(f"seed {seed} {mode.name} read {r}: gpu {y} != cpu {x}")
+                if band:
+                    continue
                 # the split `s2g align` uses: GPU half, then the CPU half in another call
                 flat, left = traceback_gpu_part(g, reads, sc, mode, res)
                 traceback_batch(g, reads, sc, mode, res, flat=flat, idx=left)
                 if list(res.tracebacks) != want:
                     raise AssertionError(f"seed {seed} {mode.name}: split traceback differs")
     assert on_gpu > 0
+    if band:
+        assert 0 < words[0] < 0.6 * words[1], f"band layout kept {words[0]} of {words[1]} words"
+        print(f"band layout: {words[0]} of {words[1]} code words kept", file=sys.stderr)
     print("OK", n, on_gpu)
 
 

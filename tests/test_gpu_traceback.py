@@ -98,15 +98,70 @@ def test_cuda_simulator_long_kernel_matches_cpu_traceback():
 
 
 def test_cuda_simulator_long_windows_in_several_launches():
-    """The long-window kernel with launches of a few windows each (a 3,000-byte budget):
-    each launch's programs, codes and bands are made in a worker thread while the previous
-    launch runs (gpu_traceback.PREFETCH); the tracebacks equal the CPU's."""
+    """The long-window kernel with launches of a few windows each (a 3,000-byte budget),
+    whole windows' codes kept (S2G_LONG_BAND=0): each launch's programs, codes and bands
+    are made in a worker thread while the previous launch runs (gpu_traceback.PREFETCH);
+    the tracebacks equal the CPU's."""
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO), S2G_LONG_STRIP="8",
-               S2G_LONG_MAX_T="2", S2G_LONG_CHUNK_BYTES="3000", S2G_LONG_LOG="1")
+               S2G_LONG_MAX_T="2", S2G_LONG_CHUNK_BYTES="3000", S2G_LONG_LOG="1",
+               S2G_LONG_BAND="0")
     p = subprocess.run([sys.executable, str(REPO / "tests" / "gpu_tb_cudasim_check.py"), "2",
                         "long"], env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0 and "OK" in p.stdout, p.stdout[-2000:] + p.stderr[-4000:]
     assert "host half made in the worker thread" in p.stderr, p.stderr[-2000:]
+
+
+def test_cuda_simulator_long_kernel_keeps_the_band_only():
+    """Reads of 56-80 bases at 1% errors (narrow bands): the long kernel keeps only the
+    band's direction codes and merge choices (gpu_long.band_layout; the check fails unless
+    under 60% of the code words were kept), the walk reads them there, and the tracebacks
+    equal the CPU's; launches of a few windows each (6,000 bytes), cut from the programs
+    and bands made once for all windows (gpu_traceback._prep_slice)."""
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO), S2G_LONG_STRIP="8",
+               S2G_LONG_MAX_T="2", S2G_LONG_CHUNK_BYTES="6000", S2G_LONG_LOG="1")
+    p = subprocess.run([sys.executable, str(REPO / "tests" / "gpu_tb_cudasim_check.py"), "1",
+                        "band"], env=env, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0 and "OK" in p.stdout, p.stdout[-2000:] + p.stderr[-4000:]
+    # two tracebacks (local, semiglobal) of one batch: more launches means cut batches
+    assert p.stderr.count("long-window launch:") > 2, p.stderr[-2000:]
+
+
+def test_band_layout_offsets():
+    """gpu_long.band_layout against a Python reading of its rule: per column the code
+    words its band's rows meet, consecutive in the window (word bcw + q for q in
+    bql..bqh - 1), and a merge column's choice rows from one word above the band."""
+    from s2g import gpu_long
+    rng = np.random.default_rng(3)
+    rows = np.array([37, 0, 20], np.int64)
+    W = np.array([9, 3, 6], np.int64)
+    coff = np.concatenate([[0], np.cumsum(W)]).astype(np.int64)
+    n = int(coff[-1])
+    blo = np.empty(n, np.int32)
+    bhi = np.empty(n, np.int32)
+    for k in range(3):
+        for w in range(coff[k], coff[k + 1]):
+            lo = int(rng.integers(0, rows[k] + 1))
+            hi = int(rng.integers(lo, rows[k] + 1))
+            blo[w], bhi[w] = (lo, hi) if rng.random() < 0.8 else (rows[k] + 1, -1)
+    p_mrank = np.where(rng.random(n) < 0.5, 0, -1).astype(np.int32)
+    out = [np.full(n, -99, np.int32) for _ in range(4)]
+    nwd, nxr = np.zeros(3, np.int64), np.zeros(3, np.int64)
+    gpu_long.band_layout(coff, rows, p_mrank, blo, bhi, *out, nwd, nxr)
+    bcw, bql, bqh, bxc = out
+    for k in range(3):
+        words = rows_x = 0
+        for w in range(coff[k], coff[k + 1]):
+            if bhi[w] < blo[w]:
+                assert bql[w] == bqh[w]
+                continue
+            assert (bql[w], bqh[w]) == (blo[w] // 8, bhi[w] // 8 + 1)
+            assert bcw[w] + bql[w] == words          # the column's first word
+            words += bqh[w] - bql[w]
+            if p_mrank[w] >= 0:
+                xl = max(0, 8 * int(bql[w]) - 8)
+                assert bxc[w] + xl == rows_x
+                rows_x += min(int(rows[k]) + 1, 8 * int(bqh[w])) - xl
+        assert (nwd[k], nxr[k]) == (words, rows_x)
 
 
 def test_long_window_launches_are_even():
