@@ -259,7 +259,7 @@ def device_bytes(sz, rows, L, T, layout=None):
     if layout is None:
         kept = W * code_stride(rows) + nm * R1 * 4
     else:
-        kept = 4 * layout[0] + 4 * layout[1] + 16 * W + 8 * W
+        kept = 4 * layout[0] + 4 * layout[1] + 16 * W
     return (W * 20 + nmp * 8 + kept
             + G * (nsl * (S * T * 8) + 24 * T + 40) + 12 * (G - 1) * ((W + 31) // 32 * 32)
             + (rows + L + 2) + 4 * (L + 1) + 64)
@@ -273,12 +273,13 @@ def window_bytes(sz, rows, L, layout=None):
 
 
 @numba.njit(parallel=True, **NJIT)
-def band_layout(coff, rows, p_mrank, blo, bhi, bcw, bql, bqh, bxc, nwd, nxr):
+def band_layout(coff, rows, p_mrank, blo, bhi, bcw, bxc, nwd, nxr):
     """Where a traceback window's direction codes and merge choices go when only its band's
     are kept (the walk reads no others: every cell it visits lies on the optimal
     alignment, so in the band, :func:`s2g.gpu_traceback._band_rows`). Column ``w`` keeps
     the code words (8 rows each) ``bql[w] <= q < bqh[w]`` that rows ``blo[w]..bhi[w]``
-    meet, at word ``bcw[w] + q`` of its window's codes; a merge column's choices rows
+    meet (``bql = blo >> 3``, ``bqh = (bhi >> 3) + 1``; none where ``bhi < blo``), at word
+    ``bcw[w] + q`` of its window's codes; a merge column's choices rows
     ``max(0, 8 bql - 8) <= i < min(R + 1, 8 bqh)`` (the walk reads a diagonal step's
     choice one row above the band's cell) at ``bxc[w] + i`` of its window's. Per window
     ``nwd`` code words and ``nxr`` choice rows. A 10 kbp read's window on the SNP graph
@@ -296,8 +297,6 @@ def band_layout(coff, rows, p_mrank, blo, bhi, bcw, bql, bqh, bxc, nwd, nxr):
             if hi >= lo:
                 ql = np.int64(lo >> 3)
                 qh = np.int64((hi >> 3) + 1)
-            bql[w] = ql
-            bqh[w] = qh
             bcw[w] = cw - ql
             cw += qh - ql
             bxc[w] = 0
@@ -539,7 +538,7 @@ _KERNEL_TEXT = '''
 def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff, doff, xoff,
                 p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn, mp_slot, mp_wcol, SH, SE,
                 BH, BF, BD, HH, HF, HD, dirs32, dpred, epred, find, out_best, band, blo, bhi,
-                bcw, bql, bqh, bxc, jobs, jsoff, jhoff, jctr, jdone, rbest):
+                bcw, bxc, jobs, jsoff, jhoff, jctr, jdone, rbest):
     tid = cuda.threadIdx.x
     T = cuda.blockDim.x
     lane = tid & 31
@@ -725,8 +724,10 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
                     if band != 0 and mr >= 0:
                         gwl = uint64(c0 + clo + stp - tl)
                         xcl = int64(bxc[gwl])
-                        xlo = int32(max(0, 8 * bql[gwl] - 8))
-                        xhi = int32(min(R1, 8 * bqh[gwl]))
+                        cbl = blo[gwl]
+                        cbh = bhi[gwl]
+                        xlo = int32(max(0, 8 * (cbl >> 3) - 8))
+                        xhi = int32(min(R1, 8 * ((cbh >> 3) + 1)) if cbh >= cbl else 0)
                     v = int32(lane)
                     while v < nrl:
                         t = rl + v
@@ -796,13 +797,15 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
 @CELLS@
                 if dbg & 1 == 0:
                     # the strip's code words: every one (at column w's stride), or with a
-                    # band only words bql..bqh - 1 of the column (band_layout)
+                    # band only the words its rows blo..bhi meet (band_layout)
                     wlo = int32(0)
                     whi = int32(64)
                     if band != 0:
                         qr = int32(r0 >> 3)
-                        wlo = int32(bql[gw] - qr)
-                        whi = int32(bqh[gw] - qr)
+                        cbl = blo[gw]
+                        cbh = bhi[gw]
+                        wlo = int32((cbl >> 3) - qr)
+                        whi = int32((cbh >> 3) + 1 - qr if cbh >= cbl else wlo)
                         dab = int64(dw0 + int64(bcw[gw]) + qr)
                     else:
                         dab = int64(dw0 + w * sw + (r0 >> 3))
@@ -888,7 +891,7 @@ def kernel_signature():
             + (a(i32, 1, "C"),) * 8
             + (a(types.uint32, 1, "C"), a(types.int16, 1, "C"), a(types.int16, 1, "C"),
                i32, a(i32, 1, "C"), i32, a(i32, 1, "C"), a(i32, 1, "C"))
-            + (a(i32, 1, "C"),) * 4
+            + (a(i32, 1, "C"),) * 2
             + (a(i32, 1, "C"), a(i64, 1, "C"), a(i64, 1, "C"), a(i32, 1, "C"),
                a(i32, 1, "C"), a(i32, 1, "C")))
 
@@ -1081,7 +1084,7 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
     launch the kernels (the rounds, then the walks); returns the device outputs (ops, cols,
     n, start, status, best) and the CUDA events around the launches. ``band``: (lo, hi)
     rows per window column (:func:`s2g.gpu_traceback._band_rows`), then
-    :func:`band_layout`'s arrays (bcw, bql, bqh, bxc per column, nwd, nxr per window):
+    :func:`band_layout`'s arrays (bcw, bxc per column, nwd, nxr per window):
     each round of strips computes only the columns whose band meets its rows, and only
     the band's direction codes and merge choices are kept."""
     R1 = rows + 1
@@ -1099,8 +1102,8 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
         doff = _cum(W * code_stride(rows))          # whole words per window
         xoff = _cum(sz[:, 1] * R1)
     else:
-        doff = _cum(4 * band[6])                    # the band's words (band_layout)
-        xoff = _cum(band[7])
+        doff = _cum(4 * band[4])                    # the band's words (band_layout)
+        xoff = _cum(band[5])
     d_codes, d_qoff, d_rows = (dev(np.ascontiguousarray(codes, np.uint8)), dev(qoff),
                                dev(rows.astype(np.int32)))
     d_coff, d_poff, d_doff, d_xoff = (dev(x) for x in (coff, poff, doff, xoff))
@@ -1112,11 +1115,11 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
     d_st = dev(np.full(n, -1, np.int32))
     d_best = emp(3 * n, np.int32)
     if band is None:
-        bargs = (np.int32(0),) + (d_st,) * 6
+        bargs = (np.int32(0),) + (d_st,) * 4
         wband = (np.int32(0), d_st, d_st)
     else:
-        bargs = (np.int32(1),) + tuple(dev(x) for x in band[:6])
-        wband = (np.int32(1), bargs[3], bargs[6])
+        bargs = (np.int32(1),) + tuple(dev(x) for x in band[:4])
+        wband = (np.int32(1), bargs[3], bargs[4])
     ev0, ev1 = cuda.event(), cuda.event()
     walk_args = [np.int32(n), np.int32(mode), np.int32(find), d_rows,
                  dev(score.astype(np.int32)), d_coff, d_poff, d_doff, d_xoff, d_qoff]

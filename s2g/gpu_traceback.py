@@ -601,8 +601,8 @@ def run(graph, reads, scoring, mode, res, idx, out, max_cells=MAX_CELLS, long_ce
             # the bytes of the bands' codes and choices (gpu_long.band_layout), a fifth of
             # the whole windows' on the SNP graph, about half on DRB1
             prep = _prepare(graph, reads, offs, mode, a, e, score, ei, ej, ix, szx, rx, None,
-                            True)
-            for k, (c0, c1) in enumerate(_long_bounds(szx, rx, Lx, prep[5][6:])):
+                            True, pinned=False)
+            for k, (c0, c1) in enumerate(_long_bounds(szx, rx, Lx, prep[5][4:])):
                 _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, ix[c0:c1],
                        szx[c0:c1], rx[c0:c1], Lx[c0:c1], out, long=True,
                        prep=_prep_slice(prep, c0, c1, k == 0))
@@ -720,48 +720,57 @@ def _even_bounds(per, budget, cap=0):
     return best
 
 
-def _prepare(graph, reads, offs, mode, a, e, score, ei, ej, idx, sz, rows, win, long):
+def _prepare(graph, reads, offs, mode, a, e, score, ei, ej, idx, sz, rows, win, long,
+             pinned=True):
     """The host half of a launch over reads ``idx`` (:func:`_chunk`'s arguments): the
     programs, the reads' codes packed in chunk order and, for traceback windows on the
     long kernel, their bands (rows per column, then :func:`s2g.gpu_long.band_layout`'s
     arrays); in this thread's page-locked buffers (valid until this thread prepares the
-    next chunk). Returns (coff, poff, prog, codes, qoff, band, seconds)."""
+    next chunk), or with ``pinned=False`` in new pageable arrays (every long window's at
+    once: page-locking ~0.5 GB took longer than the driver's staged uploads of it).
+    Returns (coff, poff, prog, codes, qoff, band, seconds)."""
     n = len(idx)
     coff = _cum(sz[:, 0])
     poff = _cum(sz[:, 2])
     dp = _devpool.pool()
+    host = dp.host_empty if pinned else _pageable
     t0 = time.perf_counter()
     if win is None:
         prog = _fill(idx, score, ei, ej, mode, a, e, graph.base, graph.node_start,
-                     graph.pred_ptr, graph.pred_idx, coff, poff, empty=dp.host_empty)
+                     graph.pred_ptr, graph.pred_idx, coff, poff, empty=host)
     else:
         z = np.zeros(n, np.int64)
         prog = _fill(np.arange(n), z, z, z, mode, a, e, graph.base, graph.node_start,
                      graph.pred_ptr, graph.pred_idx, coff, poff, win[0], win[1],
-                     empty=dp.host_empty)
+                     empty=host)
     # the reads' codes, packed in chunk order
     lens = offs[idx + 1] - offs[idx]
     qoff = _cum(lens)
-    codes = dp.host_empty("codes", max(int(qoff[-1]), 1), np.uint8)
+    codes = host("codes", max(int(qoff[-1]), 1), np.uint8)
     _gather_codes(reads.codes_flat, offs, np.asarray(idx, np.int64), qoff, codes)
     band = None
     if long and win is None and LONG_BAND:
         t3 = time.perf_counter()
-        band = (dp.host_empty("band_lo", max(int(coff[-1]), 1), np.int32),
-                dp.host_empty("band_hi", max(int(coff[-1]), 1), np.int32))
+        band = (host("band_lo", max(int(coff[-1]), 1), np.int32),
+                host("band_hi", max(int(coff[-1]), 1), np.int32))
         _band_rows(coff, poff, rows.astype(np.int64), score[idx].astype(np.int64), a, e,
                    prog[PROG_NAMES.index("p_kind")], prog[PROG_NAMES.index("p_mpa")],
                    prog[PROG_NAMES.index("p_mpn")], prog[PROG_NAMES.index("mp_wcol")],
                    band[0], band[1])
         from . import gpu_long
         nc = max(int(coff[-1]), 1)
-        lay = [dp.host_empty(f"band_{nm}", nc, np.int32) for nm in ("cw", "ql", "qh", "xc")]
+        lay = [host(f"band_{nm}", nc, np.int32) for nm in ("cw", "xc")]
         nwd, nxr = np.zeros(n, np.int64), np.zeros(n, np.int64)
         gpu_long.band_layout(coff, rows.astype(np.int64), prog[PROG_NAMES.index("p_mrank")],
                              band[0], band[1], *lay, nwd, nxr)
         band = (band[0], band[1], *lay, nwd, nxr)
         PROFILE["band"] += time.perf_counter() - t3
     return coff, poff, prog, codes, qoff, band, time.perf_counter() - t0
+
+
+def _pageable(name, size, dtype):
+    """:meth:`DevicePool.host_empty`'s signature, a new pageable array."""
+    return np.empty(size, dtype)
 
 
 def _prep_slice(prep, c0, c1, first):
@@ -772,7 +781,7 @@ def _prep_slice(prep, c0, c1, first):
     nc = len(PROG_COLUMN)
     prog = [x[a0:a1] for x in prog[:nc]] + [x[e0:max(e1, e0 + 1)] for x in prog[nc:]]
     if band is not None:
-        band = tuple(x[a0:a1] for x in band[:6]) + tuple(x[c0:c1] for x in band[6:])
+        band = tuple(x[a0:a1] for x in band[:4]) + tuple(x[c0:c1] for x in band[4:])
     return (coff[c0:c1 + 1] - coff[c0], poff[c0:c1 + 1] - poff[c0], prog,
             codes[int(qoff[c0]):int(qoff[c1])], qoff[c0:c1 + 1] - qoff[c0], band,
             t if first else 0.0)

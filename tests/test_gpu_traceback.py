@@ -115,10 +115,10 @@ def test_cuda_simulator_long_kernel_keeps_the_band_only():
     """Reads of 56-80 bases at 1% errors (narrow bands): the long kernel keeps only the
     band's direction codes and merge choices (gpu_long.band_layout; the check fails unless
     under 60% of the code words were kept), the walk reads them there, and the tracebacks
-    equal the CPU's; launches of a few windows each (6,000 bytes), cut from the programs
+    equal the CPU's; launches of two windows each (40,000 bytes), cut from the programs
     and bands made once for all windows (gpu_traceback._prep_slice)."""
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO), S2G_LONG_STRIP="8",
-               S2G_LONG_MAX_T="2", S2G_LONG_CHUNK_BYTES="6000", S2G_LONG_LOG="1")
+               S2G_LONG_MAX_T="2", S2G_LONG_CHUNK_BYTES="40000", S2G_LONG_LOG="1")
     p = subprocess.run([sys.executable, str(REPO / "tests" / "gpu_tb_cudasim_check.py"), "1",
                         "band"], env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0 and "OK" in p.stdout, p.stdout[-2000:] + p.stderr[-4000:]
@@ -144,23 +144,21 @@ def test_band_layout_offsets():
             hi = int(rng.integers(lo, rows[k] + 1))
             blo[w], bhi[w] = (lo, hi) if rng.random() < 0.8 else (rows[k] + 1, -1)
     p_mrank = np.where(rng.random(n) < 0.5, 0, -1).astype(np.int32)
-    out = [np.full(n, -99, np.int32) for _ in range(4)]
+    bcw, bxc = np.full(n, -99, np.int32), np.full(n, -99, np.int32)
     nwd, nxr = np.zeros(3, np.int64), np.zeros(3, np.int64)
-    gpu_long.band_layout(coff, rows, p_mrank, blo, bhi, *out, nwd, nxr)
-    bcw, bql, bqh, bxc = out
+    gpu_long.band_layout(coff, rows, p_mrank, blo, bhi, bcw, bxc, nwd, nxr)
     for k in range(3):
         words = rows_x = 0
         for w in range(coff[k], coff[k + 1]):
             if bhi[w] < blo[w]:
-                assert bql[w] == bqh[w]
                 continue
-            assert (bql[w], bqh[w]) == (blo[w] // 8, bhi[w] // 8 + 1)
-            assert bcw[w] + bql[w] == words          # the column's first word
-            words += bqh[w] - bql[w]
+            ql, qh = blo[w] // 8, bhi[w] // 8 + 1
+            assert bcw[w] + ql == words          # the column's first word
+            words += qh - ql
             if p_mrank[w] >= 0:
-                xl = max(0, 8 * int(bql[w]) - 8)
+                xl = max(0, 8 * int(ql) - 8)
                 assert bxc[w] + xl == rows_x
-                rows_x += min(int(rows[k]) + 1, 8 * int(bqh[w])) - xl
+                rows_x += min(int(rows[k]) + 1, 8 * int(qh)) - xl
         assert (nwd[k], nxr[k]) == (words, rows_x)
 
 
