@@ -571,9 +571,11 @@ def run(graph, reads, scoring, mode, res, idx, out, max_cells=MAX_CELLS, long_ce
     """Tracebacks of reads ``idx`` (aligned) on the GPU into ``out`` (a
     :class:`~s2g.traceback.FlatTracebacks`); returns the reads left for the CPU.
 
-    Windows of at most ``max_cells`` cells run one thread each; larger ones of at most
-    ``long_cells`` cells one block each (:mod:`s2g.gpu_long`); the rest, and windows with
-    a predecessor list too long, are left."""
+    Windows of at most ``max_cells`` cells run one thread each; larger ones one block each
+    (:mod:`s2g.gpu_long`) where their direction codes take at most ``long_cells // 2``
+    bytes (with bands, :data:`LONG_BAND`: the band's codes, :func:`s2g.gpu_long.band_layout`;
+    otherwise ``long_cells`` cells at 4 bits) and one launch's device memory; the rest, and
+    windows with a predecessor list too long, are left."""
     _cuda()
     kern = get_kernel()
     mode = int(mode)
@@ -587,7 +589,7 @@ def run(graph, reads, scoring, mode, res, idx, out, max_cells=MAX_CELLS, long_ce
     PROFILE["sizes"] += time.perf_counter() - t0
     rows = ei[idx]
     L = rows + np.maximum(0, a * rows - score[idx]) // e
-    short, lng = _split(sz, rows, L, max_cells, long_cells)
+    short, lng = _split(sz, rows, L, max_cells, long_cells, LONG_BAND)
     left = idx[~(short | lng)]
     offs = np.asarray(reads.offsets, np.int64)
     for sel, long in ((short, False), (lng, True)):
@@ -602,6 +604,17 @@ def run(graph, reads, scoring, mode, res, idx, out, max_cells=MAX_CELLS, long_ce
             # the whole windows' on the SNP graph, about half on DRB1
             prep = _prepare(graph, reads, offs, mode, a, e, score, ei, ej, ix, szx, rx, None,
                             True, pinned=False)
+            from . import gpu_long
+            lay = prep[5][4:]
+            fit = ((4 * lay[0] <= long_cells // 2)
+                   & (gpu_long.window_bytes(szx, rx, Lx, lay) <= gpu_long.chunk_budget()))
+            if not fit.all():         # left to the CPU; the rest made again without them
+                left = np.sort(np.concatenate([left, ix[~fit]]))
+                ix, szx, rx, Lx = ix[fit], szx[fit], rx[fit], Lx[fit]
+                if len(ix) == 0:
+                    continue
+                prep = _prepare(graph, reads, offs, mode, a, e, score, ei, ej, ix, szx, rx,
+                                None, True, pinned=False)
             for k, (c0, c1) in enumerate(_long_bounds(szx, rx, Lx, prep[5][4:])):
                 _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, ix[c0:c1],
                        szx[c0:c1], rx[c0:c1], Lx[c0:c1], out, long=True,
@@ -643,18 +656,20 @@ def run(graph, reads, scoring, mode, res, idx, out, max_cells=MAX_CELLS, long_ce
 LONG = os.environ.get("S2G_GPU_LONG", "1") != "0"
 
 
-def _split(sz, rows, L, max_cells, long_cells):
+def _split(sz, rows, L, max_cells, long_cells, band=False):
     """Masks of the windows for the one-thread kernel and for the long kernel (at most
-    ``long_cells`` cells and one launch's device memory, :func:`s2g.gpu_long.chunk_budget`)."""
+    ``long_cells`` cells and one launch's device memory, :func:`s2g.gpu_long.chunk_budget`;
+    with ``band``, every window over ``max_cells`` while ``long_cells > 0``: :func:`run`
+    bounds them by their bands' bytes once it has made them)."""
     cells = sz[:, 0] * (rows + 1)
     ok = (sz[:, 4] <= MAX_PREDS) & (sz[:, 0] > 0)
     short = ok & (cells <= max_cells)
-    lng = ok & ~short & (cells <= long_cells)
-    if LONG and lng.any():
+    lng = ok & ~short & ((long_cells > 0) if band else (cells <= long_cells))
+    if not LONG:
+        lng[:] = False
+    elif not band and lng.any():
         from . import gpu_long
         lng[lng] = gpu_long.window_bytes(sz[lng], rows[lng], L[lng]) <= gpu_long.chunk_budget()
-    else:
-        lng[:] = False
     return short, lng
 
 
