@@ -101,7 +101,7 @@ windows (3 x 10^9 cells, 1.6 GB of codes each) fit ~8 to a launch on an H100 and
 an H200 (shared-memory kernel: 6.1 / 24 GCUPS, 2026-11-26): the GPU mostly idle, which
 rounds as jobs (below) answer in part: ~17 windows of 7 rounds now fill 119 blocks, still
 about one an SM; codes for the band's rows only, or checkpoints instead of stored codes,
-would let more windows into a launch.
+would let more windows into a launch (the band's codes do now, below).
 
 Rounds as jobs (session 20, H100, ``python3 -m bench.long_kernel --reads R --len L
 --configs 32``, same machine, tracebacks identical): 1,000 x 10 kbp 357.2 -> 386.4 GCUPS
@@ -114,6 +114,20 @@ column; per round ``8 x S x T`` per global slot and the ring's ``24 x T``; betwe
 12 bytes a column of hand-off (:func:`device_bytes`).
 Windows are chunked to :data:`CHUNK_BYTES`; a window over it stays on the CPU (its
 banded traceback keeps rows every ``Bh`` and needs no such memory).
+
+Band-only codes (traceback windows, session 21). The walk reads codes and merge choices
+only on the optimal alignment, which lies in the band, so a column keeps the code words
+(8 rows each) its band's rows meet and a merge column its choices from one word above
+them (:func:`band_layout`: per column a word offset and a choice offset; the kernel
+derives the word range from the band rows it already reads, and stores only those
+words; the walk reads at the column's offset). 10 kbp windows keep 15 MB of 77 on the
+SNP graph (a fifth), about half on DRB1, so a launch holds 4-5 times as many windows,
+and long traceback windows are bounded by their band's code bytes
+(``--max-traceback-cells``), not the whole window's. H100, same machine, tracebacks
+identical (``python3 -m bench.long_kernel``): 100 x 50 kbp 126.3 -> 547.7 GCUPS (6
+launches -> 1), 1,000 x 10 kbp 387.8 -> 391.4 (2 -> 1); 10 x 100 kbp windows (1.1 x
+10^10 cells, on the CPU until then) in one launch, 0.92 s. Seeded windows keep every
+row (their end cell, and so their band, is what the kernel finds).
 """
 from __future__ import annotations
 
