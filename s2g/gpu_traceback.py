@@ -599,26 +599,9 @@ def run(graph, reads, scoring, mode, res, idx, out, max_cells=MAX_CELLS, long_ce
         by_rows = np.argsort(rx, kind="stable")   # chunks of similar rows: little padding
         ix, szx, rx, Lx = ix[by_rows], szx[by_rows], rx[by_rows], Lx[by_rows]
         if long and LONG_BAND:
-            # the programs and bands of every long window first: launches are then cut by
-            # the bytes of the bands' codes and choices (gpu_long.band_layout), a fifth of
-            # the whole windows' on the SNP graph, about half on DRB1
-            prep = _prepare(graph, reads, offs, mode, a, e, score, ei, ej, ix, szx, rx, None,
-                            True, pinned=False)
-            from . import gpu_long
-            lay = prep[5][4:]
-            fit = ((4 * lay[0] <= long_cells // 2)
-                   & (gpu_long.window_bytes(szx, rx, Lx, lay) <= gpu_long.chunk_budget()))
-            if not fit.all():         # left to the CPU; the rest made again without them
-                left = np.sort(np.concatenate([left, ix[~fit]]))
-                ix, szx, rx, Lx = ix[fit], szx[fit], rx[fit], Lx[fit]
-                if len(ix) == 0:
-                    continue
-                prep = _prepare(graph, reads, offs, mode, a, e, score, ei, ej, ix, szx, rx,
-                                None, True, pinned=False)
-            for k, (c0, c1) in enumerate(_long_bounds(szx, rx, Lx, prep[5][4:])):
-                _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, ix[c0:c1],
-                       szx[c0:c1], rx[c0:c1], Lx[c0:c1], out, long=True,
-                       prep=_prep_slice(prep, c0, c1, k == 0))
+            rest = _long_banded(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, ix,
+                                szx, rx, Lx, out, long_cells)
+            left = np.sort(np.concatenate([left, rest]))
             continue
         bounds = list(_long_bounds(szx, rx, Lx) if long else _chunk_bounds(szx, rx, Lx))
         if not (long and PREFETCH and len(bounds) > 1):
@@ -651,6 +634,88 @@ def run(graph, reads, scoring, mode, res, idx, out, max_cells=MAX_CELLS, long_ce
                 raise
     return left
 
+
+def _long_banded(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, ix, szx, rx, Lx,
+                 out, long_cells):
+    """Long traceback windows ``ix`` (sorted by rows) with band-only codes: in groups of at
+    most :data:`GROUP_BYTES` of host programs, each group's programs and bands made first
+    (the next group's in the worker thread while this one's launches run), then its
+    launches cut by the bands' bytes (:func:`s2g.gpu_long.band_layout`: a fifth of the whole
+    windows' on the SNP graph, about half on DRB1). Returns the windows left to the CPU:
+    codes over ``long_cells // 2`` bytes, or more than one launch's device memory."""
+    per = szx[:, 0] * 40 + szx[:, 2] * 8          # host bytes of a window's programs, bands
+    groups = _even_bounds(per, GROUP_BYTES)
+    pool = _prep_pool() if PREFETCH and len(groups) > 1 else None
+    left = []
+
+    def prep(g):
+        g0, g1 = groups[g]
+        args = (graph, reads, offs, mode, a, e, score, ei, ej, ix[g0:g1], szx[g0:g1],
+                rx[g0:g1], None, True)
+        if pool is None:
+            return _done(_prepare(*args, pinned=False))
+        return pool.submit(_prepare, *args, pinned=False)
+
+    fut = prep(0)
+    try:
+        for g, (g0, g1) in enumerate(groups):
+            ready = fut.result()
+            if g + 1 < len(groups):
+                fut = prep(g + 1)
+            if LONG_LOG:
+                import sys
+                print(f"s2g: long-window group {g + 1} of {len(groups)}: {g1 - g0} windows"
+                      + (", made in the worker thread" if pool is not None and g else ""),
+                      file=sys.stderr)
+            left += _long_group(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej,
+                                ix[g0:g1], szx[g0:g1], rx[g0:g1], Lx[g0:g1], out, long_cells,
+                                ready)
+    except BaseException:
+        fut.cancel()
+        raise
+    return np.concatenate(left) if left else np.zeros(0, np.int64)
+
+
+def _long_group(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, gx, gs, gr, gL, out,
+                long_cells, ready):
+    """One group of :func:`_long_banded` (``ready``: its :func:`_prepare`); returns the
+    windows it leaves to the CPU (a list of arrays)."""
+    from . import gpu_long
+    lay = ready[5][4:]
+    fit = ((4 * lay[0] <= long_cells // 2)
+           & (gpu_long.window_bytes(gs, gr, gL, lay) <= gpu_long.chunk_budget()))
+    left = []
+    if not fit.all():             # left to the CPU; the rest made again without them
+        left.append(gx[~fit])
+        gx, gs, gr, gL = gx[fit], gs[fit], gr[fit], gL[fit]
+        if len(gx) == 0:
+            return left
+        ready = _prepare(graph, reads, offs, mode, a, e, score, ei, ej, gx, gs, gr, None, True,
+                         pinned=False)
+    for k, (c0, c1) in enumerate(_long_bounds(gs, gr, gL, ready[5][4:])):
+        _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, gx[c0:c1], gs[c0:c1],
+               gr[c0:c1], gL[c0:c1], out, long=True, prep=_prep_slice(ready, c0, c1, k == 0))
+    return left
+
+
+class _done:
+    """A finished future's ``result()`` (no worker thread)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+    def cancel(self):
+        return False
+
+
+#: long traceback windows (band-only codes) are made in groups of at most these bytes of
+#: host programs and bands (~40 bytes a window column: 10 kbp reads' ~12,000-column windows
+#: 2 GB per ~4,000 reads; a group's launches are cut from it, so a group holds more than a
+#: launch of windows on an 80 GB GPU)
+GROUP_BYTES = int(os.environ.get("S2G_LONG_GROUP_BYTES", 2 << 30))
 
 #: S2G_GPU_LONG=0: no long-window kernel (windows over MAX_CELLS stay on the CPU)
 LONG = os.environ.get("S2G_GPU_LONG", "1") != "0"

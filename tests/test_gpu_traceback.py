@@ -116,14 +116,19 @@ def test_cuda_simulator_long_kernel_keeps_the_band_only():
     band's direction codes and merge choices (gpu_long.band_layout; the check fails unless
     under 60% of the code words were kept), the walk reads them there, and the tracebacks
     equal the CPU's. Launches of 20,000 bytes: one or two windows each, cut from the
-    programs and bands made once for all windows (gpu_traceback._prep_slice); the windows
+    programs and bands made for groups of windows (gpu_traceback._long_banded, groups of
+    10,000 bytes here: the next one made in the worker thread); the windows
     of the 56-80 base reads take more than that with every row's codes (with the whole
     windows' bytes as the bound they went to the CPU), their bands' less."""
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO), S2G_LONG_STRIP="8",
-               S2G_LONG_MAX_T="2", S2G_LONG_CHUNK_BYTES="20000", S2G_LONG_LOG="1")
+               S2G_LONG_MAX_T="2", S2G_LONG_CHUNK_BYTES="20000", S2G_LONG_LOG="1",
+               S2G_LONG_GROUP_BYTES="10000")
     p = subprocess.run([sys.executable, str(REPO / "tests" / "gpu_tb_cudasim_check.py"), "1",
                         "band"], env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0 and "OK" in p.stdout, p.stdout[-2000:] + p.stderr[-4000:]
+    # groups of ~10,000 bytes of host programs (two windows or so): the next group's made
+    # in the worker thread while this one's launches run
+    assert "made in the worker thread" in p.stderr, p.stderr[-2000:]
     launches = [ln for ln in p.stderr.splitlines() if "long-window launch:" in ln]
     # two tracebacks (local, semiglobal) of one batch: more launches means cut batches
     assert len(launches) > 2, p.stderr[-2000:]
