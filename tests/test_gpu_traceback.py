@@ -41,11 +41,22 @@ def test_ptx_compiles_without_local_memory(monkeypatch):
     assert ".local" not in ptx          # no per-thread arrays or spills in the kernel
 
 
-def test_cuda_simulator_matches_cpu_traceback():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO))
-    p = subprocess.run([sys.executable, str(REPO / "tests" / "gpu_tb_cudasim_check.py"), "9"],
+def _sim_check(*args, **env):
+    """tests/gpu_tb_cudasim_check.py ``args`` under the CUDA simulator with ``env`` set;
+    asserts it printed OK. Returns the finished process."""
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO), **env)
+    p = subprocess.run([sys.executable, str(REPO / "tests" / "gpu_tb_cudasim_check.py"), *args],
                        env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0 and "OK" in p.stdout, p.stdout[-2000:] + p.stderr[-4000:]
+    return p
+
+
+#: the long-kernel checks: 8-row strips, blocks of 1-2 threads (several rounds a window)
+LONG_SIM = dict(S2G_LONG_STRIP="8", S2G_LONG_MAX_T="2")
+
+
+def test_cuda_simulator_matches_cpu_traceback():
+    _sim_check("9")
 
 
 @pytest.mark.parametrize("S,local,prmt", [(32, True, True), (8, False, False)])
@@ -90,11 +101,7 @@ def test_long_walk_kernel_ptx_compiles(monkeypatch):
 def test_cuda_simulator_long_kernel_matches_cpu_traceback():
     """Every window on the long-window kernel (s2g/gpu_long.py), 8-row strips and 2 threads
     per block: several strips per thread and several rounds per window."""
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO), S2G_LONG_STRIP="8",
-               S2G_LONG_MAX_T="2")
-    p = subprocess.run([sys.executable, str(REPO / "tests" / "gpu_tb_cudasim_check.py"), "2",
-                        "long"], env=env, capture_output=True, text=True, timeout=900)
-    assert p.returncode == 0 and "OK" in p.stdout, p.stdout[-2000:] + p.stderr[-4000:]
+    _sim_check("2", "long", **LONG_SIM)
 
 
 def test_cuda_simulator_long_windows_in_several_launches():
@@ -102,12 +109,8 @@ def test_cuda_simulator_long_windows_in_several_launches():
     whole windows' codes kept (S2G_LONG_BAND=0): each launch's programs, codes and bands
     are made in a worker thread while the previous launch runs (gpu_traceback.PREFETCH);
     the tracebacks equal the CPU's."""
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO), S2G_LONG_STRIP="8",
-               S2G_LONG_MAX_T="2", S2G_LONG_CHUNK_BYTES="3000", S2G_LONG_LOG="1",
-               S2G_LONG_BAND="0")
-    p = subprocess.run([sys.executable, str(REPO / "tests" / "gpu_tb_cudasim_check.py"), "2",
-                        "long"], env=env, capture_output=True, text=True, timeout=900)
-    assert p.returncode == 0 and "OK" in p.stdout, p.stdout[-2000:] + p.stderr[-4000:]
+    p = _sim_check("2", "long", S2G_LONG_CHUNK_BYTES="3000", S2G_LONG_LOG="1",
+                   S2G_LONG_BAND="0", **LONG_SIM)
     assert "host half made in the worker thread" in p.stderr, p.stderr[-2000:]
 
 
@@ -120,12 +123,8 @@ def test_cuda_simulator_long_kernel_keeps_the_band_only():
     10,000 bytes here: the next one made in the worker thread); the windows
     of the 56-80 base reads take more than that with every row's codes (with the whole
     windows' bytes as the bound they went to the CPU), their bands' less."""
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO), S2G_LONG_STRIP="8",
-               S2G_LONG_MAX_T="2", S2G_LONG_CHUNK_BYTES="20000", S2G_LONG_LOG="1",
-               S2G_LONG_GROUP_BYTES="10000")
-    p = subprocess.run([sys.executable, str(REPO / "tests" / "gpu_tb_cudasim_check.py"), "1",
-                        "band"], env=env, capture_output=True, text=True, timeout=900)
-    assert p.returncode == 0 and "OK" in p.stdout, p.stdout[-2000:] + p.stderr[-4000:]
+    p = _sim_check("1", "band", S2G_LONG_CHUNK_BYTES="20000", S2G_LONG_LOG="1",
+                   S2G_LONG_GROUP_BYTES="10000", **LONG_SIM)
     # groups of ~10,000 bytes of host programs (two windows or so): the next group's made
     # in the worker thread while this one's launches run
     assert "made in the worker thread" in p.stderr, p.stderr[-2000:]
