@@ -37,6 +37,7 @@ import itertools
 import os
 import threading
 import time
+from concurrent.futures import Future
 
 import numba
 import numpy as np
@@ -652,9 +653,11 @@ def _long_banded(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, ix, 
         g0, g1 = groups[g]
         args = (graph, reads, offs, mode, a, e, score, ei, ej, ix[g0:g1], szx[g0:g1],
                 rx[g0:g1], None, True)
-        if pool is None:
-            return _done(_prepare(*args, pinned=False))
-        return pool.submit(_prepare, *args, pinned=False)
+        if pool is not None:
+            return pool.submit(_prepare, *args, pinned=False)
+        done = Future()                         # no worker thread: made here
+        done.set_result(_prepare(*args, pinned=False))
+        return done
 
     fut = prep(0)
     try:
@@ -696,19 +699,6 @@ def _long_group(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, gx, g
         _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, gx[c0:c1], gs[c0:c1],
                gr[c0:c1], gL[c0:c1], out, long=True, prep=_prep_slice(ready, c0, c1, k == 0))
     return left
-
-
-class _done:
-    """A finished future's ``result()`` (no worker thread)."""
-
-    def __init__(self, value):
-        self.value = value
-
-    def result(self):
-        return self.value
-
-    def cancel(self):
-        return False
 
 
 #: long traceback windows (band-only codes) are made in groups of at most these bytes of
