@@ -128,6 +128,17 @@ identical (``python3 -m bench.long_kernel``): 100 x 50 kbp 126.3 -> 547.7 GCUPS 
 launches -> 1), 1,000 x 10 kbp 387.8 -> 391.4 (2 -> 1); 10 x 100 kbp windows (1.1 x
 10^10 cells, on the CPU until then) in one launch, 0.92 s. Seeded windows keep every
 row (their end cell, and so their band, is what the kernel finds).
+
+One-warp rounds (session 22, :data:`ROUND_T`). The widths above (as many strips a round
+as 48 KB of shared memory allow: 160, rounds of 5,120 rows) date from before bands: a
+round steps over every column its band meets, so tall rounds compute far outside it (a
+10 kbp SNP window's two rounds computed 81% of its cells, its band is 19%). Rounds of 32
+strips (1,024 rows) follow the band closely, a one-warp block meets its barrier at no
+cost, and with every window slot in global memory (:data:`ROUND_SHARED`) 15 blocks share
+an SM, the same warps as three blocks of 160; the many jobs stream through the launch, so
+launches are cut by bytes alone. H100, same machine, tracebacks identical: 1,000 x 10 kbp
+traceback windows 0.301 -> 0.145 s (388.8 -> 804.1 GCUPS on the windows' cells); without
+bands (seeded windows) 0.563 -> 0.514 s.
 """
 from __future__ import annotations
 
@@ -174,6 +185,20 @@ SHARED_BLOCK = int(os.environ.get("S2G_LONG_SHARED", 48 * 1024))
 #: 8 x (S + 1) bytes a thread; above 48 KB by opt-in): a 50 kbp window's 1,563 strips of
 #: 32 rows in 7 rounds of 224 threads instead of 10 of 160
 FEW_BLOCK = int(os.environ.get("S2G_LONG_FEW_SHARED", 96 * 1024))
+#: threads per block of every launch (0: the widths above, sessions 16-21): one warp a
+#: round, so a round is 32 strips (1,024 rows at S = 32). Banded windows: a round steps
+#: over the columns its band meets (``clo..chi``), so the shorter the round the fewer
+#: cells outside the band it computes (a 10 kbp SNP window: 2 rounds of 5,120 rows
+#: computed 81% of the window, its band is 19%); a one-warp block meets its barrier at no
+#: cost, and the rounds of many windows (jobs from the counter) keep the SMs full.
+#: H100, 1,000 x 10 kbp traceback windows (``bench.long_kernel``, tracebacks identical):
+#: 160 threads 0.301 s, 128 0.246, 64 0.233, 64 with 24 KB 0.181, **32 with 12 KB 0.145**
+#: (2026-11-27); without bands 0.563 -> 0.514 s
+ROUND_T = int(os.environ.get("S2G_LONG_ROUND_T", 32))
+#: shared memory per block with ROUND_T: 12 KB holds the column alone (every window slot
+#: in global memory), so 15 one-warp blocks share an SM (16 by registers); a slot in
+#: shared memory (24 KB) leaves 10
+ROUND_SHARED = int(os.environ.get("S2G_LONG_ROUND_SHARED", 12 * 1024))
 #: timing experiments only (bench/long_kernel.py), results wrong: 1 no direction stores,
 #: 4 no barrier, 8 no walk
 DEBUG = int(os.environ.get("S2G_LONG_DEBUG", 0))
@@ -208,9 +233,11 @@ def threads_for(n_strips_max: int, budget: int = SHARED_BYTES) -> int:
 
 def launch_threads(n_strips_max: int, n_blocks: int) -> int:
     """Threads per block for a launch of windows of at most ``n_strips_max`` strips, in
-    ``n_blocks`` blocks at that width: :func:`threads_for` within 48 KB, or within
-    :data:`FEW_BLOCK` where those are fewer than the GPU's SMs (one block an SM: more
-    strips in flight)."""
+    ``n_blocks`` blocks at that width: :data:`ROUND_T` (within MAX_T); with ``ROUND_T =
+    0`` :func:`threads_for` within 48 KB, or within :data:`FEW_BLOCK` where those are
+    fewer than the GPU's SMs (one block an SM: more strips in flight)."""
+    if ROUND_T:
+        return min(MAX_T, ROUND_T)
     T = threads_for(n_strips_max)
     if n_blocks < _sm_count():
         T = max(T, threads_for(n_strips_max, FEW_BLOCK))
@@ -219,6 +246,8 @@ def launch_threads(n_strips_max: int, n_blocks: int) -> int:
 
 def memory_threads(n_strips_max: int) -> int:
     """The most threads :func:`launch_threads` may pick (device memory is sized for it)."""
+    if ROUND_T:
+        return min(MAX_T, ROUND_T)
     return max(threads_for(n_strips_max), threads_for(n_strips_max, FEW_BLOCK))
 
 
@@ -270,18 +299,23 @@ def device_bytes(sz, rows, L, T, layout=None):
     W, nm, nmp, nsl = sz[:, 0], sz[:, 1], sz[:, 2], sz[:, 3]
     R1 = rows + 1
     G = -(-n_strips(rows) // int(T))
+    hand = 12 * (G - 1) * ((W + 31) // 32 * 32)
     if layout is None:
         kept = W * code_stride(rows) + nm * R1 * 4
     else:
         kept = 4 * layout[0] + 4 * layout[1] + 16 * W
+        if ROUND_T and len(layout) > 2 and int(T) == memory_threads(1):
+            hand = 12 * layout[2]               # the rounds' own ranges (handoff_columns)
     return (W * 20 + nmp * 8 + kept
-            + G * (nsl * (S * T * 8) + 24 * T + 40) + 12 * (G - 1) * ((W + 31) // 32 * 32)
+            + G * (nsl * (S * T * 8) + 24 * T + 40) + hand
             + (rows + L + 2) + 4 * (L + 1) + 64)
 
 
 def window_bytes(sz, rows, L, layout=None):
     """Device bytes per window whichever width :func:`launch_threads` picks."""
     ns = int(n_strips(rows).max(initial=1))
+    if ROUND_T:
+        return device_bytes(sz, rows, L, memory_threads(ns), layout)
     return np.maximum(device_bytes(sz, rows, L, threads_for(ns), layout),
                       device_bytes(sz, rows, L, memory_threads(ns), layout))
 
@@ -320,6 +354,50 @@ def band_layout(coff, rows, p_mrank, blo, bhi, bcw, bxc, nwd, nxr):
                 cx += min(R1, 8 * qh) - xl
         nwd[k] = cw
         nxr[k] = cx
+
+
+@numba.njit(parallel=True, **NJIT)
+def round_columns(coff, rows, blo, bhi, T, S, roff, rlo, rhi):
+    """The columns each round of a banded window steps over, as the kernel finds them:
+    round ``g`` (strips ``g T .. g T + T - 1``, rows ``g T S .. min(R, (g + 1) T S - 1)``)
+    of window ``r`` takes columns ``rlo[j] .. rhi[j]`` (``j = roff[r] + g``; ``W, -1``
+    where no band meets its rows): those whose rows ``blo[w] .. bhi[w]`` meet its own. A
+    round's hand-off to the next holds those columns only (from ``rlo``). ``S``: the strip
+    height, an argument (a global would be frozen into Numba's disk cache)."""
+    TS = np.int64(T) * np.int64(S)
+    for r in numba.prange(len(rows)):
+        R = np.int64(rows[r])
+        c0 = coff[r]
+        W = coff[r + 1] - c0
+        j0 = roff[r]
+        G = roff[r + 1] - j0
+        for g in range(G):
+            rlo[j0 + g] = W
+            rhi[j0 + g] = -1
+        for x in range(W):
+            bl = np.int64(blo[c0 + x])
+            bh = np.int64(bhi[c0 + x])
+            for g in range(max(np.int64(0), bl // TS), min(G - 1, bh // TS) + 1):
+                if bl <= min(R, (g + 1) * TS - 1) and bh >= g * TS:
+                    rlo[j0 + g] = min(rlo[j0 + g], x)
+                    rhi[j0 + g] = max(rhi[j0 + g], x)
+
+
+def handoff_columns(coff, rows, blo, bhi, T):
+    """Per window, the hand-off columns between its rounds of ``T`` strips (banded: each
+    round's own range, in 32-column lines): what the launch allocates at that width."""
+    G = -(-n_strips(rows) // int(T))
+    roff = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum(G, out=roff[1:])
+    rlo = np.empty(max(int(roff[-1]), 1), np.int64)
+    rhi = np.empty_like(rlo)
+    round_columns(coff, np.asarray(rows, np.int64), blo, bhi, int(T), S, roff, rlo, rhi)
+    width = (np.maximum(rhi - rlo + 1, 0) + 31) // 32 * 32
+    last = np.zeros(len(rlo), bool)
+    last[roff[1:] - 1] = True                   # a window's last round hands nothing on
+    width[last] = 0
+    width = width[:int(roff[-1])]
+    return np.add.reduceat(width, roff[:-1]) if len(width) else np.zeros(len(rows), np.int64)
 
 
 def code_stride(rows):
@@ -695,7 +773,7 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
                         while seen < need:
                             seen = cuda.atomic.add(jdone, jp, 0)
                         cuda.threadfence()
-                    ha = uint64(hin + w)
+                    ha = uint64(hin + (w - plo))   # from the producer's first column
                     diag = HD[ha]
                     hup = HH[ha]
                     f = HF[ha]
@@ -833,7 +911,7 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
                 if own and w == W - 1 and find == 0:
                     out_best[3 * r] = hv        # H at the end cell: the walk's score check
                 if hout >= 0 and tid == T - 1:
-                    ha = uint64(hout + w)
+                    ha = uint64(hout + (w - clo))  # from this round's first column
                     HD[ha] = diag
                     HH[ha] = hv
                     HF[ha] = f
@@ -1108,7 +1186,7 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
     assert T <= 32 or not _SIM, "the simulator's warp votes need one-warp blocks"
     kern = get_kernel(S, mode == LOCAL, prmt_fits(a, b))
     walk = get_walk_kernel()
-    n_sh, dyn = shared_plan(T, int(sz[:, 3].max()), SHARED_BLOCK)
+    n_sh, dyn = shared_plan(T, int(sz[:, 3].max()), ROUND_SHARED if ROUND_T else SHARED_BLOCK)
     if dyn + STATIC_SHARED > SHARED_BYTES and not _raise_shared(kern, dyn):
         n_sh, dyn = shared_plan(T, int(sz[:, 3].max()), SHARED_BYTES)
     W = sz[:, 0]
@@ -1141,13 +1219,30 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
         dirs32.view(np.uint8), dpred, epred, dev(oo), dev(co), d_ops, d_cols, d_n, d_start, d_st,
         *wband]
 
+    def handoff(T):
+        """Per job (jobs_for's order) its hand-off's columns to the next round (32-column
+        lines; banded: the round's own columns only, round_columns)."""
+        jobs, G, _, _ = jobs_for(rows, T)
+        jw, jg = jobs[0::3], jobs[1::3]
+        nxt = jg < G[jw] - 1
+        if band is None:
+            return np.where(nxt, (W[jw] + 31) // 32 * 32, 0)
+        roff = _cum(G)
+        rlo = np.empty(max(int(roff[-1]), 1), np.int64)
+        rhi = np.empty_like(rlo)
+        round_columns(coff, rows.astype(np.int64), band[0], band[1], int(T), S, roff, rlo, rhi)
+        j = roff[jw] + jg
+        return np.where(nxt, (np.maximum(rhi[j] - rlo[j] + 1, 0) + 31) // 32 * 32, 0)
+
+    hsz_T = (T, handoff(T))             # host work before the timed launch (as the band's)
+
     def go(T, n_sh, dyn):
         jobs, G, wjobs, wjoff = jobs_for(rows, T)
         nj = len(jobs) // 3
         jw, jg = jobs[0::3], jobs[1::3]
         jsoff = _cum(sz[jw, 3] * (S * T))           # room for every slot (none shared)
         nxt = jg < G[jw] - 1                        # hand-off to a next round: 32-word lines
-        hsz = np.where(nxt, (W[jw] + 31) // 32 * 32, 0)
+        hsz = hsz_T[1] if hsz_T[0] == T else handoff(T)
         jhoff = _cum(hsz)[:-1]
         jhoff[~nxt] = -1
         ring = max(nj * 2 * T, 1)

@@ -739,8 +739,12 @@ def _long_bounds(sz, rows, L, layout=None):
     from . import gpu_long
     ns = int(gpu_long.n_strips(rows).max())
     T = gpu_long.threads_for(ns)
-    # windows run at once: blocks at once over a window's rounds (one block each)
-    cap = gpu_long.resident_windows(T, int(sz[:, 3].max())) // -(-ns // T)
+    # windows run at once: blocks at once over a window's rounds (one block each); with
+    # one-warp rounds (ROUND_T) a launch is a stream of many small jobs, no waves: the
+    # fewest launches (the wave model cut 100 x 50 kbp windows into 3 launches, 1.30 s,
+    # against 0.50 s in one, H100 2026-11-27)
+    cap = (0 if gpu_long.ROUND_T else
+           gpu_long.resident_windows(T, int(sz[:, 3].max())) // -(-ns // T))
     return _even_bounds(gpu_long.window_bytes(sz, rows, L, layout), gpu_long.chunk_budget(),
                         cap)
 
@@ -833,7 +837,9 @@ def _prepare(graph, reads, offs, mode, a, e, score, ei, ej, idx, sz, rows, win, 
         nwd, nxr = np.zeros(n, np.int64), np.zeros(n, np.int64)
         gpu_long.band_layout(coff, rows.astype(np.int64), prog[PROG_NAMES.index("p_mrank")],
                              band[0], band[1], *lay, nwd, nxr)
-        band = (band[0], band[1], *lay, nwd, nxr)
+        hc = (gpu_long.handoff_columns(coff, rows, band[0], band[1], gpu_long.memory_threads(1))
+              if gpu_long.ROUND_T else np.zeros(n, np.int64))
+        band = (band[0], band[1], *lay, nwd, nxr, hc)
         PROFILE["band"] += time.perf_counter() - t3
     return coff, poff, prog, codes, qoff, band, time.perf_counter() - t0
 

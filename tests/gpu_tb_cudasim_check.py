@@ -87,7 +87,7 @@ def main():
             gpu_traceback.MAX_CELLS = 0 if long_only else 200 if seed % 3 == 2 else 1 << 21
             gpu_traceback.LONG = long_only or seed % 2 == 0
             # window slots in shared memory (even seeds) or all in global memory (odd)
-            gpu_long.SHARED_BLOCK = 1 << 20 if seed % 2 == 0 else 0
+            gpu_long.SHARED_BLOCK = gpu_long.ROUND_SHARED = 1 << 20 if seed % 2 == 0 else 0
             for mode in ((Mode.LOCAL, Mode.SEMIGLOBAL) if band else Mode):
                 res = v0_cpu.align_batch(g, reads, sc, mode)
                 traceback_batch(g, reads, sc, mode, res)

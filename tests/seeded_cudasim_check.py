@@ -67,7 +67,7 @@ def main():
             mc = 0 if long_only else 800 if seed % 3 == 2 else 1 << 21
             gpu_traceback.LONG = long_only or seed % 2 == 0
             # window slots in shared memory (even seeds) or all in global memory (odd)
-            gpu_long.SHARED_BLOCK = 1 << 20 if seed % 2 == 0 else 0
+            gpu_long.SHARED_BLOCK = gpu_long.ROUND_SHARED = 1 << 20 if seed % 2 == 0 else 0
             for mode in (Mode.LOCAL, Mode.SEMIGLOBAL):
                 cpu = SeededAligner(g, ix, sc, mode, min_chain=11, n_secondary=2, secondary_ratio=0.5)
                 want = cpu.align_batch(reads)

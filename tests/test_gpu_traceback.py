@@ -171,6 +171,48 @@ def test_band_layout_offsets():
         assert (nwd[k], nxr[k]) == (words, rows_x)
 
 
+def test_round_columns_are_the_kernels():
+    """gpu_long.round_columns against the kernel's own rule, read literally (a column is
+    the round's where ``blo <= min(R, (g + 1) T S - 1)`` and ``bhi >= g T S``, empty
+    bands included), and handoff_columns: each round's range in 32-column lines, none
+    after a window's last round."""
+    from s2g import gpu_long
+    rng = np.random.default_rng(5)
+    for T in (1, 2, 3, 32):
+        rows = rng.integers(0, 300, 6).astype(np.int64)
+        W = rng.integers(1, 40, 6).astype(np.int64)
+        coff = np.concatenate([[0], np.cumsum(W)]).astype(np.int64)
+        n = int(coff[-1])
+        blo, bhi = np.empty(n, np.int32), np.empty(n, np.int32)
+        for k in range(6):
+            for w in range(coff[k], coff[k + 1]):
+                lo = int(rng.integers(0, rows[k] + 1))
+                hi = int(rng.integers(lo, rows[k] + 1))
+                u = rng.random()
+                blo[w], bhi[w] = ((lo, hi) if u < 0.7 else (rows[k] + 1, -1) if u < 0.85
+                                  else (hi, lo))           # empty bands, both kinds
+        G = -(-gpu_long.n_strips(rows) // T)
+        roff = np.concatenate([[0], np.cumsum(G)]).astype(np.int64)
+        rlo, rhi = np.empty(roff[-1], np.int64), np.empty(roff[-1], np.int64)
+        gpu_long.round_columns(coff, rows, blo, bhi, T, gpu_long.S, roff, rlo, rhi)
+        TS = T * gpu_long.S
+        want = 0
+        hc = gpu_long.handoff_columns(coff, rows, blo, bhi, T)
+        for k in range(6):
+            tot = 0
+            for g in range(G[k]):
+                ylo, yhi = g * TS, min(int(rows[k]), (g + 1) * TS - 1)
+                xs = [x for x in range(W[k]) if blo[coff[k] + x] <= yhi
+                      and bhi[coff[k] + x] >= ylo]
+                lo, hi = (min(xs), max(xs)) if xs else (W[k], -1)
+                assert (rlo[roff[k] + g], rhi[roff[k] + g]) == (lo, hi)
+                if g < G[k] - 1:
+                    tot += (max(hi - lo + 1, 0) + 31) // 32 * 32
+                want += 1
+            assert hc[k] == tot
+        assert want == roff[-1]
+
+
 def test_long_window_launches_are_even():
     """Long windows per launch: the fewest launches the memory budget allows, cut evenly
     (a greedy cut left a launch of a few windows: one more wave of blocks, 0.74 s against
@@ -243,12 +285,39 @@ def test_long_window_threads(monkeypatch):
     block an SM); device memory is sized for the widest choice."""
     from s2g import gpu_long
     monkeypatch.setattr(gpu_long, "_sm_count", lambda: 132)
+    monkeypatch.setattr(gpu_long, "ROUND_T", 0)
     for ns in (1, 40, 188, 313, 1563, 5000):
         narrow, wide = gpu_long.launch_threads(ns, 500), gpu_long.launch_threads(ns, 100)
         assert narrow == gpu_long.threads_for(ns) and narrow <= wide <= gpu_long.MAX_T
         assert wide == gpu_long.memory_threads(ns) and wide % 32 == 0
     assert (gpu_long.launch_threads(1563, 100), gpu_long.launch_threads(1563, 500)) == (224, 160)
     assert gpu_long.launch_threads(188, 131) == 192 and gpu_long.launch_threads(188, 132) == 96
+
+
+def test_long_window_one_warp_rounds(monkeypatch):
+    """By default every launch takes ROUND_T-thread blocks (one warp a round, whatever the
+    windows' height or count), device memory is sized for that width, its shared budget
+    keeps the column alone, and its launches are cut by bytes only (no wave model)."""
+    from s2g import gpu_long
+    from s2g.gpu_traceback import _long_bounds
+    monkeypatch.setattr(gpu_long, "_sm_count", lambda: 132)
+    monkeypatch.setattr(gpu_long, "ROUND_T", 32)
+    monkeypatch.setattr(gpu_long, "MAX_T", 256)
+    for ns in (1, 40, 188, 313, 1563, 5000):
+        for nb in (5, 100, 500, 5000):
+            assert gpu_long.launch_threads(ns, nb) == 32
+        assert gpu_long.memory_threads(ns) == 32
+    assert gpu_long.shared_plan(32, 3, gpu_long.ROUND_SHARED)[0] == 0
+    sz = np.tile(np.array([[12000, 200, 400, 2, 2]], np.int64), (100, 1))
+    rows = np.full(100, 10000, np.int64)
+    L = np.full(100, 10000, np.int64)
+    one = gpu_long.device_bytes(sz, rows, L, 32)
+    assert (gpu_long.window_bytes(sz, rows, L) == one).all()
+    monkeypatch.setattr(gpu_long, "chunk_budget", lambda: int(one.sum()))
+    monkeypatch.setattr(gpu_long, "resident_windows", lambda T, n: 10)   # ignored
+    assert list(_long_bounds(sz, rows, L)) == [(0, 100)]
+    monkeypatch.setattr(gpu_long, "chunk_budget", lambda: int(one.sum()) // 2)
+    assert list(_long_bounds(sz, rows, L)) == [(0, 50), (50, 100)]
 
 
 def test_cli_traceback_on_gpu_without_gpu(tmp_path):
@@ -401,14 +470,15 @@ def test_gpu_long_kernel_wide_blocks(tmp_path):
     _gpu()
     from s2g import gpu_long, gpu_traceback
     g, reads = _snp_reads(tmp_path, 12000, 9, [(3, 6000, 0.03, 10), (2, 7000, 0.03, 11)])
-    assert gpu_long.launch_threads(int(gpu_long.n_strips(np.array([6000])).max()), 5) > 160
-    old = gpu_traceback.MAX_CELLS
+    old = gpu_traceback.MAX_CELLS, gpu_long.ROUND_T
     try:
+        gpu_long.ROUND_T = 0            # the widths of sessions 16-21 (default: one warp)
+        assert gpu_long.launch_threads(int(gpu_long.n_strips(np.array([6000])).max()), 5) > 160
         gpu_traceback.MAX_CELLS = 0
         for mode, sc in ((Mode.LOCAL, Scoring()), (Mode.SEMIGLOBAL, Scoring(1, 1, 1, 1))):
             assert _same(g, reads, sc, mode) == reads.n_reads
     finally:
-        gpu_traceback.MAX_CELLS = old
+        gpu_traceback.MAX_CELLS, gpu_long.ROUND_T = old
 
 
 @pytest.mark.gpu
