@@ -41,3 +41,44 @@ def prefer_512() -> bool:
 
 
 PREFER_512 = prefer_512()
+
+
+def start_cpu_target():
+    """Start Numba's CPU target in a daemon thread; returns the thread (None when
+    ``S2G_WARM_THREAD=0``). The first call of any njit function, cached or not, builds
+    the CPU target (LLVM's target machine and JIT): ~0.5 s on the GPU machine's vCPUs,
+    paid inside ``load graph`` until then. Started by ``s2g align`` first thing, it runs
+    while CUDA starts (driver and context, C calls that release the GIL) and the inputs
+    are checked; a later njit call waits for it on Numba's compiler lock."""
+    if os.environ.get("S2G_WARM_THREAD", "1") == "0":
+        return None
+    global _STARTING
+    import threading
+    t = threading.Thread(target=_first_njit, name="s2g-numba-start", daemon=True)
+    t.start()
+    _STARTING = t
+    return t
+
+
+_STARTING = None
+
+
+def join_cpu_target(timeout: float = 30.0) -> None:
+    """Wait for :func:`start_cpu_target`'s thread (the CLI, before it exits: a thread
+    still inside LLVM while the interpreter shuts down could crash it on an early error
+    exit)."""
+    t = _STARTING
+    if t is not None:
+        t.join(timeout)
+
+
+def _first_njit():
+    try:
+        import numba
+
+        @numba.njit(**NJIT)
+        def one(x):
+            return x + 1
+        one(1)
+    except Exception:                   # noqa: BLE001 - an optimisation only
+        pass
