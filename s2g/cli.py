@@ -191,11 +191,8 @@ def _add_dask_opts(group):
 
 
 def cmd_align(args) -> int:
-    from ._numba import start_cpu_target
     from .scoring import Mode, Scoring
     from .variants import registry
-
-    start_cpu_target()              # Numba's CPU target starts while CUDA does
 
     if args.batch_size is not None and args.batch_size < 1:
         raise S2GError("--batch-size must be >= 1")
@@ -648,8 +645,6 @@ def main(argv=None) -> int:
     finally:
         if old_term is not None:
             signal.signal(signal.SIGTERM, old_term)
-        from ._numba import join_cpu_target
-        join_cpu_target()
 
 
 class _Terminated(KeyboardInterrupt):

@@ -242,28 +242,3 @@ def test_warmup_subcommand_is_wired(capsys, monkeypatch):
     monkeypatch.setenv("S2G_NO_CACHE", "1")
     assert main(["warmup", "-v", "cpu"]) == 0
     assert "nothing to do" in capsys.readouterr().err
-
-
-def test_numba_cpu_target_starts_in_a_thread(monkeypatch):
-    """`s2g align` starts Numba's CPU target in a daemon thread (it overlaps CUDA's start);
-    the thread ends after one njit call, the CLI joins it before exiting, and
-    S2G_WARM_THREAD=0 turns it off."""
-    from s2g import _numba
-    t = _numba.start_cpu_target()
-    assert t is not None and t.daemon
-    _numba.join_cpu_target()
-    assert not t.is_alive()
-    monkeypatch.setenv("S2G_WARM_THREAD", "0")
-    assert _numba.start_cpu_target() is None
-
-
-def test_error_exit_while_numba_starts(files, tmp_path):
-    """An error right after the start (a missing reads file): one error line, exit 1, no
-    crash of a thread left inside LLVM at shutdown, with and without the thread."""
-    gfa, _ = files
-    for warm in ("1", "0"):
-        p = subprocess.run([sys.executable, "-m", "s2g", "align", str(gfa),
-                            str(tmp_path / "none.fq")], capture_output=True, text=True,
-                           env={**os.environ, "S2G_WARM_THREAD": warm})
-        assert p.returncode == 1, p.stderr
-        assert p.stderr.strip().count("\n") == 0 and "no such file" in p.stderr
