@@ -111,7 +111,8 @@ End to end 100 x 50 kbp seeded (``bench.long_reads``): 14.57 -> 4.23 s.
 Device memory per window: ``W * stride`` bytes of codes (stride ``(R + 2) / 2`` rounded
 up to 4: 58 MB for a 10 kbp read's 11,700-column window), 4 bytes x rows per merge
 column; per round ``8 x S x T`` per global slot and the ring's ``24 x T``; between rounds
-12 bytes a column of hand-off (:func:`device_bytes`).
+12 bytes a column of hand-off (banded windows: the round's own columns, :func:`round_columns`;
+:func:`device_bytes`).
 Windows are chunked to :data:`CHUNK_BYTES`; a window over it stays on the CPU (its
 banded traceback keeps rows every ``Bh`` and needs no such memory).
 
@@ -193,7 +194,9 @@ FEW_BLOCK = int(os.environ.get("S2G_LONG_FEW_SHARED", 96 * 1024))
 #: cost, and the rounds of many windows (jobs from the counter) keep the SMs full.
 #: H100, 1,000 x 10 kbp traceback windows (``bench.long_kernel``, tracebacks identical):
 #: 160 threads 0.301 s, 128 0.246, 64 0.233, 64 with 24 KB 0.181, **32 with 12 KB 0.145**
-#: (2026-11-27); without bands 0.563 -> 0.514 s
+#: (2026-11-27); without bands 0.563 -> 0.514 s. Seeded windows (no band) end to end,
+#: long kernel seconds 160 -> 32: DRB1 4.80 -> 4.07, SNP 0.60 -> 0.61, C4 2.41 -> 2.49,
+#: 50 kbp reads 2.47 -> 2.71 (5 -> 6 launches: every column handed on, 49 rounds a window)
 ROUND_T = int(os.environ.get("S2G_LONG_ROUND_T", 32))
 #: shared memory per block with ROUND_T: 12 KB holds the column alone (every window slot
 #: in global memory), so 15 one-warp blocks share an SM (16 by registers); a slot in
