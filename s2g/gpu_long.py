@@ -307,7 +307,7 @@ def device_bytes(sz, rows, L, T, layout=None):
         kept = W * code_stride(rows) + nm * R1 * 4
     else:
         kept = 4 * layout[0] + 4 * layout[1] + 16 * W
-        if ROUND_T and len(layout) > 2 and int(T) == memory_threads(1):
+        if ROUND_T and int(T) == memory_threads(1):
             hand = 12 * layout[2]               # the rounds' own ranges (handoff_columns)
     return (W * 20 + nmp * 8 + kept
             + G * (nsl * (S * T * 8) + 24 * T + 40) + hand
@@ -1222,30 +1222,36 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
         dirs32.view(np.uint8), dpred, epred, dev(oo), dev(co), d_ops, d_cols, d_n, d_start, d_st,
         *wband]
 
-    def handoff(T):
-        """Per job (jobs_for's order) its hand-off's columns to the next round (32-column
-        lines; banded: the round's own columns only, round_columns)."""
-        jobs, G, _, _ = jobs_for(rows, T)
-        jw, jg = jobs[0::3], jobs[1::3]
-        nxt = jg < G[jw] - 1
-        if band is None:
-            return np.where(nxt, (W[jw] + 31) // 32 * 32, 0)
-        roff = _cum(G)
-        rlo = np.empty(max(int(roff[-1]), 1), np.int64)
-        rhi = np.empty_like(rlo)
-        round_columns(coff, rows.astype(np.int64), band[0], band[1], int(T), S, roff, rlo, rhi)
-        j = roff[jw] + jg
-        return np.where(nxt, (np.maximum(rhi[j] - rlo[j] + 1, 0) + 31) // 32 * 32, 0)
+    plans = {}
 
-    hsz_T = (T, handoff(T))             # host work before the timed launch (as the band's)
+    def plan(T):
+        """The jobs at width ``T`` (:func:`jobs_for`) and per job its hand-off's columns to
+        the next round (32-column lines; banded: the round's own columns only,
+        :func:`round_columns`); made once a width."""
+        if T not in plans:
+            jobs, G, wjobs, wjoff = jobs_for(rows, T)
+            jw, jg = jobs[0::3], jobs[1::3]
+            nxt = jg < G[jw] - 1
+            if band is None:
+                width = W[jw]
+            else:
+                roff = _cum(G)
+                rlo = np.empty(max(int(roff[-1]), 1), np.int64)
+                rhi = np.empty_like(rlo)
+                round_columns(coff, rows.astype(np.int64), band[0], band[1], int(T), S, roff,
+                              rlo, rhi)
+                j = roff[jw] + jg
+                width = np.maximum(rhi[j] - rlo[j] + 1, 0)
+            plans[T] = (jobs, G, wjobs, wjoff, nxt, np.where(nxt, (width + 31) // 32 * 32, 0))
+        return plans[T]
+
+    plan(T)                             # host work before the timed launch (as the band's)
 
     def go(T, n_sh, dyn):
-        jobs, G, wjobs, wjoff = jobs_for(rows, T)
+        jobs, G, wjobs, wjoff, nxt, hsz = plan(T)
         nj = len(jobs) // 3
-        jw, jg = jobs[0::3], jobs[1::3]
+        jw = jobs[0::3]
         jsoff = _cum(sz[jw, 3] * (S * T))           # room for every slot (none shared)
-        nxt = jg < G[jw] - 1                        # hand-off to a next round: 32-word lines
-        hsz = hsz_T[1] if hsz_T[0] == T else handoff(T)
         jhoff = _cum(hsz)[:-1]
         jhoff[~nxt] = -1
         ring = max(nj * 2 * T, 1)
