@@ -252,7 +252,6 @@ ST_OK, ST_NOT_RUN = 0, 1
 
 # ---------------------------------------------------------------- host-side tables
 
-@numba.njit(**NJIT)
 def _column_tables(base, node_start, pred_ptr, pred_idx, slot, is_sink, mode, o, e, vslot):
     """colinfo, mword, merge CSR over columns (mptr, mslot), row 0 of the mode (H0 - o - e).
 
@@ -261,83 +260,96 @@ def _column_tables(base, node_start, pred_ptr, pred_idx, slot, is_sink, mode, o,
     (each lane writes it at the start of a strip), so that a source's first column is an
     ordinary merge column with one predecessor (no third code path, whose register
     copies cost ~4 instructions per cell on every column; bench/NOTES.md run 4).
+
+    numpy, no Numba: the tables are built before the first launch, and a first compiled
+    call would start Numba's CPU target there (0.4-0.6 s on the GPU machine's host)
+    instead of in the shadow of the kernel (:func:`s2g.gpu_traceback.prepare`); global
+    mode's row 0 (a pass in topological order) is the one compiled part.
     """
-    n_nodes = len(node_start) - 1
-    N = node_start[n_nodes]
-    colinfo = np.empty(N, np.int32)
-    mword = np.zeros(N, np.int32)
-    mptr = np.zeros(N + 1, np.int32)
-    n_m = 0
-    for v in range(n_nodes):
-        pa, pb = pred_ptr[v], pred_ptr[v + 1]
-        if not (pb - pa == 1 and pred_idx[pa] == v - 1):
-            n_m += max(pb - pa, 1)        # (one less for a keep merge: an upper bound)
+    node_start = np.asarray(node_start, np.int64)
+    ptr = np.asarray(pred_ptr, np.int64)
+    n = len(node_start) - 1
+    N = int(node_start[n])
+    lens = np.diff(node_start)
+    indeg = np.diff(ptr)
+    v_all = np.arange(n, dtype=np.int64)
+    tgt = np.repeat(v_all, indeg)                    # each edge's node, in CSR order
+    src = np.asarray(pred_idx[:ptr[n]], np.int64)
+    first = np.full(n, -2, np.int64)
+    has = indeg > 0
+    first[has] = src[ptr[:-1][has]]
+    simple = (indeg == 1) & (first == v_all - 1)
+    source = indeg == 0
+    merge = ~simple & ~source                        # a merge column with predecessors
+    prev = src == tgt - 1                            # edges from the previous column
+    keep = merge & (np.bincount(tgt[prev], minlength=n) > 0)
+    live = lens > 0                                  # (a node without columns adds nothing)
+    # colinfo: the base; flags on a node's first and last column
+    colinfo = np.where(base >= 4, GRAPH_N, base).astype(np.int32)
+    s0 = node_start[:-1][live]
+    f0 = np.where(source, CI_VIRT | CI_MERGE, 0) | np.where(merge, CI_MERGE, 0) \
+        | np.where(keep, CI_KEEP, 0)
+    slot64 = np.asarray(slot, np.int64)
+    f1 = np.where(np.asarray(is_sink) != 0, CI_SINK, 0) \
+        | np.where(slot64 >= 0, (slot64 + 1) << CI_SLOT_SHIFT, 0)
+    colinfo[s0] |= f0[live].astype(np.int32)
+    colinfo[node_start[1:][live] - 1] |= f1[live].astype(np.int32)
+    # merge lists: a source's the virtual slot; a merge's predecessors but v - 1 (keep)
+    cnt = np.where(live & source, 1, 0) + np.where(live & merge, indeg - keep, 0)
+    off = np.zeros(n + 1, np.int64)
+    np.cumsum(cnt, out=off[1:])
+    n_m = int(np.where(simple, 0, np.maximum(indeg, 1)).sum())
     mslot = np.zeros(max(n_m, 1), np.int32)
-    row0 = np.empty(N, np.int32)      # H[0][j] - o - e
-    h0 = np.empty(N, np.int64)        # H[0][j] (= E[0][j] in global mode)
-    k = 0
+    sel = np.nonzero((live & merge)[tgt] & ~prev)[0]
+    st = tgt[sel]
+    rank = np.arange(len(sel), dtype=np.int64) - np.searchsorted(st, st)
+    sq = slot64[src[sel]]
+    mslot[off[st] + rank] = sq
+    vs = np.nonzero(live & source)[0]
+    mslot[off[vs]] = vslot
+    mptr = np.empty(N + 1, np.int32)
+    mptr[:N] = np.repeat(off[1:], lens)              # past the node's own entries ...
+    mptr[s0] = off[:-1][live]                        # ... but at its first column
+    mptr[N] = off[n]
+    # mword: up to PACKED_PREDS slots + 1 of SLOT_BITS each, else -1 (read the CSR)
+    mword = np.zeros(N, np.int32)
+    mword[node_start[vs]] = vslot + 1 if vslot + 1 < SLOT_MASK else -1
+    ok = (sq + 1 < SLOT_MASK) & (rank < PACKED_PREDS)
+    field = np.where(ok, (sq + 1) << (SLOT_BITS * np.minimum(rank, PACKED_PREDS)), 0)
+    word = np.bincount(st, weights=field, minlength=n).astype(np.int64)   # < 2**30: exact
+    bad = np.bincount(st, weights=~ok, minlength=n) > 0
+    mv = np.nonzero(live & merge)[0]
+    mword[node_start[mv]] = np.where(bad[mv], -1, word[mv])
+    # row 0 (s2g.dp.column: global H[0] = E[0] = PE[0]; else 0)
+    if mode == GLOBAL:
+        h0 = _row0_global(node_start, ptr, np.asarray(pred_idx, np.int64), o, e)
+        row0 = np.maximum(h0 - o - e, NEG_INF).astype(np.int32)
+    else:
+        row0 = np.full(N, max(-(o + e), NEG_INF), np.int32)
+    return colinfo, mword, mptr, mslot, row0
+
+
+@numba.njit(**NJIT)
+def _row0_global(node_start, pred_ptr, pred_idx, o, e):
+    """Global mode's ``H[0][j]`` per column (= E[0][j]): a gap from the virtual column
+    before every source, along the best walk, in topological order."""
+    n_nodes = len(node_start) - 1
+    h0 = np.empty(node_start[n_nodes], np.int64)
     for v in range(n_nodes):
         pa, pb = pred_ptr[v], pred_ptr[v + 1]
-        s0, s1 = node_start[v], node_start[v + 1]
         simple = pb - pa == 1 and pred_idx[pa] == v - 1
-        for j in range(s0, s1):
-            bc = base[j]
-            w = GRAPH_N if bc >= 4 else bc
-            keep = False
-            if j == s0:
-                if pb == pa:
-                    w |= CI_VIRT | CI_MERGE
-                elif not simple:
-                    w |= CI_MERGE
-                    for q in range(pa, pb):
-                        if pred_idx[q] == v - 1:
-                            keep = True
-                    if keep:
-                        w |= CI_KEEP
-            if j == s1 - 1:
-                if is_sink[v]:
-                    w |= CI_SINK
-                if slot[v] >= 0:
-                    w |= (slot[v] + 1) << CI_SLOT_SHIFT
-            colinfo[j] = w
-            mptr[j] = k
-            if j == s0 and pb == pa:
-                mslot[k] = vslot                                # the virtual slot
-                k += 1
-                mword[j] = vslot + 1 if vslot + 1 < SLOT_MASK else -1
-            elif j == s0 and not simple:
-                packed = pb - pa - (1 if keep else 0) <= PACKED_PREDS
-                w = 0
-                c = 0
-                for q in range(pa, pb):
-                    if keep and pred_idx[q] == v - 1:
-                        continue                    # still in registers: not from a slot
-                    sq = slot[pred_idx[q]]
-                    mslot[k] = sq
-                    k += 1
-                    if sq + 1 >= SLOT_MASK:
-                        packed = False
-                    else:
-                        w |= (sq + 1) << (SLOT_BITS * c)
-                    c += 1
-                mword[j] = w if packed else -1
-            # row 0 (s2g.dp.column: global H[0] = E[0] = PE[0]; else 0)
-            if mode == GLOBAL:
-                if j > s0 or simple:
-                    pe = max(h0[j - 1] - o - e, h0[j - 1] - e)
-                elif pb == pa:
-                    pe = -(o + e)
-                else:
-                    pe = NEG_INF
-                    for q in range(pa, pb):
-                        lp = node_start[pred_idx[q] + 1] - 1
-                        pe = max(pe, max(h0[lp] - o - e, h0[lp] - e))
-                h0[j] = pe
+        for j in range(node_start[v], node_start[v + 1]):
+            if j > node_start[v] or simple:
+                pe = max(h0[j - 1] - o - e, h0[j - 1] - e)
+            elif pb == pa:
+                pe = -(o + e)
             else:
-                h0[j] = 0
-            row0[j] = max(h0[j] - o - e, NEG_INF)
-    mptr[N] = k
-    return colinfo, mword, mptr, mslot, row0
+                pe = NEG_INF
+                for q in range(pa, pb):
+                    lp = node_start[pred_idx[q] + 1] - 1
+                    pe = max(pe, max(h0[lp] - o - e, h0[lp] - e))
+            h0[j] = pe
+    return h0
 
 
 # ---------------------------------------------------------------- kernel factory
