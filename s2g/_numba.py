@@ -41,3 +41,20 @@ def prefer_512() -> bool:
 
 
 PREFER_512 = prefer_512()
+
+
+def start_cpu_target() -> None:
+    """Start Numba's CPU target now: import and install its typing and lowering
+    registries, which the first compiled call of a process otherwise does (0.4-0.6 s of
+    Python on the GPU machine's host, ~0.35 s here; py-spy, bench/NOTES.md run 18).
+    ``s2g align`` on a GPU calls it in a thread while its first kernel runs
+    (:meth:`s2g.aligner.Aligner.align_scores`), having loaded the graph and built the
+    kernel's tables without Numba (``s2g.graph.PY_NODES``). An optimisation only:
+    errors are left to the first compiled call."""
+    try:
+        from numba.core.compiler_lock import global_compiler_lock
+        from numba.core.registry import cpu_target
+        with global_compiler_lock:          # as a compiled call's cache load holds it
+            cpu_target.target_context.refresh()
+    except Exception:                       # noqa: BLE001
+        pass

@@ -77,6 +77,7 @@ class Aligner:
                         and os.environ.get("S2G_TB_INLINE", "1") != "0")
         self.first_batch_s = None
         self._prepared_len = 0     # reads up to this long: GPU traceback kernels loaded
+        self._shadow = False       # the first launch's shadow work started (_in_kernel_shadow)
         #: first use on cold caches: the background compile workers (s2g.warmup), or None
         self.prewarm = None
         #: Numba threads for every stage (``numba.set_num_threads`` holds per calling
@@ -111,16 +112,18 @@ class Aligner:
             from .traceback import traceback_gpu_part
             g = self.graph_for(batch)
             kw, prep = {}, None
-            if self._inline and batch.max_len > self._prepared_len and _takes(
-                    self.module.align_batch, "on_launch"):
-                # the GPU traceback's kernels load while the full-graph kernel runs
+            tb_len = batch.max_len if self._inline and batch.max_len > self._prepared_len else 0
+            if (tb_len or not self._shadow) and _takes(self.module.align_batch, "on_launch"):
+                # while the full-graph kernel runs this host thread only waits: Numba's
+                # CPU target starts then (the graph and the kernel's tables were made
+                # without it) and the GPU traceback's kernels load
                 import threading
-
-                from . import gpu_traceback
-                prep = threading.Thread(target=gpu_traceback.prepare, name="s2g-tb-prepare",
-                                        args=(self.mode, self.scoring, batch.max_len), daemon=True)
+                prep = threading.Thread(target=_in_kernel_shadow, name="s2g-tb-prepare",
+                                        args=(self.mode, self.scoring, tb_len, not self._shadow),
+                                        daemon=True)
                 kw["on_launch"] = prep.start
-                self._prepared_len = batch.max_len
+                self._shadow = True
+                self._prepared_len = max(self._prepared_len, tb_len)
             try:
                 res = self.module.align_batch(g, batch, self.scoring, self.mode, traceback=False,
                                               **kw)
@@ -232,6 +235,18 @@ class Aligner:
         return (f"seeded ({t['windows'] / max(t['reads'], 1):.2f} windows per read, "
                 f"{t['unseeded']} reads without a seed hit"
                 f"{' aligned in full' if self.seeded.unseeded == 'full' else ''})")
+
+
+def _in_kernel_shadow(mode, scoring, tb_len, cpu):
+    """Host work for the time a GPU kernel runs: Numba's CPU target started (``cpu``:
+    :func:`s2g._numba.start_cpu_target`) and, for reads up to ``tb_len`` bases (0: none),
+    the GPU traceback's kernels loaded (:func:`s2g.gpu_traceback.prepare`)."""
+    if cpu:
+        from . import _numba
+        _numba.start_cpu_target()
+    if tb_len:
+        from . import gpu_traceback
+        gpu_traceback.prepare(mode, scoring, tb_len)
 
 
 def _takes(fn, name) -> bool:

@@ -387,6 +387,32 @@ def parse_gfa(path: str, keep_paths: bool = False, digest=None) -> GfaRecords:
 
 # --------------------------------------------------------------------- graph kernels
 
+#: graphs of at most this many nodes run the loops below as Python (``fn.py_func``: the
+#: same code, the same result) instead of compiled: a first compiled call starts
+#: Numba's CPU target (0.4-0.6 s on the GPU machine's host, ~0.35 s here), which
+#: ``s2g align`` on a GPU would pay before its first launch; with the graph loaded and
+#: fast's tables built without Numba (numpy), that start runs in the shadow of the
+#: kernel (:func:`s2g.gpu_traceback.prepare`). A 100 kbp SNP graph (11,500 nodes) costs
+#: ~0.05 s so; at ~30,000 nodes the loops cost the GPU machine's host about what the
+#: start does. Larger graphs, and cyclic ones (s2g/cyclic.py), stay compiled.
+PY_NODES = int(os.environ.get("S2G_PY_NODES", 30_000))
+#: ... and bases in numpy (:func:`_node_bases`) up to this many
+PY_BASES = 1 << 24
+
+
+def _small(fn, n_nodes):
+    """``fn`` (a Numba dispatcher), or for a graph of at most :data:`PY_NODES` nodes its
+    Python original, given its 1-D array arguments as lists (which Python indexes ~2x
+    faster; ``fn`` only reads them)."""
+    if n_nodes > PY_NODES:
+        return fn
+
+    def py(*args):
+        return fn.py_func(*(a.tolist() if isinstance(a, np.ndarray) and a.ndim == 1 else a
+                            for a in args))
+    return py
+
+
 @numba.njit(**NJIT)
 def _kahn_lifo(n, succ_ptr, succ_idx, indeg):
     """Topological order by Kahn's algorithm with a LIFO stack; returns (order, count)."""
@@ -585,7 +611,7 @@ def _from_records(path, rec, strands, break_cycles, cyclic):
         indeg = np.bincount(dst, minlength=n).astype(np.int64)
         # nodes of the other strand (forward mode) are skipped by giving them a fake in-degree
         indeg_eff = np.where(alive, indeg, 1)
-        order, cnt = _kahn_lifo(n, succ_ptr, succ_idx, indeg_eff)
+        order, cnt = _small(_kahn_lifo, n)(n, succ_ptr, succ_idx, indeg_eff)
         if cnt == int(alive.sum()):
             order = order[:cnt]
             break
@@ -654,14 +680,17 @@ def _flatten(rec, seg_len, order, src, dst, n, strands, broken, path, orig=None,
     seg_off = np.zeros(len(seg_len) + 1, np.int64)
     np.cumsum(seg_len, out=seg_off[1:])
     base = np.empty(int(node_start[-1]), np.uint8)
-    _fill_bases(base, node_start, node_seg, node_rev, seg_off, fwd_codes, COMPLEMENT_CODE)
+    if n_nodes <= PY_NODES and len(base) <= PY_BASES:
+        base[:] = _node_bases(node_start, node_seg, node_rev, seg_off, fwd_codes, COMPLEMENT_CODE)
+    else:
+        _fill_bases(base, node_start, node_seg, node_rev, seg_off, fwd_codes, COMPLEMENT_CODE)
     rs, rd = rank[src], rank[dst]
     pred_ptr, pred_idx = _csr(n_nodes, rd, rs)
     has_succ = np.zeros(n_nodes, np.uint8)
     has_succ[rs] = 1
     pred_ptr = pred_ptr.astype(np.int32)
     pred_idx = pred_idx.astype(np.int32)
-    slot, n_slots = _liveness_slots(n_nodes, pred_ptr, pred_idx)
+    slot, n_slots = _small(_liveness_slots, n_nodes)(n_nodes, pred_ptr, pred_idx)
     return FlatGraph(
         base=base, node_start=node_start.astype(np.int32), pred_ptr=pred_ptr,
         pred_idx=pred_idx, slot=slot, n_slots=int(n_slots), node_seg=node_seg,
@@ -685,6 +714,17 @@ def _fill_bases(base, node_start, node_seg, node_rev, seg_off, codes, comp):
         else:
             for k in range(ln):
                 base[o + k] = codes[s + k]
+
+
+def _node_bases(node_start, node_seg, node_rev, seg_off, codes, comp):
+    """:func:`_fill_bases` in numpy (for graphs of :data:`PY_NODES` nodes and
+    :data:`PY_BASES` bases at most: its index arrays take ~24 bytes a base)."""
+    lens = np.diff(node_start)
+    v = np.repeat(np.arange(len(node_seg)), lens)
+    k = np.arange(int(node_start[-1]), dtype=np.int64) - node_start[v]   # column in its node
+    rev = node_rev[v] != 0
+    fwd = codes[seg_off[node_seg[v]] + np.where(rev, lens[v] - 1 - k, k)]
+    return np.where(rev, comp[fwd], fwd)
 
 
 def _gfapy_validate(path, rec):

@@ -102,13 +102,14 @@ def plan(variant, mode, scoring, read_len, traceback=True, tb_gpu=False, inline=
     """The tasks of one run's configuration: a list of (task, stages that need it); a
     task is a JSON-able dict (:func:`run_task`). Variants other than ``simd``, ``cpu``
     and ``fast`` (the baselines V0-V4) get none for their kernel."""
+    from .scoring import Mode
     mode, sc, L = int(mode), _sc(scoring), warm_len(read_len)
     out = []
     if variant == "fast":
         keys = fast_keys(sc, mode, int(max(1, read_len)))      # names kernels: not capped
         for key in keys:
             out.append(({"kind": "fast_kernel", "key": key}, ("align",)))
-        if keys:
+        if keys and mode == int(Mode.GLOBAL):   # the tables' one compiled part
             out.append(({"kind": "fast_host", "mode": mode, "scoring": sc}, ("align",)))
     elif variant in ("simd", "cpu"):
         out.append(({"kind": "align", "variant": variant, "mode": mode, "scoring": sc,
@@ -141,7 +142,7 @@ def _dispatchers(task):
         return [cuda.jit(cache=True)(fn)]          # lazy: only its cache is looked at
     if k == "fast_host":
         from .variants import fast
-        return [fast._column_tables]
+        return [fast._row0_global]
     if k == "align":
         if task["variant"] == "simd":
             from .variants import simd

@@ -102,11 +102,12 @@ def test_threads_hold_in_the_pipeline_threads(monkeypatch):
 
 def test_traceback_kernels_load_while_the_kernel_runs(monkeypatch):
     """With the GPU traceback inline, the aligner hands the variant an ``on_launch`` that
-    starts gpu_traceback.prepare in a thread (the kernels load while the full-graph
-    kernel runs) and joins it before the traceback; once per read length."""
+    starts, in a thread, Numba's CPU target (first launch only) and gpu_traceback.prepare
+    (the kernels load while the full-graph kernel runs), and joins it before the
+    traceback; once per read length. Without the traceback only the CPU target starts."""
     import threading
 
-    from s2g import gpu_traceback, traceback
+    from s2g import _numba, gpu_traceback, traceback
     from s2g.variants import v0_cpu
     g = s2g.load_graph(EX_GFA)
     batch = next(iter_read_batches(EX_FQ, 50))
@@ -131,16 +132,29 @@ def test_traceback_kernels_load_while_the_kernel_runs(monkeypatch):
         return None, None
 
     monkeypatch.setattr(gpu_traceback, "prepare", prepare)
+    monkeypatch.setattr(_numba, "start_cpu_target",
+                        lambda: events.append(("cpu", threading.current_thread().name)))
     monkeypatch.setattr(traceback, "traceback_gpu_part", gpu_part)
     al.module = Variant
     al.align_scores(batch)
     assert events[-1] == "gpu part"        # joined before the traceback
     assert ("prepare", batch.max_len, "s2g-tb-prepare") in events and "launched" in events
+    assert ("cpu", "s2g-tb-prepare") in events
     events.clear()
     al.align_scores(batch)                 # same length: nothing new to load
     assert events == ["gpu part"]
+    al._prepared_len = 0                   # longer reads: their kernels, not the CPU target
+    al.align_scores(batch)
+    assert ("prepare", batch.max_len, "s2g-tb-prepare") in events
+    assert not any(x[0] == "cpu" for x in events if isinstance(x, tuple))
     al.module = v0_cpu                     # a variant without on_launch: no thread
     al._prepared_len = 0
     events.clear()
     al.align_scores(batch)
     assert events == ["gpu part"]
+    plain = Aligner(g, variant="v0", traceback=False)     # no traceback: the CPU target
+    plain.module = Variant
+    events.clear()
+    plain.align_scores(batch)
+    assert ("cpu", "s2g-tb-prepare") in events and "launched" in events
+    assert not any(x[0] == "prepare" for x in events if isinstance(x, tuple))

@@ -320,3 +320,70 @@ def test_containment_and_jump_lines_are_reported_not_aligned(gfa_file):
     with pytest.warns(UserWarning, match=r"ignored 1 C \(containment\) line\(s\), 1 J \(jump\)"):
         g = s2g.load_graph(gfa_file(text))
     assert g.n_links == 1                     # the jump 2 -> 1 did not become an edge
+
+
+def _both_ways(path, **kw):
+    """The graph at ``path`` loaded as Python (small-graph path) and compiled."""
+    from s2g import graph as G
+    keep = G.PY_NODES
+    try:
+        G.PY_NODES = 1 << 40
+        py = s2g.load_graph(path, **kw)
+        G.PY_NODES = -1
+        jit = s2g.load_graph(path, **kw)
+    finally:
+        G.PY_NODES = keep
+    for name in ARRAYS:
+        a, b = getattr(py, name), getattr(jit, name)
+        assert a.dtype == b.dtype, name
+        np.testing.assert_array_equal(a, b, err_msg=name)
+    assert py.n_slots == jit.n_slots and isinstance(py.n_slots, int)
+
+
+@SETTINGS
+@given(text=gfa_texts(), strands=st.sampled_from(["both", "forward"]))
+def test_small_graphs_load_as_python_as_compiled(text, strands):
+    """Graphs up to PY_NODES nodes are built by the loops' Python originals (no Numba
+    before the first GPU launch): the same FlatGraph as the compiled loops."""
+    _both_ways(write_tmp(text), strands=strands)
+
+
+@pytest.mark.parametrize("gfa", ["mt_minigraph/MT.gfa", "drb1_odgi/DRB1-3123.gfa",
+                                 "lpa_odgi/LPA.gfa"])
+def test_real_graphs_load_as_python_as_compiled(real_data, gfa):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _both_ways(str(real_data / gfa), break_cycles=True)
+
+
+def test_small_graph_and_fast_tables_need_no_numba():
+    """Loading a small graph, reading reads and building the fast kernel's host tables
+    compile (or load) no Numba function, so Numba's CPU target can start in the first
+    kernel's shadow (s2g._numba.start_cpu_target); S2G_PY_NODES=-1 (everything compiled)
+    shows the check can fail."""
+    import subprocess
+    import sys
+    code = (
+        "import sys\n"
+        "from numba.core.registry import CPUDispatcher\n"
+        "from s2g.graph import load_graph\n"
+        "from s2g.reads import iter_read_batches\n"
+        "from s2g.scoring import Scoring\n"
+        "from s2g.variants import fast\n"
+        "g = load_graph(sys.argv[1])\n"
+        "next(iter(iter_read_batches(sys.argv[2], 100)))\n"
+        "slot, n = fast.fast_slots(g)\n"
+        "a, b, o, e = Scoring().as_tuple()\n"
+        "fast._column_tables(g.base, g.node_start, g.pred_ptr, g.pred_idx, slot, g.is_sink,"
+        " 0, o, e, n)\n"
+        "fast.column_cuts(g)\n"
+        "print(sorted(f'{m}.{k}' for m, mod in list(sys.modules.items()) if m.startswith('s2g')"
+        " for k, v in vars(mod).items() if isinstance(v, CPUDispatcher) and v.signatures))\n")
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    args = [sys.executable, "-c", code, os.path.join(repo, "graphs", "example.gfa"),
+            os.path.join(repo, "graphs", "example.fq")]
+    out = subprocess.run(args, capture_output=True, text=True, check=True, cwd=repo).stdout
+    assert out.strip() == "[]"
+    env = dict(os.environ, S2G_PY_NODES="-1")
+    out = subprocess.run(args, capture_output=True, text=True, check=True, cwd=repo, env=env).stdout
+    assert "s2g.graph._kahn_lifo" in out

@@ -1147,8 +1147,9 @@ def fast_slots(graph):
     needs a slot only for its other non-simple successors (``keep_prev``)."""
     hit = _SLOTS.get(id(graph))
     if hit is None or hit[0] is not graph:
-        from ..graph import _liveness_slots
-        slot, n = _liveness_slots(graph.n_nodes, graph.pred_ptr, graph.pred_idx, True)
+        from ..graph import _liveness_slots, _small
+        slot, n = _small(_liveness_slots, graph.n_nodes)(graph.n_nodes, graph.pred_ptr,
+                                                         graph.pred_idx, True)
         _SLOTS.clear()
         hit = _SLOTS[id(graph)] = (graph, slot, int(n))
     return hit[1], hit[2]
