@@ -91,3 +91,30 @@ def test_finisher_error_passes_through_the_format_stage():
         pipeline.run(iter(range(6)), lambda b: b, finish_one, out.append, depth=1,
                      format_one=lambda b, r: -r)
     assert out == [0, -1, -2]
+
+
+def test_device_pool_released_with_its_thread():
+    """Each `s2g.align` runs its stages in new threads, whose device pools (buffers per
+    thread) go with them: the bytes the pools hold (``_devpool.HELD``, the --timings
+    memory line) must fall back to 0, not add up run after run (CUDA simulator)."""
+    import os
+    import subprocess
+    import sys
+    code = (
+        "import gc, threading\n"
+        "import numpy as np\n"
+        "from s2g.variants import _devpool\n"
+        "def work():\n"
+        "    p = _devpool.pool()\n"
+        "    p.empty('a', 1000, np.int32)\n"
+        "    p.put('b', np.arange(10, dtype=np.int64))\n"
+        "for _ in range(3):\n"
+        "    t = threading.Thread(target=work)\n"
+        "    t.start()\n"
+        "    t.join()\n"
+        "gc.collect()\n"
+        "print(_devpool.HELD['device'], _devpool.PEAK['device'])\n")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=env).stdout.split()
+    assert out == ["0", str(1000 * 4 + 10 * 8)]

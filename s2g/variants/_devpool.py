@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 
 import numpy as np
 
@@ -42,6 +43,9 @@ class DevicePool:
     def __init__(self):
         self._bufs: dict = {}
         self.allocations = 0          # cuMemAlloc calls made (tests, profiles)
+        # a pool goes with its thread (threading.local): its buffers are freed then, and
+        # HELD must say so (each `s2g.align` call runs its stages in new threads)
+        weakref.finalize(self, _release, self._bufs)
 
     def empty(self, name: str, size: int, dtype):
         """A device array of ``size`` elements of ``dtype`` (contents undefined)."""
@@ -105,9 +109,14 @@ class DevicePool:
                    if k in names and b is not None)
 
     def clear(self):
-        for k, b in self._bufs.items():
-            _account("pinned" if isinstance(k, tuple) else "device", b, None)
-        self._bufs.clear()
+        _release(self._bufs)
+
+
+def _release(bufs):
+    """Drop the buffers of ``bufs`` (a pool's) and their bytes from :data:`HELD`."""
+    for k, b in bufs.items():
+        _account("pinned" if isinstance(k, tuple) else "device", b, None)
+    bufs.clear()
 
 
 def pool() -> DevicePool:
