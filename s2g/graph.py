@@ -391,10 +391,11 @@ def parse_gfa(path: str, keep_paths: bool = False, digest=None) -> GfaRecords:
 #: same code, the same result) instead of compiled: a first compiled call starts
 #: Numba's CPU target (0.4-0.6 s on the GPU machine's host, ~0.35 s here), which
 #: ``s2g align`` on a GPU would pay before its first launch; with the graph loaded and
-#: fast's tables built without Numba (numpy), that start runs in the shadow of the
-#: kernel (:func:`s2g.gpu_traceback.prepare`). A 100 kbp SNP graph (11,500 nodes) costs
-#: ~0.05 s so; at ~30,000 nodes the loops cost the GPU machine's host about what the
-#: start does. Larger graphs, and cyclic ones (s2g/cyclic.py), stay compiled.
+#: fast's tables built without Numba (numpy), that start runs while the first kernel
+#: runs (:func:`s2g._numba.start_cpu_target`). The loops of a 100 kbp SNP graph (11,500
+#: nodes) take ~0.05 s as Python here; at ~30,000 nodes they would cost the GPU
+#: machine's host about what the start does. Larger graphs, and cyclic ones
+#: (s2g/cyclic.py), stay compiled.
 PY_NODES = int(os.environ.get("S2G_PY_NODES", 30_000))
 #: ... and bases in numpy (:func:`_node_bases`) up to this many
 PY_BASES = 1 << 24

@@ -45,7 +45,8 @@ class DevicePool:
         self.allocations = 0          # cuMemAlloc calls made (tests, profiles)
         # a pool goes with its thread (threading.local): its buffers are freed then, and
         # HELD must say so (each `s2g.align` call runs its stages in new threads)
-        weakref.finalize(self, _release, self._bufs)
+        # (not at exit: the CUDA context may be gone by then)
+        weakref.finalize(self, _release, self._bufs).atexit = False
 
     def empty(self, name: str, size: int, dtype):
         """A device array of ``size`` elements of ``dtype`` (contents undefined)."""

@@ -263,7 +263,7 @@ def _column_tables(base, node_start, pred_ptr, pred_idx, slot, is_sink, mode, o,
 
     numpy, no Numba: the tables are built before the first launch, and a first compiled
     call would start Numba's CPU target there (0.4-0.6 s on the GPU machine's host)
-    instead of in the shadow of the kernel (:func:`s2g.gpu_traceback.prepare`); global
+    instead of while the kernel runs (:func:`s2g._numba.start_cpu_target`); global
     mode's row 0 (a pass in topological order) is the one compiled part.
     """
     node_start = np.asarray(node_start, np.int64)
