@@ -386,17 +386,22 @@ def round_columns(coff, rows, blo, bhi, T, S, roff, rlo, rhi):
                     rhi[j0 + g] = max(rhi[j0 + g], x)
 
 
-def handoff_columns(coff, rows, blo, bhi, T):
-    """Per window, the hand-off columns between its rounds of ``T`` strips (banded: each
-    round's own range, in 32-column lines): what the launch allocates at that width."""
-    G = -(-n_strips(rows) // int(T))
-    roff = np.zeros(len(rows) + 1, np.int64)
-    np.cumsum(G, out=roff[1:])
+def round_lines(coff, rows, blo, bhi, T):
+    """(roff, lines): window ``r``'s rounds of ``T`` strips are ``roff[r] .. roff[r + 1] -
+    1``, and round ``j`` steps over ``lines[j]`` columns in 32-column lines (its range from
+    :func:`round_columns`; 0 where no band meets its rows)."""
+    roff = _cum(-(-n_strips(rows) // int(T)))
     rlo = np.empty(max(int(roff[-1]), 1), np.int64)
     rhi = np.empty_like(rlo)
     round_columns(coff, np.asarray(rows, np.int64), blo, bhi, int(T), S, roff, rlo, rhi)
-    width = (np.maximum(rhi - rlo + 1, 0) + 31) // 32 * 32
-    last = np.zeros(len(rlo), bool)
+    return roff, (np.maximum(rhi - rlo + 1, 0) + 31) // 32 * 32
+
+
+def handoff_columns(coff, rows, blo, bhi, T):
+    """Per window, the hand-off columns between its rounds of ``T`` strips (banded: each
+    round's own range, in 32-column lines): what the launch allocates at that width."""
+    roff, width = round_lines(coff, rows, blo, bhi, T)
+    last = np.zeros(len(width), bool)
     last[roff[1:] - 1] = True                   # a window's last round hands nothing on
     width[last] = 0
     width = width[:int(roff[-1])]
@@ -1233,16 +1238,11 @@ def launch(dev, emp, n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, 
             jw, jg = jobs[0::3], jobs[1::3]
             nxt = jg < G[jw] - 1
             if band is None:
-                width = W[jw]
+                lines = (W[jw] + 31) // 32 * 32
             else:
-                roff = _cum(G)
-                rlo = np.empty(max(int(roff[-1]), 1), np.int64)
-                rhi = np.empty_like(rlo)
-                round_columns(coff, rows.astype(np.int64), band[0], band[1], int(T), S, roff,
-                              rlo, rhi)
-                j = roff[jw] + jg
-                width = np.maximum(rhi[j] - rlo[j] + 1, 0)
-            plans[T] = (jobs, G, wjobs, wjoff, nxt, np.where(nxt, (width + 31) // 32 * 32, 0))
+                roff, lines = round_lines(coff, rows, band[0], band[1], T)
+                lines = lines[roff[jw] + jg]
+            plans[T] = (jobs, G, wjobs, wjoff, nxt, np.where(nxt, lines, 0))
         return plans[T]
 
     plan(T)                             # host work before the timed launch (as the band's)
