@@ -23,14 +23,35 @@ How
     smallest kept; the count of capped columns is reported): seeding there falls back
     to the k-mers that survive, the DP itself never depends on it.
 
-On disk (``GRAPH.s2gi``, format 3)
+On disk (``GRAPH.s2gi``, format 4)
     the magic ``S2GINDEX``, a JSON header's length (uint64) and text (format version, k,
-    s, the FlatGraph's checksum (bases, nodes, edges and strands), entry count, stats),
-    then at 64-byte aligned offsets the entries' hashes (uint64, sorted) and columns
-    (int32, ascending within a hash): 12 bytes per entry, read straight into arrays
-    (format 2, an ``.npz``, spent most of its load in zipfile's CRC pass: 1.9 s for 140
-    MB on the 2-core VM). A file shorter or longer than its header says is refused, as is
-    a stale or foreign index, with one line, never used
+    s, the FlatGraph's checksum (bases, nodes, edges and strands), entry count, stats,
+    the body's CRC-32s), the CRC-32 of those three (uint32), then at 64-byte aligned
+    offsets the entries' hashes (uint64, sorted) and columns (int32, ascending within a
+    hash), zero bytes between: 12 bytes per entry, read straight into arrays (format 2,
+    an ``.npz``, spent most of its load in zipfile's CRC pass: 1.9 s for 140 MB on the
+    2-core VM).
+
+    Every load checks every byte: the header's CRC-32, the padding (zero), and one
+    CRC-32 per :data:`CHUNK` (4 MiB) of each array, after the read, before anything
+    compiled sees the arrays (format 3 had no checksum: 2,000 flipped bytes left 1,265
+    of 2,000 reads unmapped with exit 0, a stretch of 0xff crashed the lookups, issue
+    #40). The CRCs come from zlib-ng (25 GB/s on the 2-core VM; stdlib zlib, 3.9 GB/s,
+    in two threads where it is missing; the same CRC-32 either way): for the index of
+    a 20 Mbp simulated graph (147.5 MB, 12.3M entries) 0.009-0.014 s of a 0.13-0.18 s
+    load (stdlib zlib: +0.04-0.09 s). CRC-32 rather than the SHA-256 of the graph
+    cache's key: here it guards against damage, not against another version of the
+    file (the graph checksum in the header does that); a CRC-32 per 4 MiB catches every
+    burst of up to 32 bits in its chunk and lets other damage through with odds of one
+    in 2^32 per chunk damaged, while hashlib's SHA-256 (1.8 GB/s here) and BLAKE2b
+    (0.7 GB/s) are far from memory speed.
+
+    What fails the check (:class:`IndexDamaged`, an :class:`S2GError` naming the file
+    and why): not an index, truncated or extended, a checksum mismatch, another format
+    version (stale), another graph (foreign: also other ``--strands`` /
+    ``--break-cycles`` / ``--max-read-len``), unreadable. ``s2g align`` rebuilds such an
+    index when it is the default one beside the graph, saving the new one over it; an
+    index named with ``--index`` is refused (:func:`get_index`): never used
     (vg users' most common crash report is a mismatched index: shared/notes/seeding.md).
     Measured sizes in README.md.
 """
@@ -40,6 +61,7 @@ import hashlib
 import json
 import os
 import time
+import zlib
 
 import numba
 import numpy as np
@@ -47,12 +69,29 @@ import numpy as np
 from ._numba import NJIT, PARALLEL
 from .errors import S2GError
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 MAGIC = b"S2GINDEX"
 K = 19
 S = 11
 MAX_KMERS = 16
 SUFFIX = ".s2gi"
+#: bytes per CRC-32 of the body (module doc)
+CHUNK = 4 << 20
+try:        # zlib-ng: 25 GB/s on the 2-core VM, 3.9 for zlib (xopen, dnaio's, requires it
+    from zlib_ng.zlib_ng import crc32 as _crc32     # on x86-64 and aarch64); same CRC-32
+    CRC_THREADS = 1                                 # memory-bound: 2 threads gain nothing
+except ImportError:                                 # pragma: no cover - other platforms
+    _crc32 = zlib.crc32
+    CRC_THREADS = 2                                 # zlib releases the GIL
+
+
+class IndexDamaged(S2GError):
+    """An index that cannot be used (module doc, "On disk"): ``path``, ``why`` (what is
+    wrong, without the file name) and the message, which ends with what to do."""
+
+    def __init__(self, path: str, why: str, todo: str = "rebuild it with 's2g index'"):
+        super().__init__(f"{path}: {why}; {todo}")
+        self.path, self.why = path, why
 
 
 @numba.njit(inline="always", **NJIT)
@@ -277,15 +316,20 @@ class SeedIndex:
         return self.keys.nbytes + self.cols.nbytes
 
     def save(self, path: str) -> str:
+        """Write the index to ``path`` (format in the module doc): to a temporary name
+        beside it, then renamed over it, so a reader sees the old file or the new one."""
         tmp = f"{path}.{os.getpid()}.tmp"     # unique: two runs may build the same index
+        keys = np.ascontiguousarray(self.keys, np.uint64)
+        cols = np.ascontiguousarray(self.cols, np.int32)
         head = json.dumps({"version": FORMAT_VERSION, "k": self.k, "s": self.s,
                            "checksum": self.checksum, "entries": self.n_entries,
-                           "stats": self.stats}).encode()
+                           "stats": self.stats, "chunk": CHUNK,
+                           "crc32": _body_crcs((keys, cols), CHUNK)}).encode()
+        top = MAGIC + np.uint64(len(head)).tobytes() + head
         try:
             with open(tmp, "wb") as fh:
-                fh.write(MAGIC + np.uint64(len(head)).tobytes() + head)
-                for arr in (np.ascontiguousarray(self.keys, np.uint64),
-                            np.ascontiguousarray(self.cols, np.int32)):
+                fh.write(top + np.uint32(zlib.crc32(top)).tobytes())
+                for arr in (keys, cols):
                     fh.write(b"\0" * (-fh.tell() % 64))
                     fh.write(memoryview(arr).cast("B"))
             os.replace(tmp, path)
@@ -296,6 +340,22 @@ class SeedIndex:
                 pass
             raise S2GError(f"{path}: cannot write the index: {exc.strerror}") from None
         return path
+
+
+def _body_crcs(arrays, chunk: int) -> list:
+    """Per array, the CRC-32 of each ``chunk`` bytes (in :data:`CRC_THREADS` threads)."""
+    views = [memoryview(a).cast("B") for a in arrays]
+    parts = [(i, v[o:o + chunk]) for i, v in enumerate(views) for o in range(0, len(v), chunk)]
+    if len(parts) > 1 and CRC_THREADS > 1:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(CRC_THREADS, thread_name_prefix="s2g-crc") as ex:
+            crcs = list(ex.map(_crc32, (p for _, p in parts)))
+    else:
+        crcs = [_crc32(p) for _, p in parts]
+    out = [[] for _ in views]
+    for (i, _), c in zip(parts, crcs):
+        out[i].append(c)
+    return out
 
 
 def build_index(graph, k: int = K, s: int = S, max_kmers: int = MAX_KMERS) -> SeedIndex:
@@ -327,7 +387,8 @@ def index_path(graph_path: str) -> str:
 def preload_index(path: str):
     """Start reading the index at ``path`` in a background thread (file reads release the
     GIL, so it overlaps the parsing of the graph); returns a future for :func:`get_index`'s
-    ``preloaded``, or None when there is no file there."""
+    ``preloaded``, or None when there is no file there. The future's result is checked
+    (:func:`load_index` without the graph); a damaged index is its exception."""
     if not os.path.isfile(path):
         return None
     from concurrent.futures import ThreadPoolExecutor
@@ -338,8 +399,9 @@ def preload_index(path: str):
 
 
 def load_index(path: str, graph=None) -> SeedIndex:
-    """Read an index written by :meth:`SeedIndex.save`; with ``graph``, refuse one that was
-    built from another graph (or another version of s2g's index format)."""
+    """Read an index written by :meth:`SeedIndex.save`, every byte checked; with
+    ``graph``, refuse one that was built from another graph. Any problem (module doc,
+    "On disk") raises :class:`IndexDamaged`."""
     idx = _read_index(path)
     _check_graph(idx, path, graph)
     return idx
@@ -347,47 +409,105 @@ def load_index(path: str, graph=None) -> SeedIndex:
 
 def _check_graph(idx, path, graph):
     if graph is not None and idx.checksum != graph_checksum(graph):
-        raise S2GError(f"{path}: index was built from another graph (or other --strands / "
-                       "--break-cycles / --max-read-len); rebuild it with 's2g index'")
+        raise IndexDamaged(path, "index was built from another graph (or other --strands / "
+                           "--break-cycles / --max-read-len)")
 
 
 def _read_index(path: str) -> SeedIndex:
     try:
-        fh = open(path, "rb")
+        fh = open(path, "rb", buffering=0)
     except FileNotFoundError:
-        raise S2GError(f"{path}: no such file") from None
+        raise IndexDamaged(path, "no such file", "build it with 's2g index'") from None
     except OSError as exc:
-        raise S2GError(f"{path}: cannot read the index: {exc.strerror}") from None
-    with fh:
-        magic = fh.read(len(MAGIC))
-        if magic[:4] == b"PK\x03\x04":       # formats 1-2 were .npz files
-            raise S2GError(f"{path}: index format {_npz_version(path)}, this s2g reads format "
-                           f"{FORMAT_VERSION}; rebuild it with 's2g index'")
-        try:
-            if magic != MAGIC:
-                raise ValueError("no s2g index header")
-            n_head = int(np.frombuffer(fh.read(8), np.uint64)[0])
-            head = json.loads(fh.read(n_head).decode())
-            version = int(head["version"])
-            if version != FORMAT_VERSION:
-                raise S2GError(f"{path}: index format {version}, this s2g reads format "
-                               f"{FORMAT_VERSION}; rebuild it with 's2g index'")
-            n = int(head["entries"])
-            arrays = []
-            for dt in (np.uint64, np.int32):
-                fh.seek(-fh.tell() % 64, os.SEEK_CUR)
-                arr = np.empty(n, dt)
-                if fh.readinto(memoryview(arr).cast("B")) != arr.nbytes:
-                    raise ValueError("the file is shorter than its header says")
-                arrays.append(arr)
-            if fh.read(1):
-                raise ValueError("the file is longer than its header says")
-            idx = SeedIndex(int(head["k"]), int(head["s"]), str(head["checksum"]), *arrays,
-                            stats=head.get("stats"))
-        except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError) as exc:
-            raise S2GError(f"{path}: not an s2g index ({exc})") from None
+        raise IndexDamaged(path, f"cannot read the index: {exc.strerror}") from None
+    try:
+        with fh:
+            idx = _read_checked(fh, path, os.fstat(fh.fileno()).st_size)
+    except OSError as exc:
+        raise IndexDamaged(path, f"cannot read the index: {exc.strerror or exc}") from None
     idx.buckets                 # the lookup table too, while the graph is still parsing
     return idx
+
+
+def _fill(fh, buf) -> None:
+    """Fill ``buf`` from ``fh`` (a raw file: one read returns at most 2 GiB on Linux)."""
+    view = memoryview(buf).cast("B")
+    got = 0
+    while got < len(view):
+        n = fh.readinto(view[got:])
+        if not n:
+            raise ValueError("the file is shorter than its header says")
+        got += n
+
+
+def _read_exact(fh, n: int) -> bytes:
+    buf = bytearray(n)
+    _fill(fh, buf)
+    return bytes(buf)
+
+
+def _read_checked(fh, path, size) -> SeedIndex:
+    """The index in ``fh`` (``size`` bytes), once every byte has passed its check."""
+    def bad(why):
+        return IndexDamaged(path, why)
+    magic = fh.read(len(MAGIC))
+    if magic[:4] == b"PK\x03\x04":       # formats 1-2 were .npz files
+        raise bad(f"index format {_npz_version(path)}, this s2g reads format {FORMAT_VERSION}")
+    if magic != MAGIC:
+        raise bad("not an s2g index (no s2g index header)")
+    try:
+        n_head = int.from_bytes(_read_exact(fh, 8), "little")
+        if n_head > size - len(MAGIC) - 12:   # before it is allocated: a damaged length
+            raise ValueError("the file is shorter than its header says")
+        head_raw = _read_exact(fh, n_head)
+        crc = int.from_bytes(_read_exact(fh, 4), "little")
+    except ValueError as exc:
+        raise bad(f"not an s2g index ({exc})") from None
+    top = MAGIC + n_head.to_bytes(8, "little") + head_raw
+    try:
+        head = json.loads(head_raw.decode())
+        version = int(head["version"])
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        head, version = None, None
+    if version is not None and version != FORMAT_VERSION:   # format 3 had no header CRC
+        raise bad(f"index format {version}, this s2g reads format {FORMAT_VERSION}")
+    if zlib.crc32(top) != crc or head is None:
+        raise bad("damaged index (its header fails its checksum)")
+    try:
+        k, s, n, chunk = int(head["k"]), int(head["s"]), int(head["entries"]), int(head["chunk"])
+        checksum, stats, crcs = str(head["checksum"]), dict(head.get("stats") or {}), head["crc32"]
+        if not (1 <= s < k <= 28) or n < 0 or chunk < 1:
+            raise ValueError(f"k={k}, s={s}, {n} entries, chunk {chunk}")
+        at = len(top) + 4
+        want = []
+        for dt in (np.uint64, np.int32):
+            at += -at % 64
+            want.append((at, dt))
+            at += n * np.dtype(dt).itemsize
+        if at != size:      # before anything is allocated for it
+            raise ValueError(f"the file is {'shorter' if size < at else 'longer'} than its "
+                             f"header says: {size:,} bytes, not {at:,}")
+        arrays = []
+        for at, dt in want:
+            pad = at - fh.tell()
+            if pad and _read_exact(fh, pad).strip(b"\0"):
+                raise bad("damaged index (nonzero padding)")
+            arr = np.empty(n, dt)
+            _fill(fh, arr)
+            arrays.append(arr)
+        got = _body_crcs(arrays, chunk)
+        if not isinstance(crcs, list) or len(crcs) != 2:
+            raise ValueError("no body checksums")
+        for name, (at, _), g, w in zip(("hashes", "columns"), want, got, crcs):
+            if list(w) != g:
+                if len(w) != len(g):
+                    raise ValueError(f"{len(w)} checksums of the {name}, expected {len(g)}")
+                first = next(i for i, (a, b) in enumerate(zip(g, w)) if a != b)
+                raise bad(f"damaged index (the {name} fail their checksum from byte "
+                          f"{at + first * chunk:,} on)")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise bad(f"not an s2g index ({exc})") from None
+    return SeedIndex(k, s, checksum, *arrays, stats=stats)
 
 
 def _npz_version(path):
@@ -402,18 +522,35 @@ def get_index(graph, graph_path: str, index: str | None = None, build: bool = Tr
               save: bool = True, progress=None, preloaded=None, **params) -> SeedIndex:
     """The index beside ``graph_path`` (or at ``index``), built and saved when missing;
     ``preloaded``: :func:`preload_index`'s future for that path (checked against ``graph``
-    here)."""
+    here).
+
+    An index that fails :func:`load_index` (damaged, truncated, stale, foreign,
+    unreadable) is rebuilt and saved over the bad file when it is the default one beside
+    the graph and ``build``: the run then aligns as with a good index. ``progress`` gets
+    one line saying so (``PATH: why; rebuilding it``); ``s2g align --quiet`` passes
+    None, which silences it as it silences the note of a missing index being built
+    (the choice of a user who asked for no notes; the result is the same either way).
+    An index named by ``index`` is the user's file: refused with :class:`IndexDamaged`
+    (``rebuild it with 's2g index GRAPH -o PATH'``), never overwritten."""
     path = index or index_path(graph_path)
-    if preloaded is not None:
-        idx = preloaded.result()
-        _check_graph(idx, path, graph)
-        return idx
-    if os.path.exists(path):
-        return load_index(path, graph)
-    if index is not None or not build:
+    why = None
+    try:
+        if preloaded is not None:
+            idx = preloaded.result()
+            _check_graph(idx, path, graph)
+            return idx
+        if os.path.exists(path):
+            return load_index(path, graph)
+    except IndexDamaged as exc:
+        if index is not None or not build:
+            how = f"s2g index {graph_path}" + (f" -o {path}" if index is not None else "")
+            raise IndexDamaged(path, exc.why, f"rebuild it with '{how}'") from None
+        why = exc.why
+    if why is None and (index is not None or not build):
         raise S2GError(f"{path}: no such index; build it with 's2g index {graph_path}'")
     if progress:
-        progress(f"building the seed index of {graph_path} ({graph.n_bases:,} columns)")
+        progress(f"{path}: {why}; rebuilding it" if why is not None else
+                 f"building the seed index of {graph_path} ({graph.n_bases:,} columns)")
     idx = build_index(graph, **params)
     if save:
         try:
