@@ -3,7 +3,8 @@
 Strategy: inter-read parallelism only; each read runs :func:`v0_cpu.align_read`
 unchanged, so results are identical to V0 by construction (and tested). Threads:
 Numba's default (all cores) or ``NUMBA_NUM_THREADS``. Memory: V0's per read, times
-the number of threads. The default variant on a machine without a usable GPU.
+the number of threads. ``auto``'s choice without a usable GPU for batches of few or long
+reads (``registry.pick_auto``: a simd lane group costs its longest read).
 """
 import numba
 import numpy as np

@@ -130,7 +130,110 @@ def can_run(info: VariantInfo):
     return cuda_available()
 
 
-def pick_auto() -> str:
-    """The fastest registered variant this machine can run."""
+class AutoName(str):
+    """A variant name chosen by ``auto`` for no batch in particular (:func:`pick_auto`
+    without a shape): it names the machine's default and marks the choice as ``auto``,
+    so an :class:`~s2g.aligner.Aligner` given it picks again for each batch's shape."""
+
+    auto = True
+
+
+def pick_auto(n_reads=None, max_len=None, n_cols=None, *, lengths=None, mode=0,
+              scoring=None, threads=None) -> str:
+    """The variant ``auto`` runs.
+
+    Without a batch shape: the fastest registered variant this machine can run by rank
+    (an :class:`AutoName`): ``fast`` with a GPU, else ``simd`` (many short reads' choice;
+    what ``s2g variants`` marks). With one (``n_reads`` reads of at most ``max_len``
+    bases, or their ``lengths``; ``n_cols`` graph columns; ``mode``, ``scoring``: the
+    lane type) on a machine whose choice is a CPU variant: ``simd`` or ``cpu``, whichever
+    :func:`cpu_costs` says is faster for the batch (a GPU's choice is kept for every
+    shape).
+    """
     best = max((v for v in REGISTRY.values() if v.auto and can_run(v)[0]), key=lambda v: v.rank)
-    return best.name
+    if lengths is None and n_reads is None:
+        return AutoName(best.name)
+    if best.device != "cpu" or best.name != "simd" or not REGISTRY["cpu"].auto:
+        return best.name
+    costs = cpu_costs(lengths if lengths is not None else [max_len or 0] * int(n_reads),
+                      n_cols or 0, mode, scoring, threads)
+    return "simd" if costs["simd"] < costs["cpu"] else "cpu"
+
+
+#: ``auto`` on a CPU (issue #40): ``simd`` runs a lane group of LANES reads for the time
+#: of its longest read whether 1 or 128 lanes are busy, one group a thread; ``cpu`` runs
+#: each read alone. ``SIMD_LANE_SPEEDUP[lane type]``: (read length, one simd lane-cell's
+#: speed over one ``cpu`` cell) measured on one thread (NUMBA_NUM_THREADS=1), warm,
+#: median of 3: ``cpu`` on 2 reads against ``simd`` on one full group (128 int16 / 32
+#: int32 lanes) of reads of that length; 10 kbp example graph (20,000 columns), local
+#: mode (int32 at 2 kbp: semiglobal); AMD EPYC (AVX-512) 2-core VM shared with other
+#: jobs, 2026-11-28 (README "Variants": how it was timed). Between points:
+#: log-log interpolation; below the first: its value; above the last: the last two
+#: points' slope, floor 1 (20 kbp: 2.7; the issue's 100 kbp read: < 3.2). int16 lanes
+#: stay in cache; int32's ``(2 x slots + 7) x (m + 1) x 32 x 4`` bytes a group do not
+#: for long reads (33 MB at 20 kbp), which is what makes ``simd`` slow there.
+SIMD_LANE_SPEEDUP = {
+    "int16": ((150, 16.3), (1000, 14.4), (2000, 16.0), (3000, 10.7)),
+    "int32": ((2000, 10.4), (5000, 11.7), (10000, 7.7), (20000, 2.7)),
+}
+
+
+def _speedup(table, m):
+    import math
+    if m <= table[0][0]:
+        return table[0][1]
+    for (l0, s0), (l1, s1) in zip(table, table[1:]):
+        if m <= l1:
+            t = math.log(m / l0) / math.log(l1 / l0)
+            return math.exp(math.log(s0) + t * (math.log(s1) - math.log(s0)))
+    (l0, s0), (l1, s1) = table[-2], table[-1]
+    slope = (math.log(s1) - math.log(s0)) / math.log(l1 / l0)
+    return max(1.0, math.exp(math.log(s1) + slope * math.log(m / l1)))
+
+
+def cpu_costs(lengths, n_cols=0, mode=0, scoring=None, threads=None) -> dict:
+    """Estimated time of a batch of reads of ``lengths`` under ``cpu`` and ``simd``, in
+    units of one ``cpu`` cell times the graph's columns (which cancel): ``cpu`` runs
+    read r in ``len(r)``, ``simd`` (as :func:`s2g.variants.simd.run_tasks` groups them:
+    by lane type, sorted by length, LANES a group) a group with longest read m in
+    ``LANES x m / SIMD_LANE_SPEEDUP(type, m)`` (int64 tasks: as ``cpu``); each on
+    ``threads`` threads (default: Numba's current count) as ``max(total / threads,
+    largest item)``. ``n_cols``, ``mode`` and ``scoring`` decide the lane type."""
+    import numpy as np
+
+    from ..scoring import Mode, Scoring
+    from . import simd
+    if threads is None:
+        import numba
+        threads = numba.get_num_threads()
+    threads = max(1, int(threads))
+    sc, mode = scoring or Scoring(), Mode(int(mode))
+    L = np.sort(np.asarray(lengths, np.int64))
+    L = L[L > 0]
+    if len(L) == 0:
+        return {"cpu": 0.0, "simd": 0.0}
+
+    # the lane type grows with the read length: split the sorted lengths where it changes
+    def type_of(m):
+        return np.dtype(simd.lane_type(sc, mode, int(m), int(n_cols))).name
+    by_type, k = {}, 0
+    while k < len(L):
+        t = type_of(L[k])
+        lo, hi = k, len(L)                    # last index of type t: binary search
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if type_of(L[mid]) == t else (lo, mid)
+        by_type[t], k = L[k:hi].tolist(), hi
+    items = []
+    for t, ms in by_type.items():
+        if t not in SIMD_LANE_SPEEDUP:
+            items += ms                        # int64: V0's kernel, one read a thread
+            continue
+        lanes = simd.LANES[np.dtype(t).type]
+        for k in range(0, len(ms), lanes):
+            m = ms[min(k + lanes, len(ms)) - 1]
+            items.append(lanes * m / _speedup(SIMD_LANE_SPEEDUP[t], m))
+
+    def span(x):
+        return max(sum(x) / threads, max(x))
+    return {"cpu": float(span(L.tolist())), "simd": float(span(items))}
