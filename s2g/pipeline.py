@@ -97,13 +97,58 @@ def run(batches, align_one, finish_one, write, depth: int = 2, format_one=None):
     return n
 
 
-def progress_bar(enabled, total=None):
-    """A tqdm bar of reads on stderr, or None; ``enabled=None``: when stderr is a terminal.
-    (Here, not in cli.py, so that the Dask path draws the same bar without importing the
-    CLI.)"""
+def progress_bar(enabled, total=None, unit="read"):
+    """A tqdm bar of reads (``unit="B"``: bytes) on stderr, or None; ``enabled=None``: when
+    stderr is a terminal. (Here, not in cli.py, so that the Dask path draws the same bar
+    without importing the CLI.)"""
     if enabled is None:
         enabled = sys.stderr.isatty()
     if not enabled:
         return None
     from tqdm import tqdm
-    return tqdm(total=total, unit="read", file=sys.stderr, dynamic_ncols=True, smoothing=0.1)
+    kw = dict(unit_scale=True) if unit == "B" else {}
+    return tqdm(total=total, unit=unit, file=sys.stderr, dynamic_ncols=True, smoothing=0.1,
+                **kw)
+
+
+class InputProgress:
+    """``s2g align``'s bar: over the bytes of the reads file where its size is known (a
+    regular file; compressed: the compressed bytes), so it shows a percentage and an ETA,
+    the reads written beside them; else (standard input, a pipe) over reads, without a
+    total. :meth:`track` the batches as they are read (each one's ``input_pos``,
+    :func:`s2g.reads.input_position`), :meth:`update` as they are written, in the same
+    order."""
+
+    def __init__(self, bar, total):
+        self.bar, self.total = bar, total
+        self.reads = 0
+        self._pos = deque()
+
+    def track(self, batches):
+        """``batches``, each one's input position noted as it is read (any thread)."""
+        for b in batches:
+            self._pos.append(getattr(b, "input_pos", None))
+            yield b
+
+    def update(self, n_reads):
+        """The next batch (``n_reads`` reads) is written."""
+        self.reads += n_reads
+        if self.total is None:
+            self.bar.update(n_reads)
+            return
+        pos = self._pos.popleft() if self._pos else None
+        self.bar.set_postfix_str(f"{self.reads:,} reads", refresh=False)
+        if pos is not None and pos > self.bar.n:
+            self.bar.update(min(pos, self.total) - self.bar.n)
+
+    def close(self):
+        self.bar.close()
+
+
+def input_progress(enabled, path):
+    """The :class:`InputProgress` of reads file ``path`` (``-``: standard input), or None
+    (``enabled`` as :func:`progress_bar`'s)."""
+    from .reads import input_size
+    total = input_size(path)
+    bar = progress_bar(enabled, total, "read" if total is None else "B")
+    return None if bar is None else InputProgress(bar, total)

@@ -10,7 +10,13 @@ kernel (~15-25 s of NVVM + ptxas) and the GPU traceback's host code (``_sizes``,
 processes, each running one stage of the real code on a tiny simulated input
 (:func:`run_task`), which leaves its machine code in the same caches a run loads from:
 Numba's (``cache=True``, ``$NUMBA_CACHE_DIR`` or ``__pycache__``) and, for ``fast``,
-the generated kernel sources' in ``~/.cache/s2g/kernels``.
+the generated kernel sources' in ``~/.cache/s2g/kernels``. Seeded alignment (the
+default on graphs of 100,000 columns and more, 1,000,000 with a GPU variant) has a task
+of its own (:func:`seeded_plan`): ``s2g align --seeded`` on a tiny graph, which builds,
+saves and loads the tiny graph's index and runs the seeds, chains, windows and window
+kernel (on a GPU variant the GPU windows), so a first seeded run and a first
+``s2g index`` load all of it (2-core VM: 83 s and 7.6 s cold, 1.5 s and 0.7 s after
+``s2g warmup``).
 
 Two ways in:
 
@@ -20,11 +26,18 @@ Two ways in:
   the task's main function has no fresh cache entry) start as background processes;
   each pipeline stage waits for its own tasks before its first call (:meth:`Prewarm.wait`)
   and then loads from the cache. Nothing starts when the caches are warm (a check of a
-  few index files, ~1 ms).
+  few index files, ~1 ms). ``start(..., seeded=True)`` plans a seeded run's tasks (stages
+  ``seed``: the seeding, in the reader thread; ``align``: the window kernel;
+  ``traceback``, ``gaf``).
 * **Ahead** (``python -m s2g.warmup`` / ``s2g warmup``, :func:`main`): the common
-  configurations (this machine's ``auto`` variant, with a GPU also ``simd`` and ``cpu``;
-  local mode, default scoring, 150 bp reads) compiled in parallel, e.g. right after
+  configurations (this machine's ``auto`` variant and ``cpu``, which ``auto`` picks on a
+  CPU for some batch shapes; with a GPU also ``simd``; each full-graph and seeded; local
+  mode, default scoring, 150 bp reads) compiled in parallel, e.g. right after
   ``pip install``.
+
+A run that will compile (a task of its configuration is :func:`cold`) says so on stderr
+first (:func:`compile_note`), since a first run is otherwise silent for a minute or more
+when stderr is not a terminal.
 
 Safety: a task is an optimisation only. A worker that fails, hangs (:data:`TIMEOUT`) or
 is killed leaves the stage to compile in-process as before; Numba writes cache files
@@ -98,12 +111,16 @@ def fast_keys(scoring, mode, max_len):
     return [key, key[:5] + [0], [fast.BIG_G, fast.BIG_K] + key[2:5] + [0]]
 
 
-def plan(variant, mode, scoring, read_len, traceback=True, tb_gpu=False, inline=True):
+def plan(variant, mode, scoring, read_len, traceback=True, tb_gpu=False, inline=True,
+         seeded=False):
     """The tasks of one run's configuration: a list of (task, stages that need it); a
     task is a JSON-able dict (:func:`run_task`). Variants other than ``simd``, ``cpu``
-    and ``fast`` (the baselines V0-V4) get none for their kernel."""
+    and ``fast`` (the baselines V0-V4) get none for their kernel. ``seeded``: the run
+    aligns by seeds and windows (:func:`seeded_plan`)."""
     from .scoring import Mode
     mode, sc, L = int(mode), _sc(scoring), warm_len(read_len)
+    if seeded:
+        return seeded_plan(variant, mode, sc, read_len, traceback)
     out = []
     if variant == "fast":
         keys = fast_keys(sc, mode, int(max(1, read_len)))      # names kernels: not capped
@@ -118,6 +135,43 @@ def plan(variant, mode, scoring, read_len, traceback=True, tb_gpu=False, inline=
         stages = ("traceback", "gaf") + (("align",) if tb_gpu and inline else ())
         out.append(({"kind": "trace", "gpu": bool(tb_gpu), "mode": mode, "scoring": sc,
                      "read_len": L}, stages))
+    else:
+        out.append(({"kind": "gaf", "mode": mode, "scoring": sc, "read_len": L}, ("gaf",)))
+    return out
+
+
+#: a seeded task's reads are at least this long (shorter ones may have no seed chain and
+#: would take the unseeded reads' full-graph DP instead of the seeded code)
+SEEDED_MIN_LEN = 100
+
+
+def _device(variant) -> str:
+    from .variants import registry
+    info = registry.REGISTRY.get(variant)
+    return info.device if info is not None else "cpu"
+
+
+def seeded_plan(variant, mode, scoring, read_len, traceback=True):
+    """The tasks of a seeded run (``s2g align --seeded``, the default on large graphs):
+    one ``seeded`` task, a tiny seeded run that compiles the index build and lookup, the
+    seeds, chains and windows, the window kernel (CPU: ``simd.align_windows``; GPU:
+    :func:`s2g.gpu_traceback.run_windows`, and its walks taken as tracebacks) and the
+    window graph's mapping; then the CPU lane traceback (the ``trace`` task: the windows'
+    traceback is the full-graph one's, on the window graph) and the GAF. None in global
+    mode (seeded alignment does not run there)."""
+    from .scoring import Mode
+    mode, sc = int(mode), _sc(scoring)
+    if mode == int(Mode.GLOBAL):
+        return []
+    L = max(warm_len(read_len), SEEDED_MIN_LEN)
+    if _device(variant) == "cuda":     # GPU windows: the walks are the tracebacks
+        return [({"kind": "seeded", "gpu": True, "variant": variant, "mode": mode,
+                  "scoring": sc, "read_len": L}, ("seed", "align", "traceback", "gaf"))]
+    out = [({"kind": "seeded", "gpu": False, "mode": mode, "scoring": sc, "read_len": L},
+            ("seed", "align"))]
+    if traceback:
+        out.append(({"kind": "trace", "gpu": False, "mode": mode, "scoring": sc,
+                     "read_len": L}, ("traceback", "gaf")))
     else:
         out.append(({"kind": "gaf", "mode": mode, "scoring": sc, "read_len": L}, ("gaf",)))
     return out
@@ -166,6 +220,15 @@ def _dispatchers(task):
     if k == "gaf":
         from . import gaf
         return [gaf._gaf_bytes]
+    if k == "seeded":
+        from . import index, seeded, window
+        from .variants import simd
+        ds = [index._collect, index._bucket_starts, seeded._chains, seeded._windows,
+              seeded._pick, window._wg_count, window._wg_paths, simd._run_lockstep]
+        if task["gpu"]:
+            from . import gpu_traceback
+            ds += [gpu_traceback._sizes, gpu_traceback._summarize_sel]
+        return ds
     raise ValueError(f"unknown warm-up task {task!r}")
 
 
@@ -255,7 +318,8 @@ class Prewarm:
     def _schedule(self):
         pending = list(self.tasks)
         running = []
-        env = dict(os.environ, NUMBA_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+        # S2G_PREWARM=0: a task that runs the CLI (seeded) starts no workers of its own
+        env = dict(os.environ, NUMBA_NUM_THREADS="1", PYTHONUNBUFFERED="1", S2G_PREWARM="0")
         while (pending or running) and not self._stop:
             while pending and len(running) < self.jobs:
                 task = pending.pop(0)
@@ -316,16 +380,48 @@ class Prewarm:
 
 
 def start(variant, mode, scoring, read_len, traceback=True, tb_gpu=False, inline=True,
-          jobs=None):
+          jobs=None, seeded=False):
     """First use: a :class:`Prewarm` of the cold tasks of this configuration, or None
-    (caches warm, or turned off)."""
+    (caches warm, or turned off). ``seeded``: a seeded run's tasks (:func:`seeded_plan`;
+    its stages: ``seed`` (seeds, chains, windows), ``align`` (the window kernel),
+    ``traceback``, ``gaf``)."""
     if not enabled(first_use=True):
         return None
     tasks = [(t, st) for t, st in plan(variant, mode, scoring, read_len, traceback, tb_gpu,
-                                       inline) if cold(t)]
+                                       inline, seeded=seeded) if cold(t)]
     if not tasks:
         return None
     return Prewarm(tasks, jobs=jobs or _cores())
+
+
+def run_plan(aligner, read_len=150):
+    """:func:`plan` of an :class:`~s2g.aligner.Aligner`'s configuration (full-graph DP or
+    seeded) for reads of ``read_len``."""
+    return plan(aligner.variant, aligner.mode, aligner.scoring, read_len, aligner.traceback,
+                aligner.tb_gpu, getattr(aligner, "_inline", True),
+                seeded=aligner.seeded is not None)
+
+
+#: what a run says on stderr before it compiles (:func:`compile_note`)
+COMPILE_NOTE = "s2g: compiling (first run) ..."
+
+
+def compile_note(aligner, quiet=False, read_len=150, file=None) -> bool:
+    """Say :data:`COMPILE_NOTE` on ``file`` (stderr) when this run will compile: a task of
+    its configuration (:func:`run_plan`) is :func:`cold`. A first run spends a minute or
+    more there (the lane traceback alone ~45 s on a 2-core VM), and with stderr not a
+    terminal nothing else is printed meanwhile. Not with ``quiet``; True when said.
+    ``read_len``: the probes' read length (the run's is not known yet; only the GPU
+    kernels' probes depend on it)."""
+    if quiet:
+        return False
+    try:
+        if not any(cold(t) for t, _ in run_plan(aligner, read_len)):
+            return False
+    except Exception:            # noqa: BLE001 - a note only
+        return False
+    print(COMPILE_NOTE, file=file or sys.stderr, flush=True)
+    return True
 
 
 # ------------------------------------------------------------------ inside a worker
@@ -340,12 +436,9 @@ def tiny_size(read_len):
     return LONG_READS, L + LONG_SLACK
 
 
-def _tiny(read_len, d):
+def _tiny_files(read_len, d):
     """A small simulated SNP graph and reads of ``read_len`` (:func:`warm_len`) sampled
-    from it (:func:`tiny_size`), loaded as ``s2g align`` loads them (open_graph,
-    iter_read_batches)."""
-    from .graph import open_graph
-    from .reads import iter_read_batches
+    from it (:func:`tiny_size`), written to ``d``: (GFA path, FASTQ path)."""
     from .simulate import sample_reads, snp_graph
     n, bases = tiny_size(read_len)
     read_len = warm_len(read_len)
@@ -355,11 +448,60 @@ def _tiny(read_len, d):
     with open(fq, "w") as fh:
         for k, (_, seq, _) in enumerate(sample_reads(sg, n, read_len, 0.02, 0.5, 11)):
             fh.write(f"@w{k}\n{seq}\n+\n{'I' * len(seq)}\n")
+    return gfa, fq
+
+
+def _tiny(read_len, d):
+    """:func:`_tiny_files` loaded as ``s2g align`` loads them (open_graph,
+    iter_read_batches): (graph, one batch of reads)."""
+    from .graph import open_graph
+    from .reads import iter_read_batches
+    gfa, fq = _tiny_files(read_len, d)
     return open_graph(gfa), next(iter(iter_read_batches(fq, 1000)))
 
 
+def _seeded(task, d):
+    """A ``seeded`` task: ``s2g align --seeded`` on a tiny graph, through the CLI (so
+    the index is built, saved and loaded, and the seeded aligner configured, as a run
+    does them: every default the CLI passes is the run's). On the CPU without the
+    traceback (the ``trace`` task compiles it, in parallel), then the parts of the
+    seeded traceback that are its own (the window graph's path mapping) and the window
+    kernel's lockstep groups (windows far apart, as a batch's are) whatever the tiny
+    run's windows took."""
+    import numpy as np
+
+    from . import cli
+    from .graph import open_graph
+    from .reads import iter_read_batches
+    from .scoring import Mode, Scoring
+    from .traceback import FlatTracebacks
+    from .variants import simd
+    from .window import WindowGraph
+    mode, sc = Mode(task["mode"]), Scoring(*task["scoring"])
+    gfa, fq = _tiny_files(task.get("read_len", 150), d)
+    a, b, o, e = sc.as_tuple()
+    argv = ["align", gfa, fq, "--seeded", "-q", "--no-progress", "-o", os.path.join(d, "w.gaf"),
+            "--mode", mode.name.lower(), "-A", str(a), "-B", str(b), "-O", str(o), "-E", str(e),
+            "--variant", task.get("variant") or "simd"]
+    if not task["gpu"]:
+        argv.append("--no-traceback")
+    rc = cli.main(argv)
+    if rc != 0:
+        raise RuntimeError(f"s2g {' '.join(argv)}: exit status {rc}")
+    graph = open_graph(gfa)
+    batch = next(iter(iter_read_batches(fq, 1000)))
+    z32 = np.zeros(0, np.int32)
+    wg = WindowGraph(graph, np.zeros(1, np.int64), z32, z32, z32)
+    wg.map_tracebacks(FlatTracebacks(0))
+    n, nb = batch.n_reads, graph.n_bases
+    step = nb // max(n, 1)
+    lo = np.arange(n, dtype=np.int64) * step
+    simd.align_windows(graph, batch.codes_flat, batch.offsets, np.arange(n, dtype=np.int64),
+                       lo, lo + max(16, step // 2), sc, mode)
+
+
 #: the kinds of task (:func:`plan`)
-KINDS = ("fast_kernel", "fast_host", "align", "trace", "gaf")
+KINDS = ("fast_kernel", "fast_host", "align", "trace", "gaf", "seeded")
 
 
 def run_task(task):
@@ -376,6 +518,9 @@ def run_task(task):
     mode = Mode(task["mode"])
     sc = Scoring(*task["scoring"])
     with tempfile.TemporaryDirectory() as d:
+        if k == "seeded":
+            _seeded(task, d)
+            return
         graph, batch = _tiny(task.get("read_len", 150), d)
         if k == "fast_host":
             from .variants import fast
@@ -410,11 +555,13 @@ def _worker(name):
 # ------------------------------------------------------------------ ahead: s2g warmup
 
 def common_tasks(variants=None, modes=("local",), read_lens=(150,), scoring=None,
-                 traceback=True):
+                 traceback=True, seeded=True):
     """The tasks of the common configurations: ``variants`` (default: this machine's
-    ``auto`` and, with a GPU, the CPU variants ``simd`` and ``cpu`` too), each mode, each
-    read length;
-    the traceback where ``s2g align`` puts it (GPU with a GPU variant). Duplicates once."""
+    ``auto`` and ``cpu``, which ``auto`` picks on a CPU for some batch shapes; with a GPU,
+    ``simd`` and ``cpu`` too), each mode, each read length;
+    the traceback where ``s2g align`` puts it (GPU with a GPU variant); with ``seeded``
+    also each one's seeded run (:func:`seeded_plan`: the default on graphs of 100,000
+    columns and more, 1,000,000 with a GPU variant). Duplicates once."""
     from .aligner import traceback_on_gpu
     from .scoring import Mode, Scoring
     from .variants import registry
@@ -422,6 +569,8 @@ def common_tasks(variants=None, modes=("local",), read_lens=(150,), scoring=None
         variants = [registry.pick_auto()]
         if registry.REGISTRY[variants[0]].device == "cuda":
             variants += ["simd", "cpu"]
+        elif variants[0] == "simd" and registry.REGISTRY["cpu"].auto:
+            variants += ["cpu"]        # auto on a CPU picks simd or cpu by batch shape
     sc = scoring or Scoring()
     seen, out = set(), []
     for v in variants:
@@ -430,7 +579,10 @@ def common_tasks(variants=None, modes=("local",), read_lens=(150,), scoring=None
         tb_gpu = traceback_on_gpu("auto", info)
         for m in modes:
             for L in read_lens:
-                for t, st in plan(v, Mode.parse(m), sc, L, traceback, tb_gpu):
+                tasks = plan(v, Mode.parse(m), sc, L, traceback, tb_gpu)
+                if seeded:
+                    tasks += seeded_plan(v, Mode.parse(m), sc, L, traceback)
+                for t, st in tasks:
                     if task_name(t) not in seen:
                         seen.add(task_name(t))
                         out.append((t, st))
@@ -466,7 +618,8 @@ def add_parser(sub):
 
 def add_arguments(p):
     p.add_argument("--variant", "-v", action="append", default=None,
-                   help="variant to compile for (repeat; default: auto, and with a GPU simd and cpu)")
+                   help="variant to compile for (repeat; default: auto and cpu, with a GPU also "
+                        "simd), each for full-graph DP and seeded alignment")
     p.add_argument("--mode", "-m", action="append", default=None,
                    choices=["local", "semiglobal", "global"], help="modes (default: local)")
     p.add_argument("--read-len", action="append", type=int, default=None,

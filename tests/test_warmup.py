@@ -43,6 +43,37 @@ def test_plan_per_variant():
     assert kinds(warmup.plan("v0", Mode.LOCAL, sc, 100, traceback=False)) == ["gaf"]
 
 
+def test_seeded_plan():
+    """A seeded run (the default on graphs over 100,000 columns): the seeded task (index,
+    seeds, chains, windows, window kernel) for the seeding and window stages, the CPU lane
+    traceback (the windows' traceback) and GAF; on a GPU variant one task that runs the
+    GPU windows (their walks are the tracebacks). None in global mode."""
+    sc = Scoring()
+    for v in ("simd", "cpu", "v0"):
+        tasks = warmup.plan(v, Mode.LOCAL, sc, 150, traceback=True, seeded=True)
+        assert tasks == warmup.seeded_plan(v, Mode.LOCAL, sc, 150)
+        assert kinds(tasks) == ["seeded", "trace"]
+        st = {t["kind"]: s for t, s in tasks}
+        assert st == {"seeded": ("seed", "align"), "trace": ("traceback", "gaf")}
+        seeded, trace = (t for t, _ in tasks)
+        assert seeded == {"kind": "seeded", "gpu": False, "mode": 0, "scoring": [2, 4, 4, 2],
+                          "read_len": 150}                     # the same for every CPU variant
+        assert trace == {"kind": "trace", "gpu": False, "mode": 0, "scoring": [2, 4, 4, 2],
+                         "read_len": 150}                       # = the full-DP run's task
+        assert trace in [t for t, _ in warmup.plan("simd", Mode.LOCAL, sc, 150)]
+    assert kinds(warmup.seeded_plan("simd", Mode.SEMIGLOBAL, sc, 150, traceback=False)) == [
+        "gaf", "seeded"]
+    assert warmup.seeded_plan("simd", Mode.GLOBAL, sc, 150) == []
+    # reads too short to seed would take the unseeded reads' full DP instead
+    lens = {n: warmup.seeded_plan("simd", Mode.LOCAL, sc, n)[0][0]["read_len"]
+            for n in (30, 50_000)}
+    assert lens == {30: warmup.SEEDED_MIN_LEN, 50_000: warmup.WARM_MAX_LEN}
+    (gpu, st), = warmup.seeded_plan("fast", Mode.LOCAL, sc, 150)
+    assert gpu == {"kind": "seeded", "gpu": True, "variant": "fast", "mode": 0,
+                   "scoring": [2, 4, 4, 2], "read_len": 150}
+    assert st == ("seed", "align", "traceback", "gaf")
+
+
 @pytest.mark.parametrize("mode,n", [(Mode.LOCAL, 150), (Mode.LOCAL, 100), (Mode.LOCAL, 1000),
                                     (Mode.SEMIGLOBAL, 150), (Mode.GLOBAL, 40),
                                     (Mode.LOCAL, 10_000), (Mode.SEMIGLOBAL, 10_000)])
@@ -80,7 +111,10 @@ ALL_TASKS = [{"kind": "fast_kernel", "key": [4, 38, 0, True, True, 0]},
              {"kind": "trace", "gpu": False, "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 9},
              {"kind": "trace", "gpu": True, "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 9},
              {"kind": "trace", "gpu": True, "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 3000},
-             {"kind": "gaf", "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 9}]
+             {"kind": "gaf", "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 9},
+             {"kind": "seeded", "gpu": False, "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 100},
+             {"kind": "seeded", "gpu": True, "variant": "fast", "mode": 0, "scoring": [2, 4, 4, 2],
+              "read_len": 100}]
 
 
 @pytest.mark.parametrize("task", ALL_TASKS, ids=lambda t: t["kind"] + str(t.get("gpu", "")))
@@ -233,12 +267,77 @@ def test_cold_first_run_compiles_in_workers(tmp_path):
 
 
 def test_common_tasks_cpu_machine(monkeypatch):
+    """simd (auto) and cpu (auto picks it by batch shape), full-graph DP and seeded."""
     from s2g.variants import registry
     monkeypatch.setattr(registry, "pick_auto", lambda: "simd")
     tasks = warmup.common_tasks(modes=("local", "semiglobal"), read_lens=(150, 150))
-    assert kinds(tasks) == ["align", "align", "trace", "trace"]     # duplicates once
-    assert len({warmup.task_name(t) for t, _ in tasks}) == 4
+    assert kinds(tasks) == ["align"] * 4 + ["seeded"] * 2 + ["trace"] * 2   # duplicates once
+    assert sorted(t["variant"] for t, _ in tasks if t["kind"] == "align") == [
+        "cpu", "cpu", "simd", "simd"]
+    assert len({warmup.task_name(t) for t, _ in tasks}) == 8
     assert np.all([t["read_len"] == 150 for t, _ in tasks])
+    assert kinds(warmup.common_tasks(["simd"], seeded=False)) == ["align", "trace"]
+    assert kinds(warmup.common_tasks(["simd"], modes=("global",))) == ["align", "trace"]
+
+
+def test_first_use_of_a_seeded_run(monkeypatch):
+    """start(seeded=True): the cold seeded tasks as workers, the seeding stage waiting for
+    the seeded task, the traceback and GAF stages for the lane traceback's."""
+    got = []
+    monkeypatch.setenv("S2G_PREWARM", "1")
+    monkeypatch.delenv("S2G_NO_CACHE", raising=False)
+    monkeypatch.setattr(warmup, "cold", lambda t: t["kind"] != "trace")
+    monkeypatch.setattr(warmup, "Prewarm", lambda tasks, jobs=None: got.append(tasks) or "pw")
+    assert warmup.start("simd", Mode.LOCAL, Scoring(), 150, seeded=True) == "pw"
+    (task, stages), = got[0]                  # the trace task is warm: not started
+    assert task["kind"] == "seeded" and stages == ("seed", "align")
+    got.clear()
+    warmup.start("simd", Mode.LOCAL, Scoring(), 150)
+    assert kinds(got[0]) == ["align"]
+
+
+def test_common_tasks_gpu_machine_plans_seeded_gpu(monkeypatch):
+    """With a GPU variant, its seeded run's GPU windows too (planned only: no GPU here,
+    and the CUDA simulator does not compile)."""
+    from s2g.variants import registry
+    monkeypatch.setattr(registry, "pick_auto", lambda: "fast")
+    tasks = warmup.common_tasks()
+    seeded = sorted((t["gpu"], t.get("variant")) for t, _ in tasks if t["kind"] == "seeded")
+    assert seeded == [(False, None), (True, "fast")]
+    assert {t["variant"] for t, _ in tasks if t["kind"] == "align"} == {"simd", "cpu"}
+
+
+@pytest.mark.slow
+def test_seeded_task_covers_a_seeded_run(tmp_path, monkeypatch):
+    """After the seeded plan's tasks, a seeded run on another graph (loaded from its graph
+    cache, the index built by 's2g index', other read lengths) needs no function they did
+    not compile: every dispatcher's signatures (int and float types, array layouts) are
+    the run's, so a run after 's2g warmup' loads them all from the cache."""
+    from numba.core.registry import CPUDispatcher
+
+    from s2g import cli
+    from s2g.simulate import simulate
+    monkeypatch.setenv("S2G_PREWARM", "0")
+    for t, _ in warmup.seeded_plan("simd", Mode.LOCAL, Scoring(), 150):
+        warmup.run_task(t)
+
+    def sigs():
+        out = {}
+        for name, mod in list(sys.modules.items()):
+            if name.startswith("s2g"):
+                for k, v in list(vars(mod).items()):
+                    if isinstance(v, CPUDispatcher):
+                        out[f"{v.py_func.__module__}.{v.py_func.__qualname__}"] = set(v.signatures)
+        return out
+    before = sigs()
+    gfa, fq, _ = simulate(str(tmp_path / "g"), total_bases=30_000, n_reads=300, seed=3,
+                          read_len=120)
+    assert cli.main(["index", gfa]) == 0
+    assert cli.main(["align", gfa, fq, "--seeded", "-q", "-o", str(tmp_path / "o.gaf")]) == 0
+    after = sigs()
+    new = sorted(k for k, v in after.items() if v - before.get(k, set()))
+    assert not new, new
+    assert (tmp_path / "o.gaf").read_text().count("\n") == 300
 
 
 @pytest.mark.parametrize("mode", [Mode.LOCAL, Mode.SEMIGLOBAL, Mode.GLOBAL])
