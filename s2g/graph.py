@@ -195,6 +195,10 @@ def _open_text(path, digest=None):
     bytes (not the name); a UTF-8 byte-order mark skipped; names kept byte for byte
     (UTF-8, other bytes as surrogate escapes that encode back to themselves);
     ``digest``: as :class:`_Prefixed`'s."""
+    if path == "-":
+        raise GraphError("the graph cannot come from standard input ('-'): s2g opens it by "
+                         "name (its graph cache and seed index are found beside it, and it "
+                         "may be read more than once); give the GFA file's path")
     if not os.path.exists(path):
         raise GraphError(f"{path}: no such file")
     if os.path.isdir(path):
@@ -257,6 +261,13 @@ def _check_overlap(ov: str, where: str):
     raise GraphError(f"{where}: overlap {ov!r} is not supported (only blunt 0M links)")
 
 
+def _looks_like_record(line: str) -> bool:
+    """A GFA line: a one-letter record type, then a tab (or the end of the line), and
+    text (no NUL byte)."""
+    return (line[0].isascii() and line[0].isalpha() and line[1:2] in ("", "\t", "\r", "\n")
+            and "\x00" not in line)
+
+
 def parse_gfa(path: str, keep_paths: bool = False, digest=None) -> GfaRecords:
     """Stream a GFA1 file into segment and link records (no gfapy; see module doc).
     ``digest``: fed the file's raw bytes as they are read (the graph cache's key)."""
@@ -269,12 +280,22 @@ def parse_gfa(path: str, keep_paths: bool = False, digest=None) -> GfaRecords:
     n_paths = n_walks = 0
     skipped: dict = {}
     fname = os.path.basename(path)
+    started = False         # a GFA record seen: until then, check that this is GFA at all
     with _open_text(path, digest) as fh:
         for lineno, line in enumerate(_lines(fh, path), 1):
             if not line or line[0] in "#\n\r":
                 continue
             rec = line[0]
             where = f"{fname}:{lineno}"
+            if not started:
+                if not line.strip():
+                    continue
+                if not _looks_like_record(line):
+                    raise GraphError(f"{path}: not a GFA file (line {lineno} starts with "
+                                     f"{line[:12].encode('utf-8', 'surrogateescape')!r}; GFA "
+                                     "lines are records of tab-separated fields that start "
+                                     "with a letter: H, S, L, P, W)")
+                started = True
             if rec == "S":
                 f = line.rstrip("\r\n").split("\t")
                 if len(f) < 3 or not f[1]:
@@ -346,6 +367,9 @@ def parse_gfa(path: str, keep_paths: bool = False, digest=None) -> GfaRecords:
                         if version.startswith("2"):
                             raise GraphError(f"{where}: GFA {version} is not supported (GFA 1.0 and 1.1 only)")
             elif rec in "EFGOU":
+                if not _looks_like_record(line):
+                    raise GraphError(f"{where}: malformed line (not a GFA record: "
+                                     f"{line[:12].encode('utf-8', 'surrogateescape')!r})")
                 raise GraphError(f"{where}: '{rec}' is a GFA2 record; s2g reads GFA 1.0 and 1.1")
             elif rec in "CJ":
                 # containments and GFA 1.2 jumps (links across a gap of unknown sequence)

@@ -199,8 +199,7 @@ class GraphCache:
             meta, graph = self._read(cyclic)
         except Exception as exc:   # noqa: BLE001 - any damage: parse the GFA instead
             th.join()
-            self.note("problem", f"{self.path}: unreadable graph cache ({type(exc).__name__}: "
-                      f"{str(exc)[:120]}); parsing the GFA")
+            self.note("problem", self._damaged(exc))
             return None
         th.join()
         if "d" not in box or meta is None or meta.get("key") != self.key(box["d"]):
@@ -213,6 +212,20 @@ class GraphCache:
             _warn_broken(self.gfa_path, broken)
         self.note("hit", f"graph read from {self.path} ({time.perf_counter() - t0:.2f} s)")
         return graph
+
+    def _damaged(self, exc) -> str:
+        """The note for a cache that cannot be read: what is wrong and what happens now,
+        in s2g's words (numpy's messages give advice about its own options)."""
+        if isinstance(exc, OSError) and exc.strerror:
+            what = f"cannot read the graph cache ({exc.strerror})"
+        else:
+            what = "damaged graph cache (not a complete s2g graph cache file)"
+        if self.wants_write():
+            then = "parsing the GFA; the cache is rebuilt from it"
+        else:
+            then = ("parsing the GFA (the cache is not rewritten by this run: delete it, or "
+                    f"rebuild it with 's2g index {self.gfa_path}')")
+        return f"{self.path}: {what}; {then}"
 
     def _read(self, cyclic):
         """(meta, graph), or (None, None) when the cache is of the wrong kind."""

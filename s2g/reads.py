@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import lzma
 import os
+import stat
 import warnings
 import zlib
 from dataclasses import dataclass
@@ -108,9 +109,63 @@ def _open(path):
     except dnaio.exceptions.UnknownFileFormat as exc:
         raise ReadError(f"{_label(path)}: not a FASTA/FASTQ file ({_one_line(exc)})") from None
     except dnaio.exceptions.FileFormatError as exc:
+        _raise_non_ascii(path, exc, 0)
         raise ReadError(f"{_label(path)}: malformed first record ({_one_line(exc)})") from None
     except _STREAM_ERRORS as exc:
         raise ReadError(f"{_label(path)}: cannot read: {_stream_error(exc)}") from None
+
+
+def _raise_non_ascii(path, exc, n_read: int):
+    """dnaio refuses a non-ASCII byte without saying where ("at unknown line"; FASTQ
+    checks a whole buffer at once, so not even the record is known): find the first one
+    and raise a ReadError naming its line, record and character. ``n_read``: records
+    read so far (all that can be said about standard input, which cannot be re-read)."""
+    if not isinstance(exc, UnicodeDecodeError) and "ASCII" not in str(exc):
+        return
+    if path == "-" or not os.path.isfile(path):
+        raise ReadError(f"{_label(path)}: a non-ASCII character in record {n_read + 1} or a "
+                        f"later one ({'standard input' if path == '-' else 'a pipe'} cannot "
+                        "be read again to say which line); "
+                        "FASTA/FASTQ input must be ASCII (read names, bases and qualities)"
+                        ) from None
+    where = _find_non_ascii(path)
+    if where is None:           # not found after all: dnaio's own message, as it is
+        return
+    lineno, record, part, what, col = where
+    raise ReadError(f"{_label(path)}: line {lineno} (the {part} of record {record}) has "
+                    f"{what} at column {col}; FASTA/FASTQ input must be ASCII (read names, "
+                    "bases and qualities)") from None
+
+
+def _find_non_ascii(path):
+    """(line, record, part, what, column) of the first non-ASCII byte of a
+    FASTA/FASTQ file (decompressed as dnaio reads it), or None."""
+    from xopen import xopen
+
+    fastq = None
+    headers = 0                 # FASTA: '>' lines so far
+    try:
+        with xopen(path, "rb") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if fastq is None and line.strip():
+                    fastq = line.startswith(b"@")
+                if not fastq and line.startswith(b">"):
+                    headers += 1
+                if line.isascii():
+                    continue
+                col = next(k for k, b in enumerate(line) if b >= 0x80)
+                ch = line[col:col + 4].decode("utf-8", "replace")[0]
+                what = (f"the non-ASCII character {ch!r} (U+{ord(ch):04X})" if ch != "\ufffd"
+                        else f"the byte 0x{line[col]:02x} (not ASCII, not UTF-8)")
+                if fastq:
+                    part = ("header line", "sequence", "'+' line",
+                            "quality line")[(lineno - 1) % 4]
+                    return lineno, (lineno - 1) // 4 + 1, part, what, col + 1
+                part = "header line" if line.startswith(b">") else "sequence"
+                return lineno, max(headers, 1), part, what, col + 1
+    except (*_STREAM_ERRORS, ValueError):
+        return None
+    return None
 
 
 def _after(n: int) -> str:
@@ -148,20 +203,53 @@ def iter_read_batches(path: str, batch_size: int = 65536):
                 names.append(name[0])
                 seqs.append(rec.sequence)
                 if len(names) == batch_size:
-                    yield ReadBatch.from_sequences(names, seqs, first, _label(path))
+                    batch = ReadBatch.from_sequences(names, seqs, first, _label(path))
+                    batch.input_pos = input_position(fh)
+                    yield batch
                     first += len(names)
                     names, seqs = [], []
-    except dnaio.exceptions.FileFormatError as exc:
+    except (dnaio.exceptions.FileFormatError, UnicodeDecodeError) as exc:
+        # (UnicodeDecodeError: FASTA is read as text, and a byte that is not UTF-8...)
+        _raise_non_ascii(path, exc, first + len(names))
         raise ReadError(f"{_label(path)}: malformed input {_after(first + len(names))} "
                         f"({_one_line(exc)})") from None
     except _STREAM_ERRORS as exc:
         raise ReadError(f"{_label(path)}: cannot read {_after(first + len(names))}: "
                         f"{_stream_error(exc)}") from None
     if names:
-        yield ReadBatch.from_sequences(names, seqs, first, _label(path))
+        batch = ReadBatch.from_sequences(names, seqs, first, _label(path))
+        batch.input_pos = input_size(path)      # all of it was read
+        yield batch
     if unnamed:
         warnings.warn(f"{_label(path)}: {unnamed} read(s) without a name, written as "
                       "read<record number>", stacklevel=2)
+
+
+def input_size(path):
+    """Bytes of the reads file ``path`` when it is a regular file (of a compressed one,
+    the compressed bytes, as :func:`input_position` counts them), else None (standard
+    input, a pipe, a FIFO): the total of the progress bar."""
+    if path == "-":
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) and st.st_size > 0 else None
+
+
+def input_position(reader):
+    """Bytes of its file the dnaio ``reader`` has read so far (of a compressed file, the
+    compressed bytes; a little ahead of the records parsed: its buffers), or None where
+    the file is not a regular one (a pipe) or the reader does not tell. Set on each batch
+    :func:`iter_read_batches` yields as ``input_pos``."""
+    try:
+        fd = reader._file.fileno()      # a compressed file's fileno() is the raw file's
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.lseek(fd, 0, os.SEEK_CUR)
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def read_reads(path: str) -> ReadBatch:

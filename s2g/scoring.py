@@ -40,6 +40,12 @@ class Mode(enum.IntEnum):
             raise S2GError(f"unknown mode {value!r}; choose one of: {names}") from None
 
 
+#: the lowest value of each scoring option, and why where it is not plain
+_LOWEST = {"match": 1, "mismatch": 0, "gap_open": 0, "gap_extend": 1}
+_WHY = {"match": "otherwise no alignment scores above an empty one",
+        "gap_extend": "a free gap extension makes the optimum ill-defined"}
+
+
 @dataclass(frozen=True)
 class Scoring:
     """Affine scoring: match ``+match``, mismatch ``-mismatch``, gap k = ``gap_open + k*gap_extend``."""
@@ -54,18 +60,16 @@ class Scoring:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int):
                 raise S2GError(f"--{name.replace('_', '-')} must be an integer, got {v!r}")
-            if v < 0:
-                flag = f"--{name.replace('_', '-')}"
-                what = "a score" if name == "match" else "a penalty magnitude"
-                raise S2GError(f"{flag} is {what} and must be >= 0, got {v}"
-                               + ("" if name == "match" else f" (a {name.replace('_', ' ')} of "
-                                  f"{v} is written {flag} {-v})"))
+            flag = f"--{name.replace('_', '-')}"
+            lo = _LOWEST[name]
+            if v < lo:
+                why = _WHY.get(name, "")
+                if v < 0 and name != "match":     # the sign convention, not the range
+                    why = (f"it is a penalty's magnitude: a {name.replace('_', ' ')} of {v} "
+                           f"is written {flag} {-v}")
+                raise S2GError(f"{flag} must be >= {lo}, got {v}" + (f" ({why})" if why else ""))
             if v > 10_000:
-                raise S2GError(f"--{name.replace('_', '-')} {v} is out of range (at most 10000)")
-        if self.match < 1:
-            raise S2GError("--match must be >= 1, otherwise no alignment scores above an empty one")
-        if self.gap_extend < 1:
-            raise S2GError("--gap-extend must be >= 1 (a free gap extension makes the optimum ill-defined)")
+                raise S2GError(f"{flag} {v} is out of range (at most 10000)")
 
     @property
     def parasail_open(self) -> int:

@@ -297,7 +297,7 @@ def test_damaged_cache_falls_back(damage, tmp_path):
     g = open_graph(path, cache="write", note=notes)
     assert_same(g, parsed)
     assert "hit" not in notes.events()
-    assert notes[0][0] == "problem" and "unreadable graph cache" in notes[0][1], notes
+    assert notes[0][0] == "problem" and "damaged graph cache" in notes[0][1], notes
     assert notes.events()[-1] == "written"       # and the parse rewrote it
     notes = Notes()
     assert_same(open_graph(path, cache="read", note=notes), parsed)

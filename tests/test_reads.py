@@ -112,8 +112,8 @@ def test_truncated_fastq(tmp_path):
 
 @pytest.mark.parametrize("kw,pattern", [
     (dict(match=0), "--match must be >= 1"),
-    (dict(mismatch=-1), "--mismatch .* must be >= 0"),
-    (dict(gap_open=-2), "--gap-open .* must be >= 0"),
+    (dict(mismatch=-1), "--mismatch must be >= 0"),
+    (dict(gap_open=-2), "--gap-open must be >= 0"),
     (dict(gap_extend=0), "--gap-extend must be >= 1"),
     (dict(match=2.5), "--match must be an integer"),
     (dict(gap_extend=10 ** 6), "out of range"),
