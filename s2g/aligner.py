@@ -40,7 +40,10 @@ class Aligner:
 
     ``graph``: a :class:`~s2g.graph.FlatGraph` or a cyclic graph from
     :func:`s2g.graph.open_graph` (unrolled per batch). ``variant``: a registered name or
-    ``"auto"``. ``traceback``: compute paths and CIGARs. ``traceback_on``: ``"auto"``
+    ``"auto"`` (or :func:`~s2g.variants.registry.pick_auto`'s name without a shape): with
+    a GPU its variant; on a CPU, ``simd`` or ``cpu`` for each batch by its shape (read
+    count and lengths: :func:`~s2g.variants.registry.cpu_costs`, issue #40), every
+    variant being exact. ``traceback``: compute paths and CIGARs. ``traceback_on``: ``"auto"``
     (the variant's device), ``"gpu"`` or ``"cpu"``, or a bool (True: GPU). ``seeded``: a
     :class:`~s2g.seeded.SeededAligner` (seeded alignment; its graph is the DAG used), or
     None for full-graph DP. ``max_read_len``: for a cyclic graph, the least read length
@@ -56,8 +59,14 @@ class Aligner:
 
         self.scoring = scoring or Scoring()
         self.mode = Mode.parse(mode)
+        #: the variant given (auto: the machine's default, what ``s2g variants`` marks);
+        #: with ``auto`` each full-graph batch runs :meth:`variant_for` its shape
+        self.auto = variant == "auto" or getattr(variant, "auto", False)
         self.variant = registry.pick_auto() if variant == "auto" else variant
         self.module = registry.get_variant(self.variant)
+        self._modules = {}            # auto: the other variants' modules, once imported
+        #: variant -> [batches, reads] it aligned (full-graph DP), for :meth:`describe`
+        self.ran = {}
         self.traceback = bool(traceback)
         self.max_traceback_cells = max_traceback_cells or MAX_CELLS
         self.tb_gpu = (traceback_on if isinstance(traceback_on, bool)
@@ -111,9 +120,14 @@ class Aligner:
         else:
             from .traceback import traceback_gpu_part
             g = self.graph_for(batch)
+            name = self.variant_for(batch, g)
+            module = self._module(name)
+            ran = self.ran.setdefault(name, [0, 0])
+            ran[0] += 1
+            ran[1] += batch.n_reads
             kw, prep = {}, None
             tb_len = batch.max_len if self._inline and batch.max_len > self._prepared_len else 0
-            if (tb_len or not self._shadow) and _takes(self.module.align_batch, "on_launch"):
+            if (tb_len or not self._shadow) and _takes(module.align_batch, "on_launch"):
                 # while the full-graph kernel runs this host thread only waits: Numba's
                 # CPU target starts then (the graph and the kernel's tables were made
                 # without it) and the GPU traceback's kernels load
@@ -125,8 +139,8 @@ class Aligner:
                 self._shadow = True
                 self._prepared_len = max(self._prepared_len, tb_len)
             try:
-                res = self.module.align_batch(g, batch, self.scoring, self.mode, traceback=False,
-                                              **kw)
+                res = module.align_batch(g, batch, self.scoring, self.mode, traceback=False,
+                                         **kw)
             finally:
                 if prep is not None and prep.ident is not None:
                     prep.join()
@@ -136,6 +150,26 @@ class Aligner:
         if self.first_batch_s is None:
             self.first_batch_s = time.perf_counter() - t
         return res
+
+    def variant_for(self, batch, graph=None) -> str:
+        """The variant that aligns ``batch`` (full-graph DP): the one given, or with
+        ``auto`` :func:`~s2g.variants.registry.pick_auto` of the batch's read lengths,
+        the graph's columns and the Numba threads of this stage."""
+        if not self.auto:
+            return self.variant
+        from .variants import registry
+        g = graph if graph is not None else self.graph_for(batch)
+        return registry.pick_auto(lengths=batch.lengths(), n_cols=g.n_bases, mode=self.mode,
+                                  scoring=self.scoring)
+
+    def _module(self, name):
+        if name == self.variant:
+            return self.module
+        mod = self._modules.get(name)
+        if mod is None:
+            from .variants import registry
+            mod = self._modules[name] = registry.get_variant(name)
+        return mod
 
     def finish(self, batch, res):
         """Stage 2: the tracebacks (what the GPU half left, or all of them)."""
@@ -171,14 +205,18 @@ class Aligner:
     def start_prewarm(self, batch):
         """First use on cold caches: compile what this run needs in background processes
         (:func:`s2g.warmup.start`, sized by ``batch``, the first batch), each stage waiting
-        for its own part before its first call. Full-graph DP only (seeded alignment
-        compiles in-process). ``S2G_PREWARM=0`` turns it off."""
-        if self.seeded is not None or self.prewarm is not None:
+        for its own part before its first call (seeded: :func:`s2g.warmup.seeded_plan`,
+        whose ``seed`` stage the reader thread waits for). ``S2G_PREWARM=0`` turns it off."""
+        if self.prewarm is not None:
             return self.prewarm
         from . import warmup
+        seeded = self.seeded is not None
         try:
-            self.prewarm = warmup.start(self.variant, self.mode, self.scoring, batch.max_len,
-                                        self.traceback, self.tb_gpu, self._inline)
+            self._use_threads()         # auto: the first batch's variant on these threads
+            self.prewarm = warmup.start(self.variant if seeded else self.variant_for(batch),
+                                        self.mode, self.scoring, batch.max_len,
+                                        self.traceback, self.tb_gpu, self._inline,
+                                        seeded=seeded)
         except Exception:            # noqa: BLE001 - an optimisation: compile in-process
             self.prewarm = None
         return self.prewarm
@@ -196,6 +234,7 @@ class Aligner:
 
         def seeded():                   # runs in the pipeline's reader thread
             self._use_threads()
+            self._wait("seed")
             yield from self.seeded.seed_batches(batches)
         return seeded()
 
@@ -209,12 +248,11 @@ class Aligner:
 
         from . import pipeline
         timed = timed or (lambda name, fn: fn)
-        if self.seeded is None:          # cold caches: compile ahead while the first batch
-            batches = iter(batches)      # is read (s2g.warmup); its size picks the kernels
-            first = next(batches, None)
-            if first is not None:
-                self.start_prewarm(first)
-                batches = itertools.chain([first], batches)
+        batches = iter(batches)          # cold caches: compile ahead while the first batch
+        first = next(batches, None)      # is read (s2g.warmup); its size picks the kernels
+        if first is not None:
+            self.start_prewarm(first)
+            batches = itertools.chain([first], batches)
 
         def format_one(batch, res):
             return (batch.n_reads, int(np.count_nonzero(res.aligned())),
@@ -230,11 +268,20 @@ class Aligner:
     def describe(self) -> str:
         """How the reads were aligned, for the CLI's closing line."""
         if self.seeded is None:
-            return f"variant {self.variant}"
+            if len(self.ran) <= 1:          # the one that ran (auto: picked by shape)
+                return f"variant {next(iter(self.ran), self.variant)}"
+            return "variants by batch shape (auto): " + ", ".join(
+                f"{v} {b:,} batch{'es' if b > 1 else ''} ({r:,} reads)"
+                for v, (b, r) in self.ran.items())
         t = self.seeded.totals
-        return (f"seeded ({t['windows'] / max(t['reads'], 1):.2f} windows per read, "
-                f"{t['unseeded']} reads without a seed hit"
-                f"{' aligned in full' if self.seeded.unseeded == 'full' else ''})")
+        parts = [f"{t['windows'] / max(t['reads'], 1):.2f} windows per read",
+                 f"{t['unseeded']} reads without a seed chain"]
+        for key, what in (("unseeded full DP", "by full-graph DP"),
+                          ("unseeded weak windows", "in single-anchor windows"),
+                          ("unseeded unaligned", "left unaligned")):
+            if t[key]:
+                parts.append(f"{t[key]} {what}")
+        return f"seeded ({', '.join(parts)})"
 
 
 def _in_kernel_shadow(mode, scoring, tb_len, cpu):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import itertools
 import os
 import signal
 import stat
@@ -63,15 +64,46 @@ def _add_graph_opts(p):
                         "'s2g align')")
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """``(default: X)`` after an option's help, only where it says something: not when
+    the help already gives the default in its own words, nor for None, SUPPRESS or a
+    flag (store_true, store_const: ``(default: False)`` is noise)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if ("default" in text.lower() or default is None or default is argparse.SUPPRESS
+                or default is False or action.nargs == 0):
+            return text
+        return super()._get_help_string(action)
+
+
 class _Parser(argparse.ArgumentParser):
-    """Usage errors as one line with the common prefix, exit status 2."""
+    """Usage errors as one line with the common prefix, exit status 2, naming the
+    subcommand's own help (``s2g align --help``)."""
+
+    def __init__(self, *a, **kw):
+        if kw.get("formatter_class") in (None, argparse.ArgumentDefaultsHelpFormatter):
+            kw["formatter_class"] = _HelpFormatter    # subcommands added elsewhere too
+        super().__init__(*a, **kw)
 
     def error(self, message):
         self.exit(2, f"s2g: error: {message} (see '{self.prog} --help')\n")
 
+    def parse_args(self, args=None, namespace=None):
+        # unknown options are found by the top parser: report them as the subcommand's
+        ns, extra = self.parse_known_args(args, namespace)
+        if extra:
+            parser = self
+            for action in self._actions:
+                if isinstance(action, argparse._SubParsersAction):
+                    parser = action.choices.get(getattr(ns, action.dest, None), self)
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        return ns
+
 
 def build_parser() -> argparse.ArgumentParser:
-    fmt = argparse.ArgumentDefaultsHelpFormatter
+    fmt = _HelpFormatter
     ap = _Parser(
         prog="s2g", formatter_class=fmt,
         description="Exact affine-gap sequence-to-graph alignment (POA) of reads to a GFA "
@@ -127,8 +159,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="skip seeds with more graph positions than this (repeats)")
     sd.add_argument("--max-windows", type=int, default=5,
                     help="candidate windows aligned per read (MAPQ compares them)")
-    sd.add_argument("--unseeded", choices=("unmapped", "full"), default="unmapped",
-                    help="reads without a seed hit: a no-hit GAF line, or full-graph DP")
+    sd.add_argument("--unseeded", choices=("auto", "full", "unmapped"), default="auto",
+                    help="reads without a usable seed chain (two anchors' worth): auto = "
+                         "full-graph DP where it costs at most 5e8 cells a read (5e10 on a GPU), "
+                         "else the windows of their single-anchor hits (MAPQ <= 3), else a "
+                         "no-hit line with a warning; full = full-graph DP always; unmapped = "
+                         "never full-graph DP")
     sd.add_argument("-N", "--secondary", type=int, default=0, metavar="N",
                     help="also write up to N secondary alignments per read (other windows "
                          "scoring >= --secondary-ratio x the best; MAPQ 0, tp:A:S; the "
@@ -194,8 +230,8 @@ def cmd_align(args) -> int:
     from .scoring import Mode, Scoring
     from .variants import registry
 
-    if args.batch_size is not None and args.batch_size < 1:
-        raise S2GError("--batch-size must be >= 1")
+    _check_ranges(args)
+    _check_graph_path(args.graph)
     if args.threads is not None:
         if args.threads < 1:
             raise S2GError("--threads must be >= 1")
@@ -215,8 +251,52 @@ def cmd_align(args) -> int:
         args.batch_size = GPU_BATCH if registry.REGISTRY[variant].device == "cuda" else BATCH
     if args.reads != "-" and not os.path.exists(args.reads):
         raise S2GError(f"{args.reads}: no such file")
-    with _output(args.output, inputs=(args.graph, args.reads, getattr(args, "index", None))) as out:
+    with _output(args.output, inputs=_align_inputs(args)) as out:
         return _align(args, out, scoring, mode, variant, module, tb_gpu)
+
+
+#: ``s2g align``'s numeric options with a plain range: (attribute, option, lowest, highest)
+_RANGES = (("batch_size", "--batch-size", 1, None), ("max_traceback_cells",
+           "--max-traceback-cells", 1, None), ("max_read_len", "--max-read-len", 1, None),
+           ("max_occ", "--max-occ", 1, None), ("max_windows", "--max-windows", 1, None),
+           ("secondary", "-N/--secondary", 0, None), ("secondary_ratio", "--secondary-ratio", 0, 1),
+           ("dask_workers", "--dask-workers", 1, None), ("dask_window", "--dask-window", 1, None),
+           ("dask_retries", "--dask-retries", 0, None))
+
+
+def _check_ranges(args):
+    """Refuse out-of-range numeric options before anything is read (None: unset)."""
+    for name, flag, lo, hi in _RANGES:
+        v = getattr(args, name, None)
+        if v is None:
+            continue
+        if hi is not None and not lo <= v <= hi:
+            raise S2GError(f"{flag} must be between {lo} and {hi}, got {v}")
+        if v < lo:
+            raise S2GError(f"{flag} must be >= {lo}, got {v}")
+
+
+def _check_graph_path(path):
+    if path == "-":
+        raise S2GError("the graph cannot come from standard input ('-'): s2g opens it by "
+                       "name (its graph cache and seed index are found beside it, and it may "
+                       "be read more than once); give the GFA file's path")
+
+
+def _align_inputs(args):
+    """(path, what) of every file ``-o`` must not replace: the graph, the reads (or the
+    file standard input reads from), the seed index in use, the graph's own index and
+    graph cache."""
+    from .graph_cache import cache_path
+    from .index import index_path
+
+    g = args.graph
+    out = [(g, f"the input file {g}"), (args.reads, f"the input file {args.reads}"),
+           (index_path(g), f"the seed index of {g} ({index_path(g)})"),
+           (cache_path(g), f"the graph cache of {g} ({cache_path(g)})")]
+    if getattr(args, "index", None):
+        out.append((args.index, f"the seed index in use ({args.index})"))
+    return out
 
 
 def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
@@ -243,7 +323,16 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
                 spent[name] = spent.get(name, 0.0) + t1 - t
                 span.setdefault(name, [t - t0, 0.0])[1] = t1 - t0
         return run
-    seeded = _seeded_aligner(args, graph, scoring, mode, registry.REGISTRY[variant], module, pre)
+    batches = iter_read_batches(args.reads, args.batch_size)
+    run_cells = None            # auto: the whole input's full-DP cells, when it is one batch
+    if args.method == "auto" and not getattr(args, "dask", None):
+        first = next(batches, None)
+        if first is not None:
+            if first.n_reads < args.batch_size:
+                run_cells = int(graph.n_bases) * int(first.lengths().sum())
+            batches = itertools.chain([first], batches)
+    seeded = _seeded_aligner(args, graph, scoring, mode, registry.REGISTRY[variant], module, pre,
+                             run_cells)
     if seeded is not None:
         t1 = time.perf_counter()
         spent["index"] = t1 - t0 - spent["load graph"]
@@ -267,7 +356,9 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
                       seeded=seeded, max_read_len=args.max_read_len,
                       threads=args.threads)
     counts = [0, 0]
-    bar = pipeline.progress_bar(args.progress)
+    from .warmup import compile_note
+    compile_note(aligner, quiet=args.quiet)     # cold caches: say so before the silent wait
+    bar = pipeline.input_progress(args.progress, args.reads)   # bytes of a file, else reads
 
     def write(item):
         n_reads, n_aligned, text = item
@@ -278,7 +369,7 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
             bar.update(n_reads)
 
     try:
-        aligner.run(iter_read_batches(args.reads, args.batch_size), write, timed)
+        aligner.run(batches if bar is None else bar.track(batches), write, timed)
     finally:
         if bar is not None:
             bar.close()
@@ -290,6 +381,13 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
                       f"{aligner.seeded_read_len}: seeded "
                       "alignment used the cyclic graph unrolled for that length, which may lack "
                       "walks round a cycle that such a read needs; rerun with a larger one")
+    lost = seeded.totals["unseeded unaligned"] if seeded is not None else 0
+    if lost:
+        why = ("--unseeded unmapped" if seeded.unseeded == "unmapped" else
+               f"full-graph DP costs more than --unseeded auto allows, {seeded.full_cells:.0e} "
+               "cells a read")
+        warnings.warn(f"{lost} read(s) had no seed hit ({why}): written as no-hit lines; "
+                      "'--unseeded full' or '--exact' aligns them")
     if n == 0:
         print(f"s2g: warning: {args.reads} contains no reads; the GAF output is empty", file=sys.stderr)
     elif not args.quiet:
@@ -361,16 +459,29 @@ def memory_report() -> str:
 #: (3,000 GCUPS), 100,000 columns ~30 reads/s per CPU core; seeded alignment costs a few
 #: windows of a few hundred columns per read (README.md, "Seeded alignment").
 AUTO_SEEDED_COLUMNS = {"cuda": 1_000_000, "cpu": 100_000}
+#: ... unless the whole input is known (one batch) and its full-graph DP costs at most this
+#: many cells (graph columns x read bases; CPU: per thread, ~5 s at the simd kernel's ~1
+#: GCUPS a thread; GPU: ~0.4 s of the fast kernel): then full-graph DP, exact for every read
+AUTO_EXACT_CELLS = {"cuda": 1_000_000_000_000, "cpu": 5_000_000_000}
 
 
-def _seeded_aligner(args, graph, scoring, mode, info, module, preloaded=None):
+def _seeded_aligner(args, graph, scoring, mode, info, module, preloaded=None, run_cells=None):
     """The SeededAligner for this run, or None for full-graph DP (``--exact``, or auto on a
-    small graph); says which on stderr when auto chose seeded."""
+    small graph or a small run: ``run_cells``, the whole input's full-DP cells when known);
+    says which on stderr when auto chose."""
     method = args.method
     if method == "auto":
         method = "seeded" if graph.n_bases >= AUTO_SEEDED_COLUMNS[info.device] else "exact"
+        budget = AUTO_EXACT_CELLS[info.device]
+        if info.device == "cpu":
+            budget *= args.threads or _cores()
         from .scoring import Mode
         why = "global mode" if mode == Mode.GLOBAL else None
+        if method == "seeded" and run_cells is not None and run_cells <= budget:
+            method = "exact"
+            if not args.quiet:
+                print(f"s2g: {graph.n_bases:,} graph columns, a small input ({run_cells:,} "
+                      "cells): full-graph DP (--seeded to seed)", file=sys.stderr)
         if method == "seeded" and why:      # seeded alignment runs neither: say so, stay exact
             method = "exact"
             if not args.quiet:
@@ -442,10 +553,18 @@ def cmd_warmup(args) -> int:
 
 
 def cmd_index(args) -> int:
+    from .graph_cache import cache_path
     from .index import build_index, index_path
 
-    if args.output and os.path.isfile(args.output) and _same_file(args.output, args.graph):
-        raise S2GError(f"-o {args.output} is the input file {args.graph}; choose another output")
+    _check_graph_path(args.graph)
+    if args.output:
+        g = args.graph
+        for src, what in ((g, f"the input file {g}"),
+                          (cache_path(g), f"the graph cache of {g} ({cache_path(g)})")):
+            if _same_file(args.output, src):
+                raise S2GError(f"-o {args.output} is {what}; choose another output")
+    else:
+        _check_index_beside(args.graph, index_path(args.graph))
     # the graph cache goes beside the graph with the index; with -o elsewhere, as align
     graph = _open_graph(args, cache="auto" if args.output else "write")
     if _cyclic(graph):   # cyclic: the DAG seeded alignment unrolls
@@ -458,6 +577,18 @@ def cmd_index(args) -> int:
           + (f"; {st['capped_columns']:,} columns capped at --max-kmers"
              if st['capped_columns'] else ""), file=sys.stderr)
     return 0
+
+
+def _check_index_beside(graph, path):
+    """Without ``-o`` the index goes beside the graph: say so before building it when it
+    cannot (a graph from a pipe or process substitution, a directory not writable)."""
+    if os.path.exists(graph) and not os.path.isfile(graph):
+        raise S2GError(f"{graph} is not a regular file (a pipe?), so the index cannot go "
+                       f"beside it as {path}; give -o FILE")
+    d = os.path.dirname(path) or "."
+    if os.path.isdir(d) and not os.access(d, os.W_OK):
+        raise S2GError(f"{path}: cannot write the index beside the graph ({d} is not "
+                       "writable); give -o FILE")
 
 
 def _traceback_on_gpu(where, info) -> bool:
@@ -481,15 +612,20 @@ class _Output:
 
     def __init__(self, path, inputs=()):
         self.path, self.tmp, self.fh = path, None, None
+        self.lines = 0          # GAF lines written (on stdout: handed to the pipe)
         if path == "-":
             if sys.stdout is None:
                 raise S2GError("standard output is closed; give -o FILE")
             self.fh = getattr(sys.stdout, "buffer", sys.stdout)
             return
-        if os.path.isfile(path):
-            for src in inputs:
-                if src not in (None, "-") and _same_file(path, src):
-                    raise S2GError(f"-o {path} is the input file {src}; choose another output")
+        for src in inputs:      # a path, or (path, what it is)
+            src, what = src if isinstance(src, tuple) else (src, f"the input file {src}")
+            if src == "-":
+                if _is_stdin(path):
+                    raise S2GError(f"-o {path} is the file standard input reads from (the "
+                                   "reads); choose another output")
+            elif src is not None and _same_file(path, src):
+                raise S2GError(f"-o {path} is {what}; choose another output")
         target = os.path.realpath(path)   # through a symlink: replace the file it names
         self.target = target
         try:
@@ -515,10 +651,14 @@ class _Output:
             data = data.decode("utf-8", "surrogateescape")
         try:
             self.fh.write(data)
-        except BrokenPipeError:
+            if self.path == "-":    # each batch on its way: a closed pipe shows at once
+                self.fh.flush()
+        except BrokenPipeError as exc:
+            exc.s2g_lines = self.lines      # for the "output cut" line (_run)
             raise
         except OSError as exc:
             raise S2GError(f"{self._label()}: cannot write: {exc.strerror}") from None
+        self.lines += data.count(b"\n" if isinstance(data, bytes) else "\n")
 
     def _label(self):
         return "standard output" if self.path == "-" else self.path
@@ -529,13 +669,16 @@ class _Output:
             return
         try:
             self.fh.flush()
+            if self.path == "-" and _reader_gone(self.fh):
+                raise BrokenPipeError(32, "Broken pipe")     # | head -1 exited already
             if self.path != "-":
                 self.fh.close()
             self.fh = None
             if self.tmp is not None:
                 os.replace(self.tmp, self.target)
                 self.tmp = None
-        except BrokenPipeError:
+        except BrokenPipeError as exc:
+            exc.s2g_lines = self.lines
             raise
         except OSError as exc:
             raise S2GError(f"{self._label()}: cannot write: {exc.strerror}") from None
@@ -568,10 +711,47 @@ def _output(path, inputs=()):
 
 
 def _same_file(a, b) -> bool:
+    """True when writing ``a`` would replace the file ``b``, however either is spelled
+    (relative, ``./``, a symlink, a hard link: same device and inode; paths of files
+    that do not exist yet: the same real path). Special files (/dev/null, a FIFO) are
+    written in place, never replaced: not the same for this purpose."""
     try:
-        return os.path.samefile(a, b)
+        sa = os.stat(a)
     except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
+        sa = None
+    if sa is not None and not stat.S_ISREG(sa.st_mode):
+        return False
+    try:
+        sb = os.stat(b)
+    except OSError:
+        sb = None
+    if sa is not None and sb is not None:
+        return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _reader_gone(fh) -> bool:
+    """True when ``fh`` is a pipe whose reader has closed it (``| head -1`` that has
+    exited): what it was given will never be read. False when unsure."""
+    try:
+        fd = fh.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
+        import select
+        poll = select.poll()
+        poll.register(fd, 0)                   # POLLERR is always reported
+        return any(ev & select.POLLERR for _, ev in poll.poll(0))
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return False
+
+
+def _is_stdin(path) -> bool:
+    """True when ``path`` is the regular file standard input reads from."""
+    try:
+        si, so = os.fstat(0), os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(si.st_mode) and (si.st_dev, si.st_ino) == (so.st_dev, so.st_ino)
 
 
 def _umask() -> int:
@@ -670,26 +850,32 @@ def _exit_now(code):
 
 
 def _run(handler, args) -> int:
-    with warnings.catch_warnings(record=True) as caught:
+    # warnings go to stderr as they happen, so they come before the summary line
+    with warnings.catch_warnings():
         warnings.simplefilter("always", UserWarning)
+        warnings.showwarning = _show_warning
         try:
             code = handler(args)
         except S2GError as exc:
-            _flush_warnings(caught)
             print(_printable(f"s2g: error: {exc}"), file=sys.stderr)
             return 1
         except KeyboardInterrupt as exc:
             term = isinstance(exc, _Terminated)
             print(f"s2g: {'terminated' if term else 'interrupted'}", file=sys.stderr)
             return _exit_now(143 if term else 130)
-        except BrokenPipeError:
-            # the reader went away (| head): stop quietly; point fd 1 at /dev/null so the
-            # interpreter's last flush does not complain
+        except BrokenPipeError as exc:
+            # the reader went away (| head): stop, saying where the output was cut (no
+            # summary line: it would count reads that were never written); point fd 1 at
+            # /dev/null so the interpreter's last flush does not complain
             with contextlib.suppress(Exception):
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            lines = getattr(exc, "s2g_lines", None)
+            if lines is not None and not getattr(args, "quiet", False):
+                print(f"s2g: output cut: the reader of standard output (e.g. '| head') "
+                      f"closed it; {lines:,} GAF line{'' if lines == 1 else 's'} had been "
+                      "written to it", file=sys.stderr)
             return 0
         except OSError as exc:
-            _flush_warnings(caught)
             where = f"{exc.filename}: " if exc.filename else ""
             print(_printable(f"s2g: error: {where}{exc.strerror or exc}"), file=sys.stderr)
             return 1
@@ -702,7 +888,6 @@ def _run(handler, args) -> int:
             print(f"s2g: internal error: {type(exc).__name__}: {exc} (set S2G_DEBUG=1 for the "
                   "traceback and please report it)", file=sys.stderr)
             return 3
-        _flush_warnings(caught)
     return code
 
 
@@ -715,8 +900,15 @@ def _printable(text: str) -> str:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _flush_warnings(caught):
-    for w in caught:
-        if issubclass(w.category, UserWarning):
-            print(_printable(f"s2g: warning: {w.message}"), file=sys.stderr)
-    caught.clear()
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """``warnings.showwarning`` while a command runs: a UserWarning as one line
+    ``s2g: warning: ...`` on stderr at once (above a progress bar, if one is drawn);
+    other categories (deprecations in libraries) are not for the user."""
+    if not issubclass(category, UserWarning):
+        return
+    text = _printable(f"s2g: warning: {message}")
+    tq = sys.modules.get("tqdm")
+    if tq is not None and getattr(tq.tqdm, "_instances", None):
+        tq.tqdm.write(text, file=sys.stderr)
+    else:
+        print(text, file=sys.stderr)

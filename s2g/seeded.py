@@ -73,6 +73,16 @@ MAX_WINDOW = 100_000
 MAPQ_PER_MISMATCH = 20.0
 MAPQ_MAX = 60
 MAPQ_REPEAT_CAP = 3
+#: chains left out by ``max_cand`` count against MAPQ when they score at least this
+#: fraction of the best chain (:func:`_pick`)
+CUT_RATIO = 0.5
+#: ... and MAPQ is at most this (a read whose candidates were cut is never MAPQ 60)
+MAPQ_CUT_CAP = 30
+#: reads without a usable chain (``--unseeded auto``): full-graph DP when it costs at most
+#: this many cells (graph columns x read length) per read; otherwise the windows of their
+#: weak chains, or a no-hit line when they have no anchor. CPU: ~0.3 s a read on one
+#: thread of the simd kernel; GPU: ~20 ms of the fast kernel.
+FULL_FALLBACK_CELLS = {"cpu": 500_000_000, "gpu": 50_000_000_000}
 
 
 @numba.njit(**NJIT)
@@ -386,19 +396,16 @@ def _walk_dist(c0, c1, budget, node_start, ptr, idx, stamp, sd, ep, heap):
 
 
 @numba.njit(**NJIT)
-def _read_chains(q, keys, kcols, starts, shift, k, s, max_occ, max_chains, min_chain,
-                 max_window, out, stats):
-    """Chains of one read into ``out`` (max_chains x 6: q0, c0, q1, c1 (first and last
-    anchor), score, anchors), best first, each anchor in one chain; returns how many.
-    ``stats``: seeds skipped, anchors."""
-    m = len(q)
-    ac, aq, skipped = _anchors(q, keys, kcols, starts, shift, k, s, max_occ)
-    stats[0] = skipped
-    stats[1] = len(ac)
-    n = len(ac)
-    if n == 0:
-        return 0
-    f, pred = _chain(ac, aq, k, max(max_window, 8 * m), m // 4 + 16)
+def _take_chains(f, pred, ac, aq, thr, max_chains, jump, k, out):
+    """Chains scoring at least ``thr`` into ``out``, best first, each anchor in one chain
+    (see :func:`_read_chains`); returns how many. A chain's end anchors joined to it by a
+    *jump* (``dc - dq > jump`` columns: beyond a bubble's other branch, or another copy of
+    a repeat) are trimmed off while it keeps two anchors: its window is built from its
+    ends (:func:`_read_windows_s`), and a stray anchor of another copy at each end put
+    the read's true place, in the middle, outside it (a read with 23 anchors on its true
+    copy aligned at 48 of 288 with MAPQ 60, issue #40). The window's walk-distance reach
+    from a trimmed end still covers a true jump's walk."""
+    n = len(f)
     order = np.argsort(-f)
     used = np.zeros(n, np.bool_)
     nc = 0
@@ -406,7 +413,7 @@ def _read_chains(q, keys, kcols, starts, shift, k, s, max_occ, max_chains, min_c
         i = order[t]
         if used[i]:
             continue
-        if f[i] < min_chain or nc == max_chains:
+        if f[i] < thr or nc == max_chains:
             break
         # walk back to the chain's first anchor (stop at an anchor of an earlier chain)
         j = i
@@ -417,12 +424,58 @@ def _read_chains(q, keys, kcols, starts, shift, k, s, max_occ, max_chains, min_c
             used[j] = True
             cnt += 1
         sc = f[i] - (f[pred[j]] if pred[j] >= 0 else 0.0)
-        if sc < min_chain:
+        if cnt > 1 and ((ac[i] - ac[pred[i]]) - (aq[i] - aq[pred[i]]) > jump
+                        or (ac[_next_of(pred, i, j)] - ac[j]) - (aq[_next_of(pred, i, j)]
+                                                                  - aq[j]) > jump):
+            while cnt > 1 and (ac[i] - ac[pred[i]]) - (aq[i] - aq[pred[i]]) > jump:
+                i = pred[i]
+                cnt -= 1
+            while cnt > 1:
+                nx = _next_of(pred, i, j)
+                if (ac[nx] - ac[j]) - (aq[nx] - aq[j]) <= jump:
+                    break
+                j = nx
+                cnt -= 1
+            sc = f[i] - f[j] + k
+        if sc < thr:
             continue
         out[nc, 0], out[nc, 1], out[nc, 2], out[nc, 3] = aq[j], ac[j], aq[i], ac[i]
         out[nc, 4], out[nc, 5] = sc, cnt
         nc += 1
     return nc
+
+
+@numba.njit(**NJIT)
+def _read_chains(q, keys, kcols, starts, shift, k, s, max_occ, max_chains, min_chain,
+                 max_window, out, stats):
+    """Chains of one read into ``out`` (max_chains x 6: q0, c0, q1, c1 (first and last
+    anchor), score, anchors), best first, each anchor in one chain; returns how many.
+    A read with anchors but no chain scoring ``min_chain`` gets its *weak* chains instead
+    (every chain down to one anchor, score ``k``; ``stats[2]`` = 1). ``stats``: seeds
+    skipped, anchors, weak."""
+    m = len(q)
+    ac, aq, skipped = _anchors(q, keys, kcols, starts, shift, k, s, max_occ)
+    stats[0] = skipped
+    stats[1] = len(ac)
+    n = len(ac)
+    if n == 0:
+        return 0
+    f, pred = _chain(ac, aq, k, max(max_window, 8 * m), m // 4 + 16)
+    jump = 16 + m // 8                  # the window's padding (_read_windows_s)
+    nc = _take_chains(f, pred, ac, aq, min_chain, max_chains, jump, float(k), out)
+    if nc == 0 and float(k) < min_chain:
+        nc = _take_chains(f, pred, ac, aq, float(k), max_chains, jump, float(k), out)
+        stats[2] = 1
+    return nc
+
+
+@numba.njit(inline="always", **NJIT)
+def _next_of(pred, i, j):
+    """The anchor after ``j`` in the chain that ends at ``i`` (``j`` not ``i``)."""
+    x = i
+    while pred[x] != j:
+        x = pred[x]
+    return x
 
 
 @numba.njit(**PARALLEL)
@@ -431,7 +484,7 @@ def _chains(codes, offs, keys, kcols, starts, shift, k, s, max_occ, max_chains, 
     n = len(offs) - 1
     ch = np.zeros((n, max_chains, 6), np.float64)
     nch = np.zeros(n, np.int64)
-    stats = np.zeros((n, 2), np.int64)
+    stats = np.zeros((n, 3), np.int64)
     for r in numba.prange(n):
         q = codes[offs[r]:offs[r + 1]]
         if len(q) == 0:
@@ -454,6 +507,18 @@ def _shares_node(wn, a0, na, b0, nb):
             i += 1
         else:
             j += 1
+    return False
+
+
+@numba.njit(**NJIT)
+def _in_windows(col, node_start, wn, wl, wh, w_at, w_n, nw):
+    """Whether graph column ``col`` lies in a piece of one of the ``nw`` windows."""
+    v = np.int64(np.searchsorted(node_start, col, side="right") - 1)
+    off = col - np.int64(node_start[v])
+    for y in range(nw):
+        for z in range(w_at[y], w_at[y] + w_n[y]):
+            if wn[z] == v and wl[z] <= off <= wh[z]:
+                return True
     return False
 
 
@@ -483,7 +548,7 @@ def _merge(wn, wl, wh, a0, na, b0, nb, out):
 
 @numba.njit(**NJIT)
 def _read_windows_s(m, ch, nch, max_cand, max_del, node_start, pred_ptr, pred_idx, succ_ptr,
-                    succ_idx, cap, p0, p_node, p_lo, p_hi, info, sc):
+                    succ_idx, cap, p0, p_node, p_lo, p_hi, info, cut, sc):
     """Windows of one read from its chains (best first), as node pieces (a node may hold
     two: see :func:`_merge`). Chain (q0, c0) .. (q1, c1) covers every column within walk
     distance ``q0 + 1 + pad`` upstream of ``c0`` and ``m - q1 + pad`` downstream of ``c1``
@@ -492,7 +557,10 @@ def _read_windows_s(m, ch, nch, max_cand, max_del, node_start, pred_ptr, pred_id
     where ``x`` is what the shortest walk from c0 to c1 has beyond the read's ``q1 - q0 +
     1`` bases (a deletion in the read; at most ``max_del``, the longest deletion an
     alignment of m bases can pay for; 0 when a chain only jumps a bubble's other branch).
-    A window sharing a node with earlier ones merges with them; at most ``max_cand``.
+    A window sharing a node with earlier ones merges with them; at most ``max_cand``;
+    ``cut[0]`` = the best score of the chains left out once ``max_cand`` windows were made
+    that score at least ``CUT_RATIO`` x the best chain and do not lie inside those windows
+    (competitors never aligned: :func:`_pick`; 0 when none).
     Returns (windows, pieces, scratch); ``info[w]`` = (chain score, anchors, pieces); when
     there are at most ``cap`` pieces they go to ``p_node/p_lo/p_hi`` from ``p0``, window
     after window. ``sc``: the worker's scratch (:func:`_scratch`); windows live in its
@@ -507,8 +575,15 @@ def _read_windows_s(m, ch, nch, max_cand, max_del, node_start, pred_ptr, pred_id
     w_n = np.empty(max_cand, np.int64)
     nw = 0
     top = 0
+    cut[0] = 0.0
     for c in range(nch):
         if nw == max_cand:
+            for z in range(c, nch):
+                if ch[z, 4] >= CUT_RATIO * ch[0, 4] and not (
+                        _in_windows(np.int64(ch[z, 1]), node_start, wn, wl, wh, w_at, w_n, nw)
+                        and _in_windows(np.int64(ch[z, 3]), node_start, wn, wl, wh, w_at,
+                                        w_n, nw)):
+                    cut[0] = max(cut[0], ch[z, 4])
             break
         q0, c0, q1, c1 = np.int64(ch[c, 0]), np.int64(ch[c, 1]), np.int64(ch[c, 2]), np.int64(ch[c, 3])
         x = np.int64(0)
@@ -618,8 +693,9 @@ def _read_windows(m, ch, nch, max_cand, max_del, node_start, pred_ptr, pred_idx,
                   succ_idx, cap, p0, p_node, p_lo, p_hi, info):
     """:func:`_read_windows_s` with scratch of its own: (windows, pieces)."""
     sc = _scratch(len(node_start) - 1, 64)
+    cut = np.zeros(1, np.float64)
     nw, p, sc = _read_windows_s(m, ch, nch, max_cand, max_del, node_start, pred_ptr, pred_idx,
-                                succ_ptr, succ_idx, cap, p0, p_node, p_lo, p_hi, info, sc)
+                                succ_ptr, succ_idx, cap, p0, p_node, p_lo, p_hi, info, cut, sc)
     return nw, p
 
 
@@ -632,7 +708,7 @@ KEEP_BYTES = 256 << 20
 
 @numba.njit(**PARALLEL)
 def _windows(offs, ch, nch, max_cand, del_per_base, node_start, pred_ptr, pred_idx, succ_ptr,
-             succ_idx, fill, p_at, p_node, p_lo, p_hi, info, nwin, keep, n_work):
+             succ_idx, fill, p_at, p_node, p_lo, p_hi, info, nwin, cut, keep, n_work):
     """Every read's windows (:func:`_read_windows_s`; ``del_per_base`` = a / e: an alignment
     of m bases pays for deletions of at most a m / e bases): pass 1 (``fill`` False) counts
     the pieces of each read into ``p_at[r + 1]`` and keeps them in ``keep`` (3 x reads x
@@ -660,25 +736,33 @@ def _windows(offs, ch, nch, max_cand, del_per_base, node_start, pred_ptr, pred_i
                 nw, npc, sc = _read_windows_s(m, ch[r], nch[r], max_cand,
                                               np.int64(del_per_base * m), node_start, pred_ptr,
                                               pred_idx, succ_ptr, succ_idx, keep.shape[2], 0,
-                                              keep[0, r], keep[1, r], keep[2, r], info[r], sc)
+                                              keep[0, r], keep[1, r], keep[2, r], info[r],
+                                              cut[r:r + 1], sc)
                 nwin[r] = nw
                 p_at[r + 1] = npc
             else:
                 nw, npc, sc = _read_windows_s(m, ch[r], nch[r], max_cand,
                                               np.int64(del_per_base * m), node_start, pred_ptr,
                                               pred_idx, succ_ptr, succ_idx, big, p_at[r], p_node,
-                                              p_lo, p_hi, info[r], sc)
+                                              p_lo, p_hi, info[r], cut[r:r + 1], sc)
 
 
 class Windows:
     """A batch's candidate windows (:meth:`SeededAligner.candidates`): ``ncand[r]``
     windows of read ``r`` (tasks ``first[r]:first[r] + ncand[r]``, best chain first; read
-    ``t_read[t]``), ``stats[r]`` = (seeds skipped, anchors), and the
-    :class:`~s2g.window.WindowGraph` ``wg`` holding every window as a column range."""
+    ``t_read[t]``), ``stats[r]`` = (seeds skipped, anchors, weak: windows of chains below
+    ``min_chain``), ``cut[r]`` = the best strong chain left out by ``max_cand``
+    (:func:`_pick`; 0: none), ``t_chain[t]`` = the chain score that made window ``t``,
+    and the :class:`~s2g.window.WindowGraph` ``wg`` holding every window as a column
+    range."""
 
-    def __init__(self, ncand, info, stats, wg):
+    def __init__(self, ncand, info, stats, wg, cut=None):
         self.ncand = ncand
         self.stats = stats
+        self.cut = np.zeros(len(ncand), np.float64) if cut is None else cut
+        sel = np.arange(info.shape[1])[None, :] < ncand[:, None]
+        self.t_chain = np.ascontiguousarray(info[:, :, 0][sel])
+        self.weak = stats[:, 2] > 0 if stats.shape[1] > 2 else np.zeros(len(ncand), np.bool_)
         n = len(ncand)
         self.first = np.zeros(n, np.int64)
         np.cumsum(ncand[:-1], out=self.first[1:])
@@ -719,8 +803,14 @@ def _secondaries(ncand, t_score, first, best_t, ratio, most):
 
 @numba.njit(**NJIT)
 def _pick(ncand, t_score, t_ei, t_ej, t_lo, first, match_mis, per_mm, skipped, anchors_best,
-          repeat_cap):
-    """Best window per read (ties: smaller end column), its lower bound, and MAPQ."""
+          repeat_cap, cut, weak, t_chain, cut_cap):
+    """Best window per read (ties: smaller end column), its lower bound, and MAPQ from the
+    other windows' scores. A chain left out by ``max_cand`` was never aligned, so nothing
+    bounds its score: where it chained at least as well as the best window's chain
+    (``cut[r] >= t_chain[best]``) it counts as a competitor scoring as well as the best
+    (MAPQ <= 3); where it chained less well, MAPQ is at most ``cut_cap``. At most
+    ``repeat_cap`` where skipped repeat seeds outnumber the best chain's anchors or the
+    read had only weak chains (``weak``)."""
     n = len(ncand)
     score = np.full(n, NEG_INF, np.int64)
     ei = np.full(n, -1, np.int64)
@@ -747,12 +837,16 @@ def _pick(ncand, t_score, t_ei, t_ej, t_lo, first, match_mis, per_mm, skipped, a
                 continue
             d = (s1 - t_score[t]) / match_mis
             tot += 10.0 ** (-per_mm * d / 10.0)
+        if cut[r] > 0 and cut[r] >= t_chain[bt]:
+            tot += 1.0
         if tot > 0:
             q = -10.0 * math.log10(tot / (1.0 + tot))
         else:
             q = 1e9
         q = min(float(MAPQ_MAX), q)
-        if skipped[r] > 0 and skipped[r] >= anchors_best[r]:
+        if cut[r] > 0:
+            q = min(q, float(cut_cap))
+        if (skipped[r] > 0 and skipped[r] >= anchors_best[r]) or weak[r]:
             q = min(q, float(repeat_cap))
         mapq[r] = int(q + 0.5)
     return score, ei, ej, lo, mapq, best_t
@@ -768,8 +862,12 @@ class SeededAligner:
     scoring at least ``secondary_ratio`` x the best; MAPQ 0, GAF tag ``tp:A:S``, as
     minimap2's ``-N``/``-p``), in ``res.secondary`` (a BatchResult whose ``owner`` gives
     each row's read).
-    ``unseeded``: ``"unmapped"`` (a no-hit line) or ``"full"`` (full-graph DP with
-    ``full_module``, MAPQ 255) for reads without a window. ``device="gpu"``: the windows
+    ``unseeded``: what reads without a usable chain (none scoring ``min_chain``) get:
+    ``"auto"`` full-graph DP with ``full_module`` (MAPQ 255) where it costs at most
+    ``full_cells`` cells a read (default ``FULL_FALLBACK_CELLS[device]``), else the windows
+    of their weak chains (one anchor and up; MAPQ <= 3) or, without any anchor, a no-hit
+    line (counted in ``totals``); ``"full"``: full-graph DP always; ``"unmapped"``: weak
+    windows or a no-hit line, never full-graph DP. ``device="gpu"``: the windows
     run on the GPU (:func:`s2g.gpu_traceback.run_windows`: one thread per window finds the
     best cell and walks back from it in the same pass; windows too large for it run on the
     CPU), and the chosen windows' walks become the tracebacks.
@@ -777,8 +875,8 @@ class SeededAligner:
 
     def __init__(self, graph, index, scoring, mode, max_occ=MAX_OCC, max_cand=MAX_CAND,
                  min_chain=None, max_window=MAX_WINDOW, window_kernel=None,
-                 unseeded="unmapped", full_module=None, device="cpu", n_secondary=0,
-                 secondary_ratio=0.8):
+                 unseeded="auto", full_module=None, device="cpu", n_secondary=0,
+                 secondary_ratio=0.8, full_cells=None):
         check_mode(mode)
         self.graph, self.index, self.scoring, self.mode = graph, index, scoring, mode
         self.max_occ, self.max_cand, self.max_window = int(max_occ), int(max_cand), int(max_window)
@@ -787,16 +885,21 @@ class SeededAligner:
             from .variants import simd       # the SIMD kernel's windows (exact, ~4x the ref)
             window_kernel = simd.align_windows
         self.window_kernel = window_kernel
-        if unseeded not in ("unmapped", "full"):
-            raise ValueError(f"unseeded must be 'unmapped' or 'full', got {unseeded!r}")
+        if unseeded not in ("auto", "unmapped", "full"):
+            raise ValueError(f"unseeded must be 'auto', 'unmapped' or 'full', got {unseeded!r}")
+        if unseeded != "unmapped" and full_module is None:
+            from .variants import simd as full_module
         self.unseeded = unseeded
         self.full_module = full_module
         if device not in ("cpu", "gpu"):
             raise ValueError(f"device must be 'cpu' or 'gpu', got {device!r}")
         self.device = device
+        self.full_cells = (FULL_FALLBACK_CELLS[device] if full_cells is None
+                           else int(full_cells))
         self.n_secondary, self.secondary_ratio = int(n_secondary), float(secondary_ratio)
         self.totals = {"reads": 0, "windows": 0, "window_cells": 0, "unseeded": 0,
-                       "windows left to the CPU": 0,
+                       "unseeded full DP": 0, "unseeded weak windows": 0,
+                       "unseeded unaligned": 0, "windows left to the CPU": 0,
                        "seconds seeds+chains": 0.0, "seconds windows": 0.0}
         self._succ = None
 
@@ -827,15 +930,29 @@ class SeededAligner:
                 self._succ[0], self._succ[1])
         n_work = max(1, min(numba.get_num_threads(), n,
                             SCRATCH_BYTES // (SCRATCH_NODE_BYTES * max(g.n_nodes, 1))))
-        _windows(*args, False, p_at, e32, e32, e32, info, nwin, keep, n_work)
+        cut = np.zeros(n, np.float64)
+        _windows(*args, False, p_at, e32, e32, e32, info, nwin, cut, keep, n_work)
         np.cumsum(p_at, out=p_at)
         npc = int(p_at[-1])
         p_node, p_lo, p_hi = (np.empty(npc, np.int32) for _ in range(3))
-        _windows(*args, True, p_at, p_node, p_lo, p_hi, info, nwin, keep, n_work)
+        _windows(*args, True, p_at, p_node, p_lo, p_hi, info, nwin, cut, keep, n_work)
         sel = np.arange(self.max_cand)[None, :] < nwin[:, None]
         piece_at = np.zeros(int(nwin.sum()) + 1, np.int64)
         np.cumsum(info[:, :, 2][sel].astype(np.int64), out=piece_at[1:])
-        return Windows(nwin, info, stats, WindowGraph(g, piece_at, p_node, p_lo, p_hi))
+        return Windows(nwin, info, stats, WindowGraph(g, piece_at, p_node, p_lo, p_hi), cut)
+
+    def _fallback(self, ncand, weak, lens):
+        """(lost, full): reads without a usable chain (no window, or only weak ones), and
+        those of them that full-graph DP aligns instead (``unseeded``: all of them with
+        "full", none with "unmapped", with "auto" those whose full DP costs at most
+        ``full_cells`` cells)."""
+        lost = ((ncand == 0) | weak) & (lens > 0)
+        if self.unseeded == "full":
+            return lost, lost
+        if self.unseeded == "unmapped":
+            return lost, np.zeros_like(lost)
+        cells = np.asarray(lens, np.int64) * np.int64(self.graph.n_bases)
+        return lost, lost & (cells <= self.full_cells)
 
     def seed_batches(self, batches):
         """The batches of ``batches``, each with its :meth:`candidates` attached (``_seeds``):
@@ -883,10 +1000,13 @@ class SeededAligner:
         self.totals["seconds windows"] += time.perf_counter() - t1
         a, b, _, _ = self.scoring.as_tuple()
         tcol = wg.columns(tej)                     # end cells in graph columns (ties, GAF)
-        score, ei, ej, lo, mapq, best_t = _pick(ncand, ts, tei, tcol, t_lo, first, float(a + b),
-                                                MAPQ_PER_MISMATCH, cand.stats[:, 0],
-                                                cand.anchors_best, MAPQ_REPEAT_CAP)
         lens = reads.lengths()
+        lost, full_r = self._fallback(ncand, cand.weak, lens)
+        ncand_w = np.where(full_r, 0, ncand)       # full-graph DP replaces their windows
+        score, ei, ej, lo, mapq, best_t = _pick(ncand_w, ts, tei, tcol, t_lo, first, float(a + b),
+                                                MAPQ_PER_MISMATCH, cand.stats[:, 0],
+                                                cand.anchors_best, MAPQ_REPEAT_CAP, cand.cut,
+                                                cand.weak, cand.t_chain, MAPQ_CUT_CAP)
         self.totals["reads"] += n
         self.totals["windows"] += total
         self.totals["window_cells"] += int(((t_hi - t_lo) * lens[t_read]).sum()) if total else 0
@@ -896,12 +1016,12 @@ class SeededAligner:
         res.wg_end_j = np.full(n, -1, np.int64)
         res.wg_end_j[best_t >= 0] = tej[best_t[best_t >= 0]]
         res.wg = wg
-        res.n_windows = ncand
+        res.n_windows = ncand_w
         res.best_task = best_t
         res.window_run = wr
         res.secondary = None
         if self.n_secondary > 0:
-            sr, st = _secondaries(ncand, ts, first, best_t, self.secondary_ratio,
+            sr, st = _secondaries(ncand_w, ts, first, best_t, self.secondary_ratio,
                                   self.n_secondary)
             sec = BatchResult([reads.names[r] for r in sr.tolist()], lens[sr], ts[st], tei[st],
                               tcol[st])
@@ -911,9 +1031,13 @@ class SeededAligner:
             sec.owner = sr
             sec.task = st
             res.secondary = sec
-        no_seed = np.nonzero((ncand == 0) & (lens > 0))[0]
-        self.totals["unseeded"] += len(no_seed)
-        if len(no_seed) and self.unseeded == "full":
+        no_seed = np.nonzero(full_r)[0]
+        t = self.totals
+        t["unseeded"] += int(np.count_nonzero(lost))
+        t["unseeded full DP"] += len(no_seed)
+        t["unseeded weak windows"] += int(np.count_nonzero(lost & ~full_r & (ncand > 0)))
+        t["unseeded unaligned"] += int(np.count_nonzero(lost & ~full_r & (ncand == 0)))
+        if len(no_seed):
             sub = reads.subset(no_seed)
             full = self.full_module.align_batch(self.graph, sub, self.scoring, self.mode,
                                                 traceback=False)

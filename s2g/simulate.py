@@ -53,11 +53,38 @@ class SimGraph:
                 fh.write(f"P\t{name}\t" + ",".join(self.names[v] + "+" for v in nodes) + "\t*\n")
 
 
-def snp_graph(total_bases: int, node_len: float = 50, branching: int = 2, seed: int = 0):
-    """Build a :class:`SimGraph` (see module doc); returns (graph, reference node list)."""
+def repeat_backbone(total_bases: int, copies: int = 50, repeat_len: int = 300,
+                    divergence=(0.02, 0.15), seed: int = 0) -> str:
+    """A random sequence of ``total_bases`` holding ``copies`` Alu-like copies of one random
+    ``repeat_len`` bp element, each with its own share of substitutions drawn uniformly from
+    ``divergence`` (a repeat family's members differ from their consensus by a few to 15%),
+    at random non-overlapping places: the backbone of :func:`snp_graph` for MAPQ tests."""
+    rng = np.random.default_rng(seed)
+    if copies * repeat_len > total_bases:
+        raise ValueError("the copies do not fit in total_bases")
+    seq = rng.integers(0, 4, total_bases)
+    elem = rng.integers(0, 4, repeat_len)
+    gaps = rng.multinomial(total_bases - copies * repeat_len, np.ones(copies + 1) / (copies + 1))
+    at = 0
+    for c in range(copies):
+        at += int(gaps[c])
+        cp = elem.copy()
+        mut = rng.random(repeat_len) < rng.uniform(*divergence)
+        cp[mut] = (cp[mut] + rng.integers(1, 4, int(mut.sum()))) % 4
+        seq[at:at + repeat_len] = cp
+        at += repeat_len
+    return "".join(np.array(list(_BASES))[seq])
+
+
+def snp_graph(total_bases: int, node_len: float = 50, branching: int = 2, seed: int = 0,
+              backbone: str | None = None):
+    """Build a :class:`SimGraph` (see module doc); returns (graph, reference node list).
+    ``backbone``: the backbone nodes' bases, in order (random when None; at least
+    ``total_bases`` long)."""
     if total_bases < 1 or node_len < 1 or branching < 1:
         raise ValueError("total_bases, node_len and branching must be >= 1")
     rng = np.random.default_rng(seed)
+    at = 0
     names, seqs, succ, ref = [], [], [], []
     placed = 0
     prev_layer = []
@@ -66,7 +93,11 @@ def snp_graph(total_bases: int, node_len: float = 50, branching: int = 2, seed: 
         ln = int(min(rng.integers(lo, hi + 1), total_bases - placed))
         v = len(names)
         names.append(str(v + 1))
-        seqs.append("".join(rng.choice(list(_BASES), ln)))
+        if backbone is None:
+            seqs.append("".join(rng.choice(list(_BASES), ln)))
+        else:
+            seqs.append(backbone[at:at + ln])
+            at += ln
         succ.append([])
         for u in prev_layer:
             succ[u].append(v)
