@@ -567,6 +567,7 @@ def cmd_index(args) -> int:
         _check_index_beside(args.graph, index_path(args.graph))
     # the graph cache goes beside the graph with the index; with -o elsewhere, as align
     graph = _open_graph(args, cache="auto" if args.output else "write")
+    _index_compile_note()
     if _cyclic(graph):   # cyclic: the DAG seeded alignment unrolls
         graph = graph.for_seeded(args.max_read_len)
     idx = build_index(graph, k=args.k, s=args.s, max_kmers=args.max_kmers)
@@ -577,6 +578,18 @@ def cmd_index(args) -> int:
           + (f"; {st['capped_columns']:,} columns capped at --max-kmers"
              if st['capped_columns'] else ""), file=sys.stderr)
     return 0
+
+
+def _index_compile_note():
+    """``s2g index``'s first run compiles the index build (~7 s on a 2-core VM): say so,
+    as ``s2g align`` does (s2g/warmup.py), when its functions are not cached."""
+    try:
+        from .scoring import Scoring
+        from .warmup import COMPILE_NOTE, cold, seeded_plan
+        if any(cold(t) for t, _ in seeded_plan("simd", 0, Scoring(), 150, False)[:1]):
+            print(COMPILE_NOTE, file=sys.stderr, flush=True)
+    except Exception:            # noqa: BLE001 - a note only
+        pass
 
 
 def _check_index_beside(graph, path):

@@ -332,7 +332,8 @@ def _align_text(graph, batch, opts):
     buf = io.StringIO()
     write_gaf(buf, al.graph_for(batch), res)
     _STATS["chunks"] += 1
-    return ("ok", buf.getvalue(), batch.n_reads, int(np.count_nonzero(res.aligned())), variant)
+    used = str(next(iter(al.ran), variant) if sa is None else variant)  # auto: by shape
+    return ("ok", buf.getvalue(), batch.n_reads, int(np.count_nonzero(res.aligned())), used)
 
 
 def seeded_options(index_path, max_occ, max_windows, unseeded, n_secondary, secondary_ratio):

@@ -159,3 +159,16 @@ def test_compile_note_probes_the_seeded_plan(monkeypatch, capsys):
     assert not warmup.compile_note(Al())
     assert "align" in probed and "seeded" not in probed
     assert capsys.readouterr().err.count(warmup.COMPILE_NOTE) == 1
+
+
+def test_index_says_it_compiles_when_cold(example, tmp_path, capsys, monkeypatch):
+    """``s2g index``'s first run compiles the index build: the note once when its task is
+    cold, none when warm."""
+    gfa, _ = example
+    out = str(tmp_path / "g.s2gi")
+    monkeypatch.setattr(warmup, "cold", lambda t: t["kind"] == "seeded")
+    assert cli.main(["index", gfa, "-o", out]) == 0
+    assert capsys.readouterr().err.count(warmup.COMPILE_NOTE) == 1
+    monkeypatch.setattr(warmup, "cold", lambda t: False)
+    assert cli.main(["index", gfa, "-o", out]) == 0
+    assert warmup.COMPILE_NOTE not in capsys.readouterr().err
