@@ -215,14 +215,16 @@ def run_graph(spec, args, rng):
     cand = sa.candidates(reads)
     res = sa.align_batch(reads, cand)
     t1 = time.perf_counter()
-    n_cut = int((cand.cut > 0).sum())
-    cand.cut[:] = 0                          # MAPQ as before chains left out counted
-    mapq_nocut = sa.align_batch(reads, cand).mapq
     widths = res.wg.t_hi - res.wg.t_lo          # columns per window (the traceback drops wg)
     sa.traceback(reads, res)
     t2 = time.perf_counter()
     text = gaf_text(g, res)
     t3 = time.perf_counter()
+    n_cut = int((cand.cut > 0).sum())
+    cand.cut[:] = 0                          # MAPQ as before chains left out counted
+    totals = dict(sa.totals)
+    mapq_nocut = sa.align_batch(reads, cand).mapq
+    sa.totals = totals
     n = reads.n_reads
     row["threads"] = numba.get_num_threads()
     row["device"] = args.device
