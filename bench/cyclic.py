@@ -35,7 +35,8 @@ import numba
 import numpy as np
 
 import s2g
-from s2g.graph import BASE_CODE, open_graph
+from s2g.graph import open_graph
+from s2g.graph_core import BASE_CODE
 from s2g.reads import ReadBatch
 from s2g.variants import registry
 

@@ -49,7 +49,7 @@ def start_cpu_target() -> None:
     Python on the GPU machine's host, ~0.35 s here; py-spy, bench/NOTES.md run 18).
     ``s2g align`` on a GPU calls it in a thread while its first kernel runs
     (:meth:`s2g.aligner.Aligner.align_scores`), having loaded the graph and built the
-    kernel's tables without Numba (``s2g.graph.PY_NODES``). An optimisation only:
+    kernel's tables without Numba (``s2g.graph_core.PY_NODES``). An optimisation only:
     errors are left to the first compiled call."""
     try:
         from numba.core.compiler_lock import global_compiler_lock

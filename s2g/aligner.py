@@ -70,7 +70,8 @@ class Aligner:
         self.traceback = bool(traceback)
         self.max_traceback_cells = max_traceback_cells or MAX_CELLS
         self.tb_gpu = (traceback_on if isinstance(traceback_on, bool)
-                       else traceback_on_gpu(traceback_on, registry.REGISTRY[self.variant]))
+                       else registry.traceback_on_gpu(traceback_on,
+                                                      registry.REGISTRY[self.variant]))
         self.seeded = seeded
         self.max_read_len = max_read_len
         self.cyclic = None if isinstance(graph, FlatGraph) else graph
@@ -303,17 +304,3 @@ def _takes(fn, name) -> bool:
         return name in inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
-
-
-def traceback_on_gpu(where, info) -> bool:
-    """``--traceback-on``: auto follows the variant's device; gpu needs a usable GPU."""
-    from .errors import S2GError
-    from .variants import registry
-    if where == "cpu" or (where == "auto" and info.device != "cuda"):
-        return False
-    ok, why = registry.cuda_available()
-    if not ok:
-        if where == "gpu":
-            raise S2GError(f"--traceback-on gpu: {why}")
-        return False
-    return True

@@ -605,7 +605,7 @@ def _check_index_beside(graph, path):
 
 
 def _traceback_on_gpu(where, info) -> bool:
-    from .aligner import traceback_on_gpu
+    from .variants.registry import traceback_on_gpu
     return traceback_on_gpu(where, info)
 
 

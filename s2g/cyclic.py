@@ -124,7 +124,7 @@ import numpy as np
 
 from ._numba import NJIT
 from .errors import GraphError
-from .graph import _csr, _flatten, _kahn_lifo
+from .graph_core import csr, flatten, kahn_lifo
 from .scoring import Mode, Scoring
 
 #: seeded alignment and ``s2g index`` on a cyclic graph: reads up to this length unless
@@ -416,7 +416,7 @@ class CyclicGraph:
         n = len(alive)
         self.n, self.alive = n, alive
         self.src, self.dst = src, dst
-        self.succ_ptr, self.succ_idx = _csr(n, src, dst)
+        self.succ_ptr, self.succ_idx = csr(n, src, dst)
         self.node_len = np.where(alive, seg_len[np.arange(n) >> 1], 0).astype(np.int64)
         comp, _ = _tarjan(n, self.succ_ptr, self.succ_idx, alive)
         self.comp = comp
@@ -444,8 +444,8 @@ class CyclicGraph:
         keep = ~self.back
         fs, fd = esrc[keep], self.succ_idx[keep]
         # topological rank of the forward graph (every edge but the back edges)
-        fptr, fidx = _csr(n, fs, fd)
-        order, cnt = _kahn_lifo(n, fptr, fidx,
+        fptr, fidx = csr(n, fs, fd)
+        order, cnt = kahn_lifo(n, fptr, fidx,
                                 np.where(alive, np.bincount(fd, minlength=n), 1).astype(np.int64))
         if cnt != int(alive.sum()):      # pragma: no cover - DFS back edges break every cycle
             raise AssertionError("cyclic: the graph without its back edges is not a DAG")
@@ -453,11 +453,11 @@ class CyclicGraph:
         self.rank[order[:cnt]] = np.arange(cnt)
         # forward (inside an SCC) and back edges, and the reversed graph's, for ``_copies``
         inside = self.cyc[fs] & (comp[fs] == comp[fd])
-        self.fwd_ptr, self.fwd_idx = _csr(n, fs[inside], fd[inside])
-        self.rfwd_ptr, self.rfwd_idx = _csr(n, fd[inside], fs[inside])
+        self.fwd_ptr, self.fwd_idx = csr(n, fs[inside], fd[inside])
+        self.rfwd_ptr, self.rfwd_idx = csr(n, fd[inside], fs[inside])
         bs, bd = esrc[self.back], self.succ_idx[self.back]
-        self.bk_ptr, self.bk_idx = _csr(n, bs, bd)
-        self.rbk_ptr, self.rbk_idx = _csr(n, bd, bs)
+        self.bk_ptr, self.bk_idx = csr(n, bs, bd)
+        self.rbk_ptr, self.rbk_idx = csr(n, bd, bs)
         self._cache: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
 
@@ -521,12 +521,12 @@ class CyclicGraph:
         orig = np.concatenate([np.arange(n, dtype=np.int64), node])
         cp = np.concatenate([np.zeros(n, np.int64), copy])
         alive = np.concatenate([self.alive, np.ones(len(node), np.bool_)])
-        sptr, sidx = _csr(N, src, dst)
+        sptr, sidx = csr(N, src, dst)
         indeg = np.where(alive, np.bincount(dst, minlength=N), 1).astype(np.int64)
-        topo, cnt = _kahn_lifo(N, sptr, sidx, indeg)
+        topo, cnt = kahn_lifo(N, sptr, sidx, indeg)
         if cnt != int(alive.sum()):    # pragma: no cover - copies only go forward
             raise AssertionError("cyclic: the unrolled graph is not a DAG")
-        return _flatten(self.rec, self.seg_len, topo[:cnt], src, dst, N, self.strands, 0,
+        return flatten(self.rec, self.seg_len, topo[:cnt], src, dst, N, self.strands, 0,
                         self.source, orig=orig, copy=cp, walk_bound=max(int(L), 1),
                         cyclic_components=self.cyclic_components)
 

@@ -44,12 +44,13 @@ import numpy as np
 from numba import types
 
 from ._numba import NJIT
-from .dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_INS, H_START, LOCAL
+from .dp import E_EXT, GLOBAL, H_DEL, H_START, LOCAL
 from .errors import S2GError
+from .gpu_walk import K_CONT, K_MERGE, K_VIRT, cum, walk_dev
 from .scoring import NEG_INF
-from .tb_common import (OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK, _raise_status,
-                        _summarize, _summary_arrays, _window, tb_cell)
-from .traceback import K_CONT as TB_CONT, K_VIRT as TB_VIRT, _lane_program
+from .tb_common import K_CONT as TB_CONT, K_VIRT as TB_VIRT
+from .tb_common import (ST_MISMATCH, ST_OK, _raise_status, _summarize, _summary_arrays, _window,
+                        lane_program, tb_cell)
 from .variants import _devpool
 
 #: largest window (cells) traced on the GPU; larger ones go to the CPU's banded traceback
@@ -74,9 +75,8 @@ LONG_BAND = os.environ.get("S2G_LONG_BAND", "1") != "0"
 #: column scratch interleaved across the reads of a chunk (coalesced) or per read
 INTERLEAVE = os.environ.get("S2G_GPU_TB_INTERLEAVE", "1") != "0"
 
-K_CONT, K_MERGE, K_VIRT = 0, 1, 2     # kind bits: MERGE, and VIRT = start from the virtual column
 #: W, merge columns with a list, list entries, slots, longest list, node-first columns with
-#: predecessors (traceback._lane_program's sizes)
+#: predecessors (tb_common.lane_program's sizes)
 N_SIZES = 6
 
 
@@ -112,9 +112,9 @@ def _program(end_i, end_j, score, mode, a, e, base, node_start, pred_ptr, pred_i
         v_end = np.searchsorted(node_start, end_j, side="right") - 1
         wn, ws, we = _window(v_end, end_j - node_start[v_end], L, node_start, pred_ptr,
                              pred_idx)
-    # the CPU lanes' program builder (traceback._lane_program), then this kernel's base
+    # the CPU lanes' program builder (tb_common.lane_program), then this kernel's base
     # column and kind bits
-    _lane_program(wn, ws, we, mode, node_start, pred_ptr, pred_idx, fill, c0, p0, p_col, p_kind,
+    lane_program(wn, ws, we, mode, node_start, pred_ptr, pred_idx, fill, c0, p0, p_col, p_kind,
                   p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol, sizes)
     if fill:
         for w in range(c0, c0 + sizes[0]):
@@ -254,86 +254,6 @@ def _gather_codes(codes_flat, offs, idx, qoff, out):
             out[qoff[t] + x] = codes_flat[a + x]
 
 
-@numba.njit(**NJIT)
-def _walk(r, w, i, mode, R1, stride, c0, p0, d0, x0, q0, codes, p_base, p_col, p_kind, p_mrank,
-          p_mpa, mp_wcol, dirs, dpred, epred, oo, co, out_ops, out_cols, out_n, out_start,
-          out_st, band, bcw, bxc):
-    """Walk of read ``r`` back from cell (row ``i``, window column ``w``) over the stored
-    direction codes and merge choices, writing reversed ops and consumed columns; a device
-    function of both kernels (this module's and :mod:`s2g.gpu_long`'s, same layouts; with
-    ``band``, the long kernel's band-only layout, :func:`s2g.gpu_long.band_layout`)."""
-    no = 0
-    nc = 0
-    state = 0                       # 0 H, 1 E, 2 F
-    xo = oo[r]
-    xc = co[r]
-    while True:
-        if state == 0 and i == 0 and mode != GLOBAL:
-            break
-        gw = c0 + w
-        if band:
-            d = (dirs[d0 + 4 * np.int64(bcw[gw]) + (i >> 1)] >> ((i & 1) * 4)) & 15
-        else:
-            d = (dirs[d0 + w * stride + (i >> 1)] >> ((i & 1) * 4)) & 15
-        if state == 0:
-            src = d & 3
-            if src == H_START:
-                break
-            if src == H_DEL:
-                state = 1
-                continue
-            if src == H_INS:
-                state = 2
-                continue
-            qb = codes[q0 + i - 1]
-            out_ops[xo + no] = OP_EQ if (qb == p_base[gw] and qb < 4) else OP_X
-            no += 1
-            out_cols[xc + nc] = p_col[gw]
-            nc += 1
-            i -= 1
-            if p_kind[gw] == K_CONT:
-                w -= 1
-                continue
-            mr = p_mrank[gw]
-            sel = dpred[x0 + (bxc[gw] if band else mr * R1) + i] if mr >= 0 else -1
-        elif state == 1:
-            out_ops[xo + no] = OP_D
-            no += 1
-            out_cols[xc + nc] = p_col[gw]
-            nc += 1
-            state = 1 if (d & E_EXT) else 0
-            if p_kind[gw] == K_CONT:
-                w -= 1
-                continue
-            mr = p_mrank[gw]
-            sel = epred[x0 + (bxc[gw] if band else mr * R1) + i] if mr >= 0 else -1
-        else:
-            out_ops[xo + no] = OP_I
-            no += 1
-            state = 2 if (d & F_EXT) else 0
-            i -= 1
-            continue
-        if sel < 0:
-            # into the virtual column: local starts here; otherwise the rest of the read
-            # is inserted before the graph walk
-            if mode != LOCAL:
-                for _ in range(i):
-                    out_ops[xo + no] = OP_I
-                    no += 1
-                i = 0
-            break
-        w = mp_wcol[p0 + p_mpa[gw] + sel]
-    out_n[2 * r] = no
-    out_n[2 * r + 1] = nc
-    out_start[r] = i
-    out_st[r] = ST_OK
-
-
-#: what the kernels call: the simulator passes its own array objects, which an njit function
-#: cannot take, so under NUMBA_ENABLE_CUDASIM the walk runs as Python
-_walk_dev = _walk.py_func if numba.config.ENABLE_CUDASIM else _walk
-
-
 def _tb_body(n, mode, a, b, o, e, hs, codes, qoff, rows_a, score_a, coff, poff, hoff, soff, doff, xoff,
              oo, co, p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn, mp_slot, mp_wcol,
              CH, CE, SH, SE, dirs, dpred, epred, out_ops, out_cols, out_n, out_start, out_st,
@@ -459,7 +379,7 @@ def _tb_body(n, mode, a, b, o, e, hs, codes, qoff, rows_a, score_a, coff, poff, 
             return
         w = W - 1                   # walk back from the end cell (last column, row R)
         i = R
-    _walk_dev(r, w, i, mode, R1, stride, c0, p0, d0, x0, q0, codes, p_base, p_col, p_kind,
+    walk_dev(r, w, i, mode, R1, stride, c0, p0, d0, x0, q0, codes, p_base, p_col, p_kind,
               p_mrank, p_mpa, mp_wcol, dirs, dpred, epred, oo, co, out_ops, out_cols, out_n,
               out_start, out_st, False, p_col, p_col)
 
@@ -544,12 +464,6 @@ def _device_bytes(sz, rows, L):
     R1 = rows + 1
     return (W * 20 + nmp * 8 + W * ((rows + 2) // 2) + nm * R1 * 4 + R1 * 8 + nsl * R1 * 8
             + (rows + L + 2) + 4 * (L + 1) + 64)
-
-
-def _cum(x):
-    out = np.zeros(len(x) + 1, np.int64)
-    np.cumsum(x, out=out[1:])
-    return out
 
 
 def _chunk_bounds(sz, rows, L):
@@ -804,8 +718,8 @@ def _prepare(graph, reads, offs, mode, a, e, score, ei, ej, idx, sz, rows, win, 
     once: page-locking ~0.5 GB took longer than the driver's staged uploads of it).
     Returns (coff, poff, prog, codes, qoff, band, seconds)."""
     n = len(idx)
-    coff = _cum(sz[:, 0])
-    poff = _cum(sz[:, 2])
+    coff = cum(sz[:, 0])
+    poff = cum(sz[:, 2])
     dp = _devpool.pool()
     host = dp.host_empty if pinned else _pageable
     t0 = time.perf_counter()
@@ -819,7 +733,7 @@ def _prepare(graph, reads, offs, mode, a, e, score, ei, ej, idx, sz, rows, win, 
                      empty=host)
     # the reads' codes, packed in chunk order
     lens = offs[idx + 1] - offs[idx]
-    qoff = _cum(lens)
+    qoff = cum(lens)
     codes = host("codes", max(int(qoff[-1]), 1), np.uint8)
     _gather_codes(reads.codes_flat, offs, np.asarray(idx, np.int64), qoff, codes)
     band = None
@@ -895,14 +809,14 @@ def _chunk(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, idx, sz, r
         hs = n
         h_size = (int(rows.max()) + 1) * n
     else:                   # one contiguous column per read
-        hoff = _cum(R1)
+        hoff = cum(R1)
         hs = 1
         h_size = hoff[-1]
-    soff = _cum(sz[:, 3] * R1)
-    doff = _cum(sz[:, 0] * ((rows + 2) // 2))
-    xoff = _cum(sz[:, 1] * R1)
-    oo = _cum(rows + L + 2)
-    co = _cum(L + 1)
+    soff = cum(sz[:, 3] * R1)
+    doff = cum(sz[:, 0] * ((rows + 2) // 2))
+    xoff = cum(sz[:, 1] * R1)
+    oo = cum(rows + L + 2)
+    co = cum(L + 1)
     # device buffers allocated once per thread and reused by every chunk and batch; the
     # host side of the uploads in page-locked buffers, also reused (a pageable upload is
     # staged by the driver at a few GB/s: ~300 MB per 50,000 seeded windows)
@@ -1037,7 +951,7 @@ class WindowRun:
             sel = self.where[tasks[m], 1]
             ln_o = (oo[sel + 1] - oo[sel])
             ln_c = (co[sel + 1] - co[sel])
-            oo2, co2 = _cum(ln_o), _cum(ln_c)
+            oo2, co2 = cum(ln_o), cum(ln_c)
             summary = _summarize_sel(ops, cols, nn, oo, co, sel, self.end_j[tasks[m]],
                                      graph.node_start, oo2, co2)
             flat.add(reads_of[m], end_i_reads, oo2, co2, start[sel], summary)

@@ -21,7 +21,7 @@ What is cached
 
 The key (all must match, else the GFA is parsed as usual)
     cache format version; a digest of the s2g code that builds the graph (graph.py,
-    cyclic.py, this module: a changed loader never serves an old flattening); the GFA
+    graph_core.py, cyclic.py, this module: a changed loader never serves an old flattening); the GFA
     file's size and SHA-256 of its raw bytes (compressed bytes for .gz/.bz2/.xz); the
     options that change the result: ``strands``, ``break_cycles``, ``keep_paths``. When
     the graph is parsed, the digest is taken from the very bytes the parser read (the
@@ -69,7 +69,7 @@ AUTO_MIN_BYTES = 1 << 20
 #: read size for the checksum: 1-8 MiB all cost the same (README.md, "Graph loading")
 CHUNK = 4 << 20
 #: the modules whose code decides what a loaded graph is
-_LOADER_MODULES = ("graph.py", "cyclic.py", "graph_cache.py")
+_LOADER_MODULES = ("graph.py", "graph_core.py", "cyclic.py", "graph_cache.py")
 _code_digest = None
 
 
@@ -79,7 +79,8 @@ def cache_path(graph_path: str) -> str:
 
 
 def code_digest() -> str:
-    """Digest of the loader's source (graph.py, cyclic.py, this file), computed once."""
+    """Digest of the loader's source (graph.py, graph_core.py, cyclic.py, this file),
+    computed once."""
     global _code_digest
     if _code_digest is None:
         h = hashlib.sha256()
@@ -208,8 +209,8 @@ class GraphCache:
             warnings.warn(msg, stacklevel=3)
         broken = getattr(graph, "broken_edges", 0)
         if broken:
-            from .graph import _warn_broken
-            _warn_broken(self.gfa_path, broken)
+            from .graph_core import warn_broken
+            warn_broken(self.gfa_path, broken)
         self.note("hit", f"graph read from {self.path} ({time.perf_counter() - t0:.2f} s)")
         return graph
 
@@ -238,7 +239,7 @@ class GraphCache:
             return meta, self._read_flat(z, meta)
 
     def _read_flat(self, z, meta):
-        from .graph import FlatGraph
+        from .graph_core import FlatGraph
         kw = {}
         for f in dataclasses.fields(FlatGraph):
             name = f.name
@@ -261,7 +262,7 @@ class GraphCache:
 
     def _read_cyclic(self, z, meta):
         from .cyclic import CyclicGraph
-        from .graph import GfaRecords
+        from .graph_core import GfaRecords
         seg_len = z["seg_len"]
         blob = z["seqs"].tobytes()
         ends = np.cumsum(seg_len).tolist()
@@ -302,7 +303,7 @@ class GraphCache:
         meta = {"key": self.key(digest), "warnings": list(getattr(rec, "notes", ())),
                 "n_segments": len(rec.seg_names)}
         arrays = {}
-        from .graph import FlatGraph
+        from .graph_core import FlatGraph
         if isinstance(graph, FlatGraph):
             self._pack_flat(graph, arrays, meta)
         else:

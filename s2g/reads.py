@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import ReadError
-from .graph import BASE_CODE, IUPAC
+from .graph import IUPAC
+from .graph_core import BASE_CODE
 
 #: what a damaged or truncated (compressed) input raises while it is read
 _STREAM_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)

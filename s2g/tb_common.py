@@ -10,7 +10,7 @@ import numba
 import numpy as np
 
 from ._numba import NJIT
-from .dp import F_EXT, H_DEL, H_DIAG, H_INS, H_START, LOCAL, sub_score
+from .dp import F_EXT, GLOBAL, H_DEL, H_DIAG, H_INS, H_START, LOCAL, sub_score
 from .errors import S2GError
 
 OP_EQ, OP_X, OP_I, OP_D = 0, 1, 2, 3
@@ -207,3 +207,116 @@ def _raise_status(reads, idx, st, cells, score, ei, ej, max_cells):
                        "(--max-traceback-cells); raise it or use --no-traceback")
     raise S2GError(f"internal error: windowed traceback of read {name!r} does not reproduce "
                    f"score {int(score[r])} at ({int(ei[r])}, {int(ej[r])}); please report this")
+
+
+# ------------------------------------------------------------------ lane column programs
+# The CPU lane traceback's window as a column program (s2g/traceback.py), which the GPU
+# traceback's program builder (s2g/gpu_traceback.py) extends.
+
+#: program column kinds: continue the previous window column; or start from the virtual
+#: column (K_VIRT) or from "unreachable" (K_NEG, global mode) and merge a predecessor list
+K_CONT, K_VIRT, K_NEG = 0, 1, 2
+
+
+@numba.njit(inline="always", **NJIT)
+def _in_window(wn, p):
+    """Index of node ``p`` in the ascending window nodes ``wn``, or -1."""
+    k = np.searchsorted(wn, p)
+    return k if k < len(wn) and wn[k] == p else -1
+
+
+@numba.njit(**NJIT)
+def lane_program(wn, ws, we, mode, node_start, pred_ptr, pred_idx, fill, c0, m0, p_col,
+                 p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol, sizes):
+    """A read's traceback window (``wn, ws, we`` from :func:`_window`) as a column
+    program, one record per window column ``w`` (flat index ``c0 + w``): graph column,
+    kind (``K_CONT``, or a merge from ``K_VIRT``/``K_NEG`` exactly where
+    :func:`_sweep` starts from the virtual column or unreachable), the merge's list of
+    in-window predecessors (entries ``m0 + p_mpa[w] ..``: the window slot holding each
+    one's last column and that column's window index), the merge's rank among the
+    read's merges with a list (where its choices are kept), and the window slot the
+    column is stored into (-1: none). Window slots are allocated by liveness as in
+    :mod:`s2g.gpu_traceback`. Always writes ``sizes`` = (window columns, merges with a
+    list, list entries, window slots, longest list, node-first columns with
+    predecessors); the program only with ``fill``.
+    """
+    nw = len(wn)
+    woff = np.zeros(nw + 1, np.int64)
+    nf = 0
+    for k in range(nw):
+        woff[k + 1] = woff[k] + we[k] - ws[k] + 1
+        if ws[k] == 0 and pred_ptr[wn[k] + 1] > pred_ptr[wn[k]]:
+            nf += 1
+    merges = np.zeros(nw, np.bool_)
+    last_use = np.full(nw, -1, np.int64)
+    for k in range(nw):
+        v = wn[k]
+        pa, pb = pred_ptr[v], pred_ptr[v + 1]
+        if ws[k] != 0 or pb == pa:
+            continue
+        if pb - pa == 1 and pred_idx[pa] == v - 1 and k > 0 and wn[k - 1] == v - 1:
+            continue                         # continues the previous window column
+        merges[k] = True
+        for u in range(pa, pb):
+            kp = _in_window(wn, pred_idx[u])
+            if kp >= 0:
+                last_use[kp] = k
+    slot_of = np.full(nw, -1, np.int64)
+    used = np.zeros(nw + 1, np.bool_)
+    n_sl = 0
+    nm = 0
+    nmp = 0
+    longest = 0
+    for k in range(nw):
+        v = wn[k]
+        pa, pb = pred_ptr[v], pred_ptr[v + 1]
+        n_list = 0
+        if merges[k]:
+            for u in range(pa, pb):          # ascending: the lowest index wins ties
+                kp = _in_window(wn, pred_idx[u])
+                if kp >= 0:
+                    if fill:
+                        mp_slot[m0 + nmp + n_list] = slot_of[kp]
+                        mp_wcol[m0 + nmp + n_list] = woff[kp + 1] - 1
+                    n_list += 1
+        if fill:
+            kind = K_NEG if (mode == GLOBAL and (ws[k] > 0 or pb > pa)) else K_VIRT
+            for c in range(ws[k], we[k] + 1):
+                w = c0 + woff[k] + c - ws[k]
+                p_col[w] = node_start[v] + c
+                p_store[w] = -1
+                p_mrank[w] = -1
+                p_mpa[w] = 0
+                p_mpn[w] = 0
+                if c > ws[k] or (c == 0 and pb > pa and not merges[k]):
+                    p_kind[w] = K_CONT
+                else:
+                    p_kind[w] = kind
+                    if n_list > 0:
+                        p_mrank[w] = nm
+                        p_mpa[w] = nmp
+                        p_mpn[w] = n_list
+        if n_list > 0:
+            nm += 1
+            nmp += n_list
+            longest = max(longest, n_list)
+        if merges[k]:                        # free the slots this node read last
+            for u in range(pa, pb):
+                kp = _in_window(wn, pred_idx[u])
+                if kp >= 0 and last_use[kp] == k and slot_of[kp] >= 0:
+                    used[slot_of[kp]] = False
+        if last_use[k] >= 0:
+            s = 0
+            while used[s]:
+                s += 1
+            used[s] = True
+            slot_of[k] = s
+            n_sl = max(n_sl, s + 1)
+            if fill:
+                p_store[c0 + woff[k + 1] - 1] = s
+    sizes[0] = woff[nw]
+    sizes[1] = nm
+    sizes[2] = nmp
+    sizes[3] = n_sl
+    sizes[4] = longest
+    sizes[5] = nf

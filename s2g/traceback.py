@@ -23,7 +23,7 @@ Two kernels compute this. :func:`traceback_read` takes one read per thread in in
 (the reference). :func:`traceback_batch` first runs
 reads in *lanes* (:func:`_lane_worker`), the simd variant's layout
 (:mod:`s2g.variants.simd`): a worker turns the windows of a super-batch of reads into
-column programs (:func:`_lane_program`; per column its base, "continue the previous
+column programs (:func:`s2g.tb_common.lane_program`; per column its base, "continue the previous
 column" or "merge these in-window predecessors", the window slot that keeps it, as
 :mod:`s2g.gpu_traceback` does), groups them by window width into 64 int16 lanes (32
 int32 beyond the int16 score bound) and runs each group in lockstep: at step k every
@@ -74,10 +74,11 @@ from .dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_DIAG, H_INS, H_START, LOCAL
 from .errors import S2GError
 from .result import Traceback
 from .scoring import NEG_INF
-from .tb_common import (_OPCH, OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK, ST_TOO_BIG,
-                        _raise_status, _summarize, _summary_arrays, _window, tb_cell)
-from .variants import simd
-from .variants.simd import GRAPH_N, PAD_CODE, cast, dealt
+from .lanes import (GRAPH_N, NEG16, NEG32, PAD_CODE, cast, dealt, graph_codes, lane_type,
+                    vector_op_counts)
+from .tb_common import (_OPCH, K_CONT, K_VIRT, OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK,
+                        ST_TOO_BIG, _raise_status, _summarize, _summary_arrays, _window,
+                        lane_program, tb_cell)
 
 _LANE_TYPES = (np.int16, np.int32, np.int64)
 #: default bound on window cells per read (bytes of direction data); --max-traceback-cells
@@ -448,9 +449,6 @@ def _traceback_many(pos, idx, codes, offs, score, end_i, end_j, base, node_start
 # lane layout (s2g/variants/simd.py): a group of reads runs its windows in lockstep,
 # every DP vector a [row][lane] array with the lane loop innermost.
 
-#: program column kinds: continue the previous window column; or start from the virtual
-#: column (K_VIRT) or from "unreachable" (K_NEG, global mode) and merge a predecessor list
-K_CONT, K_VIRT, K_NEG = 0, 1, 2
 #: lane kernel direction bit 2: this cell's X = max(H - o - e, E - e) took E - e (so a
 #: deletion that reaches the cell from a successor extends). traceback_read keeps the
 #: same fact at the successor (E_EXT); the lane walk reads it one column later
@@ -479,110 +477,6 @@ MAX_PREDS = 32767
 ST_DEFER = -1
 #: chunk status of a long window left to the row bands' pass (:func:`_band_worker`)
 ST_BAND = -2
-
-
-@numba.njit(inline="always", **NJIT)
-def _in_window(wn, p):
-    """Index of node ``p`` in the ascending window nodes ``wn``, or -1."""
-    k = np.searchsorted(wn, p)
-    return k if k < len(wn) and wn[k] == p else -1
-
-
-@numba.njit(**NJIT)
-def _lane_program(wn, ws, we, mode, node_start, pred_ptr, pred_idx, fill, c0, m0, p_col,
-                  p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol, sizes):
-    """A read's traceback window (``wn, ws, we`` from :func:`_window`) as a column
-    program, one record per window column ``w`` (flat index ``c0 + w``): graph column,
-    kind (``K_CONT``, or a merge from ``K_VIRT``/``K_NEG`` exactly where
-    :func:`_sweep` starts from the virtual column or unreachable), the merge's list of
-    in-window predecessors (entries ``m0 + p_mpa[w] ..``: the window slot holding each
-    one's last column and that column's window index), the merge's rank among the
-    read's merges with a list (where its choices are kept), and the window slot the
-    column is stored into (-1: none). Window slots are allocated by liveness as in
-    :mod:`s2g.gpu_traceback`. Always writes ``sizes`` = (window columns, merges with a
-    list, list entries, window slots, longest list, node-first columns with
-    predecessors); the program only with ``fill``.
-    """
-    nw = len(wn)
-    woff = np.zeros(nw + 1, np.int64)
-    nf = 0
-    for k in range(nw):
-        woff[k + 1] = woff[k] + we[k] - ws[k] + 1
-        if ws[k] == 0 and pred_ptr[wn[k] + 1] > pred_ptr[wn[k]]:
-            nf += 1
-    merges = np.zeros(nw, np.bool_)
-    last_use = np.full(nw, -1, np.int64)
-    for k in range(nw):
-        v = wn[k]
-        pa, pb = pred_ptr[v], pred_ptr[v + 1]
-        if ws[k] != 0 or pb == pa:
-            continue
-        if pb - pa == 1 and pred_idx[pa] == v - 1 and k > 0 and wn[k - 1] == v - 1:
-            continue                         # continues the previous window column
-        merges[k] = True
-        for u in range(pa, pb):
-            kp = _in_window(wn, pred_idx[u])
-            if kp >= 0:
-                last_use[kp] = k
-    slot_of = np.full(nw, -1, np.int64)
-    used = np.zeros(nw + 1, np.bool_)
-    n_sl = 0
-    nm = 0
-    nmp = 0
-    longest = 0
-    for k in range(nw):
-        v = wn[k]
-        pa, pb = pred_ptr[v], pred_ptr[v + 1]
-        n_list = 0
-        if merges[k]:
-            for u in range(pa, pb):          # ascending: the lowest index wins ties
-                kp = _in_window(wn, pred_idx[u])
-                if kp >= 0:
-                    if fill:
-                        mp_slot[m0 + nmp + n_list] = slot_of[kp]
-                        mp_wcol[m0 + nmp + n_list] = woff[kp + 1] - 1
-                    n_list += 1
-        if fill:
-            kind = K_NEG if (mode == GLOBAL and (ws[k] > 0 or pb > pa)) else K_VIRT
-            for c in range(ws[k], we[k] + 1):
-                w = c0 + woff[k] + c - ws[k]
-                p_col[w] = node_start[v] + c
-                p_store[w] = -1
-                p_mrank[w] = -1
-                p_mpa[w] = 0
-                p_mpn[w] = 0
-                if c > ws[k] or (c == 0 and pb > pa and not merges[k]):
-                    p_kind[w] = K_CONT
-                else:
-                    p_kind[w] = kind
-                    if n_list > 0:
-                        p_mrank[w] = nm
-                        p_mpa[w] = nmp
-                        p_mpn[w] = n_list
-        if n_list > 0:
-            nm += 1
-            nmp += n_list
-            longest = max(longest, n_list)
-        if merges[k]:                        # free the slots this node read last
-            for u in range(pa, pb):
-                kp = _in_window(wn, pred_idx[u])
-                if kp >= 0 and last_use[kp] == k and slot_of[kp] >= 0:
-                    used[slot_of[kp]] = False
-        if last_use[k] >= 0:
-            s = 0
-            while used[s]:
-                s += 1
-            used[s] = True
-            slot_of[k] = s
-            n_sl = max(n_sl, s + 1)
-            if fill:
-                p_store[c0 + woff[k + 1] - 1] = s
-    sizes[0] = woff[nw]
-    sizes[1] = nm
-    sizes[2] = nmp
-    sizes[3] = n_sl
-    sizes[4] = longest
-    sizes[5] = nf
 
 
 @numba.njit(inline="always", **NJIT)
@@ -861,7 +755,7 @@ def _lane_programs(ks, idx, score, end_i, end_j, col_lo, node_start, pred_ptr, p
         if len(mp_slot) < m1:
             mp_slot = _keep(mp_slot, m1, pm[x])
             mp_wcol = _keep(mp_wcol, m1, pm[x])
-        _lane_program(wn, ws, we, mode, node_start, pred_ptr, pred_idx, True, pw[x], pm[x], p_col,
+        lane_program(wn, ws, we, mode, node_start, pred_ptr, pred_idx, True, pw[x], pm[x], p_col,
                       p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol, sizes)
         if banded and _band_plan(W, rows[x], sizes[3], sizes[1], oo[k + 1] - oo[k], 1, isz,
                                  band_h)[0] > band_cap:
@@ -1246,7 +1140,7 @@ def _lane_worker(t, n_threads, order, batch, lanes, codes, offs, idx, score, end
                  slim, max_cells, lane_cells, cap, band_cap, band_h, oo, co, st, start, cells,
                  run_op, run_len, n_runs, path, n_path, geo, counts):
     """Thread ``t``'s super-batches of ``batch`` reads of ``order`` (chunk positions;
-    dealt back and forth over the threads, :func:`s2g.variants.simd.dealt`): their
+    dealt back and forth over the threads, :func:`s2g.lanes.dealt`): their
     programs (:func:`_lane_programs`), lane groups by actual window width
     (:func:`_lane_groups`), and per group the lockstep DP (at step k lane l
     computes its own window column k, as the simd variant's lockstep windows do: a
@@ -1718,15 +1612,15 @@ def asm_report(dtype=np.int16, keep=None):
     asm = probe.inspect_asm(probe.signatures[0])
     if keep is not None:
         keep.append(asm)
-    return simd.vector_op_counts(asm, r"vp(?:max|min|add|sub)s?[bwdq]|vpmov[a-z0-9]+|"
+    return vector_op_counts(asm, r"vp(?:max|min|add|sub)s?[bwdq]|vpmov[a-z0-9]+|"
                                       r"vpcmp[a-z]*[bwdq]|vpblendm[bwdq]")
 
 
 def _lane_types(scoring, mode, rows, n_bases):
     """Per read: 0 (int16 lanes), 1 (int32) or 2 (neither) by the simd variant's score
-    bound switch for its rows (:func:`s2g.variants.simd.lane_type`)."""
+    bound switch for its rows (:func:`s2g.lanes.lane_type`)."""
     ur = np.unique(rows)
-    code = np.array([_LANE_TYPES.index(simd.lane_type(scoring, mode, int(m), n_bases))
+    code = np.array([_LANE_TYPES.index(lane_type(scoring, mode, int(m), n_bases))
                      for m in ur], np.int64)
     return code[np.searchsorted(ur, rows)]
 
@@ -1752,7 +1646,7 @@ def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, scoring, 
     if lim.cells > 0:
         rows = ei[idx]
         tcode = _lane_types(scoring, mode, rows, graph.n_bases)
-        gcode = simd._graph_codes(graph)
+        gcode = graph_codes(graph)
         for c, T in enumerate(_LANE_TYPES[:2]):
             sel = np.nonzero(tcode == c)[0]
             if len(sel) == 0:
@@ -1761,7 +1655,7 @@ def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, scoring, 
             # workers form the lane groups by actual width inside each
             order = sel[np.lexsort((rows[sel], L[sel]))]
             threads = numba.get_num_threads()
-            neg = simd.NEG16 if T is np.int16 else simd.NEG32
+            neg = NEG16 if T is np.int16 else NEG32
             slim = 0 if mode == LOCAL else np.iinfo(T).min
             args = (codes, offs, idx, score, ei, ej, col_lo, graph.base, gcode, *gr, mode, T(a),
                     T(-b), T(o), T(e), T(neg), T(slim), int(max_cells), int(lim.cells),

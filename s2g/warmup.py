@@ -8,7 +8,7 @@ here) and lane traceback (``traceback._run_lanes``, ~45 s), the GPU path's ``fas
 kernel (~15-25 s of NVVM + ptxas) and the GPU traceback's host code (``_sizes``,
 ``_fill_into``, ``_summarize_all``, ~45 s here). So they are compiled by separate
 processes, each running one stage of the real code on a tiny simulated input
-(:func:`run_task`), which leaves its machine code in the same caches a run loads from:
+(:func:`s2g.warmup_worker.run_task`), which leaves its machine code in the same caches a run loads from:
 Numba's (``cache=True``, ``$NUMBA_CACHE_DIR`` or ``__pycache__``) and, for ``fast``,
 the generated kernel sources' in ``~/.cache/s2g/kernels``. Seeded alignment (the
 default on graphs of 100,000 columns and more, 1,000,000 with a GPU variant) has a task
@@ -114,7 +114,7 @@ def fast_keys(scoring, mode, max_len):
 def plan(variant, mode, scoring, read_len, traceback=True, tb_gpu=False, inline=True,
          seeded=False):
     """The tasks of one run's configuration: a list of (task, stages that need it); a
-    task is a JSON-able dict (:func:`run_task`). Variants other than ``simd``, ``cpu``
+    task is a JSON-able dict (:func:`s2g.warmup_worker.run_task`). Variants other than ``simd``, ``cpu``
     and ``fast`` (the baselines V0-V4) get none for their kernel. ``seeded``: the run
     aligns by seeds and windows (:func:`seeded_plan`)."""
     from .scoring import Mode
@@ -278,11 +278,15 @@ def enabled(first_use=False) -> bool:
     return flag == "1" or not first_use or _cores() >= MIN_CORES
 
 
+#: the kinds of task (:func:`plan`)
+KINDS = ("fast_kernel", "fast_host", "align", "trace", "gaf", "seeded")
+
+
 # ------------------------------------------------------------------ the workers
 
 _CODE = ("import sys, threading, os; "
          "threading.Thread(target=lambda: (sys.stdin.read(), os._exit(3)), daemon=True).start(); "
-         "from s2g.warmup import _worker; _worker(sys.argv[1])")
+         "from s2g.warmup_worker import worker; worker(sys.argv[1])")
 
 
 class Prewarm:
@@ -424,134 +428,6 @@ def compile_note(aligner, quiet=False, read_len=150, file=None) -> bool:
     return True
 
 
-# ------------------------------------------------------------------ inside a worker
-
-def tiny_size(read_len):
-    """(reads, graph bases) of a task's input for reads of ``read_len`` (:func:`warm_len`
-    caps it): 8 reads on 4 x their length up to LONG_LEN, then 2 on length + LONG_SLACK
-    (5 kbp: ~1.4e8 cells of V0, under a second)."""
-    L = warm_len(read_len)
-    if L <= LONG_LEN:
-        return TINY_READS, max(TINY_BASES, 4 * L)
-    return LONG_READS, L + LONG_SLACK
-
-
-def _tiny_files(read_len, d):
-    """A small simulated SNP graph and reads of ``read_len`` (:func:`warm_len`) sampled
-    from it (:func:`tiny_size`), written to ``d``: (GFA path, FASTQ path)."""
-    from .simulate import sample_reads, snp_graph
-    n, bases = tiny_size(read_len)
-    read_len = warm_len(read_len)
-    sg, ref = snp_graph(bases, 50, 2, 7)
-    gfa, fq = os.path.join(d, "w.gfa"), os.path.join(d, "w.fq")
-    sg.write_gfa(gfa, ref)
-    with open(fq, "w") as fh:
-        for k, (_, seq, _) in enumerate(sample_reads(sg, n, read_len, 0.02, 0.5, 11)):
-            fh.write(f"@w{k}\n{seq}\n+\n{'I' * len(seq)}\n")
-    return gfa, fq
-
-
-def _tiny(read_len, d):
-    """:func:`_tiny_files` loaded as ``s2g align`` loads them (open_graph,
-    iter_read_batches): (graph, one batch of reads)."""
-    from .graph import open_graph
-    from .reads import iter_read_batches
-    gfa, fq = _tiny_files(read_len, d)
-    return open_graph(gfa), next(iter(iter_read_batches(fq, 1000)))
-
-
-def _seeded(task, d):
-    """A ``seeded`` task: ``s2g align --seeded`` on a tiny graph, through the CLI (so
-    the index is built, saved and loaded, and the seeded aligner configured, as a run
-    does them: every default the CLI passes is the run's). On the CPU without the
-    traceback (the ``trace`` task compiles it, in parallel), then the parts of the
-    seeded traceback that are its own (the window graph's path mapping) and the window
-    kernel's lockstep groups (windows far apart, as a batch's are) whatever the tiny
-    run's windows took."""
-    import numpy as np
-
-    from . import cli
-    from .graph import open_graph
-    from .reads import iter_read_batches
-    from .scoring import Mode, Scoring
-    from .traceback import FlatTracebacks
-    from .variants import simd
-    from .window import WindowGraph
-    mode, sc = Mode(task["mode"]), Scoring(*task["scoring"])
-    gfa, fq = _tiny_files(task.get("read_len", 150), d)
-    a, b, o, e = sc.as_tuple()
-    argv = ["align", gfa, fq, "--seeded", "-q", "--no-progress", "-o", os.path.join(d, "w.gaf"),
-            "--mode", mode.name.lower(), "-A", str(a), "-B", str(b), "-O", str(o), "-E", str(e),
-            "--variant", task.get("variant") or "simd"]
-    if not task["gpu"]:
-        argv.append("--no-traceback")
-    rc = cli.main(argv)
-    if rc != 0:
-        raise RuntimeError(f"s2g {' '.join(argv)}: exit status {rc}")
-    graph = open_graph(gfa)
-    batch = next(iter(iter_read_batches(fq, 1000)))
-    z32 = np.zeros(0, np.int32)
-    wg = WindowGraph(graph, np.zeros(1, np.int64), z32, z32, z32)
-    wg.map_tracebacks(FlatTracebacks(0))
-    n, nb = batch.n_reads, graph.n_bases
-    step = nb // max(n, 1)
-    lo = np.arange(n, dtype=np.int64) * step
-    simd.align_windows(graph, batch.codes_flat, batch.offsets, np.arange(n, dtype=np.int64),
-                       lo, lo + max(16, step // 2), sc, mode)
-
-
-#: the kinds of task (:func:`plan`)
-KINDS = ("fast_kernel", "fast_host", "align", "trace", "gaf", "seeded")
-
-
-def run_task(task):
-    """Compile what ``task`` names by running it (in this process)."""
-    from .scoring import Mode, Scoring
-    k = task.get("kind")
-    if k not in KINDS:
-        raise ValueError(f"unknown warm-up task {task!r}")
-    if k == "fast_kernel":
-        from .variants import fast
-        G, K, mode, prmt, pair, pipe = task["key"]
-        fast.get_kernel(G, K, mode, prmt, pair, pipe)
-        return
-    mode = Mode(task["mode"])
-    sc = Scoring(*task["scoring"])
-    with tempfile.TemporaryDirectory() as d:
-        if k == "seeded":
-            _seeded(task, d)
-            return
-        graph, batch = _tiny(task.get("read_len", 150), d)
-        if k == "fast_host":
-            from .variants import fast
-            a, b, o, e = sc.as_tuple()
-            slot, n = fast.fast_slots(graph)
-            fast._column_tables(graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx,
-                                slot, graph.is_sink, int(mode), o, e, n)
-            return
-        from .aligner import Aligner
-        if k == "align":
-            Aligner(graph, sc, mode, task["variant"], traceback=False).align_scores(batch)
-            return
-        from .variants import v0_cpu       # end cells, cheaply (V0 compiles in ~2 s)
-        res = v0_cpu.align_batch(graph, batch, sc, mode)
-        al = Aligner(graph, sc, mode, "v0", traceback=(k == "trace"),
-                     traceback_on=bool(task.get("gpu")))
-        if k == "trace" and task["gpu"]:
-            from .traceback import traceback_gpu_part
-            res._gpu_part = traceback_gpu_part(graph, batch, sc, mode, res,
-                                               al.max_traceback_cells)
-        al.gaf_text(batch, al.finish(batch, res))
-
-
-def _worker(name):
-    import warnings
-    warnings.simplefilter("ignore")
-    t = time.perf_counter()
-    run_task(json.loads(name))
-    print(f"S2G-WARM-OK {time.perf_counter() - t:.2f}", flush=True)
-
-
 # ------------------------------------------------------------------ ahead: s2g warmup
 
 def common_tasks(variants=None, modes=("local",), read_lens=(150,), scoring=None,
@@ -562,7 +438,6 @@ def common_tasks(variants=None, modes=("local",), read_lens=(150,), scoring=None
     the traceback where ``s2g align`` puts it (GPU with a GPU variant); with ``seeded``
     also each one's seeded run (:func:`seeded_plan`: the default on graphs of 100,000
     columns and more, 1,000,000 with a GPU variant). Duplicates once."""
-    from .aligner import traceback_on_gpu
     from .scoring import Mode, Scoring
     from .variants import registry
     if not variants:
@@ -576,7 +451,7 @@ def common_tasks(variants=None, modes=("local",), read_lens=(150,), scoring=None
     for v in variants:
         v = registry.pick_auto() if v == "auto" else v
         info = registry.REGISTRY[v]
-        tb_gpu = traceback_on_gpu("auto", info)
+        tb_gpu = registry.traceback_on_gpu("auto", info)
         for m in modes:
             for L in read_lens:
                 tasks = plan(v, Mode.parse(m), sc, L, traceback, tb_gpu)

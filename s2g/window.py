@@ -27,7 +27,7 @@ import numpy as np
 from ._numba import NJIT
 from .dp import LOCAL, SEMIGLOBAL, column, virtual_column
 from .errors import S2GError
-from .graph import FlatGraph, _liveness_slots
+from .graph_core import FlatGraph, _liveness_slots
 from .scoring import NEG_INF
 
 
@@ -37,7 +37,7 @@ def window_slots(lo, hi, node_start, pred_ptr, pred_idx):
 
     Node ``v0 + x`` needs a slot when a later window node reads its last column through a
     merge (not as the previous column); the slot is free again once its last reader has
-    read it, as in the graph's own liveness slots (``s2g.graph._liveness_slots``).
+    read it, as in the graph's own liveness slots (``s2g.graph_core._liveness_slots``).
     """
     v0 = np.searchsorted(node_start, lo, side="right") - 1
     v1 = np.searchsorted(node_start, hi - 1, side="right") - 1

@@ -22,7 +22,8 @@ import naive
 import s2g
 from s2g.cyclic import bucket, dedup_seeds, walk_bound
 from s2g.gaf import gaf_text
-from s2g.graph import BASE_CODE, open_graph
+from s2g.graph import open_graph
+from s2g.graph_core import BASE_CODE
 from s2g.reads import ReadBatch
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -290,7 +290,8 @@ def test_column_tables_match_the_column_loop():
     import warnings
 
     from gpu_cases import random_graph
-    from s2g.graph import _liveness_slots, load_graph
+    from s2g.graph import load_graph
+    from s2g.graph_core import _liveness_slots
     from s2g.variants import fast
     rng = np.random.default_rng(23)
     graphs = [random_graph(rng, n_seg=int(rng.integers(1, 12)), max_seg_len=int(rng.integers(1, 9)))

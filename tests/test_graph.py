@@ -324,7 +324,7 @@ def test_containment_and_jump_lines_are_reported_not_aligned(gfa_file):
 
 def _both_ways(path, **kw):
     """The graph at ``path`` loaded as Python (small-graph path) and compiled."""
-    from s2g import graph as G
+    from s2g import graph_core as G
     keep = G.PY_NODES
     try:
         G.PY_NODES = 1 << 40
@@ -386,4 +386,4 @@ def test_small_graph_and_fast_tables_need_no_numba():
     assert out.strip() == "[]"
     env = dict(os.environ, S2G_PY_NODES="-1")
     out = subprocess.run(args, capture_output=True, text=True, check=True, cwd=repo, env=env).stdout
-    assert "s2g.graph._kahn_lifo" in out
+    assert "s2g.graph_core.kahn_lifo" in out

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from s2g import warmup
+from s2g import warmup, warmup_worker
 from s2g.scoring import Mode, Scoring
 
 REPO = Path(__file__).resolve().parents[1]
@@ -319,7 +319,7 @@ def test_seeded_task_covers_a_seeded_run(tmp_path, monkeypatch):
     from s2g.simulate import simulate
     monkeypatch.setenv("S2G_PREWARM", "0")
     for t, _ in warmup.seeded_plan("simd", Mode.LOCAL, Scoring(), 150):
-        warmup.run_task(t)
+        warmup_worker.run_task(t)
 
     def sigs():
         out = {}
@@ -353,12 +353,12 @@ def test_long_reads_get_a_small_warm_up_input(mode):
         tasks = warmup.plan(variant, mode, sc, 50_000, traceback=True, tb_gpu=tb_gpu)
         lens = [t["read_len"] for t, _ in tasks if "read_len" in t]
         assert lens and max(lens) == warmup.WARM_MAX_LEN
-    n, bases = warmup.tiny_size(50_000)
+    n, bases = warmup_worker.tiny_size(50_000)
     L = warmup.warm_len(50_000)
     assert n * L * 2 * bases < 2e8                      # V0 cells of the task, both strands
     assert simd.lane_type(sc, mode, L, bases) == simd.lane_type(sc, mode, 50_000, 200_000)
     assert L * L > traceback.LANE_CELLS
-    assert warmup.tiny_size(150) == (warmup.TINY_READS, warmup.TINY_BASES)
+    assert warmup_worker.tiny_size(150) == (warmup.TINY_READS, warmup.TINY_BASES)
     # the fast kernels are named by the real length (a key, no input)
     assert warmup.fast_keys(sc, mode, 50_000) == [
         t["key"] for t, _ in warmup.plan("fast", mode, sc, 50_000) if t["kind"] == "fast_kernel"]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import naive
 import s2g
-from s2g.graph import CODE_BASE
+from s2g.graph_core import CODE_BASE
 from s2g.scoring import NEG_INF, Mode
 from s2g.traceback import traceback_batch
 from s2g.variants import v0_cpu

@@ -179,6 +179,7 @@ from ..errors import S2GError
 from ..result import BatchResult
 from ..scoring import NEG_INF, Mode, fits_int32
 from . import _devpool
+from .codegen import allow_shared, emit_rows, load_source
 
 # ---------------------------------------------------------------- limits and config
 WARP = 32
@@ -361,18 +362,6 @@ def _row0_global(node_start, pred_ptr, pred_idx, o, e):
 # loop; bench/NOTES.md run 3). Scalars cannot be demoted to memory, and every index in
 # the slot store and merge becomes a base register plus an immediate.
 
-def _emit_rows(K, text, indent, reverse=False):
-    """``text`` once per row r (``{r}``, ``{r1}`` = r + 1, ``{rk}`` = 1 + K + r; ``{k}`` =
-    r // 8 and ``{sh}`` = 4 (r % 8), a row's 32-bit word and shift of 4-bit codes, for
-    :mod:`s2g.gpu_long`), indented."""
-    out = []
-    for r in (range(K - 1, -1, -1) if reverse else range(K)):
-        for line in text.strip("\n").splitlines():
-            out.append(" " * indent + line.format(r=r, r1=r + 1, rk=1 + K + r, k=r // 8,
-                                                  sh=4 * (r % 8)))
-    return "\n".join(out)
-
-
 def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = False,
             pipe: int = 0) -> str:
     """Source text of the kernel (see the module docstring).
@@ -393,7 +382,7 @@ def _render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = F
     IS_LOCAL = mode == LOCAL
     IS_SEMI = mode == SEMIGLOBAL
     assert not pair or (IS_LOCAL and prmt_sub)
-    R = lambda text, ind, **kw: _emit_rows(K, text, ind, **kw)  # noqa: E731
+    R = lambda text, ind, **kw: emit_rows(K, text, ind, **kw)  # noqa: E731
     if pair:
         MX = lambda x, y: f"vmax({x}, {y})"  # noqa: E731
         AD = lambda x, y: f"vadd({x}, {y})"  # noqa: E731
@@ -899,64 +888,6 @@ def _module_text(G: int, K: int, mode: int, sim: bool, prmt_sub: bool = True,
                                             bool(pair), int(pipe))
 
 
-def _cache_dir():
-    d = os.environ.get("S2G_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
-        "s2g", "kernels")
-    try:
-        os.makedirs(d, exist_ok=True)
-        return d if os.access(d, os.W_OK) else None
-    except OSError:
-        return None
-
-
-def load_source(text: str, prefix: str, name: str, label: str, cache: bool = True):
-    """Function ``name`` of the module ``text``: written to a file named by its hash
-    (``prefix`` + 20 hex digits) under :func:`_cache_dir` and imported from there, so that
-    Numba's on-disk cache (``cuda.jit(cache=True)``) can key on a source file; executed in
-    memory (``label`` its file name) where no writable folder exists or ``cache`` is off.
-    Sets ``__s2g_cached__`` (whether a file backs it) and ``__s2g_source__``. The ``fast``
-    kernels and :mod:`s2g.gpu_long`'s use it."""
-    import hashlib
-    import importlib.util
-    d = _cache_dir() if cache else None
-    digest = hashlib.sha256(text.encode()).hexdigest()
-    memo = (digest, name, d)
-    hit = _LOADED.get(memo)
-    if hit is not None:           # once a process: warmup's cache probe, then get_kernel
-        return hit
-    fn = None
-    if d is not None:
-        mname = prefix + digest[:20]
-        path = os.path.join(d, mname + ".py")
-        try:
-            if not os.path.exists(path):
-                tmp = f"{path}.{os.getpid()}.tmp"
-                with open(tmp, "w") as fh:
-                    fh.write(text)
-                os.replace(tmp, path)
-            spec = importlib.util.spec_from_file_location(mname, path)
-            mod = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(mod)
-            fn = getattr(mod, name)
-            fn.__s2g_cached__ = True
-        except OSError:
-            fn = None
-    if fn is None:
-        env: dict = {}
-        exec(compile(text, label, "exec"), env)
-        fn = env[name]
-        fn.__s2g_cached__ = False
-    fn.__s2g_source__ = text
-    _LOADED[memo] = fn
-    return fn
-
-
-#: load_source's functions by (text hash, name, folder): a module file is executed once a
-#: process (0.06-0.13 s each on the GPU machine's host, py-spy, session 17)
-_LOADED: dict = {}
-
-
 def kernel_source(G: int, K: int, mode: int, sim: bool = False, cache: bool = True,
                   prmt_sub: bool = True, pair: bool = False, note: str = "", pipe: int = 0):
     """The Python function of the kernel for ``G`` lanes x ``K`` rows in ``mode``.
@@ -1147,7 +1078,7 @@ def fast_slots(graph):
     needs a slot only for its other non-simple successors (``keep_prev``)."""
     hit = _SLOTS.get(id(graph))
     if hit is None or hit[0] is not graph:
-        from ..graph import _liveness_slots, _small
+        from ..graph_core import _liveness_slots, _small
         slot, n = _small(_liveness_slots, graph.n_nodes)(graph.n_nodes, graph.pred_ptr,
                                                          graph.pred_idx, True)
         _SLOTS.clear()
@@ -1187,25 +1118,10 @@ def shared_slots(kern, G, K, n_slots, block):
         n_sh = max(0, min(n_slots, budget // (4 * words)))
     nbytes = 4 * words * n_sh
     static = 3 * 4 * WARP                               # the kernel's exchange buffers
-    if nbytes + static > 48 * 1024 and not _sim() and not _allow_shared(kern, nbytes):
+    if nbytes + static > 48 * 1024 and not _sim() and not allow_shared(kern, nbytes):
         n_sh = min(n_sh, (48 * 1024 - static) // (4 * words))
         nbytes = 4 * words * n_sh
     return n_sh, nbytes
-
-
-def _allow_shared(kern, nbytes) -> bool:
-    """Raise the kernel's dynamic shared memory limit above 48 KB (cuKernelSetAttribute)."""
-    try:
-        from numba.cuda.cudadrv import driver as drv
-        attr = drv.binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-        for k in kern.overloads.values():
-            f = k._codelibrary.get_cufunc()
-            drv.driver.cuKernelSetAttribute(attr, int(nbytes), f.handle, f.device.id)
-        return True
-    except Exception as exc:                            # noqa: BLE001 - private API
-        warnings.warn(f"fast: cannot raise the shared-memory limit ({exc}); using 48 KB",
-                      RuntimeWarning, stacklevel=3)
-        return False
 
 
 def pipe_groups(G, npass, n_units, pipe=None):

@@ -122,6 +122,18 @@ def cuda_available():
     return _CUDA_STATE
 
 
+def traceback_on_gpu(where, info) -> bool:
+    """``--traceback-on``: auto follows the variant's device; gpu needs a usable GPU."""
+    if where == "cpu" or (where == "auto" and info.device != "cuda"):
+        return False
+    ok, why = cuda_available()
+    if not ok:
+        if where == "gpu":
+            raise S2GError(f"--traceback-on gpu: {why}")
+        return False
+    return True
+
+
 def can_run(info: VariantInfo):
     if importlib.util.find_spec(info.module) is None:
         return False, f"module {info.module} is not installed"

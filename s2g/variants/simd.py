@@ -86,7 +86,9 @@ from .._numba import NJIT, PARALLEL
 from ..dp import GLOBAL, LOCAL, SEMIGLOBAL
 from ..errors import S2GError
 from ..result import BatchResult
-from ..scoring import INT32_SAFE, NEG_INF, Mode, score_bound
+from ..scoring import NEG_INF
+from ..lanes import (GRAPH_N, INT16_BOUND, NEG16, NEG32, PAD_CODE, cast, dealt, graph_codes,
+                     lane_type, vector_op_counts)
 from .v0_cpu import align_read
 
 #: lanes per group for each lane type. Several 512-bit registers per row step hide the
@@ -99,33 +101,9 @@ from .v0_cpu import align_read
 #: 5.9 -> 6.8 / 7.0). int32 stays at 32: 64 lanes ran 2.8 against 3.0-3.4 GCUPS on
 #: 4 kbp reads (a 4 kbp column of 64 int32 lanes is 1 MB an array: past L2).
 LANES = {np.int16: 128, np.int32: 32}
-#: largest score bound for int16 lanes; NEG16 < -2 * INT16_BOUND and
-#: NEG16 - 2 * INT16_BOUND > -32768 (see the module doc)
-INT16_BOUND = 7000
-NEG16 = -15000
-#: int32 lanes: bound < INT32_SAFE = 2**28, NEG = -2**29
-NEG32 = NEG_INF
-#: query code of padding rows; graph N becomes GRAPH_N: neither equals any other code,
-#: so N never matches, not even N (s2g.dp.sub_score)
-PAD_CODE = 5
-GRAPH_N = 7
 #: a group of windows sorted by start runs its union range when that is at most this
 #: many times its widest window; otherwise its windows run in lockstep
 UNION_RATIO = 1.3
-
-
-def cast(x, like):
-    """``x`` converted to the type of ``like`` (in compiled code: one truncation)."""
-    return type(like)(x)
-
-
-@overload(cast, inline="always")
-def _cast_impl(x, like):
-    ty = as_dtype(like).type
-
-    def impl(x, like):
-        return ty(x)
-    return impl
 
 
 def lanes_of(like):
@@ -551,30 +529,6 @@ def _group_lockstep(gi, groups, g_m, g_w, codes, offs, task_read, task_lo, task_
         end_j[t] = bj[l]
 
 
-@numba.njit(inline="always", **NJIT)
-def snake(k, t, n):
-    """Round ``k``'s item for thread ``t`` of ``n``: ``k * n + t`` in even rounds,
-    ``k * n + n - 1 - t`` in odd ones. Work sorted by size dealt back and forth: with
-    costs rising along the items each thread gets about the same total (dealt in one
-    direction, thread ``n - 1`` would get the largest item of every round)."""
-    return k * n + (t if k % 2 == 0 else n - 1 - t)
-
-
-@numba.njit(inline="always", **NJIT)
-def dealt(t, n_items, n):
-    """The items of thread ``t`` of ``n`` among ``n_items`` size-sorted ones, in
-    :func:`snake` order (int64: a prange's index is uint64 inside the loop, and each
-    index type compiled the callee once more, cold start, issue 16)."""
-    out = np.empty((n_items + n - 1) // n, np.int64)
-    c = 0
-    for k in range(len(out)):
-        x = snake(k, np.int64(t), n)
-        if x < n_items:
-            out[c] = x
-            c += 1
-    return out[:c]
-
-
 @numba.njit(**PARALLEL)
 def _run_lockstep(groups, g_m, g_w, codes, offs, task_read, task_lo, task_hi, gcode, col_node,
                   node_start, pred_ptr, pred_idx, slot, n_slots, mode, a, mb, o, e, neg, big,
@@ -607,25 +561,6 @@ def _run_groups(groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_h
 
 _TYPES = (np.int16, np.int32, np.int64)
 _NEG = {np.int16: NEG16, np.int32: NEG32}
-
-
-def lane_type(scoring, mode, read_len: int, graph_bases: int):
-    """The narrowest lane type that is exact for reads of ``read_len`` (abPOA's switch);
-    ``np.int64`` means no lane type fits: V0's int64 kernel runs those tasks."""
-    bound = score_bound(scoring, Mode(int(mode)), read_len, graph_bases)
-    if bound <= INT16_BOUND:
-        return np.int16
-    if bound < INT32_SAFE:
-        return np.int32
-    return np.int64
-
-
-def _graph_codes(graph):
-    gc = graph.__dict__.get("_simd_gcode")
-    if gc is None:
-        gc = np.where(graph.base < 4, graph.base, GRAPH_N).astype(np.uint8)
-        graph.__dict__["_simd_gcode"] = gc
-    return gc
 
 
 @numba.njit(**PARALLEL)
@@ -714,7 +649,7 @@ def run_tasks(graph, codes, offs, task_read, task_lo, task_hi, scoring, mode, wi
     tcode[live] = ucode[np.searchsorted(ulens, lens[live])]
     if force_type is not None:
         tcode = np.maximum(tcode, _TYPES.index(force_type))
-    gcode = _graph_codes(graph)
+    gcode = graph_codes(graph)
     for k, T in enumerate(_TYPES):
         sel = np.nonzero(live & (tcode == k))[0]
         if len(sel) == 0:
@@ -819,21 +754,6 @@ def asm_report(dtype=np.int16, keep=None):
         keep.append(asm)
     return vector_op_counts(asm, r"vp(?:max|min|add|sub)s?[bwdq]|vpmov[a-z]+|vpcmpeq[bwdq]|"
                                  r"vpblendm[bwdq]")
-
-
-def vector_op_counts(asm, mnemonics):
-    """Counter of (mnemonic, widest register) over the lines of ``asm`` whose instruction
-    matches the regex ``mnemonics`` and names an x/y/zmm register."""
-    import re
-    from collections import Counter
-    pat = re.compile(rf"^\s*({mnemonics})\s")
-    out = Counter()
-    for line in asm.splitlines():
-        m = pat.match(line)
-        widths = re.findall(r"%([xyz])mm\d", line)
-        if m and widths:
-            out[(m.group(1), max(widths, key="xyz".index) + "mm")] += 1
-    return out
 
 
 __all__ = ["align_batch", "align_windows", "lane_type", "run_tasks", "LANES", "INT16_BOUND"]
