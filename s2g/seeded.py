@@ -400,7 +400,8 @@ def _take_chains(f, pred, ac, aq, thr, max_chains, jump, k, out):
     """Chains scoring at least ``thr`` into ``out``, best first, each anchor in one chain
     (see :func:`_read_chains`); returns how many. A chain's end anchors joined to it by a
     *jump* (``dc - dq > jump`` columns: beyond a bubble's other branch, or another copy of
-    a repeat) are trimmed off while it keeps two anchors: its window is built from its
+    a repeat) are trimmed off, down to one anchor (a chain left below ``thr`` is dropped,
+    as any weak chain): its window is built from its
     ends (:func:`_read_windows_s`), and a stray anchor of another copy at each end put
     the read's true place, in the middle, outside it (a read with 23 anchors on its true
     copy aligned at 48 of 288 with MAPQ 60, issue #40). The window's walk-distance reach
