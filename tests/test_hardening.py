@@ -19,30 +19,11 @@ import time
 import pytest
 
 from conftest import REPO
-from s2g import cli
+from cli_helpers import main, one_error
 
 GFA = ("H\tVN:Z:1.0\nS\t1\tACGTACGGA\nS\t2\tG\nS\t3\tC\nS\t4\tTTGCAAT\n"
        "L\t1\t+\t2\t+\t0M\nL\t1\t+\t3\t+\t0M\nL\t2\t+\t4\t+\t0M\nL\t3\t+\t4\t+\t0M\n")
 FQ = "@a\nACGTACGGAGTTGC\n+\nIIIIIIIIIIIIII\n@b\nGGATTTGCA\n+\nIIIIIIIII\n"
-
-
-def main(capsys, *args):
-    """(exit status, stdout, stderr lines) of an in-process ``s2g ARGS``."""
-    try:
-        code = cli.main([str(a) for a in args])
-    except SystemExit as exc:            # argparse: usage errors and --help
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err.splitlines()
-
-
-def one_error(code, err, *contains):
-    assert code == 1, (code, err)
-    errs = [ln for ln in err if not ln.startswith("s2g: warning:")]
-    assert len(errs) == 1 and errs[0].startswith("s2g: error: "), err
-    for c in contains:
-        assert c in errs[0], (c, errs[0])
-    return errs[0]
 
 
 @pytest.fixture

@@ -16,30 +16,12 @@ import sys
 
 import pytest
 
+from cli_helpers import main, one_error
 from conftest import REPO
 from s2g import cli
 
 EXAMPLE_GFA = REPO / "graphs" / "example.gfa"
 EXAMPLE_FQ = REPO / "graphs" / "example.fq"
-
-
-def main(capsys, *args):
-    """(exit status, stdout, stderr lines) of an in-process ``s2g ARGS``."""
-    try:
-        code = cli.main([str(a) for a in args])
-    except SystemExit as exc:            # argparse: usage errors and --help
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err.splitlines()
-
-
-def one_error(code, err, *contains):
-    assert code == 1, (code, err)
-    errs = [ln for ln in err if not ln.startswith("s2g: warning:")]
-    assert len(errs) == 1 and errs[0].startswith("s2g: error: "), err
-    for c in contains:
-        assert c in errs[0], (c, errs[0])
-    return errs[0]
 
 
 def _env():
