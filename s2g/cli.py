@@ -12,19 +12,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import itertools
 import os
 import signal
-import stat
 import sys
-import tempfile
 import threading
 import time
 import warnings
 
 from . import __version__
 from .errors import S2GError
+from .output import output, same_file
 
 BATCH = 20_000
 #: GPU variants: larger batches keep the GPU fuller (e2e 100,000 x 150 bp on an H200:
@@ -251,7 +249,7 @@ def cmd_align(args) -> int:
         args.batch_size = GPU_BATCH if registry.REGISTRY[variant].device == "cuda" else BATCH
     if args.reads != "-" and not os.path.exists(args.reads):
         raise S2GError(f"{args.reads}: no such file")
-    with _output(args.output, inputs=_align_inputs(args)) as out:
+    with output(args.output, inputs=_align_inputs(args)) as out:
         return _align(args, out, scoring, mode, variant, module, tb_gpu)
 
 
@@ -561,7 +559,7 @@ def cmd_index(args) -> int:
         g = args.graph
         for src, what in ((g, f"the input file {g}"),
                           (cache_path(g), f"the graph cache of {g} ({cache_path(g)})")):
-            if _same_file(args.output, src):
+            if same_file(args.output, src):
                 raise S2GError(f"-o {args.output} is {what}; choose another output")
     else:
         _check_index_beside(args.graph, index_path(args.graph))
@@ -614,163 +612,6 @@ def _cores() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
-
-
-class _Output:
-    """Where the GAF goes (bytes or text): stdout; a special file written in place
-    (/dev/null, a FIFO, /dev/full); or a regular file, through a temporary file beside
-    it that :meth:`commit` renames over it, so an existing file is replaced only by a
-    finished run and :meth:`abort` leaves nothing behind. OS errors while writing (disk
-    full) become :class:`S2GError`; a broken pipe on stdout stays a BrokenPipeError."""
-
-    def __init__(self, path, inputs=()):
-        self.path, self.tmp, self.fh = path, None, None
-        self.lines = 0          # GAF lines written (on stdout: handed to the pipe)
-        if path == "-":
-            if sys.stdout is None:
-                raise S2GError("standard output is closed; give -o FILE")
-            self.fh = getattr(sys.stdout, "buffer", sys.stdout)
-            return
-        for src in inputs:      # a path, or (path, what it is)
-            src, what = src if isinstance(src, tuple) else (src, f"the input file {src}")
-            if src == "-":
-                if _is_stdin(path):
-                    raise S2GError(f"-o {path} is the file standard input reads from (the "
-                                   "reads); choose another output")
-            elif src is not None and _same_file(path, src):
-                raise S2GError(f"-o {path} is {what}; choose another output")
-        target = os.path.realpath(path)   # through a symlink: replace the file it names
-        self.target = target
-        try:
-            if os.path.exists(target) and not os.path.isfile(target):
-                if os.path.isdir(target):
-                    raise S2GError(f"{path}: is a directory")
-                self.fh = open(target, "wb")
-                return
-            mode = (stat.S_IMODE(os.stat(target).st_mode) if os.path.exists(target)
-                    else 0o666 & ~_umask())
-            fd, self.tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.",
-                                            suffix=".s2g-tmp", dir=os.path.dirname(target))
-            os.chmod(self.tmp, mode)
-            self.fh = os.fdopen(fd, "wb")
-        except OSError as exc:
-            self.abort()
-            raise S2GError(f"{path}: cannot write: {exc.strerror}") from None
-
-    def write(self, data):
-        if isinstance(data, str) and not isinstance(self.fh, io.TextIOBase):
-            data = data.encode("utf-8", "surrogateescape")
-        elif isinstance(data, bytes) and isinstance(self.fh, io.TextIOBase):
-            data = data.decode("utf-8", "surrogateescape")
-        try:
-            self.fh.write(data)
-            if self.path == "-":    # each batch on its way: a closed pipe shows at once
-                self.fh.flush()
-        except BrokenPipeError as exc:
-            exc.s2g_lines = self.lines      # for the "output cut" line (_run)
-            raise
-        except OSError as exc:
-            raise S2GError(f"{self._label()}: cannot write: {exc.strerror}") from None
-        self.lines += data.count(b"\n" if isinstance(data, bytes) else "\n")
-
-    def _label(self):
-        return "standard output" if self.path == "-" else self.path
-
-    def commit(self):
-        """Flush, close and rename into place (once; before the run's summary line)."""
-        if self.fh is None:
-            return
-        try:
-            self.fh.flush()
-            if self.path == "-" and _reader_gone(self.fh):
-                raise BrokenPipeError(32, "Broken pipe")     # | head -1 exited already
-            if self.path != "-":
-                self.fh.close()
-            self.fh = None
-            if self.tmp is not None:
-                os.replace(self.tmp, self.target)
-                self.tmp = None
-        except BrokenPipeError as exc:
-            exc.s2g_lines = self.lines
-            raise
-        except OSError as exc:
-            raise S2GError(f"{self._label()}: cannot write: {exc.strerror}") from None
-
-    def abort(self):
-        if self.fh is not None and self.path != "-":
-            with contextlib.suppress(OSError):
-                self.fh.close()
-        if self.tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(self.tmp)
-            self.tmp = None
-
-
-@contextlib.contextmanager
-def _output(path, inputs=()):
-    """:class:`_Output` committed when the block ends normally, removed on any error,
-    interrupt or signal."""
-    out = _Output(path, inputs)
-    try:
-        yield out
-    except BaseException:
-        out.abort()
-        raise
-    try:
-        out.commit()
-    except BaseException:
-        out.abort()
-        raise
-
-
-def _same_file(a, b) -> bool:
-    """True when writing ``a`` would replace the file ``b``, however either is spelled
-    (relative, ``./``, a symlink, a hard link: same device and inode; paths of files
-    that do not exist yet: the same real path). Special files (/dev/null, a FIFO) are
-    written in place, never replaced: not the same for this purpose."""
-    try:
-        sa = os.stat(a)
-    except OSError:
-        sa = None
-    if sa is not None and not stat.S_ISREG(sa.st_mode):
-        return False
-    try:
-        sb = os.stat(b)
-    except OSError:
-        sb = None
-    if sa is not None and sb is not None:
-        return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
-    return os.path.realpath(a) == os.path.realpath(b)
-
-
-def _reader_gone(fh) -> bool:
-    """True when ``fh`` is a pipe whose reader has closed it (``| head -1`` that has
-    exited): what it was given will never be read. False when unsure."""
-    try:
-        fd = fh.fileno()
-        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-            return False
-        import select
-        poll = select.poll()
-        poll.register(fd, 0)                   # POLLERR is always reported
-        return any(ev & select.POLLERR for _, ev in poll.poll(0))
-    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
-        return False
-
-
-def _is_stdin(path) -> bool:
-    """True when ``path`` is the regular file standard input reads from."""
-    try:
-        si, so = os.fstat(0), os.stat(path)
-    except (OSError, ValueError):
-        return False
-    return stat.S_ISREG(si.st_mode) and (si.st_dev, si.st_ino) == (so.st_dev, so.st_ino)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def cmd_simulate(args) -> int:

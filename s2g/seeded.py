@@ -425,18 +425,17 @@ def _take_chains(f, pred, ac, aq, thr, max_chains, jump, k, out):
             used[j] = True
             cnt += 1
         sc = f[i] - (f[pred[j]] if pred[j] >= 0 else 0.0)
-        if cnt > 1 and ((ac[i] - ac[pred[i]]) - (aq[i] - aq[pred[i]]) > jump
-                        or (ac[_next_of(pred, i, j)] - ac[j]) - (aq[_next_of(pred, i, j)]
-                                                                  - aq[j]) > jump):
-            while cnt > 1 and (ac[i] - ac[pred[i]]) - (aq[i] - aq[pred[i]]) > jump:
-                i = pred[i]
-                cnt -= 1
-            while cnt > 1:
-                nx = _next_of(pred, i, j)
-                if (ac[nx] - ac[j]) - (aq[nx] - aq[j]) <= jump:
-                    break
-                j = nx
-                cnt -= 1
+        i0, j0 = i, j
+        while cnt > 1 and (ac[i] - ac[pred[i]]) - (aq[i] - aq[pred[i]]) > jump:
+            i = pred[i]
+            cnt -= 1
+        while cnt > 1:
+            nx = _next_of(pred, i, j)
+            if (ac[nx] - ac[j]) - (aq[nx] - aq[j]) <= jump:
+                break
+            j = nx
+            cnt -= 1
+        if i != i0 or j != j0:
             sc = f[i] - f[j] + k
         if sc < thr:
             continue

@@ -19,6 +19,7 @@ import pytest
 from cli_helpers import main, one_error
 from conftest import REPO
 from s2g import cli
+from s2g.output import reader_gone
 
 EXAMPLE_GFA = REPO / "graphs" / "example.gfa"
 EXAMPLE_FQ = REPO / "graphs" / "example.fq"
@@ -307,11 +308,11 @@ def test_closed_pipe_says_where_the_output_was_cut(example, capsys, monkeypatch)
 def test_reader_gone_sees_a_closed_pipe():
     rfd, wfd = os.pipe()
     with open(wfd, "wb", buffering=0) as w:
-        assert not cli._reader_gone(w)
+        assert not reader_gone(w)
         os.close(rfd)
-        assert cli._reader_gone(w)
+        assert reader_gone(w)
     with open(os.devnull, "wb") as fh:
-        assert not cli._reader_gone(fh)
+        assert not reader_gone(fh)
 
 
 def test_pipe_closed_before_the_first_line(example):
