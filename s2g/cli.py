@@ -196,11 +196,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reverse-fraction", type=float, default=0.5, help="fraction of reverse-strand reads")
     p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same files)")
 
-    p = sub.add_parser("info", formatter_class=fmt, help="describe a graph",
-                       description="Segments, links, bases, components, cycles, max in-degree, node_bound slots.")
-    p.add_argument("graph")
+    p = sub.add_parser("info", formatter_class=fmt, help="describe a graph, or print the settings",
+                       description="Segments, links, bases, components, cycles, max in-degree, "
+                                   "node_bound slots; or, with --config, every knob of "
+                                   "s2g/config.py with its value and where it came from.")
+    p.add_argument("graph", nargs="?")
+    p.add_argument("--config", action="store_true",
+                   help="print the settings in effect (defaults, S2G_CONFIG and the other "
+                        "S2G_* variables) instead of describing a graph")
     p.add_argument("--strands", choices=["both", "forward"], default="both")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(info_parser=p)
 
     sub.add_parser("variants", formatter_class=fmt, help="list the kernel variants",
                    description="Registered variants, their summaries, and whether this machine can run them.")
@@ -636,6 +642,19 @@ def cmd_simulate(args) -> int:
 def cmd_info(args) -> int:
     import json
 
+    if args.config:
+        from . import config
+        rows = config.describe()
+        if args.json:
+            print(json.dumps({n: {"value": v, "source": src, "when": w, "doc": d}
+                              for n, v, src, w, d in rows}, indent=2))
+        else:
+            w = max(len(r[0]) for r in rows)
+            for n, v, src, when, doc in rows:
+                print(f"{n:<{w}}  {v!s:<12} {src:<11} {when:<8} {doc}")
+        return 0
+    if args.graph is None:
+        args.info_parser.error("a GRAPH to describe, or --config")
     from .graph import graph_info
 
     info = graph_info(args.graph, strands=args.strands)
@@ -737,12 +756,20 @@ def _run(handler, args) -> int:
             print("s2g: error: out of memory; try a smaller --batch-size", file=sys.stderr)
             return 1
         except Exception as exc:  # a bug: one line, full trace only on request
-            if os.environ.get("S2G_DEBUG"):
+            if os.environ.get("S2G_DEBUG") or _debug():
                 raise
             print(f"s2g: internal error: {type(exc).__name__}: {exc} (set S2G_DEBUG=1 for the "
                   "traceback and please report it)", file=sys.stderr)
             return 3
     return code
+
+
+def _debug() -> bool:
+    try:
+        from .config import settings
+        return settings().debug
+    except Exception:  # noqa: BLE001 - a bad S2G_CONFIG must not hide the first error
+        return False
 
 
 def _printable(text: str) -> str:

@@ -1,0 +1,272 @@
+"""Every knob of s2g in one place: its default, its type and one line of doc.
+
+Users choose alignments with command-line options and :func:`s2g.align`'s arguments; the
+knobs here are the rest: caches, start-up, and the tuning constants of the kernels that
+the bench experiments vary. ``s2g info --config`` prints the values in effect and where
+each came from.
+
+Where a value comes from, last wins:
+
+1. the default below;
+2. the environment, read once, at the first call of :func:`settings` (not when a module
+   is imported): five documented variables, ``S2G_CACHE_DIR``, ``S2G_NO_CACHE``,
+   ``S2G_PREWARM``, ``S2G_DEBUG``, and ``S2G_CONFIG=name=value[,name=value...]`` for any
+   knob (e.g. ``S2G_CONFIG=fast_block=256,long_log=1``);
+3. :func:`configure` (the Python API, tests and bench experiments).
+
+A knob marked *compile* is baked into a kernel when that kernel's module is first
+imported (CUDA and Numba kernels read it as a constant); setting it afterwards changes
+nothing in this process, and :func:`configure` says so with a warning. Knobs marked
+*run* are read at each use.
+
+The variables of earlier versions (``S2G_FAST_BLOCK``, ``S2G_LONG_STRIP``, ...) are no
+longer read; one that is set draws a warning naming its ``S2G_CONFIG`` spelling.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+import warnings
+
+#: the documented environment variables, each the override of one knob
+ENV_OF = {"cache_dir": "S2G_CACHE_DIR", "no_cache": "S2G_NO_CACHE", "prewarm": "S2G_PREWARM",
+          "debug": "S2G_DEBUG"}
+#: the variable that sets any knob
+ENV_CONFIG = "S2G_CONFIG"
+
+
+@dataclasses.dataclass(frozen=True)
+class Knob:
+    name: str
+    default: object
+    kind: type          # int, bool or str
+    when: str           # "run" (read at each use) or "compile" (fixed at first import)
+    doc: str
+
+
+KNOBS = (
+    # ---- caches and start-up
+    Knob("cache_dir", "", str, "run",
+         "kernel source cache; empty: $XDG_CACHE_HOME/s2g/kernels or ~/.cache/s2g/kernels"),
+    Knob("no_cache", False, bool, "compile",
+         "no on-disk cache of compiled kernels (Numba cache=False, no kernel source cache)"),
+    Knob("prewarm", "auto", str, "run",
+         "background compilation of the run's kernels: auto (with enough cores), 1, 0"),
+    Knob("debug", False, bool, "run", "full Python traceback on an internal error"),
+    Knob("vector_width", 512, int, "compile",
+         "widest CPU vectors LLVM may prefer on AVX-512 hosts (512 or 256)"),
+    Knob("py_nodes", 30_000, int, "run",
+         "graphs of at most this many nodes build their tables in Python, not compiled"),
+    Knob("devpool", True, bool, "run", "reuse GPU buffers between batches"),
+    Knob("tb_inline", True, bool, "run",
+         "the GPU half of the traceback runs in the aligning thread after each kernel"),
+    # ---- fast (full-graph GPU kernel), s2g/variants/fast.py
+    Knob("fast_block", 128, int, "compile", "fast: threads per block"),
+    Knob("fast_maxreg", 0, int, "compile", "fast: register cap for ptxas (0: its choice)"),
+    Knob("fast_pipe", True, bool, "compile",
+         "fast: long reads pipelined across the groups of a block"),
+    Knob("fast_pipe_p", 0, int, "run", "fast: pipeline stages a block (0: automatic)"),
+    Knob("fast_pair", True, bool, "run", "fast: the 16-bit pair kernel where the bound allows"),
+    Knob("fast_exchange", "shfl", str, "compile",
+         "fast: lane exchange, shfl (warp shuffles) or shared (the simulator's)"),
+    Knob("fast_nsh", "auto", str, "run",
+         "fast: node_bound slots in shared memory (auto or a number)"),
+    Knob("fast_ranges", "auto", str, "run",
+         "fast: column ranges a unit for small batches (auto or a number; 1: no split)"),
+    # ---- GPU traceback, s2g/gpu_traceback.py
+    Knob("gpu_tb_max_cells", 1 << 21, int, "run",
+         "largest window (cells) traced by the one-thread GPU kernel"),
+    Knob("gpu_window_max_cells", 0, int, "run",
+         "the same bound for seeded windows (0: gpu_tb_max_cells)"),
+    Knob("gpu_window_long_cells", 1 << 34, int, "run",
+         "largest seeded window (cells) for the long-window kernel"),
+    Knob("gpu_tb_chunk_bytes", 1 << 30, int, "run", "device bytes for one chunk of reads"),
+    Knob("gpu_tb_interleave", True, bool, "run",
+         "column scratch interleaved across the reads of a chunk"),
+    Knob("gpu_long", True, bool, "run", "use the long-window kernel (else: CPU)"),
+    Knob("long_group_bytes", 2 << 30, int, "run", "long windows: host bytes a group"),
+    Knob("long_prefetch", True, bool, "run",
+         "long windows: prepare the next launch while the kernel runs"),
+    Knob("long_log", False, bool, "run", "long windows: one stderr line per launch"),
+    Knob("long_band", True, bool, "run", "long windows: rounds compute only their band"),
+    # ---- long-window kernel, s2g/gpu_long.py
+    Knob("long_strip", 32, int, "compile", "long kernel: rows a strip (8, 16, 24 or 32)"),
+    Knob("long_max_t", 256, int, "compile", "long kernel: most threads a block"),
+    Knob("long_shared", 48 * 1024, int, "run", "long kernel: shared bytes a block"),
+    Knob("long_few_shared", 96 * 1024, int, "run",
+         "long kernel: shared bytes a block in launches of fewer windows than SMs"),
+    Knob("long_round_t", 32, int, "run", "long kernel: threads a block (0: the widths above)"),
+    Knob("long_round_shared", 12 * 1024, int, "run", "long kernel: shared bytes with long_round_t"),
+    Knob("long_debug", 0, int, "compile",
+         "long kernel timing experiments (results wrong): 1 no stores, 4 no barrier, 8 no walk"),
+    Knob("long_maxreg", 128, int, "compile", "long kernel: register cap for ptxas"),
+    Knob("long_chunk_bytes", 0, int, "run", "long kernel: device bytes a launch (0: half free)"),
+)
+_BY_NAME = {k.name: k for k in KNOBS}
+
+
+class Settings:
+    """The knobs' values (attributes by knob name) and where each came from."""
+
+    __slots__ = ("_values", "_source")
+
+    def __init__(self, values: dict, source: dict):
+        object.__setattr__(self, "_values", dict(values))
+        object.__setattr__(self, "_source", dict(source))
+
+    def __getattr__(self, name):
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(f"no knob {name!r} (s2g info --config lists them)") from None
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Settings are read-only; use s2g.config.configure()")
+
+    def source(self, name: str) -> str:
+        return self._source[name]
+
+    def as_dict(self) -> dict:
+        return dict(self._values)
+
+
+def parse(knob: Knob, text: str):
+    """A knob's value from text; ValueError with a one-line reason."""
+    text = text.strip()
+    if knob.kind is bool:
+        low = text.lower()
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off", ""):
+            return False
+        raise ValueError(f"{knob.name}: {text!r} is not a boolean (1/0, true/false)")
+    if knob.kind is int:
+        try:
+            return int(text.replace("_", ""), 0)
+        except ValueError:
+            raise ValueError(f"{knob.name}: {text!r} is not an integer") from None
+    return text
+
+
+def _check(knob: Knob, value):
+    if knob.kind is bool and not isinstance(value, bool):
+        raise ValueError(f"{knob.name}: {value!r} is not a boolean")
+    if knob.kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError(f"{knob.name}: {value!r} is not an integer")
+    if knob.kind is str and not isinstance(value, str):
+        raise ValueError(f"{knob.name}: {value!r} is not a string")
+    if knob.name == "long_strip" and not (8 <= value <= 32 and value % 8 == 0):
+        raise ValueError("long_strip must be 8, 16, 24 or 32")
+    if knob.name == "vector_width" and value not in (256, 512):
+        raise ValueError("vector_width must be 256 or 512")
+    if knob.name == "prewarm" and value not in ("auto", "0", "1"):
+        raise ValueError("prewarm must be auto, 0 or 1")
+    if knob.name == "fast_exchange" and value not in ("shfl", "shared"):
+        raise ValueError("fast_exchange must be shfl or shared")
+    return value
+
+
+def from_environ(environ) -> tuple[dict, dict]:
+    """Values and sources from an environment mapping; ValueError on a bad value."""
+    values = {k.name: k.default for k in KNOBS}
+    source = {k.name: "default" for k in KNOBS}
+    for name, var in ENV_OF.items():
+        text = environ.get(var)
+        if text is None:
+            continue
+        knob = _BY_NAME[name]
+        if knob.kind is bool:       # these were "set to anything" flags: keep that meaning
+            values[name] = text.strip().lower() not in ("", "0", "false", "no", "off")
+        elif name == "prewarm":
+            values[name] = {"": "auto"}.get(text.strip(), text.strip())
+            _check(knob, values[name])
+        else:
+            values[name] = text
+        source[name] = var
+    for item in (environ.get(ENV_CONFIG) or "").split(","):
+        if not item.strip():
+            continue
+        name, sep, text = item.partition("=")
+        name = name.strip().lower()
+        if not sep or name not in _BY_NAME:
+            raise ValueError(f"{ENV_CONFIG}: {item.strip()!r} is not name=value of a knob "
+                             "(s2g info --config lists them)")
+        values[name] = _check(_BY_NAME[name], parse(_BY_NAME[name], text))
+        source[name] = ENV_CONFIG
+    return values, source
+
+
+def _legacy(environ) -> list[str]:
+    """Variables of earlier versions that are set: their S2G_CONFIG spelling."""
+    known = set(ENV_OF.values()) | {ENV_CONFIG}
+    out = []
+    for var in sorted(environ):
+        if var.startswith("S2G_") and var not in known:
+            name = var[4:].lower()
+            if name in _BY_NAME:
+                out.append(f"{var} is no longer read; use {ENV_CONFIG}={name}={environ[var]}")
+    return out
+
+
+_LOCK = threading.Lock()
+_SETTINGS: Settings | None = None
+_COMPILED: set = set()       # compile knobs already read by a kernel module
+
+
+def settings() -> Settings:
+    """The values in effect (the environment is read at the first call)."""
+    global _SETTINGS
+    s = _SETTINGS
+    if s is not None:
+        return s
+    with _LOCK:
+        if _SETTINGS is None:
+            try:
+                values, source = from_environ(os.environ)
+            except ValueError as exc:
+                from .errors import S2GError
+                raise S2GError(str(exc)) from None
+            for line in _legacy(os.environ):
+                warnings.warn(line, stacklevel=2)
+            _SETTINGS = Settings(values, source)
+        return _SETTINGS
+
+
+def compile_time(name: str):
+    """A *compile* knob's value, for a kernel module at its import: later
+    :func:`configure` calls of this knob warn that they come too late."""
+    _COMPILED.add(name)
+    return getattr(settings(), name)
+
+
+def configure(**values) -> Settings:
+    """Set knobs for this process (validated); returns the new settings."""
+    global _SETTINGS
+    cur = settings()
+    new, source = cur.as_dict(), dict(cur._source)
+    for name, value in values.items():
+        knob = _BY_NAME.get(name)
+        if knob is None:
+            raise ValueError(f"no knob {name!r} (s2g info --config lists them)")
+        new[name] = _check(knob, value)
+        source[name] = "configure()"
+        if knob.when == "compile" and name in _COMPILED and value != cur.as_dict()[name]:
+            warnings.warn(f"{name} is fixed when its kernels are compiled; the new value "
+                          "applies to a new process", stacklevel=2)
+    with _LOCK:
+        _SETTINGS = Settings(new, source)
+    return _SETTINGS
+
+
+def reset() -> None:
+    """Forget the values (tests): the next :func:`settings` reads the environment again."""
+    global _SETTINGS
+    with _LOCK:
+        _SETTINGS = None
+
+
+def describe() -> list[tuple[str, object, str, str, str]]:
+    """(name, value, source, when, doc) of every knob, in :data:`KNOBS` order."""
+    s = settings()
+    return [(k.name, getattr(s, k.name), s.source(k.name), k.when, k.doc) for k in KNOBS]
