@@ -5,7 +5,7 @@
         --ns 1,4,16,32,64,128,256,1000 [--mode local] [--out rows.jsonl]
     NUMBA_NUM_THREADS=1 python -m bench.auto_pick ...        # the per-thread speedups
 
-Each point: ``align_batch(..., traceback=False)`` of each variant on ``n`` reads of
+Each point: ``align_batch(...)`` (scores and end cells) of each variant on ``n`` reads of
 length ``L`` (graph substrings, 1% substitutions), warm, median of ``--reps`` runs (one
 run past ``--long-run`` s), with the scores and end cells compared. A variant is skipped
 at a point when the rate it showed at that length predicts over ``--skip-ratio`` x the

@@ -32,14 +32,14 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=0, help="0: every core")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--lane-cells", type=int, default=None,
-                    help="LaneLimits.cells (default: the module's LANE_CELLS)")
+                    help="LaneLimits.cells (default: s2g.trace.batch.LANE_CELLS)")
     args = ap.parse_args(argv)
     import s2g
-    from s2g import traceback as tb
+    from s2g import trace as tb
     from s2g.gaf import gaf_line
     from s2g.result import BatchResult
     from s2g.simulate import sample_reads, snp_graph
-    from s2g.tb_common import _window
+    from s2g.trace.common import window
     from s2g.variants import simd
 
     sg, ref = snp_graph(args.bases, 50, 2, 1)
@@ -79,8 +79,8 @@ def main(argv=None):
         if j[k] < 0:
             continue
         v = np.searchsorted(graph.node_start, j[k], side="right") - 1
-        wn, ws, we = _window(v, j[k] - graph.node_start[v], L[k], graph.node_start,
-                             graph.pred_ptr, graph.pred_idx, 0)
+        wn, ws, we = window(v, j[k] - graph.node_start[v], L[k], graph.node_start,
+                            graph.pred_ptr, graph.pred_idx, 0)
         cells += int((we - ws + 1).sum()) * (int(i[k]) + 1)
     gaf = hashlib.sha1("\n".join(gaf_line(graph, x) for x in out).encode()).hexdigest()[:12]
     best = min(times)

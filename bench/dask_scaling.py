@@ -61,7 +61,7 @@ def single_process(graph, reads, variant, chunk, out_path):
     n = 0
     with open(out_path, "w") as fh:
         for b in s2g.iter_read_batches(reads, chunk):
-            write_gaf(fh, graph, s2g.align(graph, b, variant=variant))
+            write_gaf(fh, graph, s2g.align(graph, b, variant=variant, method="exact"))
             n += b.n_reads
     return n, time.perf_counter() - t
 
@@ -71,11 +71,11 @@ def pick_variant(graph, reads, candidates):
     import s2g
     from s2g.gaf import gaf_line
     batch = next(s2g.iter_read_batches(reads, 64))
-    want = [gaf_line(graph, r) for r in s2g.align(graph, batch, variant="cpu")]
+    want = [gaf_line(graph, r) for r in s2g.align(graph, batch, variant="cpu", method="exact")]
     tried = {}
     for v in candidates:
         try:
-            got = [gaf_line(graph, r) for r in s2g.align(graph, batch, variant=v)]
+            got = [gaf_line(graph, r) for r in s2g.align(graph, batch, variant=v, method="exact")]
         except Exception as exc:  # noqa: BLE001 - an unfinished variant: try the next one
             tried[v] = f"{type(exc).__name__}: {str(exc)[:200]}"
             continue
@@ -154,8 +154,9 @@ def main():
              "reads_per_s": n_ref / t_ref, "identical": True}]
     print(f"single process: {n_ref / t_ref:,.0f} reads/s ({t_ref:.2f} s)", flush=True)
 
-    opts = {"scoring": Scoring(), "mode": Mode.parse("local"), "variant": variant,
-            "traceback": True, "max_traceback_cells": None, "threads": args.threads}
+    from s2g.plan import RunOptions
+    opts = RunOptions(scoring=Scoring(), mode=Mode.parse("local"), variant=variant,
+                      threads=args.threads)
     spec = sd.GraphSpec(os.path.abspath(gfa), "both", False,
                         (os.stat(gfa).st_size, os.stat(gfa).st_mtime_ns), sd.fingerprint(graph))
     warm_batch = next(s2g.iter_read_batches(warm, 256))
@@ -167,8 +168,8 @@ def main():
             t_warm = time.perf_counter() - t
             out = os.path.join(tmp, f"dask{k}.gaf")
             t = time.perf_counter()
-            st = sd.align_file(client, gfa, reads, out, variant=variant, chunk_size=chunk,
-                               client_graph=graph, threads=args.threads)
+            st = sd.align_file(client, gfa, reads, out, opts, sd.DaskSettings(chunk_size=chunk),
+                               client_graph=graph)
             dt = time.perf_counter() - t
             same = sha(out) == ref_sha
             runs.append({"mode": f"dask local, {k} {args.device.upper()} worker(s)", "workers": k,

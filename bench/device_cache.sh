@@ -7,8 +7,8 @@
 # kernel modules with Numba's cubins (~/.cache/s2g, mtimes kept to the nanosecond: Numba
 # keys its cache on the source file's stamp, a float mtime, so a ustar archive's whole
 # seconds missed every entry (session 17); the module file is named by its text's hash,
-# so a changed kernel misses, never a stale hit) and s2g/__pycache__ (used only where the tree's
-# sources keep their stamps); copy the file to .devcache/ here and carry it. `restore` of
+# so a changed kernel misses, never a stale hit) and s2g's __pycache__ folders (used only
+# where the tree's sources keep their stamps); copy the file to .devcache/ here and carry it. `restore` of
 # a missing file is a no-op.
 set -uo pipefail
 what=${1:-} file=${2:-}
@@ -16,7 +16,8 @@ case "$what" in
   save)
     mkdir -p "$(dirname "$file")"
     tar --format=posix -czpf "$file" -C "$HOME" .cache/s2g 2>/dev/null
-    tar --format=posix -czpf "${file%.tgz}_pycache.tgz" s2g/__pycache__ s2g/variants/__pycache__ 2>/dev/null
+    # every package's (s2g/trace/, s2g/trace/long/, s2g/seeded/, s2g/variants/fast/, ...)
+    tar --format=posix -czpf "${file%.tgz}_pycache.tgz" $(find s2g -type d -name __pycache__) 2>/dev/null
     ls -la "$file" "${file%.tgz}_pycache.tgz" ;;
   restore)
     [ -f "$file" ] && tar -xzpf "$file" -C "$HOME" && echo "restored $file"

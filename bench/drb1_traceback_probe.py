@@ -11,7 +11,7 @@ from s2g.graph import load_graph
 from s2g.reads import ReadBatch
 from s2g.scoring import Scoring, Mode
 from s2g.variants import cpu_parallel
-from s2g import gpu_traceback as gt
+from s2g.trace import gpu_program
 from bench.fast import fasta, pieces
 sc = Scoring(); a,b,o,e = sc.as_tuple()
 hs = fasta("../shared/data/real/drb1_odgi/DRB1-3123.fa")
@@ -21,7 +21,7 @@ seqs = pieces(hs, N, 150, np.random.default_rng(11))
 rb = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
 res = cpu_parallel.align_batch(g, rb, sc, Mode.LOCAL)
 idx = np.nonzero(res.end_j >= 0)[0]
-sz = gt._sizes(idx, res.score, res.end_i, res.end_j, int(Mode.LOCAL), a, e, g.base, g.node_start, g.pred_ptr, g.pred_idx)
+sz = gpu_program.sizes(idx, res.score, res.end_i, res.end_j, int(Mode.LOCAL), a, e, g.base, g.node_start, g.pred_ptr, g.pred_idx)
 cells = sz[:,0] * (res.end_i[idx] + 1)
 o_ = np.argsort(-cells)
 print("cells total", cells.sum(), "top 10", cells[o_[:10]].tolist())
@@ -30,7 +30,7 @@ print("scores of top:", res.score[idx[o_[:5]]].tolist(), "end_i", res.end_i[idx[
 print("N per read top:", [seqs[i].count('N') for i in idx[o_[:5]]])
 print("reads with N:", sum(1 for s in seqs if 'N' in s))
 import time
-from s2g.traceback import traceback_batch
+from s2g.trace import traceback_batch
 import numba
 for n in (2000, N):
     sub = rb.subset(list(range(n)))

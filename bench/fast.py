@@ -22,6 +22,7 @@ import warnings
 
 import numpy as np
 
+from s2g.config import settings
 from s2g.graph import load_graph
 from s2g.reads import ReadBatch
 from s2g.scoring import Mode, Scoring
@@ -218,7 +219,7 @@ def main():
             bad_total += nb
             print(f"check {L} bp: {nb} mismatches", flush=True)
         r, _ = time_kernel(gl, rl, sc, Mode.LOCAL, G, K, 3, pipe)
-        pair = fast.PAIR and fast.pair_fits(sc, Mode.LOCAL, L)
+        pair = settings().fast_pair and fast.pair_fits(sc, Mode.LOCAL, L)
         units = -(-n // 2) if pair else n
         G, K, NR = fast.launch_shape(gl, L, pair, units, G, K)
         G, K, blocks, block, _, P, SG = fast.plan(gl, L, units * NR, G, K, pair, pipe)
@@ -256,7 +257,7 @@ def main():
             out["checks"][gp] = nb
             bad_total += nb
             print(f"check {gp}: {nb} mismatches", flush=True)
-        G, K = fast.choose_config(plen, fast.PAIR and fast.pair_fits(sc, Mode.LOCAL, plen))
+        G, K = fast.choose_config(plen, settings().fast_pair and fast.pair_fits(sc, Mode.LOCAL, plen))
         # (what `s2g align` would use)
         r, _ = time_kernel(g, batch(seqs), sc, Mode.LOCAL, G, K, 5 if not args.quick else 3)
         r.update(workload=f"{gp} (slots {fast.kernel_slots(g)}), {plen} bp pieces, local")
@@ -269,7 +270,7 @@ def main():
                 continue
             rl = batch(pieces(hs, n, L, rng))
             r, _ = time_kernel(g, rl, sc, Mode.LOCAL, None, None, 3)
-            pair = fast.PAIR and fast.pair_fits(sc, Mode.LOCAL, L)
+            pair = settings().fast_pair and fast.pair_fits(sc, Mode.LOCAL, L)
             units = -(-n // 2) if pair else n
             G, K, NR = fast.launch_shape(g, L, pair, units)
             r.update(G=G, K=K, ranges=NR, workload=f"{gp}, {n} x {L} bp pieces, local")

@@ -1,4 +1,5 @@
-"""Where does `fast` spend its time? One GPU process per kernel build (env vars pick it).
+"""Where does `fast` spend its time? One GPU process per kernel build (knobs pick it:
+``S2G_CONFIG=fast_block=256,fast_nsh=0 ...``, s2g/config.py).
 
     python3 bench/fast_profile.py [--graphs snp50,linear,snp200,snp10] [--configs 8x19,...]
                                   [--reads 16384] [--sass DIR] [--ncu]
@@ -20,6 +21,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.fast import batch, check, time_kernel  # noqa: E402
+from s2g.config import describe, settings  # noqa: E402
 from s2g.graph import load_graph  # noqa: E402
 from s2g.scoring import Mode, Scoring  # noqa: E402
 from s2g.simulate import sample_reads, snp_graph  # noqa: E402
@@ -60,7 +62,8 @@ def main():
     args = ap.parse_args()
     from numba import cuda
     dev = cuda.get_current_device()
-    tag = " ".join(f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("S2G_FAST"))
+    tag = " ".join(f"{name}={value}" for name, value, source, _, _ in describe()
+                   if name.startswith("fast_") and source != "default")
     sc = Scoring()
     tmp = tempfile.mkdtemp()
     for gname in args.graphs.split(","):
@@ -76,7 +79,7 @@ def main():
                 return
             nb = -1 if args.no_check else check(g, batch(seqs[:256]), sc, Mode.LOCAL, G, K, gname)
             r, _ = time_kernel(g, rb, sc, Mode.LOCAL, G, K, 5)
-            pair = fast.PAIR and fast.pair_fits(sc, Mode.LOCAL, args.len)
+            pair = settings().fast_pair and fast.pair_fits(sc, Mode.LOCAL, args.len)
             kern = fast.get_kernel(G, K, Mode.LOCAL, True, pair)
             regs = kern.get_regs_per_thread()
             n_sh, _ = fast.shared_slots(kern, G, K, fast.kernel_slots(g), fast.BLOCK)

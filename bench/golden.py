@@ -3,6 +3,9 @@ the CLI and print one SHA-1 per output (GAF, or GAF + stderr summary counts).
 
     python -m bench.golden --save /tmp/golden.txt     # before the change
     python -m bench.golden --check /tmp/golden.txt    # after: exit 1 on any difference
+    python -m bench.golden --gpu --check FILE          # on the GPU machine: the same cases
+                                                       # on the GPU (-v fast; seeded and
+                                                       # auto pick the GPU) == the CPU's
 
 The cases cover every CPU path a restructuring can move: v0/cpu/simd exact DP with
 traceback in all three modes, --no-traceback, the seeded path (default and --max-windows
@@ -87,11 +90,13 @@ def _cases(tmp):
     return out
 
 
-def run(threads: int):
+def run(threads: int, gpu: bool = False):
     res = []
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, S2G_PREWARM="0")
         for name, args in _cases(tmp):
+            if gpu:     # the GPU's exact variant for every CPU one: GPU GAF == CPU GAF
+                args = ["fast" if a in ("v0", "cpu", "simd") else a for a in args]
             gaf = os.path.join(tmp, "out.gaf")
             p = subprocess.run([sys.executable, "-m", "s2g", "align", *args, "-o", gaf,
                                 "-t", str(threads), "--no-graph-cache", "--no-progress"],
@@ -114,8 +119,10 @@ def main(argv=None):
     g.add_argument("--save", metavar="FILE")
     g.add_argument("--check", metavar="FILE")
     ap.add_argument("-t", "--threads", type=int, default=2)
+    ap.add_argument("--gpu", action="store_true",
+                    help="run the cases on the GPU (needs one); compare with CPU hashes")
     a = ap.parse_args(argv)
-    res = run(a.threads)
+    res = run(a.threads, a.gpu)
     if a.save:
         with open(a.save, "w") as f:
             f.writelines(f"{h}  {n}\n" for n, h in res)

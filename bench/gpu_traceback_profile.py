@@ -4,11 +4,11 @@
 
 Simulates a SNP graph (node length 50, branching 2) and 150 bp reads with 1% errors,
 scores them with the `fast` kernel, then runs ``traceback_batch`` on the CPU (all
-cores) and on the GPU (:mod:`s2g.gpu_traceback`), each twice (the second, warm, run is
+cores) and on the GPU (:mod:`s2g.trace.gpu`), each twice (the second, warm, run is
 reported), checks that both give identical tracebacks, and prints the GPU path's stages
 (window sizes and programs on the CPU, the device part and within it the kernel, timed
 with CUDA events, the summary) per read, with the column scratch per read and
-interleaved across reads (``gpu_traceback.INTERLEAVE``).
+interleaved across reads (the knob ``gpu_tb_interleave``).
 """
 import argparse
 import os
@@ -16,12 +16,13 @@ import tempfile
 import time
 
 
-from s2g import gpu_traceback
+from s2g.config import configure
 from s2g.graph import load_graph
 from s2g.reads import ReadBatch
 from s2g.scoring import Mode, Scoring
 from s2g.simulate import sample_reads, snp_graph
-from s2g.traceback import traceback_batch
+from s2g.trace import traceback_batch
+from s2g.trace.gpu_chunk import PROFILE
 from s2g.variants import fast
 
 
@@ -46,10 +47,10 @@ def main():
     print(f"{dev}: {n} reads x 150 bp, SNP graph {args.bases} bp, {os.cpu_count()} CPUs")
     want = None
     for where in ("cpu", "gpu, column scratch per read", "gpu, column scratch interleaved"):
-        gpu_traceback.INTERLEAVE = where.endswith("interleaved")
+        configure(gpu_tb_interleave=where.endswith("interleaved"))
         for _ in range(2):                 # the second (warm) run is reported
-            for k in gpu_traceback.PROFILE:
-                gpu_traceback.PROFILE[k] = 0.0
+            for k in PROFILE:
+                PROFILE[k] = 0.0
             t = time.perf_counter()
             traceback_batch(g, reads, sc, mode, res, device=where != "cpu")
             dt = time.perf_counter() - t
@@ -61,7 +62,7 @@ def main():
               f"{n / dt:10,.0f} reads/s; differing from the CPU's: {bad}")
         assert bad == 0
         if where != "cpu":
-            for k, v in gpu_traceback.PROFILE.items():
+            for k, v in PROFILE.items():
                 print(f"    stage {k:8s} {v:7.3f} s  {v * 1e6 / n:7.2f} us/read")
 
 

@@ -26,7 +26,7 @@ Measurement protocol (STYLE.md habit 11, ARCHITECTURE.md "Measuring")
   V1-V4 publish the kernel time of their last ``align_batch`` as ``last_kernel_ms``
   (module or ``s2g.variants._cuda_common``), which the harness resets to -1 before
   each call. A variant without a hook, and every CPU variant, is timed with a host
-  clock around ``align_batch(traceback=False)`` after a device synchronize
+  clock around ``align_batch`` (scores and end cells) after a device synchronize
   (``timing: "host"``). ``host_call_s`` (whole call, transfers included) is kept too.
 * **e2e_s**: ``load_graph`` + ``read_reads`` + ``s2g.align(traceback=True)`` +
   ``write_gaf`` to a file, after one warm-up, on the first ``e2e_n_reads`` reads
@@ -380,7 +380,7 @@ def _call(module, wl, reads, cfg, is_cuda):
         h.last_kernel_ms = -1.0
     _cuda_sync(is_cuda)
     t0 = time.perf_counter()
-    res = module.align_batch(wl.graph, reads, cfg.scoring, cfg.mode, traceback=False)
+    res = module.align_batch(wl.graph, reads, cfg.scoring, cfg.mode)
     _cuda_sync(is_cuda)
     t = time.perf_counter() - t0
     kern = None
@@ -422,7 +422,7 @@ def _e2e_once(name, wl, fq, cfg, is_cuda, out_path):
     t0 = time.perf_counter()
     g = s2g.load_graph(wl.gfa, break_cycles=wl.break_cycles)
     rb = s2g.read_reads(fq)
-    res = s2g.align(g, rb, cfg.scoring, cfg.mode, variant=name, traceback=True)
+    res = s2g.align(g, rb, cfg.scoring, cfg.mode, variant=name, traceback=True, method="exact")
     with open(out_path, "w") as fh:
         write_gaf(fh, g, res)
     _cuda_sync(is_cuda)
@@ -461,7 +461,7 @@ def v0_reference(wl, c, cfg):
     have = wl.v0.get("scores")
     if have is None or len(have) < c:
         mod = registry.get_variant("v0")
-        res = mod.align_batch(wl.graph, _subset(wl, c), cfg.scoring, cfg.mode, traceback=False)
+        res = mod.align_batch(wl.graph, _subset(wl, c), cfg.scoring, cfg.mode)
         wl.v0["scores"] = res.score.copy()
     return wl.v0["scores"][:c]
 
@@ -513,7 +513,7 @@ def measure_variant(name, wl, cfg) -> dict:
         per_read = wl.v0.get("per_read_s") or _cells(wl, 1) / 2e8
         c = min(k, cfg.check_reads if per_read * cfg.check_reads < cfg.check_budget
                 else max(1, int(cfg.check_budget / max(per_read, 1e-9))))
-        got = module.align_batch(wl.graph, _subset(wl, c), cfg.scoring, cfg.mode, traceback=False).score
+        got = module.align_batch(wl.graph, _subset(wl, c), cfg.scoring, cfg.mode).score
         ref = v0_reference(wl, c, cfg) if name != "v0" else got
         if name == "v0":
             wl.v0["scores"] = got.copy()

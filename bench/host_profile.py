@@ -25,7 +25,7 @@ from s2g.graph import load_graph
 from s2g.reads import iter_read_batches
 from s2g.scoring import Mode, Scoring
 from s2g.simulate import sample_reads, snp_graph
-from s2g.traceback import traceback_batch
+from s2g.trace import traceback_batch
 from s2g.variants import cpu_parallel
 
 

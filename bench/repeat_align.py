@@ -23,7 +23,7 @@ def run(argv):
     extra = argv[3:] if len(argv) > 2 and argv[2].isdigit() else argv[2:]
     for k in range(n):
         t = time.perf_counter()
-        for name in ("s2g.variants.fast", "s2g.gpu_traceback"):
+        for name in ("s2g.variants.fast", "s2g.trace.gpu_chunk"):
             prof = getattr(sys.modules.get(name), "PROFILE", None)
             for key in prof or {}:
                 prof[key] = type(prof[key])(0)

@@ -3,10 +3,11 @@
     python -m bench.sass [--strip 32] [--mode local|global] [--no-prmt] [--maxreg 128]
                          [--out DIR]
 
-Compiles s2g/gpu_long.py's kernel to PTX for sm_90 (``numba.cuda.compile_ptx``, as the
-tests do), assembles it with ptxas at the register cap ``get_kernel`` uses, and prints
-ptxas's register and spill counts and the SASS instructions a row in the cells (from
-the first row's substitution PRMT to the last row's; PRMT tables only). ptxas and
+Compiles the kernel of s2g/trace/long/source.py to PTX for sm_90
+(``numba.cuda.compile_ptx``, as the tests do), assembles it with ptxas at the register
+cap ``get_kernel`` uses, and prints ptxas's register and spill counts and the SASS
+instructions a row in the cells (from the first row's substitution PRMT to the last
+row's; PRMT tables only). ptxas and
 cuobjdump come from pip wheels, no driver needed: ``pip download --no-deps
 "nvidia-cuda-nvcc==13.0.*" nvidia-cuda-cuobjdump``, unzip both into a folder and pass
 ``--bin FOLDER/nvidia/cu13/bin`` (or set PTXAS_BIN); installed wheels are found by
@@ -59,10 +60,10 @@ def main(argv=None):
     # compile_ptx asks numba-cuda for "the current device" even without one (tests do this)
     import numba.cuda.dispatcher as disp
     disp.get_current_device = lambda: types.SimpleNamespace(compute_capability=(9, 0))
-    from s2g import gpu_long
-    S = gpu_long.S if args.strip is None else args.strip
-    cap = gpu_long.MAXREG if args.maxreg is None else args.maxreg
-    ptx = gpu_long.compile_ptx((9, 0), S, args.mode == "local", not args.no_prmt)
+    from s2g.trace.long import plan, source
+    S = plan.S if args.strip is None else args.strip
+    cap = plan.MAXREG if args.maxreg is None else args.maxreg
+    ptx = source.compile_ptx((9, 0), S, args.mode == "local", not args.no_prmt)
     out = args.out or tempfile.mkdtemp()
     os.makedirs(out, exist_ok=True)
     name = f"long_S{S}_{args.mode}{'_cmp' if args.no_prmt else ''}"

@@ -17,7 +17,7 @@ a reverse-strand read), with ``--error`` errors per base (substitutions, and
   walk or scores at least the graph's optimum (full DP of the off-walk reads with MAPQ >=
   30); for MAPQ thresholds 0/10/20/30/40/60, how many reads reach it and the shares of
   those on their true walk and correct, with MAPQ as computed and without counting the
-  chains left out by ``--max-windows`` (the rule of seeded._pick since issue #40).
+  chains left out by ``--max-windows`` (the rule of s2g.seeded.mapq.pick since issue #40).
 
 Writes DIR/seeded.json and prints a table. ``sim:N`` makes an ``s2g simulate`` graph of
 N bases (node length 50, 2 alleles per site) in a temporary directory; ``rep:N[:C]`` the
@@ -207,8 +207,7 @@ def run_graph(spec, args, rng):
     sa.totals = dict.fromkeys(sa.totals, 0)
     prof = None
     if args.device == "gpu":
-        from s2g import gpu_traceback
-        prof = gpu_traceback.PROFILE
+        from s2g.trace.gpu_chunk import PROFILE as prof
         for key in prof:
             prof[key] = 0.0
     t0 = time.perf_counter()

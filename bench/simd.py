@@ -18,8 +18,8 @@ stops the run. V0 (sequential) and cpu are timed on the subsample, simd on all r
 
 End to end (``*_e2e`` records, GCUPS over the same cells): kernel, traceback and GAF
 text in memory (no parsing, no writing). ``v0_e2e`` is V0 with the scalar traceback
-(``s2g.traceback.traceback_read`` per read: the CPU traceback before the lane kernel,
-``LANE_CELLS = 0``); ``cpu_e2e`` and ``simd_e2e`` use ``traceback_batch`` as ``s2g
+(``s2g.trace.scalar.traceback_read`` per read: the CPU traceback before the lane kernel,
+``LaneLimits(cells=0)``); ``cpu_e2e`` and ``simd_e2e`` use ``traceback_batch`` as ``s2g
 align`` does (reads in lanes). The GAF text of simd_e2e must equal v0_e2e's on the
 subsample. ``e2e_over_kernel``: simd_e2e GCUPS / simd GCUPS at the same thread count.
 
@@ -48,7 +48,7 @@ import numba
 import numpy as np
 
 import s2g
-from s2g import traceback as tb
+from s2g import trace as tb
 from s2g.gaf import gaf_text
 from s2g.reads import ReadBatch
 from s2g.result import BatchResult
@@ -162,11 +162,8 @@ def triple(res):
 
 def scalar_traceback(graph, reads, sc, mode, res, col_lo=None):
     """traceback_batch with every read in traceback_read (the pre-lane CPU traceback)."""
-    saved, tb.LANE_CELLS = tb.LANE_CELLS, 0
-    try:
-        return tb.traceback_batch(graph, reads, sc, mode, res, col_lo=col_lo)
-    finally:
-        tb.LANE_CELLS = saved
+    return tb.traceback_batch(graph, reads, sc, mode, res, col_lo=col_lo,
+                              limits=tb.LaneLimits(cells=0))
 
 
 def physical_cores():
@@ -235,11 +232,12 @@ def main(argv=None):
             return gaf_text(graph, scalar_traceback(graph, batch, sc, mode, res))
 
         def cpu_e2e(batch):
-            return gaf_text(graph, cpu_parallel.align_batch(graph, batch, sc, mode, traceback=True))
+            res = cpu_parallel.align_batch(graph, batch, sc, mode)
+            return gaf_text(graph, tb.traceback_batch(graph, batch, sc, mode, res))
 
         def simd_e2e(batch):
-            return gaf_text(graph, simd.align_batch(graph, batch, sc, mode, traceback=True,
-                                                    lanes=args.lanes))
+            res = simd.align_batch(graph, batch, sc, mode, lanes=args.lanes)
+            return gaf_text(graph, tb.traceback_batch(graph, batch, sc, mode, res))
         # warm-up (compile or cache load) and the exactness checks, all before timing
         r_v0 = v0_cpu.align_batch(graph, sub, sc, mode)
         same(triple(r_v0), triple(run_simd(sub)), f"simd vs v0 ({mode.name}, {sub.n_reads} reads)")

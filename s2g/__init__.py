@@ -12,6 +12,8 @@ See README.md for the CLI and ARCHITECTURE.md (../shared) for the semantics.
 """
 from __future__ import annotations
 
+import os
+
 from . import _numba  # noqa: F401  (first: the CPU target's vector width, before any JIT)
 from .errors import GraphError, ReadError, S2GError
 from .graph import FlatGraph, graph_info, load_graph
@@ -24,19 +26,35 @@ __version__ = "0.1.0"
 
 
 def align(graph: FlatGraph, reads: ReadBatch, scoring: Scoring | None = None, mode="local",
-          variant: str = "auto", traceback: bool = True, max_traceback_cells: int | None = None
-          ) -> BatchResult:
+          variant: str = "auto", traceback: bool = True, max_traceback_cells: int | None = None,
+          method: str = "auto", index=None) -> BatchResult:
     """Align every read of ``reads`` to ``graph``; one result per read, in order.
 
     ``variant``: a registered name (``s2g variants``) or ``"auto"`` (the fastest
     exact variant this machine can run). With ``traceback`` each aligned read gets a
     :class:`Traceback` (path, offsets, CIGAR). ``graph`` may also be a cyclic graph from
-    :func:`s2g.graph.open_graph` (unrolled for the batch's longest read). The same driver
-    as ``s2g align`` (:class:`s2g.aligner.Aligner`).
+    :func:`s2g.graph.open_graph` (unrolled for the batch's longest read).
+
+    ``method``: ``"exact"`` (full-graph DP: the global optimum for every read),
+    ``"seeded"`` (seeds, chains and exact DP inside candidate windows, with MAPQ; as
+    ``s2g align --seeded``) or ``"auto"``, chosen as ``s2g align`` chooses
+    (:func:`s2g.plan.choose_method`): full-graph DP on graphs under 100,000 columns
+    (1,000,000 with a GPU variant), and on larger ones too when the reads' full-graph DP
+    is small (at most 5e9 cells a CPU core, 1e12 on a GPU), or in global mode; seeded
+    alignment otherwise. ``index``: seeded alignment's
+    :class:`~s2g.index.SeedIndex` or the path of its file (``s2g index``); None: built in
+    memory when seeded alignment runs. The same driver as ``s2g align``
+    (:mod:`s2g.plan`, :class:`s2g.aligner.Aligner`).
     """
     from .aligner import Aligner
-    return Aligner(graph, scoring, mode, variant, traceback=traceback,
-                   max_traceback_cells=max_traceback_cells).align(reads)
+    from .plan import RunOptions, SeededOptions, plan
+    path = index if isinstance(index, (str, os.PathLike)) else None
+    options = RunOptions(scoring or Scoring(), mode, variant, method, traceback=traceback,
+                         max_traceback_cells=max_traceback_cells,
+                         seeded=SeededOptions(index=os.fspath(path) if path else None))
+    cells = int(graph.n_bases) * int(reads.lengths().sum())   # the whole input: one batch
+    run = plan(graph, options, run_cells=cells, index=None if path else index)
+    return Aligner.from_plan(run).align(reads)
 
 
 __all__ = ["align", "load_graph", "read_reads", "iter_read_batches", "graph_info", "Scoring",

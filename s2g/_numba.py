@@ -10,13 +10,15 @@ machine's Emerald Rapids the `simd` kernel's int16 lane loops came out as ymm/xm
 (`simd.asm_report()`), 16 lanes an instruction where AMD's Zen 4 got zmm and 32. Where
 the host has AVX-512BW, :func:`prefer_512` adds ``-prefer-256-bit`` to the CPU features
 Numba hands LLVM (before the first compilation; part of Numba's cache key, so cached
-code of the other width is not loaded). ``S2G_VECTOR_WIDTH=256`` keeps LLVM's choice;
+code of the other width is not loaded). The knob ``vector_width=256``
+(``S2G_CONFIG=vector_width=256``, s2g/config.py) keeps LLVM's choice;
 a user's own ``NUMBA_CPU_FEATURES`` is left alone (``NUMBA_CPU_NAME`` is not: the
 tests tune for an Intel CPU with it and check for zmm).
 """
-import os
+from .config import compile_time
 
-NJIT = dict(cache=os.environ.get("S2G_NO_CACHE", "") == "", nogil=True)
+#: read when the decorators run (s2g/config.py: *compile* knobs)
+NJIT = dict(cache=not compile_time("no_cache"), nogil=True)
 PARALLEL = dict(NJIT, parallel=True)
 
 
@@ -24,7 +26,7 @@ def prefer_512() -> bool:
     """Let LLVM use 512-bit vectors where the CPU has AVX-512BW (see the module doc);
     True when the features were changed. Effective only before Numba's first CPU
     compilation in the process (s2g calls it on import)."""
-    if os.environ.get("S2G_VECTOR_WIDTH", "") == "256":
+    if compile_time("vector_width") == 256:
         return False
     from numba.core import config
     if config.CPU_FEATURES is not None:
@@ -49,7 +51,7 @@ def start_cpu_target() -> None:
     Python on the GPU machine's host, ~0.35 s here; py-spy, bench/NOTES.md run 18).
     ``s2g align`` on a GPU calls it in a thread while its first kernel runs
     (:meth:`s2g.aligner.Aligner.align_scores`), having loaded the graph and built the
-    kernel's tables without Numba (``s2g.graph_core.PY_NODES``). An optimisation only:
+    kernel's tables without Numba (the ``py_nodes`` knob, :func:`s2g.graph_core.py_nodes`). An optimisation only:
     errors are left to the first compiled call."""
     try:
         from numba.core.compiler_lock import global_compiler_lock

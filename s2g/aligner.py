@@ -11,8 +11,10 @@ batches come from and where the text goes::
 
 :meth:`Aligner.align` runs the three stages one after the other (API, Dask workers);
 :meth:`Aligner.run` runs them overlapped in threads over a stream of batches
-(:func:`s2g.pipeline.run`, what ``s2g align`` does). The CLI keeps argument parsing,
-the choice of seeded or full-graph DP, output files, the progress bar and the report.
+(:func:`s2g.pipeline.run`, what ``s2g align`` does). The choice of the variant and of
+seeded or full-graph DP is the run's plan (:mod:`s2g.plan`, :meth:`Aligner.from_plan`);
+the CLI keeps argument parsing, output files, the progress bar and the report, which
+reads :meth:`Aligner.stats`.
 
 What the driver owns (and nothing else does):
 
@@ -27,12 +29,53 @@ What the driver owns (and nothing else does):
 """
 from __future__ import annotations
 
-import os
+import sys
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from .config import settings
+from .plan import Kernel, resolve_kernel
 from .scoring import Mode, Scoring
+
+
+@dataclass
+class AlignStats:
+    """What a run measured (:meth:`Aligner.stats`), for ``s2g align``'s closing line and
+    ``--timings``."""
+
+    #: stage -> seconds spent in it (``align``, ``traceback``, ``GAF text``, ``write``;
+    #: the stages overlap: they run in their own threads) and stage -> [first start,
+    #: last end], seconds from :meth:`Aligner.run`'s ``t0``
+    seconds: dict = field(default_factory=dict)
+    span: dict = field(default_factory=dict)
+    #: the first batch's align stage (compilation or cache loads included)
+    first_batch_s: float | None = None
+    #: variant -> [batches, reads] it aligned (full-graph DP)
+    ran: dict = field(default_factory=dict)
+    #: reads longer than a cyclic graph's seeded unrolling
+    too_long: int = 0
+    #: seeded alignment's counters and seconds (:attr:`s2g.seeded.SeededAligner.totals`)
+    seeded: dict | None = None
+    #: the GPU code's own counters, where it ran: ``fast`` (its kernel's launches, cells
+    #: and seconds), ``gpu_traceback`` (seconds per part, long-window kernel), ``devpool``
+    #: (the most device and pinned bytes held at once)
+    profiles: dict = field(default_factory=dict)
+
+
+def gpu_profiles() -> dict:
+    """Copies of the GPU modules' counters (module globals: ``s2g.variants.fast.PROFILE``,
+    ``s2g.trace.gpu_chunk.PROFILE``, ``s2g.variants._devpool.PEAK``) for those imported;
+    nothing is imported here."""
+    out = {}
+    for key, mod, name in (("fast", "s2g.variants.fast", "PROFILE"),
+                           ("gpu_traceback", "s2g.trace.gpu_chunk", "PROFILE"),
+                           ("devpool", "s2g.variants._devpool", "PEAK")):
+        m = sys.modules.get(mod)
+        if m is not None and hasattr(m, name):
+            out[key] = dict(getattr(m, name))
+    return out
 
 
 class Aligner:
@@ -48,30 +91,30 @@ class Aligner:
     :class:`~s2g.seeded.SeededAligner` (seeded alignment; its graph is the DAG used), or
     None for full-graph DP. ``max_read_len``: for a cyclic graph, the least read length
     it is unrolled for. ``threads``: Numba threads in every stage (None: all).
+    ``variant`` may also be a resolved :class:`~s2g.plan.Kernel` (then ``traceback_on`` is
+    its own); a run's :class:`~s2g.plan.Plan` gives one (:meth:`from_plan`).
     """
 
     def __init__(self, graph, scoring: Scoring | None = None, mode="local", variant="auto",
                  traceback: bool = True, traceback_on="auto", max_traceback_cells=None,
                  seeded=None, max_read_len=None, threads=None):
         from .graph import FlatGraph
-        from .traceback import MAX_CELLS
-        from .variants import registry
+        from .trace import MAX_CELLS
 
         self.scoring = scoring or Scoring()
         self.mode = Mode.parse(mode)
+        k = variant if isinstance(variant, Kernel) else resolve_kernel(variant, traceback_on)
         #: the variant given (auto: the machine's default, what ``s2g variants`` marks);
         #: with ``auto`` each full-graph batch runs :meth:`variant_for` its shape
-        self.auto = variant == "auto" or getattr(variant, "auto", False)
-        self.variant = registry.pick_auto() if variant == "auto" else variant
-        self.module = registry.get_variant(self.variant)
+        self.auto = bool(getattr(k.variant, "auto", False))
+        self.variant = k.variant
+        self.module = k.module
         self._modules = {}            # auto: the other variants' modules, once imported
         #: variant -> [batches, reads] it aligned (full-graph DP), for :meth:`describe`
         self.ran = {}
         self.traceback = bool(traceback)
         self.max_traceback_cells = max_traceback_cells or MAX_CELLS
-        self.tb_gpu = (traceback_on if isinstance(traceback_on, bool)
-                       else registry.traceback_on_gpu(traceback_on,
-                                                      registry.REGISTRY[self.variant]))
+        self.tb_gpu = k.tb_gpu
         self.seeded = seeded
         self.max_read_len = max_read_len
         self.cyclic = None if isinstance(graph, FlatGraph) else graph
@@ -83,8 +126,8 @@ class Aligner:
         #: reads longer than the seeded unrolling's read length (a warning at the end)
         self.too_long = 0
         # the GPU half of the traceback in the aligning thread, right after the kernel
-        self._inline = (self.tb_gpu and self.traceback
-                        and os.environ.get("S2G_TB_INLINE", "1") != "0")
+        # (the tb_inline knob, s2g/config.py)
+        self._inline = self.tb_gpu and self.traceback and settings().tb_inline
         self.first_batch_s = None
         self._prepared_len = 0     # reads up to this long: GPU traceback kernels loaded
         self._shadow = False       # the first launch's shadow work started (_in_kernel_shadow)
@@ -93,6 +136,26 @@ class Aligner:
         #: Numba threads for every stage (``numba.set_num_threads`` holds per calling
         #: thread, and the stages run in the pipeline's threads), None: all
         self.threads = threads
+        #: :meth:`run`'s stage seconds and spans (:class:`AlignStats`)
+        self.seconds, self.span = {}, {}
+
+    @classmethod
+    def from_plan(cls, plan):
+        """The Aligner of a run's :class:`~s2g.plan.Plan`: its variant, traceback place and
+        seeded aligner (or full-graph DP), with its options' scoring, mode, traceback,
+        threads."""
+        o = plan.options
+        return cls(plan.graph, o.scoring, o.mode, plan.kernel, traceback=o.traceback,
+                   max_traceback_cells=o.max_traceback_cells, seeded=plan.seeded,
+                   max_read_len=o.max_read_len, threads=o.threads)
+
+    def stats(self) -> AlignStats:
+        """What this aligner measured so far, and the GPU code's counters."""
+        return AlignStats(dict(self.seconds), {k: list(v) for k, v in self.span.items()},
+                          self.first_batch_s, {k: list(v) for k, v in self.ran.items()},
+                          self.too_long,
+                          dict(self.seeded.totals) if self.seeded is not None else None,
+                          gpu_profiles())
 
     def _use_threads(self):
         if self.threads:
@@ -119,7 +182,7 @@ class Aligner:
                 self.too_long += int(np.count_nonzero(batch.lengths() > self.seeded_read_len))
             res = self.seeded.align_batch(batch)
         else:
-            from .traceback import traceback_gpu_part
+            from .trace import traceback_gpu_part
             g = self.graph_for(batch)
             name = self.variant_for(batch, g)
             module = self._module(name)
@@ -140,8 +203,7 @@ class Aligner:
                 self._shadow = True
                 self._prepared_len = max(self._prepared_len, tb_len)
             try:
-                res = module.align_batch(g, batch, self.scoring, self.mode, traceback=False,
-                                         **kw)
+                res = module.align_batch(g, batch, self.scoring, self.mode, **kw)
             finally:
                 if prep is not None and prep.ident is not None:
                     prep.join()
@@ -181,7 +243,7 @@ class Aligner:
         if self.seeded is not None:
             self.seeded.traceback(batch, res, max_cells=self.max_traceback_cells)
             return res
-        from .traceback import traceback_batch
+        from .trace import traceback_batch
         flat, idx = res.__dict__.pop("_gpu_part", (None, None))
         traceback_batch(self.graph_for(batch), batch, self.scoring, self.mode, res,
                         max_cells=self.max_traceback_cells, device=self.tb_gpu, flat=flat,
@@ -239,16 +301,16 @@ class Aligner:
             yield from self.seeded.seed_batches(batches)
         return seeded()
 
-    def run(self, batches, write, timed=None) -> int:
+    def run(self, batches, write, t0=None) -> int:
         """Align a stream of batches with the stages overlapped in threads
         (:func:`s2g.pipeline.run`); ``write((n_reads, n_aligned, gaf_bytes))`` is called
-        in input order, in the calling thread. ``timed(name, fn)``: wraps each stage
-        (``"align"``, ``"traceback"``, ``"GAF text"``, ``"write"``) for timings.
-        Returns the number of batches."""
+        in input order, in the calling thread. Each stage (``"align"``, ``"traceback"``,
+        ``"GAF text"``, ``"write"``) is timed into :meth:`stats` (spans from ``t0``, a
+        ``time.perf_counter()``; default: now). Returns the number of batches."""
         import itertools
 
         from . import pipeline
-        timed = timed or (lambda name, fn: fn)
+        timed = self._timer(time.perf_counter() if t0 is None else t0)
         batches = iter(batches)          # cold caches: compile ahead while the first batch
         first = next(batches, None)      # is read (s2g.warmup); its size picks the kernels
         if first is not None:
@@ -265,6 +327,23 @@ class Aligner:
                                 format_one=timed("GAF text", format_one))
         finally:
             self.close_prewarm()
+
+    def _timer(self, t0):
+        """``timed(name, fn)``: ``fn`` adding its seconds to :attr:`seconds` and its span
+        (from ``t0``) to :attr:`span` under ``name``."""
+        spent, span = self.seconds, self.span
+
+        def timed(name, fn):
+            def run(*a):
+                t = time.perf_counter()
+                try:
+                    return fn(*a)
+                finally:
+                    t1 = time.perf_counter()
+                    spent[name] = spent.get(name, 0.0) + t1 - t
+                    span.setdefault(name, [t - t0, 0.0])[1] = t1 - t0
+            return run
+        return timed
 
     def describe(self) -> str:
         """How the reads were aligned, for the CLI's closing line."""
@@ -288,13 +367,13 @@ class Aligner:
 def _in_kernel_shadow(mode, scoring, tb_len, cpu):
     """Host work for the time a GPU kernel runs: Numba's CPU target started (``cpu``:
     :func:`s2g._numba.start_cpu_target`) and, for reads up to ``tb_len`` bases (0: none),
-    the GPU traceback's kernels loaded (:func:`s2g.gpu_traceback.prepare`)."""
+    the GPU traceback's kernels loaded (:func:`s2g.trace.gpu.prepare`)."""
     if cpu:
         from . import _numba
         _numba.start_cpu_target()
     if tb_len:
-        from . import gpu_traceback
-        gpu_traceback.prepare(mode, scoring, tb_len)
+        from .trace import gpu
+        gpu.prepare(mode, scoring, tb_len)
 
 
 def _takes(fn, name) -> bool:

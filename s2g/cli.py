@@ -23,6 +23,7 @@ import warnings
 from . import __version__
 from .errors import S2GError
 from .output import output, same_file
+from .plan import is_cyclic
 
 BATCH = 20_000
 #: GPU variants: larger batches keep the GPU fuller (e2e 100,000 x 150 bp on an H200:
@@ -231,8 +232,7 @@ def _add_dask_opts(group):
 
 
 def cmd_align(args) -> int:
-    from .scoring import Mode, Scoring
-    from .variants import registry
+    from .plan import cores, resolve_kernel
 
     _check_ranges(args)
     _check_graph_path(args.graph)
@@ -240,23 +240,34 @@ def cmd_align(args) -> int:
         if args.threads < 1:
             raise S2GError("--threads must be >= 1")
         import numba
-        cores = min(_cores(), numba.config.NUMBA_NUM_THREADS)
-        if args.threads > cores:
-            warnings.warn(f"--threads {args.threads} is more than the {cores} cores here; "
-                          f"using {cores}")
-        args.threads = min(args.threads, cores)
+        n = min(cores(), numba.config.NUMBA_NUM_THREADS)
+        if args.threads > n:
+            warnings.warn(f"--threads {args.threads} is more than the {n} cores here; "
+                          f"using {n}")
+        args.threads = min(args.threads, n)
         numba.set_num_threads(args.threads)     # this thread; the Aligner sets its stages
-    scoring = Scoring(args.match, args.mismatch, args.gap_open, args.gap_extend)
-    mode = Mode.parse(args.mode)
-    variant = registry.pick_auto() if args.variant == "auto" else args.variant
-    module = registry.get_variant(variant)  # fail before reading anything
-    tb_gpu = _traceback_on_gpu(args.traceback_on, registry.REGISTRY[variant])
+    options = run_options(args)
+    kernel = resolve_kernel(options.variant, options.traceback_on)   # fail before reading
     if args.batch_size is None:
-        args.batch_size = GPU_BATCH if registry.REGISTRY[variant].device == "cuda" else BATCH
+        args.batch_size = GPU_BATCH if kernel.device == "cuda" else BATCH
     if args.reads != "-" and not os.path.exists(args.reads):
         raise S2GError(f"{args.reads}: no such file")
     with output(args.output, inputs=_align_inputs(args)) as out:
-        return _align(args, out, scoring, mode, variant, module, tb_gpu)
+        return _align(args, out, options, kernel)
+
+
+def run_options(args):
+    """``s2g align``'s options as the run's record (:class:`s2g.plan.RunOptions`)."""
+    from .plan import RunOptions, SeededOptions
+    from .scoring import Scoring
+    return RunOptions(
+        Scoring(args.match, args.mismatch, args.gap_open, args.gap_extend), args.mode,
+        args.variant, args.method, traceback=not args.no_traceback,
+        traceback_on=args.traceback_on, max_traceback_cells=args.max_traceback_cells,
+        seeded=SeededOptions(args.index, args.max_occ, args.max_windows, args.unseeded,
+                             args.secondary, args.secondary_ratio),
+        threads=args.threads, graph_path=args.graph, strands=args.strands,
+        break_cycles=args.break_cycles, max_read_len=args.max_read_len)
 
 
 #: ``s2g align``'s numeric options with a plain range: (attribute, option, lowest, highest)
@@ -303,64 +314,42 @@ def _align_inputs(args):
     return out
 
 
-def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
+def _align(args, out, options, kernel) -> int:
+    from .plan import plan
     from .reads import iter_read_batches
-    from .variants import registry
 
     t0 = time.perf_counter()
+    dask = getattr(args, "dask", None)
     pre = None
-    if args.method != "exact" and not getattr(args, "dask", None):
+    if args.method != "exact" and not dask:
         from .index import index_path, preload_index    # read it while the graph parses
         pre = preload_index(args.index or index_path(args.graph))
-    graph = _open_graph(args, scoring, mode)   # a FlatGraph, or a CyclicGraph (cyclic.py)
+    graph = _open_graph(args, options.scoring, options.mode)   # a FlatGraph, or a CyclicGraph
     spent = {"load graph": time.perf_counter() - t0}
-
-    span = {}                     # stage -> [first start, last end] (relative to t0)
-
-    def timed(name, fn):
-        def run(*a):
-            t = time.perf_counter()
-            try:
-                return fn(*a)
-            finally:
-                t1 = time.perf_counter()
-                spent[name] = spent.get(name, 0.0) + t1 - t
-                span.setdefault(name, [t - t0, 0.0])[1] = t1 - t0
-        return run
     batches = iter_read_batches(args.reads, args.batch_size)
     run_cells = None            # auto: the whole input's full-DP cells, when it is one batch
-    if args.method == "auto" and not getattr(args, "dask", None):
+    if args.method == "auto" and not dask:
         first = next(batches, None)
         if first is not None:
             if first.n_reads < args.batch_size:
                 run_cells = int(graph.n_bases) * int(first.lengths().sum())
             batches = itertools.chain([first], batches)
-    seeded = _seeded_aligner(args, graph, scoring, mode, registry.REGISTRY[variant], module, pre,
-                             run_cells)
-    if seeded is not None:
-        t1 = time.perf_counter()
-        spent["index"] = t1 - t0 - spent["load graph"]
-    if getattr(args, "dask", None):
+    say = None if args.quiet else (lambda msg: print(f"s2g: {msg}", file=sys.stderr))
+    run = plan(graph, options, run_cells, say, index=pre, kernel=kernel)   # seeded or exact
+    if run.seeded is not None:
+        spent["index"] = time.perf_counter() - t0 - spent["load graph"]
+    if dask:
         from . import distributed
-        so = None
-        if seeded is not None:
-            from .index import index_path
-            so = distributed.seeded_options(args.index or index_path(args.graph), args.max_occ,
-                                            args.max_windows, args.unseeded, args.secondary,
-                                            args.secondary_ratio)
-            if not os.path.exists(so["index"]):
-                raise S2GError(f"{so['index']}: --dask needs the seed index on disk (the workers "
-                               f"load it): run 's2g index {args.graph}' where it can be written")
-        return distributed.run_align(args, graph, scoring, mode, variant, out, seeded=so)
+        settings = distributed.DaskSettings(dask, args.dask_workers, args.dask_window,
+                                            args.dask_retries, args.batch_size)
+        return distributed.run_align(run, settings, args.reads, out, quiet=args.quiet,
+                                     progress=args.progress)
     from . import pipeline
     from .aligner import Aligner
-
-    aligner = Aligner(graph, scoring, mode, variant, traceback=not args.no_traceback,
-                      traceback_on=tb_gpu, max_traceback_cells=args.max_traceback_cells,
-                      seeded=seeded, max_read_len=args.max_read_len,
-                      threads=args.threads)
-    counts = [0, 0]
     from .warmup import compile_note
+
+    aligner = Aligner.from_plan(run)
+    counts = [0, 0]
     compile_note(aligner, quiet=args.quiet)     # cold caches: say so before the silent wait
     bar = pipeline.input_progress(args.progress, args.reads)   # bytes of a file, else reads
 
@@ -373,13 +362,19 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
             bar.update(n_reads)
 
     try:
-        aligner.run(batches if bar is None else bar.track(batches), write, timed)
+        aligner.run(batches if bar is None else bar.track(batches), write, t0)
     finally:
         if bar is not None:
             bar.close()
     out.commit()
+    _report(args, aligner, counts, time.perf_counter() - t0, spent)
+    return 0
+
+
+def _report(args, aligner, counts, dt, spent):
+    """The run's warnings, its closing line and, with --timings, its seconds per stage."""
     n, n_hit = counts
-    dt = time.perf_counter() - t0
+    seeded = aligner.seeded
     if aligner.too_long:
         warnings.warn(f"{aligner.too_long} read(s) longer than --max-read-len "
                       f"{aligner.seeded_read_len}: seeded "
@@ -399,127 +394,68 @@ def _align(args, out, scoring, mode, variant, module, tb_gpu) -> int:
         print(f"s2g: {n} reads, {n_hit} aligned, {n - n_hit} without alignment; {how}; "
               f"{dt:.2f} s ({n / dt:,.{0 if n / dt >= 10 else 1}f} reads/s)", file=sys.stderr)
     if args.timings:
-        label = {"traceback": f" ({'GPU' if tb_gpu else 'CPU'})",
-                 "load graph": " (from GRAPH.s2gg)" if args.graph_cache_hit else ""}
-        print("s2g: seconds per stage: " + ", ".join(
-            f"{k}{label.get(k, '')} {v:.2f}" for k, v in spent.items())
-            + f"; wall {dt:.2f} (aligning from {span.get('align', [0])[0]:.2f} s to "
-            f"{span.get('align', [0, 0])[1]:.2f} s)", file=sys.stderr)
-        if seeded is not None:
-            parts = {k.replace("seconds ", ""): v for k, v in seeded.totals.items()
-                     if k.startswith("seconds")}
-            if seeded.device == "gpu":
-                from .gpu_traceback import PROFILE
-                parts.update({f"GPU {k}": v for k, v in PROFILE.items()
-                              if v and not k.startswith("long")})
-            print("s2g: seeded align stage, seconds: " + ", ".join(
-                f"{k} {v:.2f}" for k, v in parts.items())
-                + f"; first batch {aligner.first_batch_s or 0:.2f}",
-                file=sys.stderr)
-        print("s2g: memory: " + memory_report(), file=sys.stderr)
-        if aligner.prewarm is not None:      # first use on cold caches (s2g/warmup.py)
-            print("s2g: " + aligner.prewarm.report(), file=sys.stderr)
-        fk = sys.modules.get("s2g.variants.fast")
-        if fk is not None and fk.PROFILE["launches"]:
-            p = fk.PROFILE
-            rate = (f"{p['cells'] / p['kernel'] / 1e9:.1f} GCUPS" if p["kernel"] > 0
-                    else "no GPU timing (CUDA simulator)")
-            print(f"s2g: fast kernel: {p['launches']:,} launch{'es' if p['launches'] > 1 else ''}, "
-                  f"{p['cells']:,} cells, {p['kernel']:.2f} s, {rate} (launch calls "
-                  f"{p['wall']:.2f} s, setup {p['setup']:.2f} s)", file=sys.stderr)
-        gt = sys.modules.get("s2g.gpu_traceback")
-        if gt is not None and seeded is None and any(
-                v for k, v in gt.PROFILE.items() if not k.startswith("long")):
-            print("s2g: GPU traceback, seconds: " + ", ".join(
-                f"{k} {v:.2f}" for k, v in gt.PROFILE.items() if not k.startswith("long")),
-                file=sys.stderr)
-        if gt is not None and gt.PROFILE["long_launches"]:
-            p = gt.PROFILE
-            print(f"s2g: long-window kernel: {p['long_windows']:,} windows in "
-                  f"{p['long_launches']} launches, {p['long_cells']:,} cells, "
-                  f"{p['long_kernel']:.2f} s, {p['long_cells'] / max(p['long_kernel'], 1e-9) / 1e9:.1f}"
-                  " GCUPS", file=sys.stderr)
-    return 0
+        _timings(args, aligner, aligner.stats(), dt, spent)
 
 
-def memory_report() -> str:
+def _timings(args, aligner, st, dt, spent):
+    """--timings: stage seconds (``spent``: the CLI's own, then the aligner's), seeded
+    alignment's parts, memory, the warm-up, the GPU kernels' own counters
+    (:class:`s2g.aligner.AlignStats`)."""
+    label = {"traceback": f" ({'GPU' if aligner.tb_gpu else 'CPU'})",
+             "load graph": " (from GRAPH.s2gg)" if args.graph_cache_hit else ""}
+    spent, span = {**spent, **st.seconds}, st.span
+    print("s2g: seconds per stage: " + ", ".join(
+        f"{k}{label.get(k, '')} {v:.2f}" for k, v in spent.items())
+        + f"; wall {dt:.2f} (aligning from {span.get('align', [0])[0]:.2f} s to "
+        f"{span.get('align', [0, 0])[1]:.2f} s)", file=sys.stderr)
+    gt = st.profiles.get("gpu_traceback")
+    if st.seeded is not None:
+        parts = {k.replace("seconds ", ""): v for k, v in st.seeded.items()
+                 if k.startswith("seconds")}
+        if aligner.seeded.device == "gpu":
+            parts.update({f"GPU {k}": v for k, v in (gt or {}).items()
+                          if v and not k.startswith("long")})
+        print("s2g: seeded align stage, seconds: " + ", ".join(
+            f"{k} {v:.2f}" for k, v in parts.items())
+            + f"; first batch {st.first_batch_s or 0:.2f}",
+            file=sys.stderr)
+    print("s2g: memory: " + memory_report(st.profiles.get("devpool")), file=sys.stderr)
+    if aligner.prewarm is not None:      # first use on cold caches (s2g/warmup.py)
+        print("s2g: " + aligner.prewarm.report(), file=sys.stderr)
+    p = st.profiles.get("fast")
+    if p is not None and p["launches"]:
+        rate = (f"{p['cells'] / p['kernel'] / 1e9:.1f} GCUPS" if p["kernel"] > 0
+                else "no GPU timing (CUDA simulator)")
+        print(f"s2g: fast kernel: {p['launches']:,} launch{'es' if p['launches'] > 1 else ''}, "
+              f"{p['cells']:,} cells, {p['kernel']:.2f} s, {rate} (launch calls "
+              f"{p['wall']:.2f} s, setup {p['setup']:.2f} s)", file=sys.stderr)
+    if gt is not None and st.seeded is None and any(
+            v for k, v in gt.items() if not k.startswith("long")):
+        print("s2g: GPU traceback, seconds: " + ", ".join(
+            f"{k} {v:.2f}" for k, v in gt.items() if not k.startswith("long")),
+            file=sys.stderr)
+    if gt is not None and gt["long_launches"]:
+        print(f"s2g: long-window kernel: {gt['long_windows']:,} windows in "
+              f"{gt['long_launches']} launches, {gt['long_cells']:,} cells, "
+              f"{gt['long_kernel']:.2f} s, {gt['long_cells'] / max(gt['long_kernel'], 1e-9) / 1e9:.1f}"
+              " GCUPS", file=sys.stderr)
+
+
+def memory_report(devpool=None) -> str:
     """``peak RSS N MB`` (this process, getrusage) and, where a GPU variant ran, the most
-    its reused device buffers held at once (``s2g.variants._devpool.PEAK``), and pinned
+    its reused device buffers held at once (``devpool``: a copy of
+    ``s2g.variants._devpool.PEAK``, :attr:`s2g.aligner.AlignStats.profiles`), and pinned
     host buffers."""
     import resource
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024     # KB on Linux
     if sys.platform == "darwin":
         rss /= 1024                                                       # bytes there
     out = f"peak RSS {rss:,.0f} MB"
-    dp = sys.modules.get("s2g.variants._devpool")
-    if dp is not None and (dp.PEAK["device"] or dp.PEAK["pinned"]):
-        out += (f"; GPU buffers peak {dp.PEAK['device'] / 2**20:,.0f} MB, pinned host "
-                f"{dp.PEAK['pinned'] / 2**20:,.0f} MB")
+    dp = devpool
+    if dp is not None and (dp["device"] or dp["pinned"]):
+        out += (f"; GPU buffers peak {dp['device'] / 2**20:,.0f} MB, pinned host "
+                f"{dp['pinned'] / 2**20:,.0f} MB")
     return out
-
-
-#: --seeded/--exact unset: seeded alignment from this many graph columns (both strands) up.
-#: Full DP costs columns x read length per read: 1M columns is ~20,000 reads/s on an H200
-#: (3,000 GCUPS), 100,000 columns ~30 reads/s per CPU core; seeded alignment costs a few
-#: windows of a few hundred columns per read (README.md, "Seeded alignment").
-AUTO_SEEDED_COLUMNS = {"cuda": 1_000_000, "cpu": 100_000}
-#: ... unless the whole input is known (one batch) and its full-graph DP costs at most this
-#: many cells (graph columns x read bases; CPU: per thread, ~5 s at the simd kernel's ~1
-#: GCUPS a thread; GPU: ~0.4 s of the fast kernel): then full-graph DP, exact for every read
-AUTO_EXACT_CELLS = {"cuda": 1_000_000_000_000, "cpu": 5_000_000_000}
-
-
-def _seeded_aligner(args, graph, scoring, mode, info, module, preloaded=None, run_cells=None):
-    """The SeededAligner for this run, or None for full-graph DP (``--exact``, or auto on a
-    small graph or a small run: ``run_cells``, the whole input's full-DP cells when known);
-    says which on stderr when auto chose."""
-    method = args.method
-    if method == "auto":
-        method = "seeded" if graph.n_bases >= AUTO_SEEDED_COLUMNS[info.device] else "exact"
-        budget = AUTO_EXACT_CELLS[info.device]
-        if info.device == "cpu":
-            budget *= args.threads or _cores()
-        from .scoring import Mode
-        why = "global mode" if mode == Mode.GLOBAL else None
-        if method == "seeded" and run_cells is not None and run_cells <= budget:
-            method = "exact"
-            if not args.quiet:
-                print(f"s2g: {graph.n_bases:,} graph columns, a small input ({run_cells:,} "
-                      "cells): full-graph DP (--seeded to seed)", file=sys.stderr)
-        if method == "seeded" and why:      # seeded alignment runs neither: say so, stay exact
-            method = "exact"
-            if not args.quiet:
-                print(f"s2g: {graph.n_bases:,} graph columns: full-graph DP (seeded alignment "
-                      f"does not run with {why})", file=sys.stderr)
-        elif method == "seeded" and not args.quiet:
-            print(f"s2g: {graph.n_bases:,} graph columns: seeded alignment (--exact for "
-                  "full-graph DP)", file=sys.stderr)
-    if method == "exact":
-        if args.secondary:
-            warnings.warn("-N/--secondary is ignored: secondary alignments come from seeded "
-                          "alignment (--seeded)")
-        return None
-    from .index import get_index
-    from .seeded import SeededAligner
-    if _cyclic(graph):   # cyclic: the one DAG its index belongs to
-        graph = graph.for_seeded(args.max_read_len)
-    if args.max_occ < 1 or args.max_windows < 1:
-        raise S2GError("--max-occ and --max-windows must be >= 1")
-    if args.secondary < 0 or not 0 <= args.secondary_ratio <= 1:
-        raise S2GError("-N/--secondary must be >= 0 and --secondary-ratio between 0 and 1")
-    say = None if args.quiet else (lambda msg: print(f"s2g: {msg}", file=sys.stderr))
-    index = get_index(graph, args.graph, args.index, progress=say, preloaded=preloaded)
-    return SeededAligner(graph, index, scoring, mode, max_occ=args.max_occ,
-                         max_cand=args.max_windows,
-                         unseeded=args.unseeded, full_module=module,
-                         device="gpu" if info.device == "cuda" else "cpu",
-                         n_secondary=args.secondary, secondary_ratio=args.secondary_ratio)
-
-
-def _cyclic(graph) -> bool:
-    """True for a :class:`~s2g.cyclic.CyclicGraph` (a graph still to be unrolled)."""
-    from .graph import FlatGraph
-    return not isinstance(graph, FlatGraph)
 
 
 def _open_graph(args, scoring=None, mode=None, cache="auto"):
@@ -541,7 +477,7 @@ def _open_graph(args, scoring=None, mode=None, cache="auto"):
     graph = open_graph(args.graph, strands=args.strands, break_cycles=args.break_cycles,
                        validate=args.validate,
                        cache=cache if getattr(args, "graph_cache", True) else "off", note=note)
-    if _cyclic(graph):
+    if is_cyclic(graph):
         if getattr(args, "dask", None):
             raise S2GError(f"{args.graph}: --dask does not align to a cyclic graph yet (the "
                            "workers load the graph themselves); use --break-cycles")
@@ -572,7 +508,7 @@ def cmd_index(args) -> int:
     # the graph cache goes beside the graph with the index; with -o elsewhere, as align
     graph = _open_graph(args, cache="auto" if args.output else "write")
     _index_compile_note()
-    if _cyclic(graph):   # cyclic: the DAG seeded alignment unrolls
+    if is_cyclic(graph):   # cyclic: the DAG seeded alignment unrolls
         graph = graph.for_seeded(args.max_read_len)
     idx = build_index(graph, k=args.k, s=args.s, max_kmers=args.max_kmers)
     path = idx.save(args.output or index_path(args.graph))
@@ -606,18 +542,6 @@ def _check_index_beside(graph, path):
     if os.path.isdir(d) and not os.access(d, os.W_OK):
         raise S2GError(f"{path}: cannot write the index beside the graph ({d} is not "
                        "writable); give -o FILE")
-
-
-def _traceback_on_gpu(where, info) -> bool:
-    from .variants.registry import traceback_on_gpu
-    return traceback_on_gpu(where, info)
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def cmd_simulate(args) -> int:
@@ -728,6 +652,8 @@ def _run(handler, args) -> int:
         warnings.simplefilter("always", UserWarning)
         warnings.showwarning = _show_warning
         try:
+            from .config import settings
+            settings()          # a bad S2G_CONFIG: its one-line error before anything runs
             code = handler(args)
         except S2GError as exc:
             print(_printable(f"s2g: error: {exc}"), file=sys.stderr)
@@ -756,7 +682,7 @@ def _run(handler, args) -> int:
             print("s2g: error: out of memory; try a smaller --batch-size", file=sys.stderr)
             return 1
         except Exception as exc:  # a bug: one line, full trace only on request
-            if os.environ.get("S2G_DEBUG") or _debug():
+            if _debug():
                 raise
             print(f"s2g: internal error: {type(exc).__name__}: {exc} (set S2G_DEBUG=1 for the "
                   "traceback and please report it)", file=sys.stderr)

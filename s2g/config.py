@@ -180,7 +180,10 @@ def from_environ(environ) -> tuple[dict, dict]:
             values[name] = text.strip().lower() not in ("", "0", "false", "no", "off")
         elif name == "prewarm":
             values[name] = {"": "auto"}.get(text.strip(), text.strip())
-            _check(knob, values[name])
+            try:
+                _check(knob, values[name])
+            except ValueError as exc:
+                raise ValueError(f"{var}: {exc}") from None
         else:
             values[name] = text
         source[name] = var
@@ -192,7 +195,10 @@ def from_environ(environ) -> tuple[dict, dict]:
         if not sep or name not in _BY_NAME:
             raise ValueError(f"{ENV_CONFIG}: {item.strip()!r} is not name=value of a knob "
                              "(s2g info --config lists them)")
-        values[name] = _check(_BY_NAME[name], parse(_BY_NAME[name], text))
+        try:
+            values[name] = _check(_BY_NAME[name], parse(_BY_NAME[name], text))
+        except ValueError as exc:
+            raise ValueError(f"{ENV_CONFIG}: {exc}") from None
         source[name] = ENV_CONFIG
     return values, source
 
@@ -235,9 +241,22 @@ def settings() -> Settings:
 
 def compile_time(name: str):
     """A *compile* knob's value, for a kernel module at its import: later
-    :func:`configure` calls of this knob warn that they come too late."""
+    :func:`configure` calls of this knob warn that they come too late.
+
+    Importing never fails: before the first :func:`settings` call the environment is
+    read here without keeping it, and a bad ``S2G_CONFIG`` gives the knob's default (the
+    one-line error comes at that first call, before anything runs: ``s2g`` makes it
+    first thing, the API where it first reads a run knob); a legacy variable's warning
+    waits for that call too."""
     _COMPILED.add(name)
-    return getattr(settings(), name)
+    s = _SETTINGS
+    if s is not None:
+        return getattr(s, name)
+    try:
+        values, _ = from_environ(os.environ)
+    except ValueError:
+        return _BY_NAME[name].default
+    return values[name]
 
 
 def configure(**values) -> Settings:
@@ -264,6 +283,31 @@ def reset() -> None:
     global _SETTINGS
     with _LOCK:
         _SETTINGS = None
+
+
+def child_environ(**overrides) -> dict:
+    """``os.environ`` for a child process (the warm-up workers) that runs with the
+    settings in effect here, ``configure()`` calls included, and ``overrides``: the
+    documented knobs as their own variables (``S2G_PREWARM=0``; a path may hold a comma),
+    every other knob not at its default in ``S2G_CONFIG``."""
+    values = dict(settings().as_dict())
+    for name, value in overrides.items():
+        values[name] = _check(_BY_NAME[name], value)
+    env = dict(os.environ)
+    env.pop(ENV_CONFIG, None)
+    items = []
+    for k in KNOBS:
+        v, var = values[k.name], ENV_OF.get(k.name)
+        if var is None:
+            if v != k.default:
+                items.append(f"{k.name}={int(v) if k.kind is bool else v}")
+        elif v is True or (k.kind is not bool and v != k.default):
+            env[var] = "1" if v is True else str(v)
+        else:
+            env.pop(var, None)
+    if items:
+        env[ENV_CONFIG] = ",".join(items)
+    return env
 
 
 def describe() -> list[tuple[str, object, str, str, str]]:

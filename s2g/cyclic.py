@@ -558,7 +558,7 @@ def dedup_seeds(graph, hashes, cols):
     a k-mer that ends at the same base of the same oriented segment in several copies is
     the same seed hit of the cyclic graph, kept at its lowest copy (then lowest column),
     so that copies do not look like repeats to chaining and MAPQ. ``hashes`` and
-    ``cols`` as :func:`s2g.index._collect` gives them; returns them filtered."""
+    ``cols`` as :func:`s2g.index.collect_syncmers` gives them; returns them filtered."""
     if graph.node_copy is None or len(cols) == 0:
         return hashes, cols
     ns = graph.node_start.astype(np.int64)

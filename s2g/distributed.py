@@ -45,7 +45,7 @@ import sys
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .errors import S2GError
 
@@ -72,31 +72,46 @@ def add_arguments(group) -> None:
                             "(a chunk on a worker that dies is always rerun)")
 
 
-def run_align(args, graph, scoring, mode, variant, out, seeded=None) -> int:
+@dataclass(frozen=True)
+class DaskSettings:
+    """Where and how a run goes on Dask (``s2g align --dask ...``): ``address``
+    (:class:`connect`'s), ``workers`` (``local``: how many), ``window`` (chunks submitted
+    but not yet written, at most; None: 3 per worker thread), ``retries`` (of a chunk
+    whose task raised), ``chunk_size`` (reads a chunk)."""
+
+    address: str = "local"
+    workers: int | None = None
+    window: int | None = None
+    retries: int = 2
+    chunk_size: int = CHUNK
+
+
+def run_align(plan, settings: DaskSettings, reads, out, quiet=False, progress=None) -> int:
     """``s2g align ... --dask X``: the CLI's distributed path; returns the exit code.
-    ``out``: the CLI's output (written in order; committed by the caller). ``seeded``:
-    the options of seeded alignment (:func:`seeded_options`), or None for full-graph DP."""
+    ``plan``: the client's :class:`~s2g.plan.Plan` (its graph: the client's FlatGraph,
+    whose file the workers load; seeded: its index file, which they load).
+    ``out``: the CLI's output (written in order; committed by the caller)."""
     from .pipeline import progress_bar
 
-    for opt in ("dask_workers", "dask_window"):
-        v = getattr(args, opt, None)
+    for opt, v in (("dask-workers", settings.workers), ("dask-window", settings.window)):
         if v is not None and v < 1:
-            raise S2GError(f"--{opt.replace('_', '-')} must be >= 1")
-    if getattr(args, "dask_retries", 0) < 0:
+            raise S2GError(f"--{opt} must be >= 1")
+    if settings.retries < 0:
         raise S2GError("--dask-retries must be >= 0")
-    # 'auto' is decided by each worker (a GPU worker picks its GPU variant)
-    wanted = "auto" if args.variant == "auto" else variant
+    options = plan.worker_options()   # variant 'auto' is decided by each worker (its GPU)
+    if plan.seeded is not None and not os.path.exists(options.seeded.index):
+        raise S2GError(f"{options.seeded.index}: --dask needs the seed index on disk (the "
+                       f"workers load it): run 's2g index {options.graph_path}' where it can "
+                       "be written")
     t0 = time.perf_counter()
-    with connect(args.dask, n_workers=args.dask_workers, threads=args.threads) as client:
-        bar = progress_bar(args.progress)
+    with connect(settings.address, n_workers=settings.workers,
+                 threads=options.threads) as client:
+        options = replace(options, threads=_worker_threads(client, options.threads,
+                                                           settings.address == "local"))
+        bar = progress_bar(progress)
         try:
-            stats = align_file(
-                client, args.graph, args.reads, out, scoring=scoring, mode=mode, variant=wanted,
-                seeded=seeded,
-                traceback=not args.no_traceback, max_traceback_cells=args.max_traceback_cells,
-                chunk_size=args.batch_size, window=args.dask_window, retries=args.dask_retries,
-                strands=args.strands, break_cycles=args.break_cycles, client_graph=graph,
-                threads=_worker_threads(client, args.threads, args.dask == "local"), progress=bar)
+            stats = align_file(client, options.graph_path, reads, out, options, settings,
+                               client_graph=plan.graph, progress=bar)
         finally:
             if bar is not None:
                 bar.close()
@@ -104,10 +119,10 @@ def run_align(args, graph, scoring, mode, variant, out, seeded=None) -> int:
     dt = time.perf_counter() - t0
     n, n_hit = stats["reads"], stats["aligned"]
     if n == 0:
-        print(f"s2g: warning: {args.reads} contains no reads; the GAF output is empty", file=sys.stderr)
-    elif not args.quiet:
+        print(f"s2g: warning: {reads} contains no reads; the GAF output is empty", file=sys.stderr)
+    elif not quiet:
         print(f"s2g: {n} reads, {n_hit} aligned, {n - n_hit} without alignment; "
-              f"{'seeded, ' if seeded else ''}variant "
+              f"{'seeded, ' if plan.seeded is not None else ''}variant "
               f"{','.join(sorted(stats['variants']))}; {stats['workers']} dask worker(s); "
               f"{dt:.2f} s ({n / dt:,.0f} reads/s)", file=sys.stderr)
     return 0
@@ -292,18 +307,21 @@ def worker_stats() -> dict:
     return dict(_STATS, pid=os.getpid())
 
 
-def align_chunk(spec: GraphSpec, batch, opts: dict, graph_data=None):
-    """Align one chunk on a worker; returns ``("ok", text, n_reads, n_aligned, variant)``
-    or ``("error", message)`` for a deterministic failure (not retried)."""
+def align_chunk(spec: GraphSpec, batch, options, graph_data=None, test=None):
+    """Align one chunk on a worker by ``options`` (a :class:`~s2g.plan.RunOptions` whose
+    method is decided: :meth:`s2g.plan.Plan.worker_options`); returns ``("ok", text,
+    n_reads, n_aligned, variant)`` or ``("error", message)`` for a deterministic failure
+    (not retried). ``test``: the test hooks (:func:`_test_hooks`), or None."""
+    test = test or {}
     try:
         graph = worker_graph(spec, graph_data)
-        out = _align_text(graph, batch, opts)
-        _test_hooks(batch, opts)
+        out = _align_text(graph, batch, options, test)
+        _test_hooks(batch, test)
         return out
     except S2GError as exc:
         return ("error", str(exc))
-    except Exception as exc:  # noqa: BLE001 - bisect to the read, or let Dask retry
-        culprit = _bisect(graph, batch, opts) if "graph" in locals() else None
+    except Exception:  # noqa: BLE001 - bisect to the read, or let Dask retry
+        culprit = _bisect(graph, batch, options, test) if "graph" in locals() else None
         if culprit is None:
             raise
         name, err = culprit
@@ -311,92 +329,83 @@ def align_chunk(spec: GraphSpec, batch, opts: dict, graph_data=None):
                          f"{type(err).__name__}: {err}")
 
 
-def _align_text(graph, batch, opts):
+def _align_text(graph, batch, options, test):
     import numpy as np
 
     from .aligner import Aligner
     from .gaf import write_gaf
-    from .variants import registry
 
-    if opts.get("_fail_read") in batch.names:
-        raise RuntimeError(f"test failure on {opts['_fail_read']}")
-    variant = registry.pick_auto() if opts["variant"] == "auto" else opts["variant"]
+    if test.get("_fail_read") in batch.names:
+        raise RuntimeError(f"test failure on {test['_fail_read']}")
     with _RUN_LOCK:
-        if opts.get("threads"):
+        if options.threads:
             import numba
-            numba.set_num_threads(min(opts["threads"], numba.config.NUMBA_NUM_THREADS))
-        sa = worker_seeded(graph, opts, variant) if opts.get("seeded") else None
-        al = Aligner(graph, opts["scoring"], opts["mode"], variant, traceback=opts["traceback"],
-                     max_traceback_cells=opts["max_traceback_cells"], seeded=sa)
+            numba.set_num_threads(min(options.threads, numba.config.NUMBA_NUM_THREADS))
+        plan = worker_plan(graph, options)
+        al = Aligner.from_plan(plan)
         res = al.align(batch)
     buf = io.StringIO()
     write_gaf(buf, al.graph_for(batch), res)
     _STATS["chunks"] += 1
-    used = str(next(iter(al.ran), variant) if sa is None else variant)  # auto: by shape
+    variant = plan.variant
+    used = str(next(iter(al.ran), variant) if plan.seeded is None else variant)  # auto: by shape
     return ("ok", buf.getvalue(), batch.n_reads, int(np.count_nonzero(res.aligned())), used)
 
 
-def seeded_options(index_path, max_occ, max_windows, unseeded, n_secondary, secondary_ratio):
-    """What a worker needs to build the same :class:`~s2g.seeded.SeededAligner` as the
-    client (``index_path``: absolute, visible to the workers)."""
-    return {"index": os.path.abspath(index_path), "max_occ": max_occ,
-            "max_windows": max_windows, "unseeded": unseeded, "n_secondary": n_secondary,
-            "secondary_ratio": secondary_ratio}
+_PLANS: dict = {}
 
 
-_SEEDED: dict = {}
+def worker_plan(graph, options):
+    """This process's :class:`~s2g.plan.Plan` for ``graph`` and ``options``, made once
+    (seeded: the index loaded once, from the path the client gave)."""
+    import warnings
 
-
-def worker_seeded(graph, opts, variant):
-    """This process's SeededAligner for ``graph`` and ``opts``: the index loaded once."""
     from .index import load_index
-    from .seeded import SeededAligner
-    from .variants import registry
-    so = opts["seeded"]
-    key = (id(graph), tuple(sorted(so.items())), opts["scoring"], int(opts["mode"]), variant)
+    from .plan import plan
+    key = (id(graph), options)
     with _CACHE_LOCK:
-        sa = _SEEDED.get(key)
-        if sa is None:
-            if not os.path.exists(so["index"]):
-                raise S2GError(f"{so['index']}: index not found on worker {_worker_name()} "
-                               "(workers must see the index under the same path)")
-            info = registry.REGISTRY[variant]
-            sa = SeededAligner(graph, load_index(so["index"], graph), opts["scoring"],
-                               opts["mode"], max_occ=so["max_occ"], max_cand=so["max_windows"],
-                               unseeded=so["unseeded"], full_module=registry.get_variant(variant),
-                               device="gpu" if info.device == "cuda" else "cpu",
-                               n_secondary=so["n_secondary"],
-                               secondary_ratio=so["secondary_ratio"])
-            _SEEDED.clear()       # one graph per worker, as the graph cache
-            _SEEDED[key] = sa
-    return sa
+        p = _PLANS.get(key)
+        if p is None:
+            index = None
+            if options.method == "seeded":
+                path = options.seeded.index
+                if not os.path.exists(path):
+                    raise S2GError(f"{path}: index not found on worker {_worker_name()} "
+                                   "(workers must see the index under the same path)")
+                index = load_index(path, graph)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")   # the client already warned
+                p = plan(graph, options, index=index)
+            _PLANS.clear()        # one graph per worker, as the graph cache
+            _PLANS[key] = p
+    return p
 
 
-def _bisect(graph, batch, opts):
+def _bisect(graph, batch, options, test):
     """(name, exception) of a read that fails alone, or None (the failure is transient)."""
     lo, hi = 0, batch.n_reads
     while hi - lo > 1:
         mid = (lo + hi) // 2
         try:
-            _align_text(graph, batch.subset(range(lo, mid)), opts)
+            _align_text(graph, batch.subset(range(lo, mid)), options, test)
         except Exception:  # noqa: BLE001 - the first failing read is in [lo, mid)
             hi = mid
             continue
         lo = mid
     try:
-        _align_text(graph, batch.subset([lo]), opts)
+        _align_text(graph, batch.subset([lo]), options, test)
     except Exception as exc:  # noqa: BLE001
         return batch.names[lo], exc
     return None
 
 
-def _test_hooks(batch, opts):
-    """Test-only: ``opts['_kill_once'] = (marker_path, first_index)`` SIGKILLs this
+def _test_hooks(batch, test):
+    """Test-only: ``test['_kill_once'] = (marker_path, first_index)`` SIGKILLs this
     worker process the first time the chunk starting at ``first_index`` has been
     aligned (its text computed, not yet returned).
-    (``opts['_fail_read'] = name``, checked in :func:`_align_text`, makes every
+    (``test['_fail_read'] = name``, checked in :func:`_align_text`, makes every
     alignment that includes that read raise.)"""
-    hook = opts.get("_kill_once")
+    hook = test.get("_kill_once")
     if hook and batch.first_index == hook[1]:
         try:
             fd = os.open(hook[0], os.O_CREAT | os.O_EXCL | os.O_WRONLY)
@@ -409,34 +418,35 @@ def _test_hooks(batch, opts):
 
 # --------------------------------------------------------------------------- client side
 
-def align_file(client, graph, reads, output, scoring=None, mode="local", variant="auto",
-               traceback=True, max_traceback_cells=None, chunk_size=CHUNK, window=None,
-               retries=2, strands="both", break_cycles=False, client_graph=None,
-               threads=None, progress=None, _test=None, seeded=None) -> dict:
+def align_file(client, graph, reads, output, options=None, settings=None, client_graph=None,
+               progress=None, _test=None) -> dict:
     """Align the FASTA/FASTQ file ``reads`` to ``graph`` on the cluster of ``client``
     and write GAF to ``output`` (a path or a text file object), in input order.
 
     ``graph``: a GFA path (every worker loads it once; they must see the same path)
-    or a :class:`~s2g.graph.FlatGraph` (broadcast to the workers once). Returns
-    ``{"reads", "aligned", "chunks", "workers", "variants"}``. ``progress``: an
-    object with ``update(n)`` (a tqdm bar) or None. ``seeded``: seeded alignment's
-    options (:func:`seeded_options`; its index file must be visible to the workers under
-    the same path), or None for full-graph DP.
+    or a :class:`~s2g.graph.FlatGraph` (broadcast to the workers once). ``options``: a
+    :class:`~s2g.plan.RunOptions` (default: its defaults, full-graph DP) whose method is
+    ``exact`` or ``seeded`` (then ``options.seeded.index``: an index file the workers see
+    under the same path; :meth:`s2g.plan.Plan.worker_options` makes such a record);
+    ``strands`` and ``break_cycles`` are the graph's. ``settings``: a
+    :class:`DaskSettings` (``chunk_size``, ``window``, ``retries``). ``client_graph``:
+    the client's FlatGraph of the path (the workers check theirs against it). Returns
+    ``{"reads", "aligned", "chunks", "workers", "variants"}``. ``progress``: an object
+    with ``update(n)`` (a tqdm bar) or None.
     """
     from .reads import iter_read_batches
 
+    settings = settings or DaskSettings()
     if isinstance(output, (str, os.PathLike)):
         with open(output, "w") as fh:
-            return align_file(client, graph, reads, fh, scoring, mode, variant, traceback,
-                              max_traceback_cells, chunk_size, window, retries, strands,
-                              break_cycles, client_graph, threads, progress, _test, seeded)
+            return align_file(client, graph, reads, fh, options, settings, client_graph,
+                              progress, _test)
     if not os.path.exists(reads):
         raise S2GError(f"{reads}: no such file")
     stats = {"reads": 0, "aligned": 0, "chunks": 0, "variants": set()}
     for text, n, n_hit, used in align_batches(
-            client, graph, iter_read_batches(reads, chunk_size), scoring, mode, variant, traceback,
-            max_traceback_cells, window, retries, strands, break_cycles, client_graph, threads, _test,
-            seeded):
+            client, graph, iter_read_batches(reads, settings.chunk_size), options, settings,
+            client_graph, _test):
         output.write(text)
         stats["reads"] += n
         stats["aligned"] += n_hit
@@ -448,24 +458,22 @@ def align_file(client, graph, reads, output, scoring=None, mode="local", variant
     return stats
 
 
-def align_batches(client, graph, batches, scoring=None, mode="local", variant="auto",
-                  traceback=True, max_traceback_cells=None, window=None, retries=2,
-                  strands="both", break_cycles=False, client_graph=None, threads=None,
-                  _test=None, seeded=None):
+def align_batches(client, graph, batches, options=None, settings=None, client_graph=None,
+                  _test=None):
     """Yield ``(gaf_text, n_reads, n_aligned, variant)`` per batch of ``batches`` (an
     iterable of :class:`~s2g.reads.ReadBatch`), in input order, computed on the
-    cluster with at most ``window`` batches pulled but not yet yielded."""
+    cluster with at most ``settings.window`` batches pulled but not yet yielded
+    (``options``, ``settings``: as :func:`align_file`'s)."""
     from distributed import as_completed
 
     from .graph import FlatGraph
-    from .scoring import Mode, Scoring
+    from .plan import RunOptions
 
-    scoring = scoring or Scoring()
-    opts = {"scoring": scoring, "mode": Mode.parse(mode), "variant": variant,
-            "traceback": traceback, "max_traceback_cells": max_traceback_cells,
-            "threads": threads, "seeded": seeded}
-    if _test:
-        opts.update(_test)
+    options = options or RunOptions()
+    settings = settings or DaskSettings()
+    if options.method == "auto":
+        raise S2GError("method 'auto' is decided on the client (s2g.plan.plan(...)"
+                       ".worker_options()); give 'exact' or 'seeded'")
     if isinstance(graph, FlatGraph):
         spec = GraphSpec(None, graph.strands, False, (), "")
         graph_data = client.scatter(graph, broadcast=True, hash=False)
@@ -475,8 +483,10 @@ def align_batches(client, graph, batches, scoring=None, mode="local", variant="a
             raise S2GError(f"{graph}: no such file")
         st = os.stat(path)
         fp = fingerprint(client_graph) if client_graph is not None else ""
-        spec = GraphSpec(path, strands, break_cycles, (st.st_size, st.st_mtime_ns), fp)
+        spec = GraphSpec(path, options.strands, options.break_cycles,
+                         (st.st_size, st.st_mtime_ns), fp)
         graph_data = None
+    window, retries = settings.window, settings.retries
     if window is None:
         window = max(2, 3 * sum(client.nthreads().values()))
     run = uuid.uuid4().hex[:8]
@@ -497,8 +507,8 @@ def align_batches(client, graph, batches, scoring=None, mode="local", variant="a
             if batch.n_reads == 0:
                 continue
             key = f"s2g-align-{run}-{submitted}"
-            fut = client.submit(align_chunk, spec, batch, opts, graph_data, key=key, pure=False,
-                                retries=retries)
+            fut = client.submit(align_chunk, spec, batch, options, graph_data, _test, key=key,
+                                pure=False, retries=retries)
             ranges[fut.key] = (submitted, batch.names[0], batch.first_index, batch.n_reads, fut)
             ac.add(fut)
             submitted += 1

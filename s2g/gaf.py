@@ -96,12 +96,22 @@ def _put_tag(buf, p, t0, t1, ty):      # "\t" t0 t1 ":" ty ":"
 
 
 @numba.njit(**NJIT)
-def _gaf_bytes(nblob, nend, qlen, score, aligned, has, qstart, qend, run_at, n_runs, run_op,
-               run_len, path_at, n_path, path, geo, counts, vblob, voff, ops, nohit, mapq):
+def format_gaf(names, per_read, tb, segs, lits):
     """The batch's GAF lines as bytes. Sequential on purpose: ~0.5 us per line, and it runs
     in the formatter thread while the finisher thread's parallel Numba traceback uses the
     cores (two parallel regions from two threads oversubscribe them: measured 7 us per
-    read and seconds of system time on a 16-core host)."""
+    read and seconds of system time on a 16-core host).
+
+    ``names``: (read names, newline-separated bytes; index of each name's newline);
+    ``per_read``: (query length, score, aligned, MAPQ); ``tb``: the
+    :class:`~s2g.traceback.FlatTracebacks` arrays (has a path, qstart, qend, run_at, n_runs,
+    run_op, run_len, path_at, n_path, path, geo, counts); ``segs``: (every node's GAF path
+    step as bytes, offsets); ``lits``: (the CIGAR operation letters, the no-hit columns)."""
+    nblob, nend = names
+    qlen, score, aligned, mapq = per_read
+    has, qstart, qend, run_at, n_runs, run_op, run_len, path_at, n_path, path, geo, counts = tb
+    vblob, voff = segs
+    ops, nohit = lits
     n = len(qlen)
     bound = 0
     for r in range(n):                       # the text's size, generously: 21 bytes per int
@@ -152,6 +162,7 @@ def _gaf_bytes(nblob, nend, qlen, score, aligned, has, qstart, qend, run_at, n_r
     return buf[:p]
 
 
+
 def _oriented_blob(graph):
     """Every node's GAF path step as one UTF-8 byte string with offsets, built once."""
     hit = graph.__dict__.get("_oriented_blob")
@@ -179,7 +190,7 @@ def gaf_bytes(graph, batch) -> bytes:
     to :func:`gaf_line`.
     """
     from .scoring import NEG_INF
-    from .traceback import FlatTracebacks
+    from .trace import FlatTracebacks
     n = len(batch)
     if n == 0:
         return b""
@@ -193,10 +204,10 @@ def gaf_bytes(graph, batch) -> bytes:
     aligned = (score > NEG_INF) & (np.asarray(batch.end_j) >= 0)
     vblob, voff = _oriented_blob(graph)
     mapq = np.full(n, 255, np.int64) if batch.mapq is None else np.asarray(batch.mapq, np.int64)
-    out = _gaf_bytes(nblob, nend, np.asarray(batch.lengths, np.int64), score, aligned,
-                     flat.has & aligned, flat.qstart, flat.qend, flat.run_at, flat.n_runs,
-                     flat.run_op, flat.run_len, flat.path_at, flat.n_path, flat.path, flat.geo,
-                     flat.counts, vblob, voff, _OPS, _NOHIT, mapq)
+    out = format_gaf((nblob, nend), (np.asarray(batch.lengths, np.int64), score, aligned, mapq),
+                     (flat.has & aligned, flat.qstart, flat.qend, flat.run_at, flat.n_runs,
+                      flat.run_op, flat.run_len, flat.path_at, flat.n_path, flat.path, flat.geo,
+                      flat.counts), (vblob, voff), (_OPS, _NOHIT))
     sec = getattr(batch, "secondary", None)
     if sec is None:
         return out.tobytes()

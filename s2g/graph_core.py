@@ -19,6 +19,7 @@ import numba
 import numpy as np
 
 from ._numba import NJIT
+from .config import settings
 from .errors import GraphError
 
 # base codes shared by graph and reads: A=0 C=1 G=2 T=3, anything else N=4
@@ -128,7 +129,8 @@ class GfaRecords:
     notes: list = field(default_factory=list)
 
 
-#: graphs of at most this many nodes run the loops below as Python (``fn.py_func``: the
+#: graphs of at most ``py_nodes`` nodes (the knob, s2g/config.py; read at each load:
+#: :func:`py_nodes`) run the loops below as Python (``fn.py_func``: the
 #: same code, the same result) instead of compiled: a first compiled call starts
 #: Numba's CPU target (0.4-0.6 s on the GPU machine's host, ~0.35 s here), which
 #: ``s2g align`` on a GPU would pay before its first launch; with the graph loaded and
@@ -137,16 +139,20 @@ class GfaRecords:
 #: nodes) take ~0.05 s as Python here; at ~30,000 nodes they would cost the GPU
 #: machine's host about what the start does. Larger graphs, and cyclic ones
 #: (s2g/cyclic.py), stay compiled.
-PY_NODES = int(os.environ.get("S2G_PY_NODES", 30_000))
+def py_nodes() -> int:
+    """The ``py_nodes`` knob: graphs of at most this many nodes load without Numba."""
+    return settings().py_nodes
+
+
 #: ... and bases in numpy (:func:`_node_bases`) up to this many
 PY_BASES = 1 << 24
 
 
 def _small(fn, n_nodes):
-    """``fn`` (a Numba dispatcher), or for a graph of at most :data:`PY_NODES` nodes its
+    """``fn`` (a Numba dispatcher), or for a graph of at most :func:`py_nodes` nodes its
     Python original, given its 1-D array arguments as lists (which Python indexes ~2x
     faster; ``fn`` only reads them)."""
-    if n_nodes > PY_NODES:
+    if n_nodes > py_nodes():
         return fn
 
     def py(*args):
@@ -260,7 +266,7 @@ def flatten(rec, seg_len, order, src, dst, n, strands, broken, path, orig=None,
     seg_off = np.zeros(len(seg_len) + 1, np.int64)
     np.cumsum(seg_len, out=seg_off[1:])
     base = np.empty(int(node_start[-1]), np.uint8)
-    if n_nodes <= PY_NODES and len(base) <= PY_BASES:
+    if n_nodes <= py_nodes() and len(base) <= PY_BASES:
         base[:] = _node_bases(node_start, node_seg, node_rev, seg_off, fwd_codes, COMPLEMENT_CODE)
     else:
         _fill_bases(base, node_start, node_seg, node_rev, seg_off, fwd_codes, COMPLEMENT_CODE)
@@ -297,7 +303,7 @@ def _fill_bases(base, node_start, node_seg, node_rev, seg_off, codes, comp):
 
 
 def _node_bases(node_start, node_seg, node_rev, seg_off, codes, comp):
-    """:func:`_fill_bases` in numpy (for graphs of :data:`PY_NODES` nodes and
+    """:func:`_fill_bases` in numpy (for graphs of :func:`py_nodes` nodes and
     :data:`PY_BASES` bases at most: its index arrays take ~24 bytes a base)."""
     lens = np.diff(node_start)
     v = np.repeat(np.arange(len(node_seg)), lens)

@@ -14,7 +14,7 @@ What is indexed
     than minimizers"). Each entry is (hash of the k-mer, graph column of its last base).
 
 How
-    One pass over the nodes in topological order (compiled, :func:`_collect`) carries
+    One pass over the nodes in topological order (compiled, :func:`collect_syncmers`) carries
     the set of k-mer suffixes (up to k bases, 2 bits each) that end at each column:
     inside a node a column extends the previous column's set by its base; a node's first
     column extends the union of its predecessors' last-column sets, kept in the graph's
@@ -159,7 +159,7 @@ def _dedup_cap(vals, lens, n, cap):
 
 
 @numba.njit(**NJIT)
-def _collect(base, node_start, pred_ptr, pred_idx, slot, n_slots, k, s, cap):
+def collect_syncmers(base, node_start, pred_ptr, pred_idx, slot, n_slots, k, s, cap):
     """(hashes, columns, n, capped columns): every closed-syncmer k-mer of every walk."""
     n_nodes = len(node_start) - 1
     kmask = (np.uint64(1) << np.uint64(2 * k)) - np.uint64(1)
@@ -241,7 +241,7 @@ def graph_checksum(graph) -> str:
 
 
 @numba.njit(**PARALLEL)
-def _bucket_starts(keys, shift, nb, starts):
+def bucket_starts(keys, shift, nb, starts):
     """First entry of each bucket ``hash >> shift`` into ``starts`` (``nb + 1``, keys sorted):
     64 slices of buckets in parallel, each from a binary search for its first entry."""
     sh = np.uint64(shift)
@@ -261,6 +261,7 @@ def _bucket_starts(keys, shift, nb, starts):
             while x < len(keys) and (keys[x] >> sh) < np.uint64(t):
                 x += 1
             starts[t] = x
+
 
 
 @numba.njit(inline="always", **NJIT)
@@ -303,7 +304,7 @@ class SeedIndex:
             b = int(np.clip(int(np.ceil(np.log2(max(self.n_entries, 1)))) - 1, 4, min(bits, 28)))
             shift = bits - b
             starts = np.empty((1 << b) + 1, np.int32 if self.n_entries < 2**31 else np.int64)
-            _bucket_starts(self.keys, shift, 1 << b, starts)
+            bucket_starts(self.keys, shift, 1 << b, starts)
             self._buckets = (starts, shift)
         return self._buckets
 
@@ -365,8 +366,8 @@ def build_index(graph, k: int = K, s: int = S, max_kmers: int = MAX_KMERS) -> Se
     if max_kmers < 1:
         raise S2GError("index: --max-kmers must be >= 1")
     t0 = time.perf_counter()
-    h, c, n, capped = _collect(graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx,
-                               graph.slot, graph.n_slots, k, s, max_kmers)
+    h, c, n, capped = collect_syncmers(graph.base, graph.node_start, graph.pred_ptr,
+                                       graph.pred_idx, graph.slot, graph.n_slots, k, s, max_kmers)
     h, c = h[:n], c[:n]
     if getattr(graph, "node_copy", None) is not None:   # cyclic, unrolled: copies are no repeats
         from .cyclic import dedup_seeds

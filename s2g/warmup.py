@@ -3,7 +3,7 @@
 A first ``s2g align`` on a machine with empty caches spends most of its time compiling
 (the bundled example on the 2-core dev VM: ~65 s of ~70 s; a fresh H100 host: ~50 s of
 ~60 s). Numba compiles one function at a time per process (one compiler lock), and the
-big ones are independent: the CPU path's alignment kernel (``simd._run_groups``, ~18 s
+big ones are independent: the CPU path's alignment kernel (``simd.run_groups``, ~18 s
 here) and lane traceback (``traceback._run_lanes``, ~45 s), the GPU path's ``fast``
 kernel (~15-25 s of NVVM + ptxas) and the GPU traceback's host code (``_sizes``,
 ``_fill_into``, ``_summarize_all``, ~45 s here). So they are compiled by separate
@@ -42,9 +42,11 @@ when stderr is not a terminal.
 Safety: a task is an optimisation only. A worker that fails, hangs (:data:`TIMEOUT`) or
 is killed leaves the stage to compile in-process as before; Numba writes cache files
 atomically (temporary file + rename), so a killed worker leaves no partial entry.
-Workers exit when the parent does (they watch their stdin). First-use workers start only
-on machines with :data:`MIN_CORES` cores (``S2G_PREWARM=1``: always, ``=0``: never);
-``S2G_NO_CACHE`` (no disk cache) and the CUDA simulator turn them off.
+Workers exit when the parent does (they watch their stdin) and run with the parent's
+settings (:func:`s2g.config.child_environ`) and ``S2G_PREWARM=0``. First-use workers start
+only on machines with :data:`MIN_CORES` cores (the ``prewarm`` knob, ``S2G_PREWARM``:
+``1`` always, ``0`` never); ``no_cache`` (``S2G_NO_CACHE``: no disk cache) and the CUDA
+simulator turn them off.
 """
 from __future__ import annotations
 
@@ -94,7 +96,8 @@ def fast_key(scoring, mode, max_len):
     if not fits_int32(sc, mode, max_len, max(TINY_BASES, 1)):
         return None
     a, b, o, e = sc.as_tuple()
-    pair = fast.pair_fits(sc, mode, max_len) and fast.PAIR
+    from .config import settings
+    pair = fast.pair_fits(sc, mode, max_len) and settings().fast_pair
     G, K = fast.choose_config(max_len, pair)
     pipe = fast.WARP // G if fast.PIPE and max_len > G * K else 0   # fast.pipe_groups's SG
     return [G, K, int(mode), bool(fast.prmt_scores(a, b, o, e)), bool(pair), int(pipe)]
@@ -155,7 +158,7 @@ def seeded_plan(variant, mode, scoring, read_len, traceback=True):
     """The tasks of a seeded run (``s2g align --seeded``, the default on large graphs):
     one ``seeded`` task, a tiny seeded run that compiles the index build and lookup, the
     seeds, chains and windows, the window kernel (CPU: ``simd.align_windows``; GPU:
-    :func:`s2g.gpu_traceback.run_windows`, and its walks taken as tracebacks) and the
+    :func:`s2g.trace.gpu.run_windows`, and its walks taken as tracebacks) and the
     window graph's mapping; then the CPU lane traceback (the ``trace`` task: the windows'
     traceback is the full-graph one's, on the window graph) and the GAF. None in global
     mode (seeded alignment does not run there)."""
@@ -196,38 +199,42 @@ def _dispatchers(task):
         return [cuda.jit(cache=True)(fn)]          # lazy: only its cache is looked at
     if k == "fast_host":
         from .variants import fast
-        return [fast._row0_global]
+        return [fast.row0_global]
     if k == "align":
         if task["variant"] == "simd":
             from .variants import simd
-            return [simd._run_groups]
+            return [simd.run_groups]
         from .variants import cpu_parallel
         return [cpu_parallel._align_all]
     if k == "trace":
         if task["gpu"]:
-            from . import gpu_long, gpu_traceback
+            from .config import settings
             from .dp import LOCAL
-            ds = [gpu_traceback._sizes, gpu_traceback._fill_into]
+            from .trace import gpu_program
+            from .trace.gpu import max_cells
+            from .trace.long import launch, source
+            ds = [gpu_program.sizes, gpu_program.fill_into]
             # reads whose windows go to the long-window kernel: its cache too (a new
             # kernel with warm host code would otherwise compile in the run, ~30-50 s)
-            if gpu_traceback.LONG and int(task["read_len"]) ** 2 > gpu_traceback.MAX_CELLS:
+            if settings().gpu_long and int(task["read_len"]) ** 2 > max_cells():
                 a, b = int(task["scoring"][0]), int(task["scoring"][1])
-                ds.append(gpu_long.cache_probe(int(task["mode"]) == LOCAL,
-                                               gpu_long.prmt_fits(a, b)))
+                ds.append(launch.cache_probe(int(task["mode"]) == LOCAL,
+                                             source.prmt_fits(a, b)))
             return ds
-        from . import traceback
-        return [traceback._run_lanes]
+        from .trace import lanes
+        return [lanes.run_lanes]
     if k == "gaf":
         from . import gaf
-        return [gaf._gaf_bytes]
+        return [gaf.format_gaf]
     if k == "seeded":
         from . import index, seeded, window
         from .variants import simd
-        ds = [index._collect, index._bucket_starts, seeded._chains, seeded._windows,
-              seeded._pick, window._wg_count, window._wg_paths, simd._run_lockstep]
+        ds = [index.collect_syncmers, index.bucket_starts, seeded.batch_chains,
+              seeded.batch_windows, seeded.pick, window.wg_count, window.wg_paths,
+              simd.run_lockstep]
         if task["gpu"]:
-            from . import gpu_traceback
-            ds += [gpu_traceback._sizes, gpu_traceback._summarize_sel]
+            from .trace import gpu_program
+            ds += [gpu_program.sizes, gpu_program.summarize_sel]
         return ds
     raise ValueError(f"unknown warm-up task {task!r}")
 
@@ -252,7 +259,7 @@ def cold(task) -> bool:
         return False
 
 
-#: first use: workers only with at least this many usable cores (``S2G_PREWARM=1``: always).
+#: first use: workers only with at least this many usable cores (``prewarm`` 1: always).
 #: On the 2-core dev VM, busy, they did not pay: the example's cold run took 124 and 175 s
 #: with them against 121 s without (2026-11-23, load 4): the tasks repeat the graph
 #: loading and V0 compiles, and two cores leave nothing idle to overlap.
@@ -267,13 +274,14 @@ def _cores() -> int:
 
 
 def enabled(first_use=False) -> bool:
-    """Whether workers may start: not with ``S2G_PREWARM=0``, S2G_NO_CACHE (no disk
-    cache), the CUDA simulator or NUMBA_DISABLE_JIT; at first use (``first_use``) only
-    with :data:`MIN_CORES` cores unless ``S2G_PREWARM=1``."""
+    """Whether workers may start: not with ``prewarm`` 0 (``S2G_PREWARM=0``), ``no_cache``
+    (no disk cache), the CUDA simulator or NUMBA_DISABLE_JIT; at first use (``first_use``)
+    only with :data:`MIN_CORES` cores unless ``prewarm`` is 1."""
     from numba import config
-    flag = os.environ.get("S2G_PREWARM", "")
-    if (flag == "0" or os.environ.get("S2G_NO_CACHE", "") != "" or config.ENABLE_CUDASIM
-            or config.DISABLE_JIT):
+
+    from .config import settings
+    flag = settings().prewarm
+    if flag == "0" or settings().no_cache or config.ENABLE_CUDASIM or config.DISABLE_JIT:
         return False
     return flag == "1" or not first_use or _cores() >= MIN_CORES
 
@@ -322,8 +330,10 @@ class Prewarm:
     def _schedule(self):
         pending = list(self.tasks)
         running = []
-        # S2G_PREWARM=0: a task that runs the CLI (seeded) starts no workers of its own
-        env = dict(os.environ, NUMBA_NUM_THREADS="1", PYTHONUNBUFFERED="1", S2G_PREWARM="0")
+        # S2G_PREWARM=0: a task that runs the CLI (seeded) starts no workers of its own;
+        # the other knobs as here (configure() included): the same kernels, the same caches
+        from .config import child_environ
+        env = dict(child_environ(prewarm="0"), NUMBA_NUM_THREADS="1", PYTHONUNBUFFERED="1")
         while (pending or running) and not self._stop:
             while pending and len(running) < self.jobs:
                 task = pending.pop(0)
@@ -507,7 +517,8 @@ def add_arguments(p):
 def cmd_warmup(args) -> int:
     """``s2g warmup``: compile, report, exit 0 (1 if a task failed)."""
     t = time.perf_counter()
-    if not enabled() and os.environ.get("S2G_PREWARM", "1") != "0":
+    from .config import settings
+    if not enabled() and settings().prewarm != "0":
         print("s2g: warmup: nothing to do (disk caches off: S2G_NO_CACHE, the CUDA simulator "
               "or NUMBA_DISABLE_JIT)", file=sys.stderr)
         return 0

@@ -63,7 +63,7 @@ def _seeded(task, d):
     from .graph import open_graph
     from .reads import iter_read_batches
     from .scoring import Mode, Scoring
-    from .traceback import FlatTracebacks
+    from .trace import FlatTracebacks
     from .variants import simd
     from .window import WindowGraph
     mode, sc = Mode(task["mode"]), Scoring(*task["scoring"])
@@ -111,7 +111,7 @@ def run_task(task):
             from .variants import fast
             a, b, o, e = sc.as_tuple()
             slot, n = fast.fast_slots(graph)
-            fast._column_tables(graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx,
+            fast.column_tables(graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx,
                                 slot, graph.is_sink, int(mode), o, e, n)
             return
         from .aligner import Aligner
@@ -123,7 +123,7 @@ def run_task(task):
         al = Aligner(graph, sc, mode, "v0", traceback=(k == "trace"),
                      traceback_on=bool(task.get("gpu")))
         if k == "trace" and task["gpu"]:
-            from .traceback import traceback_gpu_part
+            from .trace import traceback_gpu_part
             res._gpu_part = traceback_gpu_part(graph, batch, sc, mode, res,
                                                al.max_traceback_cells)
         al.gaf_text(batch, al.finish(batch, res))

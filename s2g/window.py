@@ -206,7 +206,7 @@ def _wg_edges(t, piece_at, p_node, p_lo, p_hi, node_start, pred_ptr, pred_idx, f
 
 
 @numba.njit(parallel=True, **NJIT)
-def _wg_count(piece_at, p_node, p_lo, p_hi, node_start, pred_ptr, pred_idx, cnt):
+def wg_count(piece_at, p_node, p_lo, p_hi, node_start, pred_ptr, pred_idx, cnt):
     for t in numba.prange(len(piece_at) - 1):
         _wg_edges(t, piece_at, p_node, p_lo, p_hi, node_start, pred_ptr, pred_idx, False, cnt,
                   cnt, cnt)
@@ -241,7 +241,7 @@ def _wg_columns(j, ws, p_node, p_lo, node_start):
 
 
 @numba.njit(**NJIT)
-def _wg_paths(has, path_at, n_path, path, geo, p_node, p_lo, node_start):
+def wg_paths(has, path_at, n_path, path, geo, p_node, p_lo, node_start):
     """Tracebacks on the window graph -> on the graph, in place: path steps become graph
     nodes, path offsets move by the first piece's in-node start, path lengths count
     whole nodes."""
@@ -258,6 +258,7 @@ def _wg_paths(has, path_at, n_path, path, geo, p_node, p_lo, node_start):
         geo[r, 0] = tot
         geo[r, 1] += shift
         geo[r, 2] += shift
+
 
 
 class WindowGraph:
@@ -288,7 +289,7 @@ class WindowGraph:
         cnt = np.zeros(n, np.int64)
         args = (self.piece_at, self.p_node, self.p_lo, self.p_hi, graph.node_start,
                 graph.pred_ptr, graph.pred_idx)
-        _wg_count(*args, cnt)
+        wg_count(*args, cnt)
         ptr = np.zeros(n + 1, np.int64)
         np.cumsum(cnt, out=ptr[1:])
         pred_idx = np.empty(int(ptr[-1]), np.int32)
@@ -317,6 +318,6 @@ class WindowGraph:
 
     def map_tracebacks(self, flat):
         """A finished FlatTracebacks of window-graph walks, moved onto the graph in place."""
-        _wg_paths(flat.has, flat.path_at, flat.n_path, flat.path, flat.geo, self.p_node,
-                  self.p_lo, self.parent.node_start)
+        wg_paths(flat.has, flat.path_at, flat.n_path, flat.path, flat.geo, self.p_node,
+                 self.p_lo, self.parent.node_start)
         return flat

@@ -169,10 +169,10 @@ def _gpu_compile_once(request):
         yield
         return
     _watch_compiles()
+    from s2g.config import settings
     setting = os.environ.get("S2G_TEST_WARM", "")
-    if setting == "0" or os.environ.get("S2G_NO_CACHE", "") != "":
-        _GPU_REPORT["pool"] = (f"off (S2G_TEST_WARM={setting!r}, "
-                               f"S2G_NO_CACHE={os.environ.get('S2G_NO_CACHE', '')!r})")
+    if setting == "0" or settings().no_cache:
+        _GPU_REPORT["pool"] = f"off (S2G_TEST_WARM={setting!r}, no_cache={settings().no_cache})"
         yield
         return
     import gpu_cases
@@ -182,6 +182,17 @@ def _gpu_compile_once(request):
     _GPU_REPORT["pool"] = pool
     yield
     pool.finish()
+
+
+@pytest.fixture(autouse=True)
+def _knobs_per_test():
+    """s2g/config.py reads the environment once: what a test changes (an S2G_* variable
+    set with monkeypatch, then ``config.reset()``; ``config.configure()``) ends with it,
+    the settings going back to those before it."""
+    from s2g import config
+    before = config._SETTINGS
+    yield
+    config._SETTINGS = before
 
 
 @pytest.fixture(autouse=True)
@@ -336,10 +347,14 @@ def _watch_compiles():
             return k
         return wrapper
 
-    from s2g import gpu_traceback
+    from s2g.trace import gpu_kernel
     from s2g.variants import fast
-    fast.get_kernel = timed("fast", fast.get_kernel)
-    gpu_traceback.get_kernel = timed("gpu_traceback", gpu_traceback.get_kernel)
+    from s2g.variants.fast import driver as fast_driver
+    # wrapped where the callers look them up: s2g.variants.fast.driver imports the name
+    # (its launches), s2g.warmup_worker reads fast.get_kernel, s2g.trace.gpu calls
+    # gpu_kernel.get_kernel()
+    fast.get_kernel = fast_driver.get_kernel = timed("fast", fast.get_kernel)
+    gpu_kernel.get_kernel = timed("gpu_traceback", gpu_kernel.get_kernel)
     for v in ("v1_antidiag", "v2_rolling", "v3_coop", "v4_interread"):
         mod = importlib.import_module(f"s2g.variants.{v}")
         mod._kernel = timed(v, mod._kernel)

@@ -9,7 +9,8 @@ Tiny random DAGs (both strands, inversions, N bases), reads of 0..12 bases, all 
 modes, random scoring; every variant's score and end cell must equal V0's. Block
 sizes are patched down (8 threads; V4 blocks of 4 rows, so reads of up to 12 bases
 take up to 3 passes) so the simulator's Python threads stay few and strided rows and
-passes are exercised. Also: V1's memory refusal, the int32 refusal, traceback=True.
+passes are exercised. Also: V1's memory refusal, the int32 refusal, the traceback
+from a variant's end cells (``s2g.trace.traceback_batch``, as the driver runs it).
 Exit status 0 only when everything matched.
 """
 from __future__ import annotations
@@ -35,6 +36,7 @@ def main(argv):
     from s2g.errors import S2GError
     from s2g.reads import ReadBatch
     from s2g.scoring import Mode, Scoring
+    from s2g.trace import traceback_batch
     from s2g.variants import _cuda_common as cc
     from s2g.variants import v0_cpu
 
@@ -63,9 +65,11 @@ def main(argv):
     # traceback through the shared CPU traceback from the GPU end cell
     g = random_graph(rng, n_seg=4)
     reads = random_reads(rng, 2, 10, min_len=3)
-    ref = v0_cpu.align_batch(g, reads, Scoring(), Mode.LOCAL, traceback=True)
+    ref = traceback_batch(g, reads, Scoring(), Mode.LOCAL,
+                          v0_cpu.align_batch(g, reads, Scoring(), Mode.LOCAL))
     for n, mod in mods.items():
-        res = mod.align_batch(g, reads, Scoring(), Mode.LOCAL, traceback=True)
+        res = traceback_batch(g, reads, Scoring(), Mode.LOCAL,
+                              mod.align_batch(g, reads, Scoring(), Mode.LOCAL))
         if [t and t.cigar for t in res.tracebacks] != [t and t.cigar for t in ref.tracebacks]:
             failures += 1
             print(f"FAIL {n} traceback differs from v0's")

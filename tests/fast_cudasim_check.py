@@ -71,7 +71,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for c in range(n):
             g, reads, sc = case(c, tmp)
-            keep += int((fast._graph_tables(g, Mode.LOCAL, sc).n_keep_cols))
+            keep += int((fast.graph_tables(g, Mode.LOCAL, sc).n_keep_cols))
             # both strands: two column ranges (one a strand), each read's halves as units
             assert len(fast.column_ranges(g, 2)) == (3 if g.strands == "both" else 2)
             split += g.strands == "both"

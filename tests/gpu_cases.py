@@ -226,8 +226,8 @@ def _warm_cpu_align():
         v0_cpu.align_batch(g, reads, sc, m)
         cpu_parallel.align_batch(g, reads, sc, m)
         slot, n = fast.fast_slots(g)
-        fast._column_tables(g.base, g.node_start, g.pred_ptr, g.pred_idx, slot, g.is_sink,
-                            int(m), o, e, n)
+        fast.column_tables(g.base, g.node_start, g.pred_ptr, g.pred_idx, slot, g.is_sink,
+                           int(m), o, e, n)
     real = Path(__file__).resolve().parent / "data" / "real"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -236,12 +236,12 @@ def _warm_cpu_align():
                 load_graph(str(real / name), break_cycles=brk)
 
 
-def _traceback_all(g, reads, sc, modes):
-    from s2g.traceback import traceback_batch
+def _traceback_all(g, reads, sc, modes, limits=None):
+    from s2g.trace import traceback_batch
     from s2g.variants import cpu_parallel
     for m in modes:
         res = cpu_parallel.align_batch(g, reads, sc, m)
-        traceback_batch(g, reads, sc, m, res)
+        traceback_batch(g, reads, sc, m, res, limits=limits)
         list(res.tracebacks)
 
 
@@ -256,18 +256,16 @@ def _warm_tb16():
 def _warm_tb_long():
     """CPU tracebacks of one read per thread (windows too large for lanes): lanes off, so
     that this task does not compile them too (tb16 does)."""
-    from s2g import traceback
     from s2g.scoring import Mode
+    from s2g.trace import LaneLimits
     sg, g = _snp(2000)
-    traceback.LANE_CELLS = 0
-    _traceback_all(g, _sim_reads(sg, 3, 150, 6), Scoring(), list(Mode))
+    _traceback_all(g, _sim_reads(sg, 3, 150, 6), Scoring(), list(Mode), LaneLimits(cells=0))
 
 
 def _warm_gpu_tb():
     """The GPU traceback kernel and its host code (tests/test_gpu_traceback.py's _same)."""
-    from s2g import gpu_traceback
     from s2g.scoring import Mode
-    from s2g.traceback import FlatTracebacks, traceback_batch
+    from s2g.trace import FlatTracebacks, gpu, traceback_batch
     from s2g.variants import cpu_parallel
     sg, g = _snp(2000)
     reads = _sim_reads(sg, 4, 150, 6)
@@ -275,7 +273,7 @@ def _warm_gpu_tb():
     for m in (Mode.LOCAL, Mode.SEMIGLOBAL):      # every read on the GPU: no CPU lanes here
         res = cpu_parallel.align_batch(g, reads, sc, m)
         idx = np.nonzero(res.aligned())[0].astype(np.int64)
-        gpu_traceback.run(g, reads, sc, m, res, idx, FlatTracebacks(len(res)))
+        gpu.run(g, reads, sc, m, res, idx, FlatTracebacks(len(res)))
         traceback_batch(g, reads, sc, m, res, device=True)
         list(res.tracebacks)
 

@@ -1,4 +1,4 @@
-"""The GPU traceback (s2g/gpu_traceback.py) under the CUDA simulator against the CPU one.
+"""The GPU traceback (s2g/trace/gpu*.py) under the CUDA simulator against the CPU one.
 
 Invoked by tests/test_gpu_traceback.py in a subprocess with NUMBA_ENABLE_CUDASIM=1. For
 random SNP graphs (one or both strands), simulated reads with 10% errors, a random read
@@ -6,11 +6,11 @@ with N, an empty read and random scoring, in every mode, the tracebacks of
 ``traceback_batch(..., device=True)`` must equal the CPU's field for field (path, CIGAR,
 offsets: the same tie order). Odd cases also shrink the chunk size (several kernel
 launches) and the per-read cell bound (a mix of GPU and CPU reads in one batch).
-With ``long``, every window runs on the long-window kernel (s2g/gpu_long.py; the test sets
-S2G_LONG_STRIP/S2G_LONG_MAX_T small: several strips and rounds per window). ``band``: the
-same with reads of 56-80 bases at 1% errors, whose bands (gpu_traceback._band_rows) are
+With ``long``, every window runs on the long-window kernel (s2g/trace/long/; the test sets
+S2G_CONFIG=long_strip=8,long_max_t=2: several strips and rounds per window). ``band``: the
+same with reads of 56-80 bases at 1% errors, whose bands (gpu_program.band_rows) are
 narrow, in local and semiglobal mode: the long kernel keeps only the band's direction codes
-and merge choices (gpu_long.band_layout), and the check fails unless it kept under 60% of
+and merge choices (long.plan.band_layout), and the check fails unless it kept under 60% of
 the windows' code words.
 Usage: python tests/gpu_tb_cudasim_check.py [n_cases] [long|band]
 -> prints "OK <cases> <gpu reads>".
@@ -27,12 +27,13 @@ import sim_poison  # noqa: E402  (tests/: shared memory poisoned as a GPU's may 
 
 sim_poison.install()
 
-from s2g import gpu_long, gpu_traceback  # noqa: E402
+from s2g.config import configure  # noqa: E402
 from s2g.graph import load_graph  # noqa: E402
 from s2g.reads import ReadBatch  # noqa: E402
 from s2g.scoring import Mode, Scoring  # noqa: E402
 from s2g.simulate import sample_reads, snp_graph  # noqa: E402
-from s2g.traceback import traceback_batch, traceback_gpu_part  # noqa: E402
+from s2g.trace import gpu, traceback_batch, traceback_gpu_part  # noqa: E402
+from s2g.trace.long import plan  # noqa: E402
 from s2g.variants import v0_cpu  # noqa: E402
 
 
@@ -41,16 +42,16 @@ def main():
     band = sys.argv[2:3] == ["band"]
     long_only = sys.argv[2:3] == ["long"] or band
     on_gpu = 0
-    run = gpu_traceback.run
-    layout = gpu_long.band_layout
+    run = gpu.run
+    layout = plan.band_layout
     words = [0, 0]                          # code words kept (band), and of whole windows
 
     def counting_layout(coff, rows, *args):
         layout(coff, rows, *args)
         words[0] += int(args[-2].sum())
-        words[1] += int((np.diff(coff) * gpu_long.code_stride(rows)).sum()) // 4
+        words[1] += int((np.diff(coff) * plan.code_stride(rows)).sum()) // 4
 
-    gpu_long.band_layout = counting_layout
+    plan.band_layout = counting_layout
 
     def counting_run(*args, **kw):          # how many reads the device path traced
         nonlocal on_gpu
@@ -58,7 +59,7 @@ def main():
         on_gpu += len(args[5]) - len(left)
         return left
 
-    gpu_traceback.run = counting_run
+    gpu.run = counting_run      # what traceback_batch calls (s2g.trace.batch: gpu.run)
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(n):
             rng = np.random.default_rng(seed)
@@ -67,7 +68,7 @@ def main():
             lo, hi = (100, 130) if band else (24, 48) if long_only else (8, 40)
             sg, ref = snp_graph(int(rng.integers(lo, hi)), int(rng.integers(1, 8)),
                                 int(rng.integers(1, 6)), seed)
-            gpu_long.MAX_T = 1 + seed % 2
+            plan.MAX_T = 1 + seed % 2
             path = os.path.join(tmp, f"g{seed}.gfa")
             sg.write_gfa(path, ref)
             g = load_graph(path, strands="both" if seed % 2 else "forward")
@@ -81,13 +82,14 @@ def main():
             # band: gaps of 2 a base beside matches of 2 (a mismatch leaves room for 3
             # deletions or 1 insertion: bands of ~8 rows on the SNP graph's equal branches)
             sc = Scoring(2, 4, 4, 2) if band else Scoring(*[int(x) for x in rng.integers(1, 6, 4)])
-            gpu_traceback.CHUNK_BYTES = 3000 if seed % 2 else 1 << 30
-            # long: every window on the long-window kernel (s2g/gpu_long.py); otherwise a
-            # mix of one-thread windows, long-kernel windows and CPU windows
-            gpu_traceback.MAX_CELLS = 0 if long_only else 200 if seed % 3 == 2 else 1 << 21
-            gpu_traceback.LONG = long_only or seed % 2 == 0
-            # window slots in shared memory (even seeds) or all in global memory (odd)
-            gpu_long.SHARED_BLOCK = gpu_long.ROUND_SHARED = 1 << 20 if seed % 2 == 0 else 0
+            # long: every window on the long-window kernel (s2g/trace/long/); otherwise a
+            # mix of one-thread windows, long-kernel windows and CPU windows; window slots
+            # in shared memory (even seeds) or all in global memory (odd)
+            shared = 1 << 20 if seed % 2 == 0 else 0
+            configure(gpu_tb_chunk_bytes=3000 if seed % 2 else 1 << 30,
+                      gpu_tb_max_cells=0 if long_only else 200 if seed % 3 == 2 else 1 << 21,
+                      gpu_long=bool(long_only or seed % 2 == 0), long_shared=shared,
+                      long_round_shared=shared)
             for mode in ((Mode.LOCAL, Mode.SEMIGLOBAL) if band else Mode):
                 res = v0_cpu.align_batch(g, reads, sc, mode)
                 traceback_batch(g, reads, sc, mode, res)

@@ -1,4 +1,4 @@
-"""Seeded windows on the GPU (s2g/gpu_traceback.py ``run_windows``) under the CUDA simulator
+"""Seeded windows on the GPU (s2g/trace/gpu.py ``run_windows``) under the CUDA simulator
 against the CPU path, field for field.
 
 Invoked by tests/test_seeded.py in a subprocess with NUMBA_ENABLE_CUDASIM=1. Small SNP
@@ -7,8 +7,8 @@ random scoring, local and semiglobal: ``SeededAligner(device="gpu")`` must give 
 scores, end cells, MAPQ, tracebacks and secondary alignments as ``device="cpu"`` (the reference window DP and
 the CPU traceback). Odd cases shrink the chunk size (several launches) and the per-task
 cell bound (a GPU/CPU mix).
-With ``long``, every window runs on the long-window kernel (s2g/gpu_long.py; the test sets
-S2G_LONG_STRIP/S2G_LONG_MAX_T small: several strips and rounds per window).
+With ``long``, every window runs on the long-window kernel (s2g/trace/long/; the test sets
+S2G_CONFIG=long_strip=8,long_max_t=2: several strips and rounds per window).
 Usage: python tests/seeded_cudasim_check.py [n_cases] [long] -> prints "OK <cases> <gpu windows>".
 """
 import os
@@ -23,13 +23,14 @@ import sim_poison  # noqa: E402  (tests/: shared memory poisoned as a GPU's may 
 
 sim_poison.install()
 
-from s2g import gpu_long, gpu_traceback  # noqa: E402
+from s2g.config import configure  # noqa: E402
 from s2g.graph import load_graph  # noqa: E402
 from s2g.index import build_index  # noqa: E402
 from s2g.reads import ReadBatch  # noqa: E402
 from s2g.scoring import Mode, Scoring  # noqa: E402
 from s2g.seeded import SeededAligner  # noqa: E402
 from s2g.simulate import sample_reads, snp_graph  # noqa: E402
+from s2g.trace import gpu as trace_gpu  # noqa: E402
 
 
 def main():
@@ -61,20 +62,21 @@ def main():
             seqs.append("")
             reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
             sc = Scoring(*[int(x) for x in rng.integers(1, 6, 4)])
-            gpu_traceback.CHUNK_BYTES = 3000 if seed % 2 else 1 << 30
-            # long: every window on the long-window kernel (s2g/gpu_long.py); otherwise
+            # long: every window on the long-window kernel (s2g/trace/long/); otherwise
             # one-thread windows, long-kernel windows (seed 2, 8, ...) and CPU ones (5, ...)
             mc = 0 if long_only else 800 if seed % 3 == 2 else 1 << 21
-            gpu_traceback.LONG = long_only or seed % 2 == 0
             # window slots in shared memory (even seeds) or all in global memory (odd)
-            gpu_long.SHARED_BLOCK = gpu_long.ROUND_SHARED = 1 << 20 if seed % 2 == 0 else 0
+            shared = 1 << 20 if seed % 2 == 0 else 0
+            configure(gpu_tb_chunk_bytes=3000 if seed % 2 else 1 << 30,
+                      gpu_long=bool(long_only or seed % 2 == 0), long_shared=shared,
+                      long_round_shared=shared)
             for mode in (Mode.LOCAL, Mode.SEMIGLOBAL):
                 cpu = SeededAligner(g, ix, sc, mode, min_chain=11, n_secondary=2, secondary_ratio=0.5)
                 want = cpu.align_batch(reads)
                 cpu.traceback(reads, want)
                 gpu = SeededAligner(g, ix, sc, mode, min_chain=11, device="gpu", n_secondary=2,
                                     secondary_ratio=0.5)
-                run = gpu_traceback.run_windows
+                run = trace_gpu.run_windows
 
                 def bounded(*a, **kw):
                     nonlocal on_gpu
@@ -82,11 +84,11 @@ def main():
                     on_gpu += int(wr.on_gpu.sum())
                     return wr
 
-                gpu_traceback.run_windows = bounded
+                trace_gpu.run_windows = bounded      # what SeededAligner calls
                 try:
                     got = gpu.align_batch(reads)
                 finally:
-                    gpu_traceback.run_windows = run
+                    trace_gpu.run_windows = run
                 for f in ("score", "end_i", "end_j", "mapq", "col_lo"):
                     x, y = getattr(want, f), getattr(got, f)
                     if not np.array_equal(x, y):

@@ -1,5 +1,7 @@
 """The align driver (s2g/aligner.py): the CLI, the Python API and Dask workers go through
 one Aligner; its one-batch path and its overlapped pipeline give the same GAF."""
+import os
+import pickle
 import subprocess
 import sys
 
@@ -102,12 +104,15 @@ def test_threads_hold_in_the_pipeline_threads(monkeypatch):
 
 def test_traceback_kernels_load_while_the_kernel_runs(monkeypatch):
     """With the GPU traceback inline, the aligner hands the variant an ``on_launch`` that
-    starts, in a thread, Numba's CPU target (first launch only) and gpu_traceback.prepare
+    starts, in a thread, Numba's CPU target (first launch only) and s2g.trace.gpu.prepare
     (the kernels load while the full-graph kernel runs), and joins it before the
     traceback; once per read length. Without the traceback only the CPU target starts."""
     import threading
 
-    from s2g import _numba, gpu_traceback, traceback
+    import s2g.trace
+    import s2g.trace.batch
+    from s2g import _numba
+    from s2g.trace import gpu
     from s2g.variants import v0_cpu
     g = s2g.load_graph(EX_GFA)
     batch = next(iter_read_batches(EX_FQ, 50))
@@ -131,10 +136,12 @@ def test_traceback_kernels_load_while_the_kernel_runs(monkeypatch):
         events.append("gpu part")
         return None, None
 
-    monkeypatch.setattr(gpu_traceback, "prepare", prepare)
+    monkeypatch.setattr(gpu, "prepare", prepare)
     monkeypatch.setattr(_numba, "start_cpu_target",
                         lambda: events.append(("cpu", threading.current_thread().name)))
-    monkeypatch.setattr(traceback, "traceback_gpu_part", gpu_part)
+    # the aligner imports it from s2g.trace at call time; both names, wherever it reads it
+    monkeypatch.setattr(s2g.trace, "traceback_gpu_part", gpu_part)
+    monkeypatch.setattr(s2g.trace.batch, "traceback_gpu_part", gpu_part)
     al.module = Variant
     al.align_scores(batch)
     assert events[-1] == "gpu part"        # joined before the traceback
@@ -158,3 +165,69 @@ def test_traceback_kernels_load_while_the_kernel_runs(monkeypatch):
     plain.align_scores(batch)
     assert ("cpu", "s2g-tb-prepare") in events and "launched" in events
     assert not any(x[0] == "prepare" for x in events if isinstance(x, tuple))
+
+
+def test_plan_decides_seeded_or_exact_in_one_place(tmp_path, monkeypatch):
+    """s2g.plan: the CLI's notes (verbatim, without 's2g: '), the API's method, the Dask
+    workers' options; s2g.align(method=...) aligns as the plan says."""
+    from s2g import plan as P
+    from s2g.gaf import gaf_bytes
+    from s2g.index import build_index
+    from s2g.seeded import SeededAligner
+    from s2g.simulate import simulate
+    prefix = str(tmp_path / "sim")
+    simulate(prefix, total_bases=30_000, n_reads=40, seed=5)
+    g = s2g.load_graph(prefix + ".gfa")
+    reads = read_reads(prefix + ".fq")
+    cells = g.n_bases * int(reads.lengths().sum())
+    opts = P.RunOptions(variant="simd", method="auto", graph_path=prefix + ".gfa")
+    notes = []
+    p = P.plan(g, opts, cells, notes.append)
+    assert (p.method, p.seeded, notes) == ("exact", None, [])    # 60,000 columns: full DP
+    assert p.variant == "simd" and p.kernel.device == "cpu" and not p.kernel.tb_gpu
+    monkeypatch.setitem(P.AUTO_SEEDED_COLUMNS, "cpu", 1000)
+    assert P.plan(g, opts, cells, notes.append).method == "exact"
+    assert notes == [f"{g.n_bases:,} graph columns, a small input ({cells:,} cells): "
+                     "full-graph DP (--seeded to seed)"]
+    notes.clear()
+    glob = P.RunOptions(variant="simd", method="auto", mode="global")
+    assert P.plan(g, glob, None, notes.append).method == "exact"
+    assert notes == [f"{g.n_bases:,} graph columns: full-graph DP (seeded alignment does "
+                     "not run with global mode)"]
+    notes.clear()
+    ix = build_index(g)
+    p = P.plan(g, opts, None, notes.append, index=ix)
+    assert p.method == "seeded" and p.seeded.index is ix
+    assert notes == [f"{g.n_bases:,} graph columns: seeded alignment (--exact for "
+                     "full-graph DP)"]
+    wo = p.worker_options()             # what a Dask client sends: decided, absolute path
+    assert wo.method == "seeded" and wo.seeded.index == os.path.abspath(prefix + ".gfa.s2gi")
+    assert pickle.loads(pickle.dumps(wo)) == wo and hash(wo) == hash(pickle.loads(pickle.dumps(wo)))
+    # the API: auto keeps full-graph DP for a small input; seeded as SeededAligner does
+    assert s2g.align(g, reads, variant="simd").score.tolist() == \
+        s2g.align(g, reads, variant="simd", method="exact").score.tolist()
+    got = s2g.align(g, reads, variant="simd", method="seeded", index=ix)
+    sa = SeededAligner(g, ix, s2g.Scoring(), s2g.Mode.LOCAL)
+    want = sa.align_batch(reads)
+    sa.traceback(reads, want)
+    assert gaf_bytes(g, got) == gaf_bytes(g, want)
+    path = str(tmp_path / "ix.s2gi")
+    ix.save(path)
+    again = s2g.align(g, reads, variant="simd", method="seeded", index=path)
+    assert gaf_bytes(g, again) == gaf_bytes(g, want)
+    with pytest.raises(s2g.S2GError, match="unknown method 'fast'"):
+        s2g.align(g, reads, method="fast")
+
+
+def test_stats_record_what_the_run_measured():
+    g = s2g.load_graph(EX_GFA)
+    al = Aligner(g, variant="v0")
+    st = al.stats()
+    assert st.seconds == {} and st.first_batch_s is None and st.seeded is None
+    _run_text(al, EX_FQ, 100)
+    st = al.stats()
+    assert set(st.seconds) == {"align", "traceback", "GAF text", "write"}
+    assert all(v >= 0 for v in st.seconds.values()) and st.first_batch_s is not None
+    assert 0 <= st.span["align"][0] <= st.span["align"][1]
+    assert st.ran == {"v0": [2, 200]} and st.too_long == 0
+    assert "fast" not in st.profiles or st.profiles["fast"]["launches"] == 0

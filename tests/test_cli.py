@@ -239,6 +239,8 @@ def test_help_does_not_touch_cuda():
 def test_warmup_subcommand_is_wired(capsys, monkeypatch):
     """`s2g warmup` reaches s2g.warmup (here with the disk cache off: nothing to compile)."""
     from s2g.cli import main
+    from s2g import config
     monkeypatch.setenv("S2G_NO_CACHE", "1")
+    config.reset()                         # the environment is read again
     assert main(["warmup", "-v", "cpu"]) == 0
     assert "nothing to do" in capsys.readouterr().err

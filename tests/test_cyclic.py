@@ -336,11 +336,11 @@ def test_lpa_reads_across_the_repeat_cycle(real_data):
 # ------------------------------------------------------------------ seeded, CLI
 
 def test_seed_index_keeps_one_entry_per_original_position(real_data):
-    from s2g.index import _collect, build_index
+    from s2g.index import build_index, collect_syncmers
     path = str(real_data / "mt_minigraph" / "MT.gfa")
     g = open_graph(path).for_seeded(1000)
-    h, c, n, _ = _collect(g.base, g.node_start, g.pred_ptr, g.pred_idx, g.slot, g.n_slots,
-                          19, 11, 16)
+    h, c, n, _ = collect_syncmers(g.base, g.node_start, g.pred_ptr, g.pred_idx, g.slot,
+                                  g.n_slots, 19, 11, 16)
     h, c = h[:n], c[:n]
     h2, c2 = dedup_seeds(g, h, c)
     assert 0 < len(c2) < len(c)

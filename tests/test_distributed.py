@@ -21,6 +21,7 @@ import s2g  # noqa: E402
 from s2g import cli  # noqa: E402
 from s2g import distributed as sd  # noqa: E402
 from s2g.errors import S2GError  # noqa: E402
+from s2g.plan import RunOptions  # noqa: E402
 
 GFA = str(REPO / "graphs" / "example.gfa")
 FQ = str(REPO / "graphs" / "example.fq")
@@ -59,10 +60,13 @@ def client():
     cluster.close()
 
 
-def _run(client, reads, **kw):
+def _run(client, reads, client_graph=None, _test=None, max_traceback_cells=None, **settings):
+    """align_file with the cpu variant on 1 thread a worker; ``settings``: DaskSettings'."""
     buf = io.StringIO()
-    kw.setdefault("chunk_size", CHUNK)
-    stats = sd.align_file(client, GFA, reads, buf, variant="cpu", threads=1, **kw)
+    settings.setdefault("chunk_size", CHUNK)
+    options = RunOptions(variant="cpu", threads=1, max_traceback_cells=max_traceback_cells)
+    stats = sd.align_file(client, GFA, reads, buf, options, sd.DaskSettings(**settings),
+                          client_graph=client_graph, _test=_test)
     return buf.getvalue(), stats
 
 
@@ -91,7 +95,8 @@ def test_cli_dask_scheduler_address(client, reads, expected, tmp_path, capsys):
 
 def test_broadcast_flatgraph(client, reads, expected):
     buf = io.StringIO()
-    sd.align_file(client, s2g.load_graph(GFA), reads, buf, variant="cpu", chunk_size=CHUNK * 2)
+    sd.align_file(client, s2g.load_graph(GFA), reads, buf, RunOptions(variant="cpu"),
+                  sd.DaskSettings(chunk_size=CHUNK * 2))
     assert buf.getvalue() == expected
 
 
@@ -159,3 +164,10 @@ def test_seeded_on_the_cluster_equals_one_process(client, reads, tmp_path, capsy
     assert cli.main(["align", GFA, reads, "-o", str(out), "--dask", addr, "--seeded",
                      "--index", missing, "-v", "cpu", "-q"]) == 1
     assert "no such index" in capsys.readouterr().err
+
+
+def test_method_auto_is_decided_on_the_client():
+    """The workers get a decided method (s2g.plan.Plan.worker_options): 'auto' is refused
+    before anything is submitted."""
+    with pytest.raises(S2GError, match="method 'auto' is decided on the client"):
+        next(sd.align_batches(None, GFA, [], RunOptions(method="auto")))

@@ -1,4 +1,4 @@
-"""Tests of the `fast` variant (s2g/variants/fast.py).
+"""Tests of the `fast` variant (s2g/variants/fast/).
 
 Layers: (1) the PTX of the kernel for sm_90 — the cell loop must be 32-bit (no
 simulator checks types); (2) the same kernel in its simulator form under
@@ -250,9 +250,11 @@ def test_config_and_tables():
 
 def test_kernel_cache_key_includes_compile_options(tmp_path, monkeypatch):
     """numba's on-disk cache keys on the source file: a register cap must change it
-    (S2G_FAST_MAXREG once loaded the uncapped cached cubin and measured nothing)."""
+    (fast_maxreg once loaded the uncapped cached cubin and measured nothing)."""
+    from s2g import config
     from s2g.variants import fast
-    monkeypatch.setenv("S2G_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(config, "_SETTINGS", config.settings())   # restored afterwards
+    config.configure(cache_dir=str(tmp_path))
     plain = fast.kernel_source(8, 4, int(Mode.LOCAL))
     capped = fast.kernel_source(8, 4, int(Mode.LOCAL), note="max_registers=128")
     assert plain.__s2g_cached__ and capped.__s2g_cached__
@@ -267,7 +269,7 @@ def test_keep_merge_tables():
     from s2g.variants import fast
     g = load_graph(str(REPO / "graphs" / "cactus-BRCA2.gfa"))
     slot, n = fast.fast_slots(g)
-    ci, mw, mp, ms, _ = fast._column_tables(g.base, g.node_start, g.pred_ptr, g.pred_idx, slot,
+    ci, mw, mp, ms, _ = fast.column_tables(g.base, g.node_start, g.pred_ptr, g.pred_idx, slot,
                                             g.is_sink, 0, 4, 2, n)
     n_keep = 0
     for v in range(g.n_nodes):
@@ -314,7 +316,7 @@ def test_column_tables_match_the_column_loop():
                     o, e = int(rng.integers(0, 7)), int(rng.integers(1, 4))
                     args = (g.base, g.node_start, g.pred_ptr, g.pred_idx, sl, g.is_sink,
                             int(mode), o, e, vslot)
-                    got = fast._column_tables(*args)
+                    got = fast.column_tables(*args)
                     want = _column_tables_ref(fast, *args)
                     for x, y, name in zip(got, want, ("colinfo", "mword", "mptr", "mslot", "row0")):
                         assert x.dtype == y.dtype and x.shape == y.shape, name
@@ -325,7 +327,7 @@ def test_column_tables_match_the_column_loop():
 
 def _column_tables_ref(fast, base, node_start, pred_ptr, pred_idx, slot, is_sink, mode, o, e, vslot):
     """fast's column tables as they were built column by column in a compiled loop
-    (until session 23): the oracle of the vectorised :func:`fast._column_tables`."""
+    (until session 23): the oracle of the vectorised :func:`fast.column_tables`."""
     n_nodes = len(node_start) - 1
     N = node_start[n_nodes]
     colinfo = np.empty(N, np.int32)
@@ -615,7 +617,7 @@ def test_launch_shape_splits_batches_that_leave_the_gpu_idle(tmp_path, monkeypat
     """On a GPU of 132 SMs (monkeypatched), 10 kbp reads on a two-strand graph: 500 pairs
     (1,000 reads) split into both strands (1,000 warps, FILL_WARPS_PER_SM a little under
     8 an SM); 1,000 pairs already give 1,000 warps: whole; 2,000 pairs reach the 8-lane
-    groups' BIG_UNITS_PER_SM once split, and take every range; S2G_FAST_RANGES=1 never
+    groups' BIG_UNITS_PER_SM once split, and take every range; fast_ranges=1 never
     splits; a forced configuration (G, K) splits by the fill rule alone."""
     from s2g.graph import load_graph
     from s2g.simulate import snp_graph
@@ -625,8 +627,8 @@ def test_launch_shape_splits_batches_that_leave_the_gpu_idle(tmp_path, monkeypat
     sg.write_gfa(str(p), ref)
     g = load_graph(str(p))
     assert len(fast.column_ranges(g, 16)) == 3               # the two strands
-    monkeypatch.setattr(fast, "_sm_count", lambda: 132)
-    monkeypatch.setattr(fast, "_sim", lambda: False)
+    monkeypatch.setattr(fast.geometry, "sm_count", lambda: 132)
+    monkeypatch.setattr(fast.geometry, "sim", lambda: False)
     assert fast.launch_shape(g, 10_000, True, 500) == (fast.LONG_G, fast.PAIR_LONG_K, 2)
     assert fast.launch_shape(g, 10_000, True, 1000) == (fast.LONG_G, fast.PAIR_LONG_K, 1)
     assert fast.launch_shape(g, 10_000, True, 2000) == (fast.BIG_G, fast.BIG_K, 2)
@@ -636,5 +638,7 @@ def test_launch_shape_splits_batches_that_leave_the_gpu_idle(tmp_path, monkeypat
     assert fast.launch_shape(g, 10_000, True, 2000, G=fast.BIG_G, K=fast.BIG_K) == (
         fast.BIG_G, fast.BIG_K, 2)                            # 500 warps: under 8 an SM
     assert fast.launch_shape(g, 150, True, 100_000) == (fast.PAIR_G, 38, 1)
-    monkeypatch.setattr(fast, "RANGES", "1")
+    from s2g import config
+    monkeypatch.setattr(config, "_SETTINGS", config.settings())   # restored afterwards
+    config.configure(fast_ranges="1")
     assert fast.launch_shape(g, 10_000, True, 500) == (fast.LONG_G, fast.PAIR_LONG_K, 1)

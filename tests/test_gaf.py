@@ -79,7 +79,7 @@ def test_batch_writer_equals_line_writer(tmp_path, mode):
     from s2g.gaf import gaf_text
     from s2g.scoring import Mode, Scoring
     from s2g.simulate import sample_reads, snp_graph
-    from s2g.traceback import traceback_batch
+    from s2g.trace import traceback_batch
     from s2g.variants import cpu_parallel
     sg, ref = snp_graph(300, 7, 3, 4)
     p = str(tmp_path / "g.gfa")

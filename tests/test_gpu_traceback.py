@@ -1,4 +1,4 @@
-"""Tests of the GPU traceback (s2g/gpu_traceback.py).
+"""Tests of the GPU traceback (s2g/trace/gpu*.py, s2g/trace/long/).
 
 (1) the kernel compiles to PTX for sm_90 without local memory (no GPU needed); (2) under
 the CUDA simulator, in a subprocess, its tracebacks equal the CPU's field for field in
@@ -31,20 +31,21 @@ def _sm90(monkeypatch):
 
 
 def test_ptx_compiles_without_local_memory(monkeypatch):
-    from s2g import gpu_traceback
+    from s2g.trace import gpu_kernel
     _sm90(monkeypatch)
     try:
-        ptx = gpu_traceback.compile_ptx((9, 0))
+        ptx = gpu_kernel.compile_ptx((9, 0))
     except Exception as exc:  # no NVVM: the toolchain is a test dependency (pyproject)
         pytest.skip(f"compile_ptx unavailable: {type(exc).__name__}: {exc}")
     assert ".entry" in ptx
     assert ".local" not in ptx          # no per-thread arrays or spills in the kernel
 
 
-def _sim_check(*args, **env):
-    """tests/gpu_tb_cudasim_check.py ``args`` under the CUDA simulator with ``env`` set;
-    asserts it printed OK. Returns the finished process."""
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO), **env)
+def _sim_check(*args, **knobs):
+    """tests/gpu_tb_cudasim_check.py ``args`` under the CUDA simulator with ``knobs`` set
+    (S2G_CONFIG); asserts it printed OK. Returns the finished process."""
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO),
+               S2G_CONFIG=",".join(f"{k}={v}" for k, v in knobs.items()))
     p = subprocess.run([sys.executable, str(REPO / "tests" / "gpu_tb_cudasim_check.py"), *args],
                        env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0 and "OK" in p.stdout, p.stdout[-2000:] + p.stderr[-4000:]
@@ -52,7 +53,7 @@ def _sim_check(*args, **env):
 
 
 #: the long-kernel checks: 8-row strips, blocks of 1-2 threads (several rounds a window)
-LONG_SIM = dict(S2G_LONG_STRIP="8", S2G_LONG_MAX_T="2")
+LONG_SIM = dict(long_strip=8, long_max_t=2)
 
 
 def test_cuda_simulator_matches_cpu_traceback():
@@ -65,10 +66,10 @@ def test_long_kernel_ptx_compiles_without_local_memory(monkeypatch, S, local, pr
     PRMT tables; 8-row strips for global/semiglobal with compare + select): no per-thread
     arrays, and its cells written out S times use 32-bit arithmetic only."""
     import re
-    from s2g import gpu_long
+    from s2g.trace.long import source
     _sm90(monkeypatch)
     try:
-        ptx = gpu_long.compile_ptx((9, 0), S, local, prmt)
+        ptx = source.compile_ptx((9, 0), S, local, prmt)
     except Exception as exc:  # no NVVM: the toolchain is a test dependency (pyproject)
         pytest.skip(f"compile_ptx unavailable: {type(exc).__name__}: {exc}")
     assert ".entry" in ptx and "bar.sync" in ptx     # the block's barrier per step
@@ -86,12 +87,12 @@ def test_long_walk_kernel_ptx_compiles(monkeypatch):
     for sm_90 with its signature; the first one waits on the previous round (atomics) and
     publishes its hand-off behind a fence."""
     from numba import cuda
-    from s2g import gpu_long
+    from s2g.trace.long import launch, source
     _sm90(monkeypatch)
     try:
-        gpu_long._cuda()                # the module global its body uses
-        ptx = cuda.compile_ptx(gpu_long._walk_body, gpu_long.walk_signature(), cc=(9, 0))[0]
-        main = gpu_long.compile_ptx((9, 0), 32, True, True)
+        launch._cuda()                  # the module global its body uses
+        ptx = cuda.compile_ptx(launch.walk_body, launch.walk_signature(), cc=(9, 0))[0]
+        main = source.compile_ptx((9, 0), 32, True, True)
     except Exception as exc:  # no NVVM: the toolchain is a test dependency (pyproject)
         pytest.skip(f"compile_ptx unavailable: {type(exc).__name__}: {exc}")
     assert ".entry" in ptx and ".local" not in ptx
@@ -99,32 +100,31 @@ def test_long_walk_kernel_ptx_compiles(monkeypatch):
 
 
 def test_cuda_simulator_long_kernel_matches_cpu_traceback():
-    """Every window on the long-window kernel (s2g/gpu_long.py), 8-row strips and 2 threads
+    """Every window on the long-window kernel (s2g/trace/long/), 8-row strips and 2 threads
     per block: several strips per thread and several rounds per window."""
     _sim_check("2", "long", **LONG_SIM)
 
 
 def test_cuda_simulator_long_windows_in_several_launches():
     """The long-window kernel with launches of a few windows each (a 3,000-byte budget),
-    whole windows' codes kept (S2G_LONG_BAND=0): each launch's programs, codes and bands
-    are made in a worker thread while the previous launch runs (gpu_traceback.PREFETCH);
-    the tracebacks equal the CPU's."""
-    p = _sim_check("2", "long", S2G_LONG_CHUNK_BYTES="3000", S2G_LONG_LOG="1",
-                   S2G_LONG_BAND="0", **LONG_SIM)
+    whole windows' codes kept (long_band=0): each launch's programs, codes and bands
+    are made in a worker thread while the previous launch runs (long_prefetch,
+    gpu_groups.long_prefetched); the tracebacks equal the CPU's."""
+    p = _sim_check("2", "long", long_chunk_bytes=3000, long_log=1, long_band=0, **LONG_SIM)
     assert "host half made in the worker thread" in p.stderr, p.stderr[-2000:]
 
 
 def test_cuda_simulator_long_kernel_keeps_the_band_only():
     """Reads of 56-80 bases at 1% errors (narrow bands): the long kernel keeps only the
-    band's direction codes and merge choices (gpu_long.band_layout; the check fails unless
+    band's direction codes and merge choices (plan.band_layout; the check fails unless
     under 60% of the code words were kept), the walk reads them there, and the tracebacks
     equal the CPU's. Launches of 20,000 bytes: one or two windows each, cut from the
-    programs and bands made for groups of windows (gpu_traceback._long_banded, groups of
+    programs and bands made for groups of windows (gpu_groups.long_banded, groups of
     10,000 bytes here: the next one made in the worker thread); the windows
     of the 56-80 base reads take more than that with every row's codes (with the whole
     windows' bytes as the bound they went to the CPU), their bands' less."""
-    p = _sim_check("1", "band", S2G_LONG_CHUNK_BYTES="20000", S2G_LONG_LOG="1",
-                   S2G_LONG_GROUP_BYTES="10000", **LONG_SIM)
+    p = _sim_check("1", "band", long_chunk_bytes=20000, long_log=1, long_group_bytes=10000,
+                   **LONG_SIM)
     # groups of ~10,000 bytes of host programs (two windows or so): the next group's made
     # in the worker thread while this one's launches run
     assert "made in the worker thread" in p.stderr, p.stderr[-2000:]
@@ -136,10 +136,10 @@ def test_cuda_simulator_long_kernel_keeps_the_band_only():
 
 
 def test_band_layout_offsets():
-    """gpu_long.band_layout against a Python reading of its rule: per column the code
+    """plan.band_layout against a Python reading of its rule: per column the code
     words its band's rows meet, consecutive in the window (word bcw + q for q in
     bql..bqh - 1), and a merge column's choice rows from one word above the band."""
-    from s2g import gpu_long
+    from s2g.trace.long import plan
     rng = np.random.default_rng(3)
     rows = np.array([37, 0, 20], np.int64)
     W = np.array([9, 3, 6], np.int64)
@@ -155,7 +155,7 @@ def test_band_layout_offsets():
     p_mrank = np.where(rng.random(n) < 0.5, 0, -1).astype(np.int32)
     bcw, bxc = np.full(n, -99, np.int32), np.full(n, -99, np.int32)
     nwd, nxr = np.zeros(3, np.int64), np.zeros(3, np.int64)
-    gpu_long.band_layout(coff, rows, p_mrank, blo, bhi, bcw, bxc, nwd, nxr)
+    plan.band_layout(coff, rows, p_mrank, blo, bhi, bcw, bxc, nwd, nxr)
     for k in range(3):
         words = rows_x = 0
         for w in range(coff[k], coff[k + 1]):
@@ -172,11 +172,11 @@ def test_band_layout_offsets():
 
 
 def test_round_columns_are_the_kernels():
-    """gpu_long.round_columns against the kernel's own rule, read literally (a column is
+    """plan.round_columns against the kernel's own rule, read literally (a column is
     the round's where ``blo <= min(R, (g + 1) T S - 1)`` and ``bhi >= g T S``, empty
     bands included), and handoff_columns: each round's range in 32-column lines, none
     after a window's last round."""
-    from s2g import gpu_long
+    from s2g.trace.long import plan
     rng = np.random.default_rng(5)
     for T in (1, 2, 3, 32):
         rows = rng.integers(0, 300, 6).astype(np.int64)
@@ -191,13 +191,13 @@ def test_round_columns_are_the_kernels():
                 u = rng.random()
                 blo[w], bhi[w] = ((lo, hi) if u < 0.7 else (rows[k] + 1, -1) if u < 0.85
                                   else (hi, lo))           # empty bands, both kinds
-        G = -(-gpu_long.n_strips(rows) // T)
+        G = -(-plan.n_strips(rows) // T)
         roff = np.concatenate([[0], np.cumsum(G)]).astype(np.int64)
         rlo, rhi = np.empty(roff[-1], np.int64), np.empty(roff[-1], np.int64)
-        gpu_long.round_columns(coff, rows, blo, bhi, T, gpu_long.S, roff, rlo, rhi)
-        TS = T * gpu_long.S
+        plan.round_columns(coff, rows, blo, bhi, T, plan.S, roff, rlo, rhi)
+        TS = T * plan.S
         want = 0
-        hc = gpu_long.handoff_columns(coff, rows, blo, bhi, T)
+        hc = plan.handoff_columns(coff, rows, blo, bhi, T)
         for k in range(6):
             tot = 0
             for g in range(G[k]):
@@ -218,7 +218,7 @@ def test_long_window_launches_are_even():
     (a greedy cut left a launch of a few windows: one more wave of blocks, 0.74 s against
     0.53 s for 1,000 windows on an H100), each within the budget; a window over the
     budget alone; every window in exactly one launch, in order."""
-    from s2g.gpu_traceback import _even_bounds
+    from s2g.trace.gpu_groups import even_bounds as _even_bounds
 
     def check(per, budget):
         cuts = _even_bounds(per, budget)
@@ -262,8 +262,8 @@ def test_long_window_launches_are_even():
 
 def test_long_window_resident_windows(monkeypatch):
     """Blocks an SM holds: 3 of 160 threads at 128 registers (65,536 / (5 warps x 4,096))."""
-    from s2g import gpu_long
-    monkeypatch.setattr(gpu_long, "_sm_count", lambda: 132)
+    from s2g.trace.long import plan
+    monkeypatch.setattr(plan, "_sm_count", lambda: 132)
 
     class Dev:
         MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 233472
@@ -272,51 +272,53 @@ def test_long_window_resident_windows(monkeypatch):
         @staticmethod
         def get_current_device():
             return Dev()
-    monkeypatch.setattr(gpu_long, "cuda", Cuda)
-    monkeypatch.setattr(gpu_long, "MAXREG", 128)
-    assert gpu_long.resident_windows(160, 1) == 3 * 132
-    assert gpu_long.resident_windows(224, 1) == 2 * 132     # 7 warps: 2 by registers
-    monkeypatch.setattr(gpu_long, "_sm_count", lambda: 0)
-    assert gpu_long.resident_windows(160, 1) == 0
+    monkeypatch.setattr(plan, "cuda", Cuda)
+    monkeypatch.setattr(plan, "MAXREG", 128)
+    assert plan.resident_windows(160, 1) == 3 * 132
+    assert plan.resident_windows(224, 1) == 2 * 132     # 7 warps: 2 by registers
+    monkeypatch.setattr(plan, "_sm_count", lambda: 0)
+    assert plan.resident_windows(160, 1) == 0
 
 
 def test_long_window_threads(monkeypatch):
     """Launches of fewer windows than SMs take wider blocks (more strips in flight, one
     block an SM); device memory is sized for the widest choice."""
-    from s2g import gpu_long
-    monkeypatch.setattr(gpu_long, "_sm_count", lambda: 132)
-    monkeypatch.setattr(gpu_long, "ROUND_T", 0)
+    from s2g.config import configure
+    from s2g.trace.long import plan
+    monkeypatch.setattr(plan, "_sm_count", lambda: 132)
+    configure(long_round_t=0)         # (tests/conftest.py restores the settings)
     for ns in (1, 40, 188, 313, 1563, 5000):
-        narrow, wide = gpu_long.launch_threads(ns, 500), gpu_long.launch_threads(ns, 100)
-        assert narrow == gpu_long.threads_for(ns) and narrow <= wide <= gpu_long.MAX_T
-        assert wide == gpu_long.memory_threads(ns) and wide % 32 == 0
-    assert (gpu_long.launch_threads(1563, 100), gpu_long.launch_threads(1563, 500)) == (224, 160)
-    assert gpu_long.launch_threads(188, 131) == 192 and gpu_long.launch_threads(188, 132) == 96
+        narrow, wide = plan.launch_threads(ns, 500), plan.launch_threads(ns, 100)
+        assert narrow == plan.threads_for(ns) and narrow <= wide <= plan.MAX_T
+        assert wide == plan.memory_threads(ns) and wide % 32 == 0
+    assert (plan.launch_threads(1563, 100), plan.launch_threads(1563, 500)) == (224, 160)
+    assert plan.launch_threads(188, 131) == 192 and plan.launch_threads(188, 132) == 96
 
 
 def test_long_window_one_warp_rounds(monkeypatch):
     """By default every launch takes ROUND_T-thread blocks (one warp a round, whatever the
     windows' height or count), device memory is sized for that width, its shared budget
     keeps the column alone, and its launches are cut by bytes only (no wave model)."""
-    from s2g import gpu_long
-    from s2g.gpu_traceback import _long_bounds
-    monkeypatch.setattr(gpu_long, "_sm_count", lambda: 132)
-    monkeypatch.setattr(gpu_long, "ROUND_T", 32)
-    monkeypatch.setattr(gpu_long, "MAX_T", 256)
+    from s2g.config import configure
+    from s2g.trace.gpu_groups import long_bounds as _long_bounds
+    from s2g.trace.long import plan
+    monkeypatch.setattr(plan, "_sm_count", lambda: 132)
+    configure(long_round_t=32)        # (tests/conftest.py restores the settings)
+    monkeypatch.setattr(plan, "MAX_T", 256)
     for ns in (1, 40, 188, 313, 1563, 5000):
         for nb in (5, 100, 500, 5000):
-            assert gpu_long.launch_threads(ns, nb) == 32
-        assert gpu_long.memory_threads(ns) == 32
-    assert gpu_long.shared_plan(32, 3, gpu_long.ROUND_SHARED)[0] == 0
+            assert plan.launch_threads(ns, nb) == 32
+        assert plan.memory_threads(ns) == 32
+    assert plan.shared_plan(32, 3, plan.round_shared())[0] == 0
     sz = np.tile(np.array([[12000, 200, 400, 2, 2]], np.int64), (100, 1))
     rows = np.full(100, 10000, np.int64)
     L = np.full(100, 10000, np.int64)
-    one = gpu_long.device_bytes(sz, rows, L, 32)
-    assert (gpu_long.window_bytes(sz, rows, L) == one).all()
-    monkeypatch.setattr(gpu_long, "chunk_budget", lambda: int(one.sum()))
-    monkeypatch.setattr(gpu_long, "resident_windows", lambda T, n: 10)   # ignored
+    one = plan.device_bytes(sz, rows, L, 32)
+    assert (plan.window_bytes(sz, rows, L) == one).all()
+    monkeypatch.setattr(plan, "chunk_budget", lambda: int(one.sum()))
+    monkeypatch.setattr(plan, "resident_windows", lambda T, n: 10)   # ignored
     assert list(_long_bounds(sz, rows, L)) == [(0, 100)]
-    monkeypatch.setattr(gpu_long, "chunk_budget", lambda: int(one.sum()) // 2)
+    monkeypatch.setattr(plan, "chunk_budget", lambda: int(one.sum()) // 2)
     assert list(_long_bounds(sz, rows, L)) == [(0, 50), (50, 100)]
 
 
@@ -367,15 +369,13 @@ def _gpu():
 
 def _same(g, reads, sc, mode):
     """GPU and CPU tracebacks of V0's end cells are identical; returns reads traced on GPU."""
-    from s2g import gpu_traceback
-    from s2g.traceback import FlatTracebacks, traceback_batch
+    from s2g.trace import FlatTracebacks, gpu, traceback_batch
     from s2g.variants import cpu_parallel
     res = cpu_parallel.align_batch(g, reads, sc, mode)
     traceback_batch(g, reads, sc, mode, res)
     want = list(res.tracebacks)
     idx = np.nonzero(res.aligned())[0].astype(np.int64)
-    left = gpu_traceback.run(g, reads, sc, mode, res, idx, FlatTracebacks(len(res)),
-                             long_cells=1 << 40)
+    left = gpu.run(g, reads, sc, mode, res, idx, FlatTracebacks(len(res)), long_cells=1 << 40)
     traceback_batch(g, reads, sc, mode, res, device=True)
     bad = [r for r in range(len(res)) if want[r] != res.tracebacks[r]]
     assert not bad, [(r, want[r], res.tracebacks[r]) for r in bad[:2]]
@@ -417,25 +417,21 @@ def test_gpu_snp_graph_and_long_reads(tmp_path):
     GPU, and 4 reads of 3 kbp in the same batch, whose windows go to the CPU (local and
     semiglobal); then 500 reads in 1 MB chunks (many chunks)."""
     _gpu()
-    from s2g import gpu_traceback
-    # 4 long reads: windows over MAX_CELLS (the long kernel's, or the CPU's), same batch
+    from s2g.config import configure
+    # 4 long reads: windows over gpu_tb_max_cells (the long kernel's, or the CPU's), same batch
     g, reads = _snp_reads(tmp_path, 20000, 5, [(1000, 150, 0.02, 6), (4, 3000, 0.02, 7)])
     # Semiglobal with scores 1/1/1/1: the 3 kbp reads' score bound then fits the CPU
     # reference's int16 lanes too (with 2/4/4/2 it takes int32 lanes, a minute more of
     # compiling for CPU-against-CPU tracebacks). The 3 kbp reads' windows (over
-    # MAX_CELLS) run on the long-window kernel (s2g/gpu_long.py), or without it on the CPU
+    # gpu_tb_max_cells) run on the long-window kernel (s2g/trace/long/), or without it on
+    # the CPU (tests/conftest.py restores the settings that configure() changes)
     for mode, sc in ((Mode.LOCAL, Scoring()), (Mode.SEMIGLOBAL, Scoring(1, 1, 1, 1))):
         assert _same(g, reads, sc, mode) == reads.n_reads
-    old = gpu_traceback.CHUNK_BYTES, gpu_traceback.LONG
-    try:
-        gpu_traceback.LONG = False
-        n_gpu = _same(g, reads, Scoring(), Mode.LOCAL)
-        assert 1000 <= n_gpu < reads.n_reads, n_gpu
-        gpu_traceback.LONG = True
-        gpu_traceback.CHUNK_BYTES = 1 << 20          # many chunks
-        _same(g, reads.subset(range(500)), Scoring(), Mode.LOCAL)
-    finally:
-        gpu_traceback.CHUNK_BYTES, gpu_traceback.LONG = old
+    configure(gpu_long=False)
+    n_gpu = _same(g, reads, Scoring(), Mode.LOCAL)
+    assert 1000 <= n_gpu < reads.n_reads, n_gpu
+    configure(gpu_long=True, gpu_tb_chunk_bytes=1 << 20)         # many chunks
+    _same(g, reads.subset(range(500)), Scoring(), Mode.LOCAL)
 
 
 @pytest.mark.gpu
@@ -446,12 +442,13 @@ def test_gpu_long_kernel_random_graphs(strip):
     _gpu()
     sys.path.insert(0, str(REPO / "tests"))
     import gpu_cases as gc
-    from s2g import gpu_long, gpu_traceback
+    from s2g.config import configure
+    from s2g.trace.long import plan
     rng = np.random.default_rng(77 + strip)
-    old = gpu_traceback.MAX_CELLS, gpu_long.S
+    old = plan.S
     try:
-        gpu_traceback.MAX_CELLS = 0
-        gpu_long.S = strip                # one kernel per strip height (generated)
+        configure(gpu_tb_max_cells=0)     # (tests/conftest.py restores the settings)
+        plan.S = strip                    # one kernel per strip height (generated)
         for mode in Mode:
             for _ in range(6):
                 g = gc.random_graph(rng, n_seg=int(rng.integers(1, 12)),
@@ -459,7 +456,7 @@ def test_gpu_long_kernel_random_graphs(strip):
                 reads = gc.random_reads(rng, 40, int(rng.integers(1, 600)))
                 _same(g, reads, gc.random_scoring(rng), mode)
     finally:
-        gpu_traceback.MAX_CELLS, gpu_long.S = old
+        plan.S = old
 
 
 @pytest.mark.gpu
@@ -468,17 +465,15 @@ def test_gpu_long_kernel_wide_blocks(tmp_path):
     threads (above the 160 that 48 KB of shared memory allow, by opt-in); tracebacks ==
     the CPU's, local and semiglobal."""
     _gpu()
-    from s2g import gpu_long, gpu_traceback
+    from s2g.config import configure
+    from s2g.trace.long import plan
     g, reads = _snp_reads(tmp_path, 12000, 9, [(3, 6000, 0.03, 10), (2, 7000, 0.03, 11)])
-    old = gpu_traceback.MAX_CELLS, gpu_long.ROUND_T
-    try:
-        gpu_long.ROUND_T = 0            # the widths of sessions 16-21 (default: one warp)
-        assert gpu_long.launch_threads(int(gpu_long.n_strips(np.array([6000])).max()), 5) > 160
-        gpu_traceback.MAX_CELLS = 0
-        for mode, sc in ((Mode.LOCAL, Scoring()), (Mode.SEMIGLOBAL, Scoring(1, 1, 1, 1))):
-            assert _same(g, reads, sc, mode) == reads.n_reads
-    finally:
-        gpu_traceback.MAX_CELLS, gpu_long.ROUND_T = old
+    # the widths of sessions 16-21 (default: one warp); tests/conftest.py restores them
+    configure(long_round_t=0)
+    assert plan.launch_threads(int(plan.n_strips(np.array([6000])).max()), 5) > 160
+    configure(gpu_tb_max_cells=0)
+    for mode, sc in ((Mode.LOCAL, Scoring()), (Mode.SEMIGLOBAL, Scoring(1, 1, 1, 1))):
+        assert _same(g, reads, sc, mode) == reads.n_reads
 
 
 @pytest.mark.gpu

@@ -324,15 +324,15 @@ def test_containment_and_jump_lines_are_reported_not_aligned(gfa_file):
 
 def _both_ways(path, **kw):
     """The graph at ``path`` loaded as Python (small-graph path) and compiled."""
-    from s2g import graph_core as G
-    keep = G.PY_NODES
+    from s2g import config
+    keep = config.settings().py_nodes
     try:
-        G.PY_NODES = 1 << 40
+        config.configure(py_nodes=1 << 40)
         py = s2g.load_graph(path, **kw)
-        G.PY_NODES = -1
+        config.configure(py_nodes=-1)
         jit = s2g.load_graph(path, **kw)
     finally:
-        G.PY_NODES = keep
+        config.configure(py_nodes=keep)
     for name in ARRAYS:
         a, b = getattr(py, name), getattr(jit, name)
         assert a.dtype == b.dtype, name
@@ -343,7 +343,7 @@ def _both_ways(path, **kw):
 @SETTINGS
 @given(text=gfa_texts(), strands=st.sampled_from(["both", "forward"]))
 def test_small_graphs_load_as_python_as_compiled(text, strands):
-    """Graphs up to PY_NODES nodes are built by the loops' Python originals (no Numba
+    """Graphs up to py_nodes nodes (the knob) are built by the loops' Python originals (no Numba
     before the first GPU launch): the same FlatGraph as the compiled loops."""
     _both_ways(write_tmp(text), strands=strands)
 
@@ -359,7 +359,7 @@ def test_real_graphs_load_as_python_as_compiled(real_data, gfa):
 def test_small_graph_and_fast_tables_need_no_numba():
     """Loading a small graph, reading reads and building the fast kernel's host tables
     compile (or load) no Numba function, so Numba's CPU target can start in the first
-    kernel's shadow (s2g._numba.start_cpu_target); S2G_PY_NODES=-1 (everything compiled)
+    kernel's shadow (s2g._numba.start_cpu_target); S2G_CONFIG=py_nodes=-1 (everything compiled)
     shows the check can fail."""
     import subprocess
     import sys
@@ -374,7 +374,7 @@ def test_small_graph_and_fast_tables_need_no_numba():
         "next(iter(iter_read_batches(sys.argv[2], 100)))\n"
         "slot, n = fast.fast_slots(g)\n"
         "a, b, o, e = Scoring().as_tuple()\n"
-        "fast._column_tables(g.base, g.node_start, g.pred_ptr, g.pred_idx, slot, g.is_sink,"
+        "fast.column_tables(g.base, g.node_start, g.pred_ptr, g.pred_idx, slot, g.is_sink,"
         " 0, o, e, n)\n"
         "fast.column_cuts(g)\n"
         "print(sorted(f'{m}.{k}' for m, mod in list(sys.modules.items()) if m.startswith('s2g')"
@@ -384,6 +384,6 @@ def test_small_graph_and_fast_tables_need_no_numba():
             os.path.join(repo, "graphs", "example.fq")]
     out = subprocess.run(args, capture_output=True, text=True, check=True, cwd=repo).stdout
     assert out.strip() == "[]"
-    env = dict(os.environ, S2G_PY_NODES="-1")
+    env = dict(os.environ, S2G_CONFIG="py_nodes=-1")
     out = subprocess.run(args, capture_output=True, text=True, check=True, cwd=repo, env=env).stdout
     assert "s2g.graph_core.kahn_lifo" in out

@@ -1,4 +1,4 @@
-"""Seeded alignment (s2g/index.py, s2g/seeded.py): index, seeds, windows, MAPQ, CLI.
+"""Seeded alignment (s2g/index.py, s2g/seeded/): index, seeds, windows, MAPQ, CLI.
 
 The promise tested: the reported alignment is the exact optimum inside the window it
 names (window DP has its own oracle tests in test_window.py), it equals full-graph DP
@@ -17,7 +17,7 @@ from s2g.index import (build_index, graph_checksum, hash64, index_path, is_close
                        load_index)
 from s2g.reads import ReadBatch
 from s2g.scoring import NEG_INF, Mode, Scoring
-from s2g.seeded import MAPQ_MAX, SeededAligner, _pick, read_syncmers
+from s2g.seeded import MAPQ_MAX, SeededAligner, pick, read_syncmers
 from s2g.simulate import simulate
 from s2g.variants import cpu_parallel, v0_cpu
 
@@ -128,24 +128,24 @@ def test_pick_mapq_is_monotone_in_the_score_gap():
     """One read, two windows: MAPQ never falls as the runner-up's score falls."""
     prev = -1
     for s2 in range(300, -1, -6):
-        score, _, _, _, mapq, _ = _pick(np.array([2]), np.array([300, s2]), np.array([150, 150]),
-                                        np.array([10, 500]), np.array([0, 400]), np.array([0]),
-                                        6.0, 20.0, np.array([0]), np.array([5]), 3, NO_CUT,
-                                        NO_WEAK, CHAIN, 30)
+        score, _, _, _, mapq, _ = pick(np.array([2]), np.array([300, s2]), np.array([150, 150]),
+                                       np.array([10, 500]), np.array([0, 400]), np.array([0]),
+                                       6.0, 20.0, np.array([0]), np.array([5]), 3, NO_CUT,
+                                       NO_WEAK, CHAIN, 30)
         assert score[0] == 300
         assert mapq[0] >= prev
         prev = mapq[0]
     assert prev == MAPQ_MAX
     # equal scores: no evidence at all
-    _, _, ej, _, mapq, _ = _pick(np.array([2]), np.array([300, 300]), np.array([150, 150]),
-                                 np.array([900, 500]), np.array([0, 400]), np.array([0]), 6.0,
-                                 20.0, np.array([0]), np.array([5]), 3, NO_CUT, NO_WEAK,
-                                 CHAIN, 30)
+    _, _, ej, _, mapq, _ = pick(np.array([2]), np.array([300, 300]), np.array([150, 150]),
+                                np.array([900, 500]), np.array([0, 400]), np.array([0]), 6.0,
+                                20.0, np.array([0]), np.array([5]), 3, NO_CUT, NO_WEAK,
+                                CHAIN, 30)
     assert mapq[0] <= 3 and ej[0] == 500, "ties go to the smaller end column"
     # repeats skipped: capped
-    _, _, _, _, mapq, _ = _pick(np.array([1]), np.array([300]), np.array([150]), np.array([9]),
-                                np.array([0]), np.array([0]), 6.0, 20.0, np.array([9]),
-                                np.array([4]), 3, NO_CUT, NO_WEAK, CHAIN, 30)
+    _, _, _, _, mapq, _ = pick(np.array([1]), np.array([300]), np.array([150]), np.array([9]),
+                               np.array([0]), np.array([0]), 6.0, 20.0, np.array([9]),
+                               np.array([4]), 3, NO_CUT, NO_WEAK, CHAIN, 30)
     assert mapq[0] == 3
 
 
@@ -161,10 +161,10 @@ def test_pick_mapq_counts_chains_left_out_and_weak_reads():
     (single-anchor) chains is capped like a repeat."""
     args = (np.array([1]), np.array([300]), np.array([150]), np.array([9]), np.array([0]),
             np.array([0]), 6.0, 20.0, np.array([0]), np.array([5]), 3)
-    assert _pick(*args, NO_CUT, NO_WEAK, CHAIN, 30)[4][0] == MAPQ_MAX
-    assert _pick(*args, np.array([60.0]), NO_WEAK, CHAIN, 30)[4][0] == 30
-    assert _pick(*args, np.array([100.0]), NO_WEAK, CHAIN, 30)[4][0] == 3
-    assert _pick(*args, NO_CUT, np.array([True]), CHAIN, 30)[4][0] == 3
+    assert pick(*args, NO_CUT, NO_WEAK, CHAIN, 30)[4][0] == MAPQ_MAX
+    assert pick(*args, np.array([60.0]), NO_WEAK, CHAIN, 30)[4][0] == 30
+    assert pick(*args, np.array([100.0]), NO_WEAK, CHAIN, 30)[4][0] == 3
+    assert pick(*args, NO_CUT, np.array([True]), CHAIN, 30)[4][0] == 3
 
 
 def test_unseeded_reads_get_a_line_or_full_dp(sim):
@@ -204,7 +204,7 @@ def test_chain_ends_joined_by_jumps_are_trimmed():
     copy at each end, joined to them by jumps of 94k and 12.5k columns. The chain's window
     is built from its ends, so untrimmed it missed the true copy (score 48 of 288, MAPQ
     60); trimmed, the chain is the 23 anchors."""
-    from s2g.seeded import _chain, _take_chains
+    from s2g.seeded import chain, take_chains
     block = [(264400, 40), (264404, 44), (264408, 48), (264412, 52), (264421, 60),
              (264427, 66), (264435, 74), (264437, 76), (264445, 84), (264452, 90),
              (264455, 93), (264457, 95), (264465, 103), (264466, 104), (264468, 106),
@@ -214,16 +214,16 @@ def test_chain_ends_joined_by_jumps_are_trimmed():
              (217154, 148), (264096, 148), (277043, 148), (279108, 148), (321451, 148),
              (354404, 148), (386394, 148)]
     ac, aq = (np.array(x, np.int64) for x in zip(*sorted(block + stray)))
-    f, pred = _chain(ac, aq, 19, 100_000, 150 // 4 + 16)
+    f, pred = chain(ac, aq, 19, 100_000, 150 // 4 + 16)
     out = np.zeros((10, 6))
-    n = _take_chains(f, pred, ac, aq, 38.0, 10, 16 + 150 // 8, 19.0, out)
+    n = take_chains(f, pred, ac, aq, 38.0, 10, 16 + 150 // 8, 19.0, out)
     assert n >= 1
     assert tuple(out[0, :4]) == (40, 264400, 140, 264503) and out[0, 5] == 23
     # a chain without jumps is left as it is
     bc, bq = (np.array(x, np.int64) for x in zip(*block))
-    f, pred = _chain(bc, bq, 19, 100_000, 150 // 4 + 16)
+    f, pred = chain(bc, bq, 19, 100_000, 150 // 4 + 16)
     out2 = np.zeros((10, 6))
-    assert _take_chains(f, pred, bc, bq, 38.0, 10, 34, 19.0, out2) == 1
+    assert take_chains(f, pred, bc, bq, 38.0, 10, 34, 19.0, out2) == 1
     assert tuple(out2[0, :4]) == (40, 264400, 140, 264503) and out2[0, 4] == f[-1]
 
 
@@ -336,7 +336,7 @@ def test_gpu_windows_under_the_cuda_simulator_match_the_cpu():
 
 
 def test_long_window_kernel_under_the_cuda_simulator_matches_the_cpu():
-    """Every seeded window on the long-window kernel (s2g/gpu_long.py, find mode), 8-row
+    """Every seeded window on the long-window kernel (s2g/trace/long/, find mode), 8-row
     strips and 2 threads per block (several rounds per window) == the CPU path."""
     import os
     import subprocess
@@ -344,7 +344,7 @@ def test_long_window_kernel_under_the_cuda_simulator_matches_the_cpu():
     from pathlib import Path
     repo = Path(__file__).resolve().parents[1]
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(repo),
-               S2G_LONG_STRIP="8", S2G_LONG_MAX_T="2")
+               S2G_CONFIG="long_strip=8,long_max_t=2")
     p = subprocess.run([sys.executable, str(repo / "tests" / "seeded_cudasim_check.py"), "2",
                         "long"], env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -356,7 +356,7 @@ def test_gpu_long_reads_seeded_equal_cpu(tmp_path):
     """On a real GPU: 40 simulated 5 kbp reads (5% errors) on a 200 kbp SNP graph, seeded:
     windows over the one-thread bound run on the long-window kernel; scores, end cells,
     MAPQ and tracebacks == the CPU path."""
-    from s2g import gpu_traceback
+    from s2g.config import settings
     from s2g.simulate import sample_reads, snp_graph
     sg, ref = snp_graph(200_000, 50, 2, 8)
     sg.write_gfa(str(tmp_path / "h.gfa"), ref)
@@ -375,7 +375,7 @@ def test_gpu_long_reads_seeded_equal_cpu(tmp_path):
             np.testing.assert_array_equal(getattr(got, f), getattr(want, f), err_msg=f)
         gpu.traceback(reads, got)
         assert list(got.tracebacks) == list(want.tracebacks)
-    assert gpu_traceback.LONG
+    assert settings().gpu_long
 
 
 @pytest.mark.gpu
@@ -440,16 +440,16 @@ def test_secondary_alignments_of_a_duplicated_region(tmp_path, capsys):
 
 def test_auto_chooses_by_graph_size_and_stays_exact_where_seeded_cannot_run(
         tmp_path, sim, capsys, monkeypatch):
-    import s2g.cli as cli
+    import s2g.plan as plan         # choose_method reads these dicts at each call
     gfa, fq = sim
     out = str(tmp_path / "o.gaf")
     assert main(["align", gfa, fq, "-o", out, "--variant", "cpu"]) == 0
     assert "seeded" not in capsys.readouterr().err          # 60,000 columns: full DP
-    monkeypatch.setitem(cli.AUTO_SEEDED_COLUMNS, "cpu", 1000)
+    monkeypatch.setitem(plan.AUTO_SEEDED_COLUMNS, "cpu", 1000)
     assert main(["align", gfa, fq, "-o", out, "--variant", "cpu"]) == 0
     err = capsys.readouterr().err       # 120 reads: full DP costs less than seeding's setup
     assert "a small input" in err and "full-graph DP (--seeded to seed)" in err
-    monkeypatch.setitem(cli.AUTO_EXACT_CELLS, "cpu", 1000)
+    monkeypatch.setitem(plan.AUTO_EXACT_CELLS, "cpu", 1000)
     assert main(["align", gfa, fq, "-o", out, "--variant", "cpu"]) == 0
     assert "seeded alignment (--exact" in capsys.readouterr().err
     assert main(["align", gfa, fq, "-o", out, "--variant", "cpu", "--mode", "global"]) == 0
@@ -525,7 +525,7 @@ def test_windows_that_a_merge_joins_become_one():
     become one window (two overlapping windows would report one alignment twice: MAPQ ~3
     and a secondary equal to the primary). Three chains on a linear graph of 10 bp nodes,
     the third bridging the first two's windows."""
-    from s2g.seeded import _read_windows
+    from s2g.seeded import read_windows
     n = 300
     node_start = np.arange(0, 10 * n + 1, 10, dtype=np.int32)
     pred_ptr = np.concatenate(([0], np.arange(0, n, dtype=np.int32))).astype(np.int32)
@@ -537,6 +537,6 @@ def test_windows_that_a_merge_joins_become_one():
         ch[k] = (10, c0, 130, c1, 50 - k, 5)
     info = np.zeros((5, 3))
     e = np.zeros(0, np.int32)
-    nw, _ = _read_windows(150, ch, 3, 5, 150, node_start, pred_ptr, pred_idx, succ_ptr,
-                          succ_idx, 0, 0, e, e, e, info)
+    nw, _ = read_windows(150, ch, 3, 5, 150, node_start, pred_ptr, pred_idx, succ_ptr,
+                         succ_idx, 0, 0, e, e, e, info)
     assert nw == 1 and info[0, 1] == 15

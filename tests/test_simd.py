@@ -242,14 +242,14 @@ def test_int16_kernel_keeps_16_bit_arithmetic():
 def test_intel_tuning_gets_512_bit_vectors(width):
     """LLVM tunes Intel Xeons to prefer 256-bit vectors (the GPU machine's Emerald Rapids
     compiled the int16 lanes to ymm); s2g turns that off where AVX-512BW is there
-    (s2g/_numba.py), and S2G_VECTOR_WIDTH=256 keeps it. Compiled here tuned for an Intel
+    (s2g/_numba.py), and the knob vector_width=256 keeps it. Compiled here tuned for an Intel
     CPU (NUMBA_CPU_NAME) with this host's features, in a fresh process, uncached."""
     import subprocess
     import sys
     from numba.core.codegen import get_host_cpu_features
     if "+avx512bw" not in get_host_cpu_features().split(","):
         pytest.skip("no AVX-512BW on this CPU")
-    env = dict(os.environ, NUMBA_CPU_NAME="emeraldrapids", S2G_VECTOR_WIDTH=width,
+    env = dict(os.environ, NUMBA_CPU_NAME="emeraldrapids", S2G_CONFIG=f"vector_width={width}",
                S2G_NO_CACHE="1")
     code = ("import numpy as np, s2g\nfrom s2g.variants import simd\n"
             "c = simd.asm_report(np.int16)\n"

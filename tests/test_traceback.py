@@ -122,7 +122,8 @@ def test_traceback_window_limit_is_a_clear_error(gfa_file):
 def test_batch_traceback_equals_per_read(case, mode, sc, chunk):
     """traceback_batch (parallel Numba call over chunks of reads) == traceback_one per read,
     with chunks small enough to split the batch."""
-    from s2g import traceback as tb
+    from s2g.trace import batch as tb
+    from s2g.trace import traceback_one
     gfa, reads = case
     graph = s2g.load_graph(write_tmp(gfa))
     batch = batch_of(reads)
@@ -134,8 +135,8 @@ def test_batch_traceback_equals_per_read(case, mode, sc, chunk):
     finally:
         tb.CHUNK_OPS = old
     for r, one in enumerate(res):
-        want = (tb.traceback_one(graph, batch.codes(r), one.score, one.end_i, one.end_j, sc,
-                                 s2g.Mode.parse(mode)) if one.aligned else None)
+        want = (traceback_one(graph, batch.codes(r), one.score, one.end_i, one.end_j, sc,
+                              s2g.Mode.parse(mode)) if one.aligned else None)
         assert one.traceback == want
 
 
@@ -149,7 +150,7 @@ def test_banded_traceback_equals_one_pass(case, mode, sc, band):
     graph = s2g.load_graph(write_tmp(gfa))
     batch = batch_of(reads)
     res = s2g.align(graph, batch, sc, mode, variant="v0", traceback=True)
-    from s2g.traceback import traceback_one
+    from s2g.trace import traceback_one
     for r, one in enumerate(res):
         if not one.aligned:
             continue
@@ -163,7 +164,7 @@ def test_long_read_traceback_under_a_small_limit(gfa_file):
     the same traceback; far below it, a clear error."""
     import numpy as np
 
-    from s2g.traceback import traceback_read
+    from s2g.trace.scalar import graph_tuple, traceback_read
     rng = np.random.default_rng(7)
     seq = "".join(rng.choice(list("ACGT"), 1200))
     graph = s2g.load_graph(gfa_file(f"S\t1\t{seq[:700]}\nS\t2\t{seq[700:]}\nL\t1\t+\t2\t+\t0M\n"),
@@ -174,9 +175,8 @@ def test_long_read_traceback_under_a_small_limit(gfa_file):
     batch = batch_of(["".join(read)])
     full = s2g.align(graph, batch, mode="local", variant="v0")[0]
     st_, _, _, _, cells = traceback_read(
-        batch.codes(0), full.end_i, full.end_j, full.score, graph.base, graph.node_start,
-        graph.pred_ptr, graph.pred_idx, graph.slot, graph.n_slots, 0, *s2g.Scoring().as_tuple(),
-        1 << 40)
+        batch.codes(0), full.end_i, full.end_j, full.score, graph_tuple(graph), 0,
+        s2g.Scoring().as_tuple(), 1 << 40)
     assert st_ == 0 and cells > 800 * 900            # the one-pass window (bytes)
     small = s2g.align(graph, batch, mode="local", variant="v0", max_traceback_cells=cells // 2)[0]
     assert small.traceback == full.traceback          # done in bands from row checkpoints
@@ -192,12 +192,12 @@ def test_long_read_traceback_under_a_small_limit(gfa_file):
 
 def _traced(graph, batch, sc, mode, res, col_lo=None, limits=None, **patch):
     """Tracebacks and GAF lines of ``res`` (scores and end cells only) under the lane
-    ``limits`` (:class:`s2g.traceback.LaneLimits`) and module patches of s2g.traceback
+    ``limits`` (:class:`s2g.trace.LaneLimits`) and module patches of s2g.trace.batch
     (lane counts, lane types, hooks; restored after)."""
     import numpy as np
 
-    from s2g import traceback as tb
     from s2g.result import BatchResult
+    from s2g.trace import batch as tb
     saved = {k: getattr(tb, k) for k in patch}
     try:
         for k, v in patch.items():
@@ -218,7 +218,7 @@ def _lane_patches(lanes, int32, defer):
     enough that the groups shrink (one super-batch per group)."""
     import numpy as np
 
-    from s2g.traceback import LaneLimits
+    from s2g.trace import LaneLimits
     p = {}
     if lanes:
         p["LANES_TB"] = {np.int16: lanes, np.int32: lanes}
@@ -233,7 +233,7 @@ def _lane_patches(lanes, int32, defer):
 
 
 def assert_lanes_equal_scalar(graph, batch, sc, mode, res, col_lo=None, limits=None, **patch):
-    from s2g.traceback import LaneLimits
+    from s2g.trace import LaneLimits
     want = _traced(graph, batch, sc, mode, res, col_lo, LaneLimits(cells=0))
     got = _traced(graph, batch, sc, mode, res, col_lo, limits, **patch)
     assert got[1] == want[1]
@@ -325,9 +325,9 @@ def test_lane_traceback_on_real_graphs(real_data, gfa, cyclic):
 def test_lane_traceback_keeps_16_bit_arithmetic():
     """The int16 column loop and merge compile to 16-bit vector instructions (vpmaxsw,
     vpsubw, vpcmpgtw); nothing widens to 32 or 64 bits."""
-    from s2g import traceback as tb
+    from s2g.trace import asm_report
     by = {}
-    for (op, reg), c in tb.asm_report().items():
+    for (op, reg), c in asm_report().items():
         by[op] = by.get(op, 0) + c
     assert by.get("vpmaxsw", 0) >= 4 and by.get("vpsubw", 0) >= 4, by
     assert by.get("vpcmpgtw", 0) >= 5, by
@@ -353,10 +353,10 @@ def _band_patches(band, int32=False, lanes=None, split=None):
     ``split``: "mixed" (plain lanes up to 40 cells, the rest banded), "cap" (banded
     groups of 6000 bytes at most: groups of one lane, larger windows left to
     traceback_read), "off" (no banded lanes: every long window to traceback_read)."""
-    from s2g.traceback import LaneLimits
+    from s2g.trace import LaneLimits
     p = _lane_patches(lanes, int32, None)
     if split in (None, "mixed"):
-        p["_traceback_many"] = _no_scalar     # every window fits the lanes here
+        p["traceback_many"] = _no_scalar     # every window fits the lanes here
     p["limits"] = LaneLimits(cells=40 if split == "mixed" else 1, band=band,
                              band_bytes={"cap": 6000, "off": 0}.get(split))
     return p
@@ -449,11 +449,12 @@ def test_banded_lanes_on_a_snp_graph(mode):
 
 def test_band_groups_stay_under_the_cap():
     """_band_groups cuts groups whose planned bytes stay under the cap (a single lane
-    may pass it: _lane_programs leaves such a window to traceback_read), at most
+    may pass it: lane_programs leaves such a window to traceback_read), at most
     ``lanes`` each, multiples of ``vec`` except the last; every read once."""
     import numpy as np
 
-    from s2g import traceback as tb
+    from s2g.trace.bands import _band_groups
+    from s2g.trace.lanes import band_plan
     rng = np.random.default_rng(11)
     n = 300
     W = rng.integers(0, 4000, n) * (rng.random(n) < 0.8)
@@ -463,7 +464,7 @@ def test_band_groups_stay_under_the_cap():
     OB = M + W + 2
     for isz, vec in ((2, 32), (4, 16)):
         for cap in (1 << 24, 1 << 26, 1 << 28):
-            order, starts, bh = tb._band_groups(W, M, S, NM, OB, 64 // isz * 2, vec, cap, isz, 0)
+            order, starts, bh = _band_groups(W, M, S, NM, OB, 64 // isz * 2, vec, cap, isz, 0)
             assert sorted(order.tolist()) == np.nonzero(W > 0)[0].tolist()
             for g in range(len(starts) - 1):
                 x = order[starts[g]:starts[g + 1]]
@@ -471,8 +472,8 @@ def test_band_groups_stay_under_the_cap():
                 assert 1 <= c <= 64 // isz * 2
                 if g < len(starts) - 2 and c > vec:
                     assert c % vec == 0
-                size, h = tb._band_plan(W[x].max(), M[x].max(), S[x].max(), NM[x].sum(),
-                                        OB[x].sum(), c, isz, 0)
+                size, h = band_plan(W[x].max(), M[x].max(), S[x].max(), NM[x].sum(),
+                                    OB[x].sum(), c, isz, 0)
                 assert h == bh[g] and 1 <= h <= M[x].max()
                 assert c == 1 or size <= cap
 
@@ -484,9 +485,9 @@ def test_long_windows_take_banded_lanes_by_default(mode):
     lanes in local mode, int32 otherwise), identical to traceback_read."""
     import numpy as np
 
-    from s2g import traceback as tb
     from s2g.simulate import sample_reads, snp_graph
-    from s2g.tb_common import _window
+    from s2g.trace.batch import LANE_CELLS
+    from s2g.trace.common import window
     from s2g.variants import simd
     sg, ref = snp_graph(4000, 50, 2, 5)
     path = write_tmp("")
@@ -499,10 +500,10 @@ def test_long_windows_take_banded_lanes_by_default(mode):
     for r in res:
         v = int(np.searchsorted(graph.node_start, r.end_j, side="right") - 1)
         L = r.end_i + max(0, a * r.end_i - r.score) // e
-        wn, ws, we = _window(v, r.end_j - graph.node_start[v], L, graph.node_start,
-                             graph.pred_ptr, graph.pred_idx, 0)
-        assert int((we - ws + 1).sum()) * (r.end_i + 1) > tb.LANE_CELLS
-    assert_lanes_equal_scalar(graph, batch, sc, mode, res, _traceback_many=_no_scalar)
+        wn, ws, we = window(v, r.end_j - graph.node_start[v], L, graph.node_start,
+                            graph.pred_ptr, graph.pred_idx, 0)
+        assert int((we - ws + 1).sum()) * (r.end_i + 1) > LANE_CELLS
+    assert_lanes_equal_scalar(graph, batch, sc, mode, res, traceback_many=_no_scalar)
 
 
 def test_gpu_part_bounds_long_windows_by_code_bytes(monkeypatch):
@@ -511,16 +512,15 @@ def test_gpu_part_bounds_long_windows_by_code_bytes(monkeypatch):
     read's 3.1e9-cell window went to the CPU when the bound was read as cells)."""
     import numpy as np
 
-    from s2g import gpu_traceback
-    from s2g import traceback as tb
     from s2g.result import BatchResult
+    from s2g.trace import gpu, traceback_gpu_part
     seen = {}
 
     def fake_run(graph, reads, scoring, mode, res, idx, out, max_cells, long_cells):
         seen.update(max_cells=max_cells, long_cells=long_cells)
         return idx[:0]
 
-    monkeypatch.setattr(gpu_traceback, "run", fake_run)
+    monkeypatch.setattr(gpu, "run", fake_run)
     res = BatchResult(["r"], [5], np.array([4]), np.array([4]), np.array([3]))
-    tb.traceback_gpu_part(None, None, s2g.Scoring(), 0, res, max_cells=1 << 31)
-    assert seen == {"max_cells": min(gpu_traceback.MAX_CELLS, 1 << 31), "long_cells": 1 << 32}
+    traceback_gpu_part(None, None, s2g.Scoring(), 0, res, max_cells=1 << 31)
+    assert seen == {"max_cells": min(gpu.max_cells(), 1 << 31), "long_cells": 1 << 32}

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from s2g import warmup, warmup_worker
+from s2g import config, warmup, warmup_worker
 from s2g.scoring import Mode, Scoring
 
 REPO = Path(__file__).resolve().parents[1]
@@ -82,7 +82,7 @@ def test_fast_key_is_what_run_kernel_launches(mode, n):
     from s2g.variants import fast
     sc = Scoring()
     G, K, m, prmt, pair, pipe = warmup.fast_key(sc, mode, n)
-    want_pair = fast.pair_fits(sc, mode, n) and fast.PAIR
+    want_pair = fast.pair_fits(sc, mode, n) and config.settings().fast_pair
     assert (G, K) == fast.choose_config(n, want_pair) and pair == want_pair and m == int(mode)
     # the pipelined kernel for reads of several strips (SG = 32 / G groups a stage)
     assert pipe == (fast.WARP // G if fast.PIPE and n > G * K else 0)
@@ -130,37 +130,59 @@ def test_probes_name_cached_dispatchers(task):
 
 
 def test_long_reads_probe_the_long_window_kernel():
-    """Reads whose traceback windows go to the long-window kernel (s2g/gpu_long.py): the
+    """Reads whose traceback windows go to the long-window kernel (s2g/trace/long/): the
     cold probe also looks at that kernel's cache (the generated source get_kernel compiles),
     so a new kernel is compiled ahead even where the host code is warm."""
-    from s2g import gpu_long
+    from s2g.trace.long import plan, source
     short = {"kind": "trace", "gpu": True, "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 900}
     long = dict(short, read_len=3000)
     assert len(warmup._dispatchers(short)) == 2
     ds = warmup._dispatchers(long)
     assert len(ds) == 3
     src = ds[2].py_func.__s2g_source__
-    assert src == gpu_long.kernel_source(gpu_long.S, True, True, sim=False,
-                                         note=f"max_registers={gpu_long.MAXREG}").__s2g_source__
+    assert src == source.kernel_source(plan.S, True, True, sim=False,
+                                       note=f"max_registers={plan.MAXREG}").__s2g_source__
     assert "IS_LOCAL = 1" in src
 
 
+def _env(monkeypatch, **values):
+    """Set (a string) or unset (None) S2G_* variables; the settings read them again."""
+    for var, v in values.items():
+        if v is None:
+            monkeypatch.delenv(var, raising=False)
+        else:
+            monkeypatch.setenv(var, v)
+    config.reset()
+
+
 def test_off_switches(monkeypatch):
-    monkeypatch.setenv("S2G_PREWARM", "0")
+    _env(monkeypatch, S2G_PREWARM="0")
     assert not warmup.enabled()
     assert warmup.start("simd", Mode.LOCAL, Scoring(), 150) is None
-    monkeypatch.setenv("S2G_PREWARM", "1")
-    monkeypatch.setenv("S2G_NO_CACHE", "1")
+    _env(monkeypatch, S2G_PREWARM="1", S2G_NO_CACHE="1")
     assert not warmup.enabled()
-    monkeypatch.delenv("S2G_NO_CACHE")
-    monkeypatch.delenv("S2G_PREWARM")
+    _env(monkeypatch, S2G_NO_CACHE=None, S2G_PREWARM=None, S2G_CONFIG=None)
     monkeypatch.setattr(warmup, "_cores", lambda: 2)
     assert warmup.enabled() and not warmup.enabled(first_use=True)   # s2g warmup: yes
     monkeypatch.setattr(warmup, "_cores", lambda: 16)
     assert warmup.enabled(first_use=True)
-    monkeypatch.setenv("S2G_PREWARM", "1")
+    _env(monkeypatch, S2G_PREWARM="1")
     monkeypatch.setattr(warmup, "_cores", lambda: 1)
     assert warmup.enabled(first_use=True)
+    config.configure(prewarm="0")                       # the API's way
+    assert not warmup.enabled()
+
+
+def test_workers_get_the_settings_and_prewarm_off(monkeypatch):
+    """The warm-up workers run with this process's knobs (configure() included) and
+    S2G_PREWARM=0 (a seeded task runs the CLI, which must not start workers of its own)."""
+    _env(monkeypatch, S2G_PREWARM="1", S2G_CONFIG="prewarm=1,long_log=1", S2G_NO_CACHE=None)
+    config.configure(fast_pipe_p=3)
+    env = config.child_environ(prewarm="0")
+    assert env["S2G_PREWARM"] == "0" and "prewarm" not in env.get("S2G_CONFIG", "")
+    assert sorted(env["S2G_CONFIG"].split(",")) == ["fast_pipe_p=3", "long_log=1"]
+    values, _ = config.from_environ(env)
+    assert values["prewarm"] == "0" and values["long_log"] is True and values["fast_pipe_p"] == 3
 
 
 def _sleeper(monkeypatch):
@@ -221,8 +243,7 @@ def test_failing_worker_does_not_break_a_run(tmp_path, monkeypatch):
     bad = [({"kind": "no such task"}, ("align", "traceback", "gaf"))]
     monkeypatch.setattr(warmup, "plan", lambda *a, **k: bad)
     monkeypatch.setattr(warmup, "cold", lambda task: True)
-    monkeypatch.setenv("S2G_PREWARM", "1")
-    monkeypatch.delenv("S2G_NO_CACHE", raising=False)
+    _env(monkeypatch, S2G_PREWARM="1", S2G_NO_CACHE=None)
     got, al = _run_aligner(gfa, fq)
     assert got == want
     assert al.prewarm is not None and al.prewarm.done()
@@ -284,8 +305,7 @@ def test_first_use_of_a_seeded_run(monkeypatch):
     """start(seeded=True): the cold seeded tasks as workers, the seeding stage waiting for
     the seeded task, the traceback and GAF stages for the lane traceback's."""
     got = []
-    monkeypatch.setenv("S2G_PREWARM", "1")
-    monkeypatch.delenv("S2G_NO_CACHE", raising=False)
+    _env(monkeypatch, S2G_PREWARM="1", S2G_NO_CACHE=None)
     monkeypatch.setattr(warmup, "cold", lambda t: t["kind"] != "trace")
     monkeypatch.setattr(warmup, "Prewarm", lambda tasks, jobs=None: got.append(tasks) or "pw")
     assert warmup.start("simd", Mode.LOCAL, Scoring(), 150, seeded=True) == "pw"
@@ -317,7 +337,7 @@ def test_seeded_task_covers_a_seeded_run(tmp_path, monkeypatch):
 
     from s2g import cli
     from s2g.simulate import simulate
-    monkeypatch.setenv("S2G_PREWARM", "0")
+    _env(monkeypatch, S2G_PREWARM="0")
     for t, _ in warmup.seeded_plan("simd", Mode.LOCAL, Scoring(), 150):
         warmup_worker.run_task(t)
 
@@ -346,7 +366,7 @@ def test_long_reads_get_a_small_warm_up_input(mode):
     (uncapped, its GAF task ran V0 on 8 x 50 kbp reads of a 200 kbp graph: ~10 minutes,
     the run's GAF stage waiting), yet still take the long-read code paths: int32 lanes
     and windows over the lanes' cell bound (row bands)."""
-    from s2g import traceback
+    from s2g.trace import batch
     from s2g.variants import simd
     sc = Scoring()
     for variant, tb_gpu in (("fast", True), ("simd", False)):
@@ -357,7 +377,7 @@ def test_long_reads_get_a_small_warm_up_input(mode):
     L = warmup.warm_len(50_000)
     assert n * L * 2 * bases < 2e8                      # V0 cells of the task, both strands
     assert simd.lane_type(sc, mode, L, bases) == simd.lane_type(sc, mode, 50_000, 200_000)
-    assert L * L > traceback.LANE_CELLS
+    assert L * L > batch.LANE_CELLS
     assert warmup_worker.tiny_size(150) == (warmup.TINY_READS, warmup.TINY_BASES)
     # the fast kernels are named by the real length (a key, no input)
     assert warmup.fast_keys(sc, mode, 50_000) == [

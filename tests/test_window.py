@@ -16,7 +16,7 @@ import naive
 import s2g
 from s2g.graph_core import CODE_BASE
 from s2g.scoring import NEG_INF, Mode
-from s2g.traceback import traceback_batch
+from s2g.trace import traceback_batch
 from s2g.variants import v0_cpu
 from s2g.window import align_windows_ref
 from test_v0 import SETTINGS, batch_of, column_of, dag_cases, scorings, write_tmp

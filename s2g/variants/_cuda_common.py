@@ -379,12 +379,9 @@ def start_batch(graph, reads, scoring, mode, variant):
     return b
 
 
-def finish(graph, reads, scoring, mode, score, end_i, end_j, traceback):
-    res = BatchResult(reads.names, reads.lengths(), score, end_i, end_j)
-    if traceback:
-        from ..traceback import traceback_batch
-        traceback_batch(graph, reads, scoring, mode, res)
-    return res
+def finish(reads, score, end_i, end_j):
+    """The batch's :class:`BatchResult` (scores and end cells; the driver traces)."""
+    return BatchResult(reads.names, reads.lengths(), score, end_i, end_j)
 
 
 def ceil_div(a, b):

@@ -11,11 +11,12 @@ returns, so no kernel still reads a buffer when it is handed out again.
 """
 from __future__ import annotations
 
-import os
 import threading
 import weakref
 
 import numpy as np
+
+from ..config import settings
 
 _LOCAL = threading.local()
 _COUNT = threading.Lock()
@@ -33,8 +34,16 @@ def _account(kind, old, new):
     with _COUNT:
         HELD[kind] += _bytes(new) - _bytes(old)
         PEAK[kind] = max(PEAK[kind], HELD[kind])
-#: S2G_DEVPOOL=0: allocate every buffer afresh (a diagnostic, to compare)
-ENABLED = os.environ.get("S2G_DEVPOOL", "1") != "0"
+
+
+#: None: the ``devpool`` knob decides at each allocation (off: allocate every buffer
+#: afresh, a diagnostic, to compare); True/False: forced (tests)
+ENABLED = None
+
+
+def enabled() -> bool:
+    """Whether pools reuse their buffers (:data:`ENABLED`, else the ``devpool`` knob)."""
+    return settings().devpool if ENABLED is None else bool(ENABLED)
 
 
 class DevicePool:
@@ -54,7 +63,7 @@ class DevicePool:
         size = int(max(size, 1))
         dtype = np.dtype(dtype)
         buf = self._bufs.get(name)
-        if not ENABLED:
+        if not enabled():
             self.allocations += 1
             return cuda.device_array(size, dtype)
         if buf is None or buf.dtype != dtype or buf.size < size:
@@ -84,7 +93,7 @@ class DevicePool:
         dtype = np.dtype(dtype)
         key = ("host", name)
         buf = self._bufs.get(key)
-        if not ENABLED:
+        if not enabled():
             return np.empty(size, dtype)
         if buf is None or buf.dtype != dtype or buf.size < size:
             self._bufs[key] = None

@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import warnings
 
+from ..config import settings
+
 
 def emit_rows(K, text, indent, reverse=False):
     """``text`` once per row r (``{r}``, ``{r1}`` = r + 1, ``{rk}`` = 1 + K + r; ``{k}`` =
@@ -22,7 +24,10 @@ def emit_rows(K, text, indent, reverse=False):
 
 
 def _cache_dir():
-    d = os.environ.get("S2G_CACHE_DIR") or os.path.join(
+    """The folder of the generated kernels' files: the ``cache_dir`` knob, else
+    ``$XDG_CACHE_HOME/s2g/kernels`` or ``~/.cache/s2g/kernels``; None where it cannot be
+    written."""
+    d = settings().cache_dir or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
         "s2g", "kernels")
     try:

@@ -16,8 +16,12 @@ from .v0_cpu import align_read
 
 
 @numba.njit(**PARALLEL)
-def _align_all(codes, offsets, base, node_start, pred_ptr, pred_idx, slot, is_sink,
-               n_slots, mode, a, b, o, e, score, end_i, end_j):
+def _align_all(codes, offsets, garr, n_slots, mode, sc, score, end_i, end_j):
+    """Every read of ``codes``/``offsets``; ``garr``: ``FlatGraph.kernel_arrays()``, ``sc``
+    = ``(a, b, o, e)``. The output arrays stay separate arguments: arrays unpacked from a
+    tuple argument and written inside a ``prange`` can lose the writes (numba 0.68.1)."""
+    base, node_start, pred_ptr, pred_idx, slot, is_sink = garr
+    a, b, o, e = sc
     n = len(offsets) - 1
     for r in numba.prange(n):
         q = codes[offsets[r]:offsets[r + 1]]
@@ -28,16 +32,11 @@ def _align_all(codes, offsets, base, node_start, pred_ptr, pred_idx, slot, is_si
         score[r], end_i[r], end_j[r] = s, i, j
 
 
-def align_batch(graph, reads, scoring, mode, traceback=False) -> BatchResult:
+def align_batch(graph, reads, scoring, mode) -> BatchResult:
     n = reads.n_reads
     score = np.full(n, NEG_INF, np.int64)
     end_i = np.full(n, -1, np.int64)
     end_j = np.full(n, -1, np.int64)
-    a, b, o, e = scoring.as_tuple()
-    _align_all(reads.codes_flat, reads.offsets, *graph.kernel_arrays(), graph.n_slots,
-               int(mode), a, b, o, e, score, end_i, end_j)
-    res = BatchResult(reads.names, reads.lengths(), score, end_i, end_j)
-    if traceback:
-        from ..traceback import traceback_batch
-        traceback_batch(graph, reads, scoring, mode, res)
-    return res
+    _align_all(reads.codes_flat, reads.offsets, graph.kernel_arrays(), graph.n_slots,
+               int(mode), scoring.as_tuple(), score, end_i, end_j)
+    return BatchResult(reads.names, reads.lengths(), score, end_i, end_j)

@@ -2,8 +2,13 @@
 
 Each entry names a module that exposes the common contract::
 
-    align_batch(graph: FlatGraph, reads: ReadBatch, scoring: Scoring, mode: Mode,
-                traceback: bool = False) -> BatchResult
+    align_batch(graph: FlatGraph, reads: ReadBatch, scoring: Scoring, mode: Mode)
+        -> BatchResult
+
+Variants return scores and end cells only (``BatchResult`` without paths); the traceback
+is the driver's (:class:`s2g.aligner.Aligner`, from the end cells:
+:func:`s2g.traceback.traceback_batch`). A variant may take keyword arguments of its own
+(``fast``: ``on_launch``; ``simd``: ``force_type``, ``lanes``).
 
 Modules are imported only when a variant is used, so ``import s2g`` and
 ``s2g --help`` never touch CUDA (STYLE.md habit 3).

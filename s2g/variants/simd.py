@@ -62,7 +62,7 @@ per-lane merges and slot copies (a SNP graph has a merge every ~50 columns per l
 Best tracking of a lane starts at its first column and stops past its last (its
 threshold is set to the type's maximum outside the window).
 
-Assembly (``_run_groups.inspect_asm``, Numba 0.68 / LLVM, znver4 = AMD EPYC with
+Assembly (``run_groups.inspect_asm``, Numba 0.68 / LLVM, znver4 = AMD EPYC with
 AVX-512, 2026-11-23): Numba types ``int16 + int16`` as int64, so a plain loop keeps
 int64 lanes and narrows at the store (``vpmaxsq``/``vpmovqw``: 8 lanes per zmm). Every
 sum and difference here is cast back to the lane type (:func:`cast`), and ``max`` of
@@ -243,14 +243,22 @@ def _best_row(H, mrow, bestT, best, bi, bj, L, base, col):
 
 
 @numba.njit(**NJIT)
-def _group(gi, groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi, gcode,
-           node_start, pred_ptr, pred_idx, slot, is_sink, n_slots, mode, window,
-           a, mb, o, e, neg, big, score, end_i, end_j):
+def _group(gi, grp, tasks, gr, mode, window, sc, out):
     """Run lane group ``gi`` over its column range; write its tasks' (score, i, j).
 
-    ``groups[gi, l]``: the task in lane l, or -1 (an idle lane: zero length, never
-    active). Tasks of a group are sorted by ``task_lo`` (lane order = window order).
+    ``grp`` = ``(groups, g_m, g_lo, g_hi)``: ``groups[gi, l]`` the task in lane l, or -1
+    (an idle lane: zero length, never active), the longest read and the union column
+    range of each group. Tasks of a group are sorted by ``task_lo`` (lane order = window
+    order). ``tasks`` = ``(codes, offs, task_read, task_lo, task_hi, gcode)``, ``gr`` =
+    ``(node_start, pred_ptr, pred_idx, slot, is_sink, n_slots)``, ``sc`` = ``(a, mb, o, e,
+    neg, big)`` in the lane type, ``out`` = ``(score, end_i, end_j)`` (:func:`run_tasks`;
+    tuples keep the signature short, LLVM removes the packing).
     """
+    groups, g_m, g_lo, g_hi = grp
+    codes, offs, task_read, task_lo, task_hi, gcode = tasks
+    node_start, pred_ptr, pred_idx, slot, is_sink, n_slots = gr
+    a, mb, o, e, neg, big = sc
+    score, end_i, end_j = out
     z = cast(0, a)
     oe = cast(o + e, a)
     floor = z if mode == LOCAL else neg
@@ -402,9 +410,7 @@ def _group(gi, groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi
 
 
 @numba.njit(**NJIT)
-def _group_lockstep(gi, groups, g_m, g_w, codes, offs, task_read, task_lo, task_hi, gcode,
-                    col_node, node_start, pred_ptr, pred_idx, slot, n_slots, mode,
-                    a, mb, o, e, neg, big, score, end_i, end_j):
+def _group_lockstep(gi, grp, tasks, col_node, gr, mode, sc, out):
     """Window lane group ``gi`` in lockstep: at step k lane l computes its own column
     ``lo_l + k`` (windows far apart share a group without running the columns between).
 
@@ -413,7 +419,15 @@ def _group_lockstep(gi, groups, g_m, g_w, codes, offs, task_read, task_lo, task_
     (rows strided by the lane count: scalar, but once per node and lane); a lane at a
     node's last column copies it into the node's slot. The graph's liveness slots are
     valid for any window: a lane visits its window's nodes in topological order.
+
+    ``grp`` = ``(groups, g_m, g_w)`` (``g_w``: each group's widest window); ``col_node``:
+    the node of each column; ``tasks``, ``gr``, ``sc``, ``out`` as in :func:`_group`.
     """
+    groups, g_m, g_w = grp
+    codes, offs, task_read, task_lo, task_hi, gcode = tasks
+    node_start, pred_ptr, pred_idx, slot, _, n_slots = gr
+    a, mb, o, e, neg, big = sc
+    score, end_i, end_j = out
     z = cast(0, a)
     oe = cast(o + e, a)
     floor = z if mode == LOCAL else neg
@@ -530,31 +544,25 @@ def _group_lockstep(gi, groups, g_m, g_w, codes, offs, task_read, task_lo, task_
 
 
 @numba.njit(**PARALLEL)
-def _run_lockstep(groups, g_m, g_w, codes, offs, task_read, task_lo, task_hi, gcode, col_node,
-                  node_start, pred_ptr, pred_idx, slot, n_slots, mode, a, mb, o, e, neg, big,
-                  score, end_i, end_j, n_threads):
-    """Lockstep groups dealt to the threads as in :func:`_run_groups`."""
+def run_lockstep(grp, tasks, col_node, gr, mode, sc, out, n_threads):
+    """Lockstep groups (:func:`_group_lockstep`'s arguments) dealt to the threads as in
+    :func:`run_groups`."""
     for t in numba.prange(n_threads):
-        for gi in dealt(t, groups.shape[0], n_threads):
-            _group_lockstep(gi, groups, g_m, g_w, codes, offs, task_read, task_lo,
-                            task_hi, gcode, col_node, node_start, pred_ptr, pred_idx, slot,
-                            n_slots, mode, a, mb, o, e, neg, big, score, end_i, end_j)
+        for gi in dealt(t, grp[0].shape[0], n_threads):
+            _group_lockstep(gi, grp, tasks, col_node, gr, mode, sc, out)
 
 
 @numba.njit(**PARALLEL)
-def _run_groups(groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo, task_hi, gcode,
-                node_start, pred_ptr, pred_idx, slot, is_sink, n_slots, mode, window,
-                a, mb, o, e, neg, big, score, end_i, end_j, n_threads):
+def run_groups(grp, tasks, gr, mode, window, sc, out, n_threads):
     """Every group, dealt to ``n_threads`` threads back and forth (:func:`dealt`).
     Groups come sorted by read length, and Numba's prange hands each thread one
     contiguous equal share of the iterations (whatever ``set_parallel_chunksize`` says;
     numba 0.68, omp and workqueue layers, checked with ``get_thread_id``), so over groups
-    it gave the last thread all the longest reads."""
+    it gave the last thread all the longest reads. Arguments: :func:`_group`'s."""
     for t in numba.prange(n_threads):
-        for gi in dealt(t, groups.shape[0], n_threads):
-            _group(gi, groups, g_m, g_lo, g_hi, codes, offs, task_read, task_lo,
-                   task_hi, gcode, node_start, pred_ptr, pred_idx, slot, is_sink, n_slots,
-                   mode, window, a, mb, o, e, neg, big, score, end_i, end_j)
+        for gi in dealt(t, grp[0].shape[0], n_threads):
+            _group(gi, grp, tasks, gr, mode, window, sc, out)
+
 
 
 # --------------------------------------------------------------------------- host side
@@ -564,9 +572,15 @@ _NEG = {np.int16: NEG16, np.int32: NEG32}
 
 
 @numba.njit(**PARALLEL)
-def _run_int64(tasks, codes, offs, task_read, task_lo, task_hi, base, node_start, pred_ptr,
-               pred_idx, slot, is_sink, n_slots, mode, a, b, o, e, score, end_i, end_j):
-    """Whole-graph tasks whose score bound fits no lane type: V0's kernel, one per thread."""
+def _run_int64(tasks, reads, garr, n_slots, mode, sc, score, end_i, end_j):
+    """Whole-graph tasks whose score bound fits no lane type: V0's kernel, one per thread.
+    ``reads`` = ``(codes, offs, task_read)``, ``garr``: ``FlatGraph.kernel_arrays()``,
+    ``sc`` = ``(a, b, o, e)``. The output arrays stay separate arguments: arrays unpacked
+    from a tuple argument and written inside a ``prange`` can lose the writes (numba 0.68.1;
+    a tuple handed on to a callee, as :func:`run_groups` does, is fine)."""
+    codes, offs, task_read = reads
+    base, node_start, pred_ptr, pred_idx, slot, is_sink = garr
+    a, b, o, e = sc
     for k in numba.prange(len(tasks)):
         t = tasks[k]
         r = task_read[t]
@@ -584,8 +598,8 @@ def _fallback(graph, codes, offs, task_read, lo, hi, sel, scoring, mode, window,
                                     scoring, mode)
         score[sel], end_i[sel], end_j[sel] = s, i, j
     else:
-        _run_int64(sel, codes, offs, task_read, lo, hi, *graph.kernel_arrays(), graph.n_slots,
-                   int(mode), *scoring.as_tuple(), score, end_i, end_j)
+        _run_int64(sel, (codes, offs, task_read), graph.kernel_arrays(), graph.n_slots,
+                   int(mode), scoring.as_tuple(), score, end_i, end_j)
 
 
 def _chunk(order, L, width=None):
@@ -661,14 +675,16 @@ def run_tasks(graph, codes, offs, task_read, task_lo, task_hi, scoring, mode, wi
         L, W = lanes or LANES[T], LANES[T]
         if L > W:
             raise S2GError(f"simd: at most {W} {np.dtype(T).name} lanes a group, not {L}")
-        args = (codes, offs, task_read, lo, hi, gcode)
-        scal = (T(a), T(-b), T(o), T(e), T(_NEG[T]), T(np.iinfo(T).max), score, end_i, end_j,
-                np.int64(numba.get_num_threads()))
+        tasks = (codes, offs, task_read, lo, hi, gcode)
+        gr = (graph.node_start, graph.pred_ptr, graph.pred_idx, graph.slot, graph.is_sink,
+              graph.n_slots)
+        sc = (T(a), T(-b), T(o), T(e), T(_NEG[T]), T(np.iinfo(T).max))
+        out = (score, end_i, end_j)
+        nth = np.int64(numba.get_num_threads())
         if not window:
             groups = _chunk(sel[np.argsort(lens[sel], kind="stable")], L, W)
-            _run_groups(groups, *_group_ranges(groups, lens, lo, hi, nb), *args,
-                        graph.node_start, graph.pred_ptr, graph.pred_idx, graph.slot,
-                        graph.is_sink, graph.n_slots, int(mode), False, *scal)
+            run_groups((groups, *_group_ranges(groups, lens, lo, hi, nb)), tasks, gr,
+                       int(mode), False, sc, out, nth)
             continue
         # windows: groups of nearby windows run their union range; the others run in
         # lockstep, grouped by width (see the module doc)
@@ -679,9 +695,8 @@ def run_tasks(graph, codes, offs, task_read, task_lo, task_hi, scoring, mode, wi
         union = (g_hi - g_lo) <= UNION_RATIO * g_w
         if union.any():
             ug = groups[union]
-            _run_groups(ug, g_m[union], g_lo[union], g_hi[union], *args,
-                        graph.node_start, graph.pred_ptr, graph.pred_idx, graph.slot,
-                        graph.is_sink, graph.n_slots, int(mode), True, *scal)
+            run_groups((ug, g_m[union], g_lo[union], g_hi[union]), tasks, gr, int(mode), True,
+                       sc, out, nth)
         if not union.all():
             rest = groups[~union].ravel()
             rest = rest[rest >= 0]
@@ -689,14 +704,11 @@ def run_tasks(graph, codes, offs, task_read, task_lo, task_hi, scoring, mode, wi
             lgt = np.maximum(lg, 0)
             l_m = np.where(lg < 0, 0, lens[lgt]).max(axis=1).astype(np.int64)
             l_w = np.where(lg < 0, 0, hi[lgt] - lo[lgt]).max(axis=1).astype(np.int64)
-            _run_lockstep(lg, l_m, l_w, *args, _col_node(graph), graph.node_start,
-                          graph.pred_ptr, graph.pred_idx, graph.slot, graph.n_slots, int(mode),
-                          *scal)
+            run_lockstep((lg, l_m, l_w), tasks, _col_node(graph), gr, int(mode), sc, out, nth)
     return score, end_i, end_j
 
 
-def align_batch(graph, reads, scoring, mode, traceback=False, force_type=None,
-                lanes=None) -> BatchResult:
+def align_batch(graph, reads, scoring, mode, force_type=None, lanes=None) -> BatchResult:
     """The variant contract: score and end cell of every read, as V0 returns them
     (``force_type``, ``lanes``: see :func:`run_tasks`)."""
     n = reads.n_reads
@@ -705,11 +717,7 @@ def align_batch(graph, reads, scoring, mode, traceback=False, force_type=None,
         graph, reads.codes_flat, np.asarray(reads.offsets, np.int64), task,
         np.zeros(n, np.int64), np.full(n, graph.n_bases, np.int64), scoring, mode,
         window=False, force_type=force_type, lanes=lanes)
-    res = BatchResult(reads.names, reads.lengths(), score, end_i, end_j)
-    if traceback:
-        from ..traceback import traceback_batch
-        traceback_batch(graph, reads, scoring, mode, res)
-    return res
+    return BatchResult(reads.names, reads.lengths(), score, end_i, end_j)
 
 
 def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scoring, mode,
@@ -744,11 +752,12 @@ def asm_report(dtype=np.int16, keep=None):
     res = (np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64))
     groups = np.full((1, LANES[T]), -1, np.int64)      # the kernels' width (_chunk)
     groups[0, 0] = 0
-    probe(0, groups, one + 1, one, one + 1, np.zeros(1, np.uint8),
-          np.array([0, 1], np.int64), one, one, one + 1, np.zeros(1, np.uint8), node,
-          np.zeros(2, np.int32), np.zeros(0, np.int32), np.full(1, -1, np.int32),
-          np.ones(1, np.uint8), 0, LOCAL, False, T(2), T(-4), T(4), T(2), T(_NEG[T]),
-          T(np.iinfo(T).max), *res)
+    probe(0, (groups, one + 1, one, one + 1),
+          (np.zeros(1, np.uint8), np.array([0, 1], np.int64), one, one, one + 1,
+           np.zeros(1, np.uint8)),
+          (node, np.zeros(2, np.int32), np.zeros(0, np.int32), np.full(1, -1, np.int32),
+           np.ones(1, np.uint8), 0), LOCAL, False,
+          (T(2), T(-4), T(4), T(2), T(_NEG[T]), T(np.iinfo(T).max)), res)
     asm = probe.inspect_asm(probe.signatures[0])
     if keep is not None:
         keep.append(asm)

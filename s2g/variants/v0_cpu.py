@@ -72,7 +72,7 @@ def align_read(q, base, node_start, pred_ptr, pred_idx, slot, is_sink, n_slots,
     return best, bi, bj
 
 
-def align_batch(graph, reads, scoring, mode, traceback=False) -> BatchResult:
+def align_batch(graph, reads, scoring, mode) -> BatchResult:
     """The variant contract: score and end cell of every read, sequentially."""
     n = reads.n_reads
     score = np.full(n, NEG_INF, np.int64)
@@ -85,11 +85,7 @@ def align_batch(graph, reads, scoring, mode, traceback=False) -> BatchResult:
         if len(q) == 0:
             continue
         score[r], end_i[r], end_j[r] = align_read(q, *args, graph.n_slots, int(mode), a, b, o, e)
-    res = BatchResult(reads.names, reads.lengths(), score, end_i, end_j)
-    if traceback:
-        from ..traceback import traceback_batch
-        traceback_batch(graph, reads, scoring, mode, res)
-    return res
+    return BatchResult(reads.names, reads.lengths(), score, end_i, end_j)
 
 
 __all__ = ["align_batch", "align_read", "GLOBAL", "LOCAL", "SEMIGLOBAL"]

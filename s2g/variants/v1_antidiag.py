@@ -92,7 +92,7 @@ def memory_needed(max_len: int, n_bases: int) -> int:
     return 3 * (max_len + 1) * n_bases * 4
 
 
-def align_batch(graph, reads, scoring, mode, traceback=False):
+def align_batch(graph, reads, scoring, mode):
     mode = cc.check_problem(graph, reads, scoring, mode, "v1")
     n = reads.n_reads
     lens = reads.lengths()
@@ -101,7 +101,7 @@ def align_batch(graph, reads, scoring, mode, traceback=False):
     N = graph.n_bases
     if maxm == 0 or N == 0:
         cc.last_kernel_ms = 0.0
-        return cc.finish(graph, reads, scoring, mode, score, end_i, end_j, traceback)
+        return cc.finish(reads, score, end_i, end_j)
     need = memory_needed(maxm, N)
     free = cc.free_device_memory()
     if free is not None and need > free:
@@ -142,4 +142,4 @@ def align_batch(graph, reads, scoring, mode, traceback=False):
     stop.record()
     stop.synchronize()
     cc.last_kernel_ms = cc.elapsed_ms(start, stop)
-    return cc.finish(graph, reads, scoring, mode, score, end_i, end_j, traceback)
+    return cc.finish(reads, score, end_i, end_j)

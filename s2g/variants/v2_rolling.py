@@ -40,12 +40,19 @@ SIG_DIAG = void(uint8[::1], int32[::1], int32[::1], int32, int32,
 
 
 @cuda.jit(device=True, inline=True)
-def rolling_cell(d, f_row, codes, row_i, row_m, T, N, colw, col_node, pred_ptr, pred_slot,
-                 row0h, diag0, mode, a, nb, o, e, HB, EB, FB, SH, SE, bh, bj):
+def rolling_cell(d, f_row, rows, cols, sc, bufs):
     """Cell (i, d - i) of flat row ``f_row`` from the rolling buffers (s2g.dp recurrence).
 
-    Shared by V2 (one launch per anti-diagonal) and V3 (one cooperative kernel).
+    Shared by V2 (one launch per anti-diagonal) and V3 (one cooperative kernel). The
+    kernels' arrays and scalars come in tuples (inlined: no cost): ``rows`` = ``(codes,
+    row_i, row_m, T)``, ``cols`` = ``(N, colw, col_node, pred_ptr, pred_slot, row0h,
+    diag0)``, ``sc`` = ``(mode, a, nb, o, e)``, ``bufs`` = ``(HB, EB, FB, SH, SE, bh,
+    bj)``.
     """
+    codes, row_i, row_m, T = rows
+    N, colw, col_node, pred_ptr, pred_slot, row0h, diag0 = cols
+    mode, a, nb, o, e = sc
+    HB, EB, FB, SH, SE, bh, bj = bufs
     i = row_i[f_row]
     j = int32(d - i)
     if j < 0 or j >= N:            # guard: this row has no cell on anti-diagonal d
@@ -100,8 +107,9 @@ def _diag(codes, row_i, row_m, T, N, colw, col_node, pred_ptr, pred_slot, row0h,
     f_row = cuda.grid(1)
     if f_row >= T:                 # guard: the last block overhangs the rows
         return
-    rolling_cell(d, f_row, codes, row_i, row_m, T, N, colw, col_node, pred_ptr, pred_slot,
-                 row0h, diag0, mode, a, nb, o, e, HB, EB, FB, SH, SE, bh, bj)
+    rolling_cell(d, f_row, (codes, row_i, row_m, T),
+                 (N, colw, col_node, pred_ptr, pred_slot, row0h, diag0), (mode, a, nb, o, e),
+                 (HB, EB, FB, SH, SE, bh, bj))
 
 
 KERNELS = {"diag": (_diag, SIG_DIAG)}
@@ -132,11 +140,11 @@ def prepare_group(reads, r0, r1):
     return codes, row_i, row_m, row_read
 
 
-def align_batch(graph, reads, scoring, mode, traceback=False):
+def align_batch(graph, reads, scoring, mode):
     bt = cc.start_batch(graph, reads, scoring, mode, "v2")
     mode, lens, score, end_i, end_j, N = bt.mode, bt.lens, bt.score, bt.end_i, bt.end_j, bt.N
     if bt.empty:
-        return cc.finish(graph, reads, scoring, mode, score, end_i, end_j, traceback)
+        return cc.finish(reads, score, end_i, end_j)
     dev, S, a, nb, o, e, row0h, diag0 = bt.dev, bt.S, bt.a, bt.nb, bt.o, bt.e, bt.row0h, bt.diag0
     kern = _kernel("diag")
     B = cc.BLOCK
@@ -168,4 +176,4 @@ def align_batch(graph, reads, scoring, mode, traceback=False):
         cc.last_kernel_ms += cc.elapsed_ms(start, stop)
         s_, i_, j_ = cc.reduce_rows(bh.copy_to_host(), bj.copy_to_host(), row_read - r0, row_i, r1 - r0)
         score[r0:r1], end_i[r0:r1], end_j[r0:r1] = s_, i_, j_
-    return cc.finish(graph, reads, scoring, mode, score, end_i, end_j, traceback)
+    return cc.finish(reads, score, end_i, end_j)

@@ -43,11 +43,14 @@ def _coop(codes, row_i, row_m, row_read, T, N, dmax, colw, col_node, pred_ptr, p
     grid = cuda.cg.this_grid()
     tid = cuda.grid(1)
     nth = cuda.gridsize(1)
+    rows = (codes, row_i, row_m, T)               # rolling_cell's tuples
+    cols = (N, colw, col_node, pred_ptr, pred_slot, row0h, diag0)
+    sc = (mode, a, nb, o, e)
+    bufs = (HB, EB, FB, SH, SE, bh, bj)
     for dd in range(1, dmax + 1):
         d = int32(dd)
         for f_row in range(tid, T, nth):          # strided rows: any batch, fixed grid
-            rolling_cell(d, f_row, codes, row_i, row_m, T, N, colw, col_node, pred_ptr,
-                         pred_slot, row0h, diag0, mode, a, nb, o, e, HB, EB, FB, SH, SE, bh, bj)
+            rolling_cell(d, f_row, rows, cols, sc, bufs)
         grid.sync()                               # anti-diagonal d complete everywhere
     for f_row in range(tid, T, nth):
         if bj[f_row] >= 0:
@@ -75,11 +78,11 @@ def grid_blocks(kern, rows):
     return max(1, min(want, limit))
 
 
-def align_batch(graph, reads, scoring, mode, traceback=False):
+def align_batch(graph, reads, scoring, mode):
     bt = cc.start_batch(graph, reads, scoring, mode, "v3")
     mode, lens, score, end_i, end_j, N = bt.mode, bt.lens, bt.score, bt.end_i, bt.end_j, bt.N
     if bt.empty:
-        return cc.finish(graph, reads, scoring, mode, score, end_i, end_j, traceback)
+        return cc.finish(reads, score, end_i, end_j)
     dev, S, a, nb, o, e, row0h, diag0 = bt.dev, bt.S, bt.a, bt.nb, bt.o, bt.e, bt.row0h, bt.diag0
     kern = _kernel("coop")
     B = cc.BLOCK
@@ -110,4 +113,4 @@ def align_batch(graph, reads, scoring, mode, traceback=False):
         cc.last_kernel_ms += cc.elapsed_ms(start, stop)
         s_, i_, j_ = cc.decode_keys(best.copy_to_host(), lens[r0:r1])
         score[r0:r1], end_i[r0:r1], end_j[r0:r1] = s_, i_, j_
-    return cc.finish(graph, reads, scoring, mode, score, end_i, end_j, traceback)
+    return cc.finish(reads, score, end_i, end_j)

@@ -170,11 +170,11 @@ def block_size(max_len: int, n_slots: int) -> int:
     return T
 
 
-def align_batch(graph, reads, scoring, mode, traceback=False):
+def align_batch(graph, reads, scoring, mode):
     bt = cc.start_batch(graph, reads, scoring, mode, "v4")
     mode, lens, score, end_i, end_j, N = bt.mode, bt.lens, bt.score, bt.end_i, bt.end_j, bt.N
     if bt.empty:
-        return cc.finish(graph, reads, scoring, mode, score, end_i, end_j, traceback)
+        return cc.finish(reads, score, end_i, end_j)
     dev, S, a, nb, o, e, row0h, diag0 = bt.dev, bt.S, bt.a, bt.nb, bt.o, bt.e, bt.row0h, bt.diag0
     n, maxm = reads.n_reads, bt.maxm
     T = block_size(maxm, S)
@@ -202,4 +202,4 @@ def align_batch(graph, reads, scoring, mode, traceback=False):
         cc.last_kernel_ms += cc.elapsed_ms(start, stop)
         s_, i_, j_ = cc.decode_keys(best.copy_to_host(), lens[r0:r1])
         score[r0:r1], end_i[r0:r1], end_j[r0:r1] = s_, i_, j_
-    return cc.finish(graph, reads, scoring, mode, score, end_i, end_j, traceback)
+    return cc.finish(reads, score, end_i, end_j)

@@ -1,4 +1,4 @@
-"""What the CPU traceback (:mod:`s2g.traceback`) and the GPU one (:mod:`s2g.gpu_traceback`)
+"""What the CPU traceback (:mod:`s2g.trace`) and the GPU one (:mod:`s2g.trace.gpu`)
 share: op and status codes, the traceback window's backward search, the cell with its
 direction bits and tie order, the walk summary (CIGAR runs, path) and the status
 message. Both import it; neither imports the other at module level.
@@ -9,17 +9,17 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._numba import NJIT
-from .dp import F_EXT, GLOBAL, H_DEL, H_DIAG, H_INS, H_START, LOCAL, sub_score
-from .errors import S2GError
+from .._numba import NJIT
+from ..dp import F_EXT, GLOBAL, H_DEL, H_DIAG, H_INS, H_START, LOCAL, sub_score
+from ..errors import S2GError
 
 OP_EQ, OP_X, OP_I, OP_D = 0, 1, 2, 3
-_OPCH = "=XID"
+OPCH = "=XID"
 ST_OK, ST_TOO_BIG, ST_MISMATCH = 0, 1, 2
 
 
 @numba.njit(**NJIT)
-def _window(v_end, joff, L, node_start, pred_ptr, pred_idx, lo=0):
+def window(v_end, joff, L, node_start, pred_ptr, pred_idx, lo=0):
     """Window nodes (ascending) with the first and last in-window column offsets.
 
     A backward search from the end cell's node in decreasing topological order: a
@@ -107,7 +107,7 @@ def tb_cell(diag, ev, hup, f, qb, gb, mode, a, b, o, e):
     ``hup`` (H one row up) and ``f`` (F one row up). Tie order (abPOA's backtrack
     order): match/mismatch, then deletion (E), then insertion (F); a gap that can be
     opened or extended with the same score is opened; a local cell whose value is 0 is a
-    start. Shared by the CPU traceback and the GPU kernel (:mod:`s2g.gpu_traceback`)."""
+    start. Shared by the CPU traceback and the GPU kernel (:mod:`s2g.trace.gpu`)."""
     fo = hup - o - e
     fx = f - e
     d = 0
@@ -131,12 +131,12 @@ def tb_cell(diag, ev, hup, f, qb, gb, mode, a, b, o, e):
 
 
 @numba.njit(**NJIT)
-def _summarize(k, op_r, col_r, end_jr, node_start, oo, co, run_op, run_len, n_runs, path,
+def summarize(k, op_r, col_r, end_jr, node_start, oo, co, run_op, run_len, n_runs, path,
                n_path, geo, counts):
     """What a GAF line needs from one walk (``op_r``/``col_r`` reversed), into row ``k`` of
     the flat outputs: CIGAR runs in read order from ``oo[k]``, path nodes from ``co[k]``
     (consumed columns' nodes, repeats collapsed), path length, start and end offsets, op
-    counts. Shared by the CPU walk and the GPU one (:mod:`s2g.gpu_traceback`)."""
+    counts. Shared by the CPU walk and the GPU one (:mod:`s2g.trace.gpu`)."""
     no = len(op_r)
     nc = len(col_r)
     x0 = oo[k]
@@ -182,7 +182,7 @@ def _summarize(k, op_r, col_r, end_jr, node_start, oo, co, run_op, run_len, n_ru
 
 
 @numba.njit(**NJIT)
-def _summary_arrays(n, oo, co):
+def summary_arrays(n, oo, co):
     run_op = np.empty(oo[n], np.uint8)
     run_len = np.empty(oo[n], np.int32)
     path = np.empty(co[n], np.int32)
@@ -193,7 +193,7 @@ def _summary_arrays(n, oo, co):
     return run_op, run_len, n_runs, path, n_path, geo, counts
 
 
-def _raise_status(reads, idx, st, cells, score, ei, ej, max_cells):
+def raise_status(reads, idx, st, cells, score, ei, ej, max_cells):
     """The one-line error for the first read whose status is not ST_OK (if any)."""
     bad = np.nonzero(st != ST_OK)[0]
     if len(bad) == 0:
@@ -210,7 +210,7 @@ def _raise_status(reads, idx, st, cells, score, ei, ej, max_cells):
 
 
 # ------------------------------------------------------------------ lane column programs
-# The CPU lane traceback's window as a column program (s2g/traceback.py), which the GPU
+# The CPU lane traceback's window as a column program (s2g/trace/lanes.py), which the GPU
 # traceback's program builder (s2g/gpu_traceback.py) extends.
 
 #: program column kinds: continue the previous window column; or start from the virtual
@@ -226,20 +226,24 @@ def _in_window(wn, p):
 
 
 @numba.njit(**NJIT)
-def lane_program(wn, ws, we, mode, node_start, pred_ptr, pred_idx, fill, c0, m0, p_col,
-                 p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol, sizes):
-    """A read's traceback window (``wn, ws, we`` from :func:`_window`) as a column
+def lane_program(wn, ws, we, mode, graph, fill, c0, m0, prog, sizes):
+    """A read's traceback window (``wn, ws, we`` from :func:`window`) as a column
     program, one record per window column ``w`` (flat index ``c0 + w``): graph column,
     kind (``K_CONT``, or a merge from ``K_VIRT``/``K_NEG`` exactly where
-    :func:`_sweep` starts from the virtual column or unreachable), the merge's list of
-    in-window predecessors (entries ``m0 + p_mpa[w] ..``: the window slot holding each
-    one's last column and that column's window index), the merge's rank among the
-    read's merges with a list (where its choices are kept), and the window slot the
+    :func:`s2g.trace.scalar._sweep` starts from the virtual column or unreachable), the
+    merge's list of in-window predecessors (entries ``m0 + p_mpa[w] ..``: the window slot
+    holding each one's last column and that column's window index), the merge's rank among
+    the read's merges with a list (where its choices are kept), and the window slot the
     column is stored into (-1: none). Window slots are allocated by liveness as in
-    :mod:`s2g.gpu_traceback`. Always writes ``sizes`` = (window columns, merges with a
+    :mod:`s2g.trace.gpu`. Always writes ``sizes`` = (window columns, merges with a
     list, list entries, window slots, longest list, node-first columns with
     predecessors); the program only with ``fill``.
+
+    ``graph`` = ``(node_start, pred_ptr, pred_idx)``; ``prog`` = ``(p_col, p_kind, p_mpa,
+    p_mpn, p_mrank, p_store, mp_slot, mp_wcol)``, the program's arrays.
     """
+    node_start, pred_ptr, pred_idx = graph
+    p_col, p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol = prog
     nw = len(wn)
     woff = np.zeros(nw + 1, np.int64)
     nf = 0

@@ -1,5 +1,5 @@
-"""What the GPU tracebacks' two kernels share (:mod:`s2g.gpu_traceback`'s, one thread a
-read, and :mod:`s2g.gpu_long`'s, one block a long window): the program's column kind
+"""What the GPU tracebacks' two kernels share (:mod:`s2g.trace.gpu_kernel`'s, one thread a
+read, and :mod:`s2g.trace.long`'s, one block a long window): the program's column kind
 bits, the walk back over the stored direction codes and merge choices (a device
 function of both), and the offsets helper. Both import it; neither imports the other
 for these.
@@ -9,9 +9,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._numba import NJIT
-from .dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_INS, H_START, LOCAL
-from .tb_common import OP_D, OP_EQ, OP_I, OP_X, ST_OK
+from .._numba import NJIT
+from ..dp import E_EXT, F_EXT, GLOBAL, H_DEL, H_INS, H_START, LOCAL
+from .common import OP_D, OP_EQ, OP_I, OP_X, ST_OK
 
 K_CONT, K_MERGE, K_VIRT = 0, 1, 2     # kind bits: MERGE, and VIRT = start from the virtual column
 
@@ -23,13 +23,23 @@ def cum(x):
 
 
 @numba.njit(**NJIT)
-def walk(r, w, i, mode, R1, stride, c0, p0, d0, x0, q0, codes, p_base, p_col, p_kind, p_mrank,
-         p_mpa, mp_wcol, dirs, dpred, epred, oo, co, out_ops, out_cols, out_n, out_start,
-          out_st, band, bcw, bxc):
+def walk(r, w, i, mode, at, codes, prog, store, out):
     """Walk of read ``r`` back from cell (row ``i``, window column ``w``) over the stored
     direction codes and merge choices, writing reversed ops and consumed columns; a device
-    function of both kernels (this module's and :mod:`s2g.gpu_long`'s, same layouts; with
-    ``band``, the long kernel's band-only layout, :func:`s2g.gpu_long.band_layout`)."""
+    function of both kernels (:mod:`s2g.trace.gpu_kernel`'s and :mod:`s2g.trace.long`'s,
+    same layouts; with ``band``, the long kernel's band-only layout,
+    :func:`s2g.trace.long.plan.band_layout`).
+
+    Its arguments in tuples (unpacked here; the kernels' PTX is the same as with them
+    flat): ``at`` = (R1, stride, c0, p0, d0, x0, q0), the read's row count and offsets;
+    ``prog`` = (p_base, p_col, p_kind, p_mrank, p_mpa, mp_wcol), the column program;
+    ``store`` = (dirs, dpred, epred, band, bcw, bxc), the stored codes and choices and
+    their band-only layout; ``out`` = (oo, co, out_ops, out_cols, out_n, out_start,
+    out_st), the outputs and their offsets."""
+    R1, stride, c0, p0, d0, x0, q0 = at
+    p_base, p_col, p_kind, p_mrank, p_mpa, mp_wcol = prog
+    dirs, dpred, epred, band, bcw, bxc = store
+    oo, co, out_ops, out_cols, out_n, out_start, out_st = out
     no = 0
     nc = 0
     state = 0                       # 0 H, 1 E, 2 F

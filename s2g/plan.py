@@ -1,0 +1,233 @@
+"""A run's plan, decided in one place: the variant, where the traceback runs, and
+full-graph DP or seeded alignment (issue #41).
+
+``s2g align`` (cli.py), :func:`s2g.align` and the Dask workers (distributed.py) describe
+a run with a :class:`RunOptions` record and get a :class:`Plan` from :func:`plan`:
+
+* the variant resolved once (:func:`resolve_kernel`: ``auto`` is
+  :func:`~s2g.variants.registry.pick_auto`'s name for no batch in particular, which an
+  :class:`~s2g.aligner.Aligner` refines per batch shape on a CPU) and its module loaded,
+  so an unknown or unusable variant fails before anything is read;
+* ``method`` ``auto``: seeded alignment on large graphs unless the whole input is known
+  to be small (:func:`choose_method`, the notes ``s2g align`` prints);
+* seeded alignment's :class:`~s2g.seeded.SeededAligner` with its index
+  (:func:`seeded_aligner`).
+
+:meth:`s2g.aligner.Aligner.from_plan` aligns by the plan. A Dask client plans once and
+sends the workers :meth:`Plan.worker_options` (the method decided, the index's absolute
+path); each worker plans again from that record (its own ``auto`` variant: a GPU
+worker picks its GPU variant).
+"""
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
+
+from .errors import S2GError
+from .scoring import Mode, Scoring
+
+#: --seeded/--exact unset: seeded alignment from this many graph columns (both strands) up.
+#: Full DP costs columns x read length per read: 1M columns is ~20,000 reads/s on an H200
+#: (3,000 GCUPS), 100,000 columns ~30 reads/s per CPU core; seeded alignment costs a few
+#: windows of a few hundred columns per read (README.md, "Seeded alignment").
+AUTO_SEEDED_COLUMNS = {"cuda": 1_000_000, "cpu": 100_000}
+#: ... unless the whole input is known (one batch) and its full-graph DP costs at most this
+#: many cells (graph columns x read bases; CPU: per thread, ~5 s at the simd kernel's ~1
+#: GCUPS a thread; GPU: ~0.4 s of the fast kernel): then full-graph DP, exact for every read
+AUTO_EXACT_CELLS = {"cuda": 1_000_000_000_000, "cpu": 5_000_000_000}
+
+METHODS = ("auto", "seeded", "exact")
+
+
+@dataclass(frozen=True)
+class SeededOptions:
+    """Seeded alignment's options (``s2g align``'s "seeded alignment" group).
+
+    ``index``: the seed index file (None: the graph's path + ``.s2gi``, built and saved
+    there when missing; for a graph without a path, built in memory)."""
+
+    index: str | None = None
+    max_occ: int = 200
+    max_windows: int = 5
+    unseeded: str = "auto"
+    secondary: int = 0
+    secondary_ratio: float = 0.8
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to align: everything a run needs besides its graph, reads and output; frozen,
+    hashable and picklable (it crosses to Dask workers).
+
+    ``variant``: a registered name or ``"auto"``. ``method``: ``"exact"`` (full-graph DP),
+    ``"seeded"`` or ``"auto"`` (:func:`choose_method`). ``traceback_on``: ``"auto"`` (the
+    variant's device), ``"gpu"``, ``"cpu"``, or a bool (True: GPU). ``threads``: Numba
+    threads in every stage (None: all cores). ``graph_path``, ``strands``,
+    ``break_cycles``, ``max_read_len``: how the graph was opened (the seed index lies
+    beside ``graph_path``; ``max_read_len``: a cyclic graph's least unrolling)."""
+
+    scoring: Scoring = field(default_factory=Scoring)
+    mode: Mode = Mode.LOCAL
+    variant: str = "auto"
+    method: str = "exact"
+    traceback: bool = True
+    traceback_on: object = "auto"
+    max_traceback_cells: int | None = None
+    seeded: SeededOptions = field(default_factory=SeededOptions)
+    threads: int | None = None
+    graph_path: str | None = None
+    strands: str = "both"
+    break_cycles: bool = False
+    max_read_len: int | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "mode", Mode.parse(self.mode))
+        if self.method not in METHODS:
+            raise S2GError(f"unknown method {self.method!r}; choose one of: {', '.join(METHODS)}")
+
+
+class Kernel(NamedTuple):
+    """The variant a run uses, resolved (:func:`resolve_kernel`)."""
+
+    variant: str         # registered name; auto: an AutoName (s2g.variants.registry)
+    module: object       # its module (align_batch)
+    device: str          # "cpu" or "cuda"
+    tb_gpu: bool         # the traceback runs on the GPU
+
+
+def resolve_kernel(variant="auto", traceback_on="auto") -> Kernel:
+    """``variant`` resolved (``auto``: the machine's default, what ``s2g variants``
+    marks) and its module imported, and where the traceback runs; an unknown variant,
+    one that cannot run here, or ``traceback_on="gpu"`` without a GPU: S2GError."""
+    from .variants import registry
+    name = registry.pick_auto() if variant == "auto" else variant
+    module = registry.get_variant(name)
+    info = registry.REGISTRY[name]
+    tb_gpu = (traceback_on if isinstance(traceback_on, bool)
+              else registry.traceback_on_gpu(traceback_on, info))
+    return Kernel(name, module, info.device, tb_gpu)
+
+
+@dataclass
+class Plan:
+    """What :func:`plan` decided. ``graph``: as given (a cyclic graph stays cyclic:
+    full-graph DP unrolls it per batch; ``seeded.graph`` is its one seeded unrolling)."""
+
+    graph: object
+    options: RunOptions
+    kernel: Kernel
+    method: str                     # "exact" or "seeded"
+    seeded: object = None           # the SeededAligner, or None for full-graph DP
+
+    @property
+    def variant(self) -> str:
+        return self.kernel.variant
+
+    def worker_options(self) -> RunOptions:
+        """The options a Dask worker plans from: the method decided here, the seed
+        index's absolute path (the workers load it; they never build it)."""
+        so = self.options.seeded
+        if self.method == "seeded":
+            from .index import index_path
+            path = so.index or index_path(self.options.graph_path)
+            so = replace(so, index=os.path.abspath(path))
+        return replace(self.options, method=self.method, seeded=so)
+
+
+def cores() -> int:
+    """CPU cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def plan(graph, options: RunOptions, run_cells=None, say=None, index=None,
+         kernel: Kernel | None = None) -> Plan:
+    """The plan of a run on ``graph`` (a FlatGraph or a cyclic graph).
+
+    ``run_cells``: the whole input's full-graph DP cells (graph columns x read bases) when
+    known (one batch), for ``method="auto"``. ``say(line)``: the one-line notes of the
+    choice and of the index (built, rebuilt), without the ``s2g: `` prefix (None: none).
+    ``index``: a loaded :class:`~s2g.index.SeedIndex`, or
+    :func:`~s2g.index.preload_index`'s future of the index file, or None (read, or built
+    and saved, beside ``options.graph_path``; in memory without a path). ``kernel``:
+    :func:`resolve_kernel`'s result when the caller resolved it already."""
+    kernel = kernel or resolve_kernel(options.variant, options.traceback_on)
+    method = choose_method(graph, options, kernel.device, run_cells, say)
+    seeded = None if method == "exact" else seeded_aligner(graph, options, kernel, say, index)
+    return Plan(graph, options, kernel, method, seeded)
+
+
+def choose_method(graph, options: RunOptions, device: str, run_cells=None, say=None) -> str:
+    """``"seeded"`` or ``"exact"``: ``options.method``, or for ``auto`` seeded alignment
+    from :data:`AUTO_SEEDED_COLUMNS` graph columns up, except for a small input
+    (``run_cells`` within :data:`AUTO_EXACT_CELLS`, per thread on a CPU) and in global
+    mode (seeded alignment does not run there); ``say`` gets the note of auto's choice
+    on a large graph. ``-N`` without seeded alignment: a warning."""
+    method = options.method
+    if method == "auto":
+        method = "seeded" if graph.n_bases >= AUTO_SEEDED_COLUMNS[device] else "exact"
+        budget = AUTO_EXACT_CELLS[device]
+        if device == "cpu":
+            budget *= options.threads or cores()
+        why = "global mode" if options.mode == Mode.GLOBAL else None
+        if method == "seeded" and run_cells is not None and run_cells <= budget:
+            method = "exact"
+            if say:
+                say(f"{graph.n_bases:,} graph columns, a small input ({run_cells:,} "
+                    "cells): full-graph DP (--seeded to seed)")
+        if method == "seeded" and why:      # seeded alignment runs neither: say so, stay exact
+            method = "exact"
+            if say:
+                say(f"{graph.n_bases:,} graph columns: full-graph DP (seeded alignment "
+                    f"does not run with {why})")
+        elif method == "seeded" and say:
+            say(f"{graph.n_bases:,} graph columns: seeded alignment (--exact for "
+                "full-graph DP)")
+    if method == "exact" and options.seeded.secondary:
+        warnings.warn("-N/--secondary is ignored: secondary alignments come from seeded "
+                      "alignment (--seeded)")
+    return method
+
+
+def is_cyclic(graph) -> bool:
+    """True for a :class:`~s2g.cyclic.CyclicGraph` (a graph still to be unrolled)."""
+    from .graph import FlatGraph
+    return not isinstance(graph, FlatGraph)
+
+
+def seeded_aligner(graph, options: RunOptions, kernel: Kernel, say=None, index=None):
+    """The :class:`~s2g.seeded.SeededAligner` of ``options`` on ``graph`` (a cyclic graph:
+    the one DAG its index belongs to, unrolled for ``max_read_len``); ``index`` and
+    ``say`` as :func:`plan`'s."""
+    from .seeded import SeededAligner
+    if is_cyclic(graph):   # cyclic: the one DAG its index belongs to
+        graph = graph.for_seeded(options.max_read_len)
+    so = options.seeded
+    if so.max_occ < 1 or so.max_windows < 1:
+        raise S2GError("--max-occ and --max-windows must be >= 1")
+    if so.secondary < 0 or not 0 <= so.secondary_ratio <= 1:
+        raise S2GError("-N/--secondary must be >= 0 and --secondary-ratio between 0 and 1")
+    ix = seed_index(graph, options, say, index)
+    return SeededAligner(graph, ix, options.scoring, options.mode, max_occ=so.max_occ,
+                         max_cand=so.max_windows, unseeded=so.unseeded,
+                         full_module=kernel.module,
+                         device="gpu" if kernel.device == "cuda" else "cpu",
+                         n_secondary=so.secondary, secondary_ratio=so.secondary_ratio)
+
+
+def seed_index(graph, options: RunOptions, say=None, index=None):
+    """The seed index for ``graph``: ``index`` when it is one; else beside
+    ``options.graph_path`` or at ``options.seeded.index`` (:func:`~s2g.index.get_index`:
+    built and saved when missing, ``say`` gets its notes; ``index`` may be its preloaded
+    future); without a graph path, the file ``options.seeded.index`` or built in memory."""
+    from .index import SeedIndex, build_index, get_index, load_index
+    if isinstance(index, SeedIndex):
+        return index
+    path = options.seeded.index
+    if options.graph_path is None:
+        return load_index(path, graph) if path else build_index(graph)
+    return get_index(graph, options.graph_path, path, progress=say, preloaded=index)

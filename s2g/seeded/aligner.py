@@ -1,0 +1,277 @@
+"""SeededAligner: seeds, chains and windows of read batches, the exact DP in each window,
+the best window per read, its traceback, and the fallbacks for reads without a chain.
+
+The exact DP runs in every window (the ``simd`` CPU kernel's ``align_windows``, the
+GPU's :func:`s2g.trace.gpu.run_windows`, or :func:`s2g.window.align_windows_ref`:
+one contract), the best window is the read's alignment (ties: the smaller end column,
+:func:`s2g.seeded.mapq.pick`), and the traceback recomputes it restricted to the window.
+"""
+from __future__ import annotations
+
+import time
+
+import numba
+import numpy as np
+
+from ..result import BatchResult
+from ..window import WindowGraph, check_mode
+from .chains import MAX_WINDOW, batch_chains
+from .mapq import MAPQ_CUT_CAP, MAPQ_PER_MISMATCH, MAPQ_REPEAT_CAP, pick, secondaries
+from .seeds import MAX_OCC
+from .windows import (KEEP_BYTES, KEEP_PIECES, SCRATCH_BYTES, SCRATCH_NODE_BYTES, Windows,
+                      batch_windows)
+
+#: most windows DP'd per read
+MAX_CAND = 5
+#: reads without a usable chain (``--unseeded auto``): full-graph DP when it costs at most
+#: this many cells (graph columns x read length) per read; otherwise the windows of their
+#: weak chains, or a no-hit line when they have no anchor. CPU: ~0.3 s a read on one
+#: thread of the simd kernel; GPU: ~20 ms of the fast kernel.
+FULL_FALLBACK_CELLS = {"cpu": 500_000_000, "gpu": 50_000_000_000}
+
+
+class SeededAligner:
+    """Seeded alignment of read batches against one graph and its index.
+
+    ``window_kernel(graph, codes, offsets, task_read, task_lo, task_hi, scoring, mode)``
+    returns (score, end_i, end_j) per window (default: ``s2g.variants.simd.align_windows``;
+    :func:`s2g.window.align_windows_ref` is the scalar reference).
+    ``n_secondary``: up to this many secondary alignments per read (its other windows
+    scoring at least ``secondary_ratio`` x the best; MAPQ 0, GAF tag ``tp:A:S``, as
+    minimap2's ``-N``/``-p``), in ``res.secondary`` (a BatchResult whose ``owner`` gives
+    each row's read).
+    ``unseeded``: what reads without a usable chain (none scoring ``min_chain``) get:
+    ``"auto"`` full-graph DP with ``full_module`` (MAPQ 255) where it costs at most
+    ``full_cells`` cells a read (default ``FULL_FALLBACK_CELLS[device]``), else the windows
+    of their weak chains (one anchor and up; MAPQ <= 3) or, without any anchor, a no-hit
+    line (counted in ``totals``); ``"full"``: full-graph DP always; ``"unmapped"``: weak
+    windows or a no-hit line, never full-graph DP. ``device="gpu"``: the windows
+    run on the GPU (:func:`s2g.trace.gpu.run_windows`: one thread per window finds the
+    best cell and walks back from it in the same pass; windows too large for it run on the
+    CPU), and the chosen windows' walks become the tracebacks.
+    """
+
+    def __init__(self, graph, index, scoring, mode, max_occ=MAX_OCC, max_cand=MAX_CAND,
+                 min_chain=None, max_window=MAX_WINDOW, window_kernel=None,
+                 unseeded="auto", full_module=None, device="cpu", n_secondary=0,
+                 secondary_ratio=0.8, full_cells=None):
+        check_mode(mode)
+        self.graph, self.index, self.scoring, self.mode = graph, index, scoring, mode
+        self.max_occ, self.max_cand, self.max_window = int(max_occ), int(max_cand), int(max_window)
+        self.min_chain = float(2 * index.k if min_chain is None else min_chain)
+        if window_kernel is None:
+            from ..variants import simd       # the SIMD kernel's windows (exact, ~4x the ref)
+            window_kernel = simd.align_windows
+        self.window_kernel = window_kernel
+        if unseeded not in ("auto", "unmapped", "full"):
+            raise ValueError(f"unseeded must be 'auto', 'unmapped' or 'full', got {unseeded!r}")
+        if unseeded != "unmapped" and full_module is None:
+            from ..variants import simd as full_module
+        self.unseeded = unseeded
+        self.full_module = full_module
+        if device not in ("cpu", "gpu"):
+            raise ValueError(f"device must be 'cpu' or 'gpu', got {device!r}")
+        self.device = device
+        self.full_cells = (FULL_FALLBACK_CELLS[device] if full_cells is None
+                           else int(full_cells))
+        self.n_secondary, self.secondary_ratio = int(n_secondary), float(secondary_ratio)
+        self.totals = {"reads": 0, "windows": 0, "window_cells": 0, "unseeded": 0,
+                       "unseeded full DP": 0, "unseeded weak windows": 0,
+                       "unseeded unaligned": 0, "windows left to the CPU": 0,
+                       "seconds seeds+chains": 0.0, "seconds windows": 0.0}
+        self._succ = None
+
+    def candidates(self, reads) -> Windows:
+        """The :class:`Windows` of a ReadBatch: seeds, chains, node-set windows and their
+        window graph."""
+        ix, g = self.index, self.graph
+        if self._succ is None:
+            order = np.argsort(g.pred_idx, kind="stable")
+            ptr = np.zeros(g.n_nodes + 1, np.int64)
+            np.cumsum(np.bincount(g.pred_idx, minlength=g.n_nodes), out=ptr[1:])
+            dst = np.repeat(np.arange(g.n_nodes, dtype=np.int32), np.diff(g.pred_ptr))
+            self._succ = (ptr, dst[order])
+        starts, shift = ix.buckets
+        offs = np.asarray(reads.offsets, np.int64)
+        ch, nch, stats = batch_chains(reads.codes_flat, offs, ix.keys, ix.cols, starts, shift,
+                                      ix.k, ix.s, self.max_occ, 2 * self.max_cand,
+                                      self.min_chain, self.max_window)
+        n = reads.n_reads
+        p_at = np.zeros(n + 1, np.int64)
+        info = np.zeros((n, self.max_cand, 3), np.float64)
+        nwin = np.zeros(n, np.int64)
+        e32 = np.zeros(0, np.int32)
+        kp = max(1, min(KEEP_PIECES, KEEP_BYTES // (12 * max(n, 1))))
+        keep = np.empty((3, n, kp), np.int32)
+        a, _, _, e = self.scoring.as_tuple()
+        gr = (g.node_start, g.pred_ptr, g.pred_idx, self._succ[0], self._succ[1])
+        args = (offs, ch, nch, self.max_cand, a / e, gr)
+        n_work = max(1, min(numba.get_num_threads(), n,
+                            SCRATCH_BYTES // (SCRATCH_NODE_BYTES * max(g.n_nodes, 1))))
+        cut = np.zeros(n, np.float64)
+        batch_windows(*args, False, p_at, (e32, e32, e32), info, nwin, cut, keep, n_work)
+        np.cumsum(p_at, out=p_at)
+        npc = int(p_at[-1])
+        p_node, p_lo, p_hi = (np.empty(npc, np.int32) for _ in range(3))
+        batch_windows(*args, True, p_at, (p_node, p_lo, p_hi), info, nwin, cut, keep, n_work)
+        sel = np.arange(self.max_cand)[None, :] < nwin[:, None]
+        piece_at = np.zeros(int(nwin.sum()) + 1, np.int64)
+        np.cumsum(info[:, :, 2][sel].astype(np.int64), out=piece_at[1:])
+        return Windows(nwin, info, stats, WindowGraph(g, piece_at, p_node, p_lo, p_hi), cut)
+
+    def _fallback(self, ncand, weak, lens):
+        """(lost, full): reads without a usable chain (no window, or only weak ones), and
+        those of them that full-graph DP aligns instead (``unseeded``: all of them with
+        "full", none with "unmapped", with "auto" those whose full DP costs at most
+        ``full_cells`` cells)."""
+        lost = ((ncand == 0) | weak) & (lens > 0)
+        if self.unseeded == "full":
+            return lost, lost
+        if self.unseeded == "unmapped":
+            return lost, np.zeros_like(lost)
+        cells = np.asarray(lens, np.int64) * np.int64(self.graph.n_bases)
+        return lost, lost & (cells <= self.full_cells)
+
+    def seed_batches(self, batches):
+        """The batches of ``batches``, each with its :meth:`candidates` attached (``_seeds``):
+        run in a reader thread (s2g align does), the seeding of the next batches overlaps
+        the windows of this one, and :meth:`align_batch` takes them from there."""
+        for reads in batches:
+            t0 = time.perf_counter()
+            reads._seeds = self.candidates(reads)
+            self.totals["seconds seeds+chains"] += time.perf_counter() - t0
+            yield reads
+
+    def align_batch(self, reads, cand=None) -> BatchResult:
+        """Scores, end cells, MAPQ (``res.mapq``) and window bounds (``res.col_lo``);
+        ``cand``: the batch's :meth:`candidates`, when already computed (default: those
+        :meth:`seed_batches` attached, taken off the batch)."""
+        if cand is None:
+            cand = reads.__dict__.pop("_seeds", None)
+        if cand is None:
+            t0 = time.perf_counter()
+            cand = self.candidates(reads)
+            self.totals["seconds seeds+chains"] += time.perf_counter() - t0
+        wg = cand.wg
+        wgraph = wg.graph
+        ncand = cand.ncand
+        t1 = time.perf_counter()
+        n = reads.n_reads
+        first = cand.first
+        total = cand.n_tasks
+        t_read, t_lo, t_hi = cand.t_read, wg.t_lo, wg.t_hi
+        wr = None
+        if self.device == "gpu":
+            from ..trace import gpu
+            wr = gpu.run_windows(wgraph, reads, self.scoring, self.mode, t_read,
+                                           t_lo, t_hi)
+            ts, tei, tej = wr.score.copy(), wr.end_i.copy(), wr.end_j.copy()
+            left = np.nonzero(~wr.on_gpu)[0]
+            self.totals["windows left to the CPU"] += len(left)
+            if len(left):
+                ts[left], tei[left], tej[left] = self.window_kernel(
+                    wgraph, reads.codes_flat, reads.offsets, t_read[left], t_lo[left],
+                    t_hi[left], self.scoring, self.mode)
+        else:
+            ts, tei, tej = self.window_kernel(wgraph, reads.codes_flat, reads.offsets,
+                                              t_read, t_lo, t_hi, self.scoring, self.mode)
+        self.totals["seconds windows"] += time.perf_counter() - t1
+        a, b, _, _ = self.scoring.as_tuple()
+        tcol = wg.columns(tej)                     # end cells in graph columns (ties, GAF)
+        lens = reads.lengths()
+        lost, full_r = self._fallback(ncand, cand.weak, lens)
+        ncand_w = np.where(full_r, 0, ncand)       # full-graph DP replaces their windows
+        score, ei, ej, lo, mapq, best_t = pick(ncand_w, ts, tei, tcol, t_lo, first, float(a + b),
+                                               MAPQ_PER_MISMATCH, cand.stats[:, 0],
+                                               cand.anchors_best, MAPQ_REPEAT_CAP, cand.cut,
+                                               cand.weak, cand.t_chain, MAPQ_CUT_CAP)
+        self.totals["reads"] += n
+        self.totals["windows"] += total
+        self.totals["window_cells"] += int(((t_hi - t_lo) * lens[t_read]).sum()) if total else 0
+        res = BatchResult(reads.names, lens, score, ei, ej)
+        res.mapq = mapq
+        res.col_lo = lo                            # window-graph coordinates, as is
+        res.wg_end_j = np.full(n, -1, np.int64)
+        res.wg_end_j[best_t >= 0] = tej[best_t[best_t >= 0]]
+        res.wg = wg
+        res.n_windows = ncand_w
+        res.best_task = best_t
+        res.window_run = wr
+        res.secondary = None
+        if self.n_secondary > 0:
+            sr, st = secondaries(ncand_w, ts, first, best_t, self.secondary_ratio,
+                                  self.n_secondary)
+            sec = BatchResult([reads.names[r] for r in sr.tolist()], lens[sr], ts[st], tei[st],
+                              tcol[st])
+            sec.mapq = np.zeros(len(sr), np.int64)
+            sec.col_lo = t_lo[st]
+            sec.wg_end_j = tej[st]
+            sec.owner = sr
+            sec.task = st
+            res.secondary = sec
+        no_seed = np.nonzero(full_r)[0]
+        t = self.totals
+        t["unseeded"] += int(np.count_nonzero(lost))
+        t["unseeded full DP"] += len(no_seed)
+        t["unseeded weak windows"] += int(np.count_nonzero(lost & ~full_r & (ncand > 0)))
+        t["unseeded unaligned"] += int(np.count_nonzero(lost & ~full_r & (ncand == 0)))
+        if len(no_seed):
+            sub = reads.subset(no_seed)
+            full = self.full_module.align_batch(self.graph, sub, self.scoring, self.mode)
+            res.score[no_seed] = full.score
+            res.end_i[no_seed] = full.end_i
+            res.end_j[no_seed] = full.end_j
+            res.mapq[no_seed] = 255
+            res.col_lo[no_seed] = 0
+        return res
+
+    def traceback(self, reads, res, max_cells=None, threads=None):
+        """Path and CIGAR of every aligned read, restricted to its window (traced on the
+        window graph, then moved onto the graph); GPU windows reuse the walk the kernel
+        already made. Reads aligned by full-graph DP (``unseeded="full"``) trace on the
+        graph."""
+        from ..trace import MAX_CELLS, FlatTracebacks, traceback_batch
+        max_cells = max_cells or MAX_CELLS
+        wg = res.wg
+        wr = getattr(res, "window_run", None)
+        sec = getattr(res, "secondary", None)
+        if sec is not None and len(sec):
+            sub = reads.subset(sec.owner)
+            sres = BatchResult(sec.names, sec.lengths, sec.score, sec.end_i, sec.wg_end_j)
+            sflat = FlatTracebacks(len(sec))
+            sidx = np.arange(len(sec), dtype=np.int64)
+            if wr is not None:
+                g = wr.on_gpu[sec.task]
+                if g.any():
+                    wr.add_tracebacks(wg.graph, sec.task[g], np.nonzero(g)[0], sflat,
+                                      np.asarray(sec.end_i, np.int64))
+                sidx = np.nonzero(~g)[0].astype(np.int64)
+            traceback_batch(wg.graph, sub, self.scoring, self.mode, sres, max_cells=max_cells,
+                            threads=threads, col_lo=sec.col_lo, flat=sflat, idx=sidx)
+            sec.set_flat(wg.map_tracebacks(sres.flat))
+        aligned = np.nonzero(res.aligned())[0]
+        bt = res.best_task[aligned]
+        win = aligned[bt >= 0]                    # aligned in a window
+        tres = BatchResult(res.names, res.lengths, res.score, res.end_i, res.wg_end_j)
+        flat = FlatTracebacks(len(res))
+        idx = win.astype(np.int64)
+        if wr is not None:
+            gpu = wr.on_gpu[res.best_task[win]]
+            if gpu.any():
+                wr.add_tracebacks(wg.graph, res.best_task[win[gpu]], win[gpu], flat,
+                                  np.asarray(res.end_i, np.int64))
+            idx = win[~gpu].astype(np.int64)
+            res.window_run = None                  # the walks are no longer needed
+        traceback_batch(wg.graph, reads, self.scoring, self.mode, tres, max_cells=max_cells,
+                        threads=threads, col_lo=res.col_lo, flat=flat, idx=idx)
+        flat = wg.map_tracebacks(tres.flat)
+        full = aligned[bt < 0]                     # full-graph DP (unseeded="full")
+        if len(full):
+            fres = BatchResult(res.names, res.lengths, res.score, res.end_i, res.end_j)
+            traceback_batch(self.graph, reads, self.scoring, self.mode, fres,
+                            max_cells=max_cells, threads=threads, flat=FlatTracebacks(len(res)),
+                            idx=full.astype(np.int64))
+            flat = flat.merged(fres.flat)
+        res.set_flat(flat)
+        res.wg = None
+        return res

@@ -1,0 +1,507 @@
+"""Windows: a read's chains become sets of graph columns, where its exact DP runs.
+
+A chain from (q0, c0) to (q1, c1) becomes the set of columns within walk distance
+``q0 + 1 + pad`` upstream of ``c0`` and ``m - q1 + pad`` downstream of ``c1`` (the read's
+flanks; ``pad = 16 + m / 8`` for indels), and the walks between the anchors (within
+``q1 + 1 + pad + x`` upstream of ``c1`` and ``m - q0 + pad + x`` downstream of ``c0``,
+``x`` = a deletion between them: :func:`read_windows`); walk distance in bases, by
+bounded Dijkstra searches over the nodes (:func:`_reach`), kept as node pieces (a node
+from one in-node offset to another): every walk the read can follow through its chain
+lies inside, and nothing the topological order merely puts between a bubble's branches
+does (a column range [lowest, highest] held whole structural-variant branches: windows
+of 10^4-10^5 columns on the real graphs). Windows sharing a node merge. At most
+``max_cand`` windows per read, best chains first. A batch's windows become one *window
+graph* (:class:`s2g.window.WindowGraph`) in which each window is a column range, so
+every range-window kernel runs on it unchanged; end cells and paths are mapped back.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .._numba import NJIT, PARALLEL
+from .mapq import CUT_RATIO
+
+# Window searches run on per-worker scratch instead of a typed Dict per search and a heapq
+# list of tuples (SeededAligner.candidates, best of 5, 2-core VM, with the seeding and
+# chaining changes: DRB1 20,000 x 150 bp reads 1.05 s -> 0.54 s, sim 2 Mbp 0.34 s -> 0.22 s;
+# window building alone on DRB1 ~3x faster): arrays over the graph's nodes stamped with a
+# search number (``stamp[v] == epoch``: v was reached in this search; no clearing between
+# searches), each reached node's slot in the search's piece buffer, its distance, and the
+# heap as one int64 array of keys ``dist << 32 | node`` (distances are bases of one read's
+# flank or chain plus padding: far below 2^31). The scratch is made once per worker of
+# :func:`batch_windows` (SCRATCH_NODE_BYTES per graph node; fewer workers when all of them
+# would need more than SCRATCH_BYTES: 2 M nodes x 16 threads = 512 MB).
+#: bytes of search scratch per graph node and worker (stamp, slot: int32; distance: int64)
+SCRATCH_NODE_BYTES = 16
+#: most bytes of search scratch for all workers of one :func:`batch_windows` call together
+SCRATCH_BYTES = 1 << 30
+#: a reached node not (yet) entered: only a part of it is within reach
+_UNSEEN = np.int64(1) << 62
+_NODE_BITS = np.int64(32)
+_NODE_MASK = (np.int64(1) << 32) - 1
+
+
+@numba.njit(**NJIT)
+def _scratch(n_nodes, cap):
+    """One worker's search scratch: (stamp, slot, dist, epoch, heap, piece buffer (node,
+    lo, hi), window buffer (node, lo, hi)); buffers start at ``cap`` entries and grow."""
+    return (np.zeros(n_nodes, np.int32), np.empty(n_nodes, np.int32),
+            np.empty(n_nodes, np.int64), np.zeros(1, np.int64), np.empty(cap, np.int64),
+            np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
+            np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64))
+
+
+@numba.njit(**NJIT)
+def _grown(a, need):
+    """``a`` or, when shorter than ``need``, a copy at least twice as long."""
+    if len(a) >= need:
+        return a
+    b = np.empty(max(need, 2 * len(a)), a.dtype)
+    b[:len(a)] = a
+    return b
+
+
+@numba.njit(**NJIT)
+def _epoch(stamp, ep):
+    """A new search number (stamps cleared when the int32 runs out)."""
+    if ep[0] >= 2147483646:
+        stamp[:] = 0
+        ep[0] = 0
+    ep[0] += 1
+    return np.int32(ep[0])
+
+
+@numba.njit(inline="always", **NJIT)
+def _heap_push(h, n, key):
+    i = n
+    while i > 0:
+        p = (i - 1) >> 1
+        if h[p] <= key:
+            break
+        h[i] = h[p]
+        i = p
+    h[i] = key
+    return n + 1
+
+
+@numba.njit(inline="always", **NJIT)
+def _heap_pop(h, n):
+    top = h[0]
+    n -= 1
+    if n > 0:
+        last = h[n]
+        i = 0
+        while True:
+            c = 2 * i + 1
+            if c >= n:
+                break
+            if c + 1 < n and h[c + 1] < h[c]:
+                c += 1
+            if h[c] >= last:
+                break
+            h[i] = h[c]
+            i = c
+        h[i] = last
+    return top, n
+
+
+@numba.njit(inline="always", **NJIT)
+def _hull(stamp, slot, sd, bn, bl, bh, nb, e, v, lo, hi):
+    """Widen node ``v``'s piece of this search (epoch ``e``) to cover [lo, hi], or add it
+    at ``nb`` (the buffer has room); returns the new piece count."""
+    if stamp[v] == e:
+        s = slot[v]
+        bl[s] = min(bl[s], lo)
+        bh[s] = max(bh[s], hi)
+        return nb
+    stamp[v] = e
+    slot[v] = nb
+    sd[v] = _UNSEEN
+    bn[nb] = v
+    bl[nb] = lo
+    bh[nb] = hi
+    return nb + 1
+
+
+@numba.njit(**NJIT)
+def _reach(c, dist, node_start, ptr, idx, forward, stamp, slot, sd, ep, heap, bn, bl, bh, nb):
+    """Append to the scratch's piece buffer (from ``nb``), one piece per node (lowest,
+    highest in-node offset), every column whose walk distance from column ``c`` (both ends
+    counted) is at most ``dist`` bases, walking successors (``forward``) or predecessors: a
+    bounded Dijkstra over the nodes, each node entered at its first (last) base. Returns
+    (heap, piece buffers, piece count): arrays that had to grow are new."""
+    e = _epoch(stamp, ep)
+    bn, bl, bh = _grown(bn, nb + 1), _grown(bl, nb + 1), _grown(bh, nb + 1)
+    v = np.int64(np.searchsorted(node_start, c, side="right") - 1)
+    ns = np.int64(node_start[v])
+    ln_v = np.int64(node_start[v + 1]) - ns
+    off = np.int64(c) - ns
+    if forward:
+        room = ln_v - 1 - off                         # bases after c inside v
+        if room + 1 >= dist:
+            nb = _hull(stamp, slot, sd, bn, bl, bh, nb, e, v, off, off + dist - 1)
+            return heap, bn, bl, bh, nb
+        nb = _hull(stamp, slot, sd, bn, bl, bh, nb, e, v, off, ln_v - 1)
+    else:
+        room = off
+        if room + 1 >= dist:
+            nb = _hull(stamp, slot, sd, bn, bl, bh, nb, e, v, off - dist + 1, off)
+            return heap, bn, bl, bh, nb
+        nb = _hull(stamp, slot, sd, bn, bl, bh, nb, e, v, np.int64(0), off)
+    sd[v] = room + 1
+    heap = _grown(heap, 1)
+    heap[0] = ((room + 1) << _NODE_BITS) | v
+    nh = 1
+    while nh > 0:
+        key, nh = _heap_pop(heap, nh)
+        du = key >> _NODE_BITS
+        u = key & _NODE_MASK
+        if sd[u] < du:
+            continue
+        t0, t1 = np.int64(ptr[u]), np.int64(ptr[u + 1])
+        if nb + t1 - t0 > len(bn):
+            bn, bl, bh = (_grown(bn, nb + t1 - t0), _grown(bl, nb + t1 - t0),
+                          _grown(bh, nb + t1 - t0))
+        if nh + t1 - t0 > len(heap):
+            heap = _grown(heap, nh + t1 - t0)
+        for t in range(t0, t1):
+            w = np.int64(idx[t])
+            ln = np.int64(node_start[w + 1] - node_start[w])
+            if du + ln >= dist:                       # the walk ends inside w
+                k = dist - du                         # bases of w within reach (>= 1)
+                if forward:
+                    nb = _hull(stamp, slot, sd, bn, bl, bh, nb, e, w, np.int64(0), k - 1)
+                else:
+                    nb = _hull(stamp, slot, sd, bn, bl, bh, nb, e, w, ln - k, ln - 1)
+            else:
+                nb = _hull(stamp, slot, sd, bn, bl, bh, nb, e, w, np.int64(0), ln - 1)
+                nd = du + ln
+                if nd < sd[w]:
+                    sd[w] = nd
+                    nh = _heap_push(heap, nh, (nd << _NODE_BITS) | w)
+    return heap, bn, bl, bh, nb
+
+
+@numba.njit(**NJIT)
+def _walk_dist(c0, c1, budget, node_start, ptr, idx, stamp, sd, ep, heap):
+    """Bases of the shortest walk from column ``c0`` to column ``c1`` (both ends counted;
+    ``ptr``/``idx``: successors), or -1 when none has at most ``budget`` bases; and the
+    scratch's heap (a new array when it grew)."""
+    v = np.int64(np.searchsorted(node_start, c0, side="right") - 1)
+    w1 = np.int64(np.searchsorted(node_start, c1, side="right") - 1)
+    if v == w1:
+        return (np.int64(c1 - c0 + 1) if c0 <= c1 <= c0 + budget - 1 else np.int64(-1)), heap
+    e = _epoch(stamp, ep)
+    tail = np.int64(c1 - node_start[w1] + 1)
+    d0 = np.int64(node_start[v + 1] - c0)
+    stamp[v] = e
+    sd[v] = d0
+    heap = _grown(heap, 1)
+    heap[0] = (d0 << _NODE_BITS) | v
+    nh = 1
+    while nh > 0:
+        key, nh = _heap_pop(heap, nh)
+        du = key >> _NODE_BITS
+        u = key & _NODE_MASK
+        if sd[u] < du:
+            continue
+        t0, t1 = np.int64(ptr[u]), np.int64(ptr[u + 1])
+        if nh + t1 - t0 > len(heap):
+            heap = _grown(heap, nh + t1 - t0)
+        for t in range(t0, t1):
+            w = np.int64(idx[t])
+            if w == w1:                       # popped in order: the first is the shortest
+                return (du + tail if du + tail <= budget else np.int64(-1)), heap
+            nd = du + np.int64(node_start[w + 1] - node_start[w])
+            if nd + tail <= budget and (stamp[w] != e or nd < sd[w]):
+                stamp[w] = e
+                sd[w] = nd
+                nh = _heap_push(heap, nh, (nd << _NODE_BITS) | w)
+    return np.int64(-1), heap
+
+
+
+@numba.njit(**NJIT)
+def _shares_node(wn, a0, na, b0, nb):
+    """Whether piece lists ``wn[a0:a0+na]`` and ``wn[b0:b0+nb]`` (nodes ascending) share a
+    node."""
+    i, j = a0, b0
+    ea, eb = a0 + na, b0 + nb
+    while i < ea and j < eb:
+        if wn[i] == wn[j]:
+            return True
+        if wn[i] < wn[j]:
+            i += 1
+        else:
+            j += 1
+    return False
+
+
+@numba.njit(**NJIT)
+def _in_windows(col, node_start, wn, wl, wh, w_at, w_n, nw):
+    """Whether graph column ``col`` lies in a piece of one of the ``nw`` windows."""
+    v = np.int64(np.searchsorted(node_start, col, side="right") - 1)
+    off = col - np.int64(node_start[v])
+    for y in range(nw):
+        for z in range(w_at[y], w_at[y] + w_n[y]):
+            if wn[z] == v and wl[z] <= off <= wh[z]:
+                return True
+    return False
+
+
+@numba.njit(**NJIT)
+def _merge(wn, wl, wh, a0, na, b0, nb, out):
+    """The union of piece lists ``[a0, a0 + na)`` and ``[b0, b0 + nb)`` of ``wn/wl/wh``
+    written from ``out`` (beyond both; room checked by the caller), returns its length: nodes
+    ascending, a node's intervals merged where they overlap or touch, kept apart where they
+    do not (a long node whose head one search reached and whose tail another: the bases
+    between are no part of any walk the window stands for)."""
+    i, j, k = a0, b0, out
+    ea, eb = a0 + na, b0 + nb
+    while i < ea or j < eb:
+        if j >= eb or (i < ea and (wn[i] < wn[j] or (wn[i] == wn[j] and wl[i] <= wl[j]))):
+            x = i
+            i += 1
+        else:
+            x = j
+            j += 1
+        if k > out and wn[k - 1] == wn[x] and wl[x] <= wh[k - 1] + 1:
+            wh[k - 1] = max(wh[k - 1], wh[x])
+        else:
+            wn[k], wl[k], wh[k] = wn[x], wl[x], wh[x]
+            k += 1
+    return k - out
+
+
+@numba.njit(**NJIT)
+def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, sc):
+    """Windows of one read from its chains (best first), as node pieces (a node may hold
+    two: see :func:`_merge`). Chain (q0, c0) .. (q1, c1) covers every column within walk
+    distance ``q0 + 1 + pad`` upstream of ``c0`` and ``m - q1 + pad`` downstream of ``c1``
+    (the read's flanks; ``pad = 16 + m / 8``: indels), and the walks between: within
+    ``q1 + 1 + pad + x`` upstream of ``c1`` and ``m - q0 + pad + x`` downstream of ``c0``,
+    where ``x`` is what the shortest walk from c0 to c1 has beyond the read's ``q1 - q0 +
+    1`` bases (a deletion in the read; at most ``max_del``, the longest deletion an
+    alignment of m bases can pay for; 0 when a chain only jumps a bubble's other branch).
+    A window sharing a node with earlier ones merges with them; at most ``max_cand``;
+    ``cut[0]`` = the best score of the chains left out once ``max_cand`` windows were made
+    that score at least ``CUT_RATIO`` x the best chain and do not lie inside those windows
+    (competitors never aligned: :func:`s2g.seeded.mapq.pick`; 0 when none).
+    ``gr``: the graph's (node_start, pred_ptr, pred_idx, succ_ptr, succ_idx).
+    Returns (windows, pieces, scratch); ``info[w]`` = (chain score, anchors, pieces); when
+    there are at most ``cap`` pieces they go to ``out`` = (p_node, p_lo, p_hi) from ``p0``,
+    window after window. ``sc``: the worker's scratch (:func:`_scratch`); windows live in its
+    window buffer (``w_at[y]``, ``w_n[y]``: where and how many), a merged window written
+    anew after the others (the buffer is reused from the start by the next read). No
+    list of arrays: numba 0.68.1's ``list.pop(i)`` (i not the last) on one corrupts the
+    heap (a window absorbing a later one did it: aborts on LPA and cactus 1-5 kbp reads)."""
+    node_start, pred_ptr, pred_idx, succ_ptr, succ_idx = gr
+    p_node, p_lo, p_hi = out
+    pad = 16 + m // 8
+    info[:, :] = 0.0
+    stamp, slot, sd, ep, heap, bn, bl, bh, wn, wl, wh = sc
+    w_at = np.empty(max_cand, np.int64)
+    w_n = np.empty(max_cand, np.int64)
+    nw = 0
+    top = 0
+    cut[0] = 0.0
+    for c in range(nch):
+        if nw == max_cand:
+            for z in range(c, nch):
+                if ch[z, 4] >= CUT_RATIO * ch[0, 4] and not (
+                        _in_windows(np.int64(ch[z, 1]), node_start, wn, wl, wh, w_at, w_n, nw)
+                        and _in_windows(np.int64(ch[z, 3]), node_start, wn, wl, wh, w_at,
+                                        w_n, nw)):
+                    cut[0] = max(cut[0], ch[z, 4])
+            break
+        q0, c0, q1, c1 = np.int64(ch[c, 0]), np.int64(ch[c, 1]), np.int64(ch[c, 2]), np.int64(ch[c, 3])
+        x = np.int64(0)
+        if c1 - c0 > q1 - q0:
+            s01, heap = _walk_dist(c0, c1, min(c1 - c0 + 1, q1 - q0 + 1 + max_del), node_start,
+                                   succ_ptr, succ_idx, stamp, sd, ep, heap)
+            if s01 > q1 - q0 + 1:
+                x = s01 - (q1 - q0 + 1)
+        # each search's pieces of a node share an end (tails upstream, heads downstream),
+        # so a hull is exact within one search; across searches they are kept apart
+        nb = 0
+        heap, bn, bl, bh, nb = _reach(c0, q0 + 1 + pad, node_start, pred_ptr, pred_idx, False,
+                                      stamp, slot, sd, ep, heap, bn, bl, bh, nb)
+        heap, bn, bl, bh, nb = _reach(c1, q1 + 1 + pad + x, node_start, pred_ptr, pred_idx,
+                                      False, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
+        heap, bn, bl, bh, nb = _reach(c0, m - q0 + pad + x, node_start, succ_ptr, succ_idx,
+                                      True, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
+        heap, bn, bl, bh, nb = _reach(c1, m - q1 + pad, node_start, succ_ptr, succ_idx, True,
+                                      stamp, slot, sd, ep, heap, bn, bl, bh, nb)
+        # the chain's pieces, (node, lo) ascending, into the window buffer: sort keys
+        # node << 32 | piece (in the heap's array, free between searches), then a node's
+        # few pieces (one per search) by lo (np.argsort of node << 31 | lo instead: DRB1
+        # window pass 0.31 s, not 0.24 s, 20,000 reads, one thread)
+        heap = _grown(heap, nb)
+        for t in range(nb):
+            heap[t] = (bn[t] << _NODE_BITS) | t
+        heap[:nb].sort()
+        wn, wl, wh = _grown(wn, top + nb), _grown(wl, top + nb), _grown(wh, top + nb)
+        k = top
+        t = 0
+        while t < nb:
+            v = heap[t] >> _NODE_BITS
+            u = t + 1
+            while u < nb and heap[u] >> _NODE_BITS == v:
+                u += 1
+            for a in range(t + 1, u):
+                z = heap[a]
+                b = a - 1
+                while b >= t and bl[heap[b] & _NODE_MASK] > bl[z & _NODE_MASK]:
+                    heap[b + 1] = heap[b]
+                    b -= 1
+                heap[b + 1] = z
+            for a in range(t, u):
+                z = heap[a] & _NODE_MASK
+                if a > t and bl[z] <= wh[k - 1] + 1:
+                    wh[k - 1] = max(wh[k - 1], bh[z])
+                else:
+                    wn[k], wl[k], wh[k] = v, bl[z], bh[z]
+                    k += 1
+            t = u
+        c_at, cn = top, k - top
+        top = k
+        into = -1
+        for y in range(nw):
+            if _shares_node(wn, w_at[y], w_n[y], c_at, cn):
+                into = y
+                break
+        if into < 0:
+            w_at[nw], w_n[nw] = c_at, cn
+            info[nw, 0] = ch[c, 4]
+            info[nw, 1] = ch[c, 5]
+            nw += 1
+        else:
+            need = top + w_n[into] + cn
+            wn, wl, wh = _grown(wn, need), _grown(wl, need), _grown(wh, need)
+            nn = _merge(wn, wl, wh, w_at[into], w_n[into], c_at, cn, top)
+            w_at[into], w_n[into] = top, nn
+            top += nn
+            info[into, 1] += ch[c, 5]
+            y = into + 1            # the union may now touch later windows: absorb them
+            while y < nw:
+                if not _shares_node(wn, w_at[y], w_n[y], w_at[into], w_n[into]):
+                    y += 1
+                    continue
+                need = top + w_n[into] + w_n[y]
+                wn, wl, wh = _grown(wn, need), _grown(wl, need), _grown(wh, need)
+                nn = _merge(wn, wl, wh, w_at[into], w_n[into], w_at[y], w_n[y], top)
+                w_at[into], w_n[into] = top, nn
+                top += nn
+                info[into, 1] += info[y, 1]
+                for z in range(y, nw - 1):
+                    w_at[z], w_n[z] = w_at[z + 1], w_n[z + 1]
+                    info[z, 0], info[z, 1] = info[z + 1, 0], info[z + 1, 1]
+                info[nw - 1, 0] = 0.0
+                info[nw - 1, 1] = 0.0
+                nw -= 1
+                y = into + 1
+    total = 0
+    for y in range(nw):
+        total += w_n[y]
+    p = 0
+    for y in range(nw):
+        nn = w_n[y]
+        info[y, 2] = nn
+        if total <= cap:
+            a = w_at[y]
+            for z in range(nn):
+                p_node[p0 + p + z] = wn[a + z]
+                p_lo[p0 + p + z] = wl[a + z]
+                p_hi[p0 + p + z] = wh[a + z]
+        p += nn
+    return nw, p, (stamp, slot, sd, ep, heap, bn, bl, bh, wn, wl, wh)
+
+
+@numba.njit(**NJIT)
+def read_windows(m, ch, nch, max_cand, max_del, node_start, pred_ptr, pred_idx, succ_ptr,
+                 succ_idx, cap, p0, p_node, p_lo, p_hi, info):
+    """:func:`_read_windows_s` with scratch of its own: (windows, pieces)."""
+    sc = _scratch(len(node_start) - 1, 64)
+    cut = np.zeros(1, np.float64)
+    nw, p, sc = _read_windows_s(m, ch, nch, max_cand, max_del,
+                                (node_start, pred_ptr, pred_idx, succ_ptr, succ_idx), cap, p0,
+                                (p_node, p_lo, p_hi), info, cut, sc)
+    return nw, p
+
+
+#: pieces per read kept from the counting pass of :func:`batch_windows` (more: searched
+#: again); 12 bytes each, at most KEEP_BYTES per batch (DRB1, 4.4 bp nodes, ~70 pieces per
+#: read: window building 1.45 s with 16 kept, 1.06 s with 128, 20,000 reads, 2-core VM)
+KEEP_PIECES = 128
+KEEP_BYTES = 256 << 20
+
+
+@numba.njit(**PARALLEL)
+def batch_windows(offs, ch, nch, max_cand, del_per_base, gr, fill, p_at, pieces, info, nwin,
+                  cut, keep, n_work):
+    """Every read's windows (:func:`_read_windows_s`; ``gr``: the graph's (node_start,
+    pred_ptr, pred_idx, succ_ptr, succ_idx); ``del_per_base`` = a / e: an alignment of m
+    bases pays for deletions of at most a m / e bases): pass 1 (``fill`` False) counts
+    the pieces of each read into ``p_at[r + 1]`` and keeps them in ``keep`` (3 x reads x
+    KEEP_PIECES) where they fit, pass 2 writes them from ``p_at[r]`` into ``pieces`` =
+    (p_node, p_lo, p_hi) (searching again only for reads with more). ``n_work`` workers,
+    each with its scratch (made when it first searches), take every ``n_work``-th read."""
+    node_start = gr[0]
+    p_node, p_lo, p_hi = pieces
+    big = np.int64(1) << 62
+    n = len(offs) - 1
+    n_nodes = len(node_start) - 1
+    for wk in numba.prange(n_work):
+        sc = _scratch(0, 1)
+        for r in range(wk, n, n_work):
+            if nch[r] == 0:
+                continue
+            m = offs[r + 1] - offs[r]
+            if fill and p_at[r + 1] - p_at[r] <= keep.shape[2]:
+                for z in range(p_at[r + 1] - p_at[r]):
+                    p_node[p_at[r] + z] = keep[0, r, z]
+                    p_lo[p_at[r] + z] = keep[1, r, z]
+                    p_hi[p_at[r] + z] = keep[2, r, z]
+                continue
+            if len(sc[0]) < n_nodes:
+                sc = _scratch(n_nodes, 1024)
+            if not fill:
+                nw, npc, sc = _read_windows_s(m, ch[r], nch[r], max_cand,
+                                              np.int64(del_per_base * m), gr, keep.shape[2], 0,
+                                              (keep[0, r], keep[1, r], keep[2, r]), info[r],
+                                              cut[r:r + 1], sc)
+                nwin[r] = nw
+                p_at[r + 1] = npc
+            else:
+                nw, npc, sc = _read_windows_s(m, ch[r], nch[r], max_cand,
+                                              np.int64(del_per_base * m), gr, big, p_at[r],
+                                              pieces, info[r], cut[r:r + 1], sc)
+
+
+class Windows:
+    """A batch's candidate windows (:meth:`s2g.seeded.aligner.SeededAligner.candidates`):
+    ``ncand[r]`` windows of read ``r`` (tasks ``first[r]:first[r] + ncand[r]``, best chain
+    first; read ``t_read[t]``), ``stats[r]`` = (seeds skipped, anchors, weak: windows of
+    chains below ``min_chain``), ``cut[r]`` = the best strong chain left out by ``max_cand``
+    (:func:`s2g.seeded.mapq.pick`; 0: none), ``t_chain[t]`` = the chain score that made
+    window ``t``, and the :class:`~s2g.window.WindowGraph` ``wg`` holding every window as a column
+    range."""
+
+    def __init__(self, ncand, info, stats, wg, cut=None):
+        self.ncand = ncand
+        self.stats = stats
+        self.cut = np.zeros(len(ncand), np.float64) if cut is None else cut
+        sel = np.arange(info.shape[1])[None, :] < ncand[:, None]
+        self.t_chain = np.ascontiguousarray(info[:, :, 0][sel])
+        self.weak = stats[:, 2] > 0 if stats.shape[1] > 2 else np.zeros(len(ncand), np.bool_)
+        n = len(ncand)
+        self.first = np.zeros(n, np.int64)
+        np.cumsum(ncand[:-1], out=self.first[1:])
+        self.t_read = np.repeat(np.arange(n, dtype=np.int64), ncand)
+        self.anchors_best = np.where(ncand > 0, info[:, 0, 1], 0).astype(np.int64)
+        self.wg = wg
+
+    @property
+    def n_tasks(self) -> int:
+        return len(self.t_read)

@@ -1,0 +1,103 @@
+"""The compiled ``fast`` kernels: the generated module loaded from its cached file
+(:func:`kernel_source`), its explicit signature, and one ``cuda.jit`` dispatcher per
+configuration (:func:`get_kernel`).
+
+Generated source
+    The kernel is Python source generated per (G, K, mode) with the K rows as scalars
+    (``cuda.local.array(K)`` went to local memory at K >= 12), written to
+    ``~/.cache/s2g/kernels`` (the ``cache_dir`` knob) and compiled with
+    ``cuda.jit(cache=True)``: the first run compiles (13.6 s for K = 19), later runs load
+    the cached cubin.
+
+Simulator
+    Under ``NUMBA_ENABLE_CUDASIM=1`` the same kernel is built with a shared-memory
+    exchange and ``syncthreads`` in place of the shuffles, one warp per block
+    (tests/fast_cudasim_check.py).
+
+Knobs (s2g/config.py, fixed at import: ``S2G_CONFIG=name=value``)
+    ``fast_maxreg`` a register cap for ptxas, ``fast_exchange=shared`` the simulator's
+    exchange on a real GPU; ``no_cache`` compiles without Numba's disk cache.
+"""
+from __future__ import annotations
+
+from ...config import compile_time
+from ..codegen import load_source
+from .constants import WARP
+from .render import module_text
+
+#: register cap per thread (0 = ptxas's choice; it took 168 for K = 19: 3 blocks per SM)
+MAX_REGISTERS = compile_time("fast_maxreg")
+#: "shfl" (warp shuffles) or "shared" (the simulator's shared-memory exchange with
+#: syncthreads, one warp per block, also on a real GPU: a diagnostic and fallback)
+EXCHANGE = compile_time("fast_exchange")
+#: Numba's on-disk cache of the compiled kernels off (the ``no_cache`` knob)
+NO_CACHE = compile_time("no_cache")
+
+
+def kernel_source(G: int, K: int, mode: int, sim: bool = False, cache: bool = True,
+                  prmt_sub: bool = True, pair: bool = False, note: str = "", pipe: int = 0):
+    """The Python function of the kernel for ``G`` lanes x ``K`` rows in ``mode``.
+
+    ``sim``: build the CUDA-simulator form (shared-memory exchange + syncthreads in
+    place of shuffles; launch one warp per block). Returned undecorated so that tests
+    can ``compile_ptx`` it; its text is ``fast_kernel.__s2g_source__``.
+
+    The module is written to a file named by its hash under the ``cache_dir`` knob's
+    folder (default ``~/.cache/s2g/kernels``) and imported from there, so that Numba's
+    on-disk cache (``cuda.jit(cache=True)``) can key on a source file: the first run
+    compiles (about 14 s for K = 19 on the H200 host), later runs load the cubin. Where
+    no writable folder exists the text is executed in memory (no cache).
+    """
+    assert WARP % G == 0 and K >= 1
+    text = module_text(G, K, int(mode), bool(sim), bool(prmt_sub), bool(pair), int(pipe))
+    if note:          # compile options: part of the file's hash, so of the cache's key
+        text = f"# {note}\n" + text
+    fn = load_source(text, "s2g_fast_", "fast_kernel",
+                     f"<s2g.fast kernel G={G} K={K} mode={int(mode)} sim={sim}>", cache)
+    return fn
+
+
+def kernel_signature():
+    """Explicit argument types of :func:`kernel_source`'s kernel (for compile_ptx)."""
+    from numba import types as T
+    i32a = T.int32[::1]
+    return (i32a, i32a, i32a, i32a, i32a, i32a, T.uint8[::1], T.int64[::1], T.int32[::1], i32a,
+            i32a, T.int64, T.int64, T.int64, T.int64, T.int32, T.int32, T.int32, T.int32,
+            T.int32, T.int32,
+            T.int32, i32a, i32a, i32a, i32a, i32a, i32a, i32a)
+
+
+_KERNELS: dict = {}
+
+
+def shared_exchange() -> bool:
+    """Whether the kernel exchanges through shared memory (the simulator, or
+    ``fast_exchange=shared``), one warp a block."""
+    return sim() or EXCHANGE == "shared"
+
+
+def sim() -> bool:
+    """Whether Numba runs the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``)."""
+    from numba import config
+    return bool(config.ENABLE_CUDASIM)
+
+
+def get_kernel(G, K, mode, prmt_sub=True, pair=False, pipe=0):
+    """The compiled kernel; ``pipe``: groups a stage of the pipelined kernel (0: off)."""
+    key = (G, K, int(mode), shared_exchange(), MAX_REGISTERS, sim(), bool(prmt_sub),
+           bool(pair), int(pipe))
+    if key not in _KERNELS:
+        from numba import cuda
+        opts = {"max_registers": MAX_REGISTERS} if MAX_REGISTERS and not key[3] else {}
+        # numba's on-disk cache keys on the source, not on max_registers: a cap goes in
+        # the source's text (a cached cubin of another cap was loaded silently before)
+        fn = kernel_source(G, K, int(mode), sim=key[3], prmt_sub=bool(prmt_sub),
+                           pair=bool(pair), note=f"max_registers={MAX_REGISTERS}" if opts else "",
+                           pipe=int(pipe))
+        if sim():
+            _KERNELS[key] = cuda.jit(fn)
+        else:
+            if fn.__s2g_cached__ and not NO_CACHE:
+                opts["cache"] = True
+            _KERNELS[key] = cuda.jit(kernel_signature(), **opts)(fn)
+    return _KERNELS[key]
