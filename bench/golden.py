@@ -3,14 +3,16 @@ the CLI and print one SHA-1 per output (GAF, or GAF + stderr summary counts).
 
     python -m bench.golden --save /tmp/golden.txt     # before the change
     python -m bench.golden --check /tmp/golden.txt    # after: exit 1 on any difference
-    python -m bench.golden --gpu --check FILE          # on the GPU machine: the same cases
+    python -m bench.golden --gpu --check bench/results/golden_cpu.txt
+                                                       # on the GPU machine: the same cases
                                                        # on the GPU (-v fast; seeded and
                                                        # auto pick the GPU) == the CPU's
 
 The cases cover every CPU path a restructuring can move: v0/cpu/simd exact DP with
 traceback in all three modes, --no-traceback, the seeded path (default and --max-windows
 cuts, unseeded fallbacks), a cyclic graph (unrolled and --break-cycles), and real graphs
-from ../shared/data/real when present. About 2-4 minutes on a 2-core machine, warm.
+from ../shared/data/real when present. bench/results/golden_cpu.txt: the hashes of
+64ce69c (2-core VM, 2026-11-28), unchanged by the #41 restructuring. About 2-4 minutes on a 2-core machine, warm.
 """
 
 from __future__ import annotations
