@@ -1,5 +1,5 @@
 """Byte-identical outputs across a refactoring: run a fixed set of CPU alignments through
-the CLI and print one SHA-1 per output (GAF, or GAF + stderr summary counts).
+the CLI and print one SHA-1 per output GAF (of the error line where a run fails).
 
     python -m bench.golden --save /tmp/golden.txt     # before the change
     python -m bench.golden --check /tmp/golden.txt    # after: exit 1 on any difference
@@ -12,7 +12,8 @@ The cases cover every CPU path a restructuring can move: v0/cpu/simd exact DP wi
 traceback in all three modes, --no-traceback, the seeded path (default and --max-windows
 cuts, unseeded fallbacks), a cyclic graph (unrolled and --break-cycles), and real graphs
 from ../shared/data/real when present. bench/results/golden_cpu.txt: the hashes of
-64ce69c (2-core VM, 2026-11-28), unchanged by the #41 restructuring. About 2-4 minutes on a 2-core machine, warm.
+64ce69c (2-core VM, 2026-11-28), unchanged by the #41 restructuring. About 1.5 minutes
+on a 2-core machine, warm.
 """
 
 from __future__ import annotations
