@@ -115,6 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "in input order (no-hit lines for reads without an alignment).")
     p.add_argument("graph", help="GFA 1.0/1.1 file (.gz allowed)")
     p.add_argument("reads", help="FASTA/FASTQ file (.gz allowed; '-' = standard input; pipes work)")
+    p.add_argument("reads2", nargs="?", default=None,
+                   help="paired-end reads: the mate 2 file, in the same order as READS (mate 1s)")
     p.add_argument("-o", "--output", default="-",
                    help="GAF output file ('-' = stdout); written only when the run finishes")
     p.add_argument("--variant", "-v", default="auto",
@@ -170,6 +172,19 @@ def build_parser() -> argparse.ArgumentParser:
                          "primary line gets tp:A:P)")
     sd.add_argument("--secondary-ratio", type=float, default=0.8, metavar="F",
                     help="lowest secondary-to-primary score ratio for -N")
+    pe = p.add_argument_group(
+        "paired-end reads (READS READS2, or --interleaved; seeded alignment: pairs scored "
+        "jointly, mate rescue, GAF tags fn:Z/fp:Z (the mate's name) and pd:b (proper pair))")
+    pe.add_argument("--interleaved", action="store_true",
+                    help="READS holds both mates of each pair, one after the other")
+    pe.add_argument("--fragment-mean", type=float, default=None, metavar="BP",
+                    help="fragment length mean (default: learned from the first batch's "
+                         "confidently placed pairs)")
+    pe.add_argument("--fragment-sd", type=float, default=None, metavar="BP",
+                    help="fragment length standard deviation (with --fragment-mean)")
+    pe.add_argument("--no-rescue", dest="rescue", action="store_false",
+                    help="no mate rescue (exact DP of a mate in the region its placed mate "
+                         "implies)")
 
     p = sub.add_parser("index", formatter_class=fmt, help="build the seed index of a graph",
                        description="Closed syncmers of every walk of the graph (both strands, "
@@ -250,16 +265,31 @@ def cmd_align(args) -> int:
     kernel = resolve_kernel(options.variant, options.traceback_on)   # fail before reading
     if args.batch_size is None:
         args.batch_size = GPU_BATCH if kernel.device == "cuda" else BATCH
-    if args.reads != "-" and not os.path.exists(args.reads):
-        raise S2GError(f"{args.reads}: no such file")
+    for path in (args.reads, args.reads2):
+        if path is not None and path != "-" and not os.path.exists(path):
+            raise S2GError(f"{path}: no such file")
+    if options.pairs is not None:
+        if getattr(args, "dask", None):
+            raise S2GError("paired-end reads do not run on Dask yet; align them without --dask")
+        if args.interleaved and args.reads2 is not None:
+            raise S2GError("give two paired files or one --interleaved file, not both")
+        options.pairs.model()           # both or neither of --fragment-mean/--fragment-sd
     with output(args.output, inputs=_align_inputs(args)) as out:
         return _align(args, out, options, kernel)
 
 
 def run_options(args):
     """``s2g align``'s options as the run's record (:class:`s2g.plan.RunOptions`)."""
-    from .plan import RunOptions, SeededOptions
+    from .plan import PairOptions, RunOptions, SeededOptions
     from .scoring import Scoring
+    pairs = None
+    if getattr(args, "reads2", None) is not None or getattr(args, "interleaved", False):
+        pairs = PairOptions(args.interleaved, args.fragment_mean, args.fragment_sd,
+                            args.rescue)
+    elif getattr(args, "fragment_mean", None) is not None or \
+            getattr(args, "fragment_sd", None) is not None:
+        raise S2GError("--fragment-mean/--fragment-sd are for paired-end reads (READS READS2, "
+                       "or --interleaved)")
     return RunOptions(
         Scoring(args.match, args.mismatch, args.gap_open, args.gap_extend), args.mode,
         args.variant, args.method, traceback=not args.no_traceback,
@@ -267,7 +297,7 @@ def run_options(args):
         seeded=SeededOptions(args.index, args.max_occ, args.max_windows, args.unseeded,
                              args.secondary, args.secondary_ratio),
         threads=args.threads, graph_path=args.graph, strands=args.strands,
-        break_cycles=args.break_cycles, max_read_len=args.max_read_len)
+        break_cycles=args.break_cycles, max_read_len=args.max_read_len, pairs=pairs)
 
 
 #: ``s2g align``'s numeric options with a plain range: (attribute, option, lowest, highest)
@@ -307,6 +337,7 @@ def _align_inputs(args):
 
     g = args.graph
     out = [(g, f"the input file {g}"), (args.reads, f"the input file {args.reads}"),
+           (getattr(args, "reads2", None), f"the input file {getattr(args, 'reads2', None)}"),
            (index_path(g), f"the seed index of {g} ({index_path(g)})"),
            (cache_path(g), f"the graph cache of {g} ({cache_path(g)})")]
     if getattr(args, "index", None):
@@ -326,9 +357,14 @@ def _align(args, out, options, kernel) -> int:
         pre = preload_index(args.index or index_path(args.graph))
     graph = _open_graph(args, options.scoring, options.mode)   # a FlatGraph, or a CyclicGraph
     spent = {"load graph": time.perf_counter() - t0}
-    batches = iter_read_batches(args.reads, args.batch_size)
+    if options.pairs is not None:
+        from .reads import iter_pair_batches
+        batches = iter_pair_batches(args.reads, args.reads2, options.pairs.interleaved,
+                                    max(2, args.batch_size))
+    else:
+        batches = iter_read_batches(args.reads, args.batch_size)
     run_cells = None            # auto: the whole input's full-DP cells, when it is one batch
-    if args.method == "auto" and not dask:
+    if args.method == "auto" and not dask and options.pairs is None:
         first = next(batches, None)
         if first is not None:
             if first.n_reads < args.batch_size:

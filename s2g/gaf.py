@@ -208,10 +208,29 @@ def gaf_bytes(graph, batch) -> bytes:
                      (flat.has & aligned, flat.qstart, flat.qend, flat.run_at, flat.n_runs,
                       flat.run_op, flat.run_len, flat.path_at, flat.n_path, flat.path, flat.geo,
                       flat.counts), (vblob, voff), (_OPS, _NOHIT))
+    text = out.tobytes()
+    proper = getattr(batch, "pair_proper", None)
+    if proper is not None:
+        text = _with_mates(text, batch.names, proper)
     sec = getattr(batch, "secondary", None)
     if sec is None:
-        return out.tobytes()
-    return _with_secondaries(out.tobytes(), gaf_bytes(graph, sec), sec.owner)
+        return text
+    return _with_secondaries(text, gaf_bytes(graph, sec), sec.owner)
+
+
+def _with_mates(text: bytes, names, proper) -> bytes:
+    """Paired-end reads (a batch of interleaved mates): each line gets its mate's name,
+    ``fn:Z:`` on mate 1 (the next read of the fragment) and ``fp:Z:`` on mate 2 (the
+    previous), and ``pd:b:1`` or ``pd:b:0`` (properly paired or not), as vg giraffe
+    tags paired GAF."""
+    lines = text.split(b"\n")[:-1]
+    enc = [x.encode("utf-8", "surrogateescape") for x in names]
+    pd = [b"\tpd:b:1" if p else b"\tpd:b:0" for p in np.asarray(proper).tolist()]
+    out = []
+    for r, line in enumerate(lines):
+        tag = b"\tfn:Z:" if r % 2 == 0 else b"\tfp:Z:"
+        out.append(line + tag + enc[r ^ 1] + pd[r >> 1])
+    return b"\n".join(out) + b"\n"
 
 
 def _with_secondaries(primary: bytes, secondary: bytes, owner) -> bytes:

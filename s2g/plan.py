@@ -57,6 +57,28 @@ class SeededOptions:
 
 
 @dataclass(frozen=True)
+class PairOptions:
+    """Paired-end reads (``s2g align G R1 R2`` or ``--interleaved``): the fragment
+    length model (mean and standard deviation; None: learned from the first batch) and
+    mate rescue (:mod:`s2g.seeded.pairs`)."""
+
+    interleaved: bool = False
+    fragment_mean: float | None = None
+    fragment_sd: float | None = None
+    rescue: bool = True
+
+    def model(self):
+        """The given :class:`~s2g.seeded.pairs.FragmentModel`, or None (learn one)."""
+        if self.fragment_mean is None and self.fragment_sd is None:
+            return None
+        if self.fragment_mean is None or self.fragment_sd is None:
+            raise S2GError("give both --fragment-mean and --fragment-sd, or neither (learned "
+                           "from the reads)")
+        from .seeded.pairs import FragmentModel
+        return FragmentModel(float(self.fragment_mean), float(self.fragment_sd))
+
+
+@dataclass(frozen=True)
 class RunOptions:
     """How to align: everything a run needs besides its graph, reads and output; frozen,
     hashable and picklable (it crosses to Dask workers).
@@ -66,7 +88,8 @@ class RunOptions:
     variant's device), ``"gpu"``, ``"cpu"``, or a bool (True: GPU). ``threads``: Numba
     threads in every stage (None: all cores). ``graph_path``, ``strands``,
     ``break_cycles``, ``max_read_len``: how the graph was opened (the seed index lies
-    beside ``graph_path``; ``max_read_len``: a cyclic graph's least unrolling)."""
+    beside ``graph_path``; ``max_read_len``: a cyclic graph's least unrolling).
+    ``pairs``: :class:`PairOptions` for paired-end reads (seeded alignment only), or None."""
 
     scoring: Scoring = field(default_factory=Scoring)
     mode: Mode = Mode.LOCAL
@@ -81,6 +104,7 @@ class RunOptions:
     strands: str = "both"
     break_cycles: bool = False
     max_read_len: int | None = None
+    pairs: PairOptions | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "mode", Mode.parse(self.mode))
@@ -168,6 +192,15 @@ def choose_method(graph, options: RunOptions, device: str, run_cells=None, say=N
     mode (seeded alignment does not run there); ``say`` gets the note of auto's choice
     on a large graph. ``-N`` without seeded alignment: a warning."""
     method = options.method
+    if options.pairs is not None:
+        if options.mode == Mode.GLOBAL:
+            raise S2GError("paired-end reads are aligned by seeded alignment, which has no "
+                           "global mode; use -m local or -m semiglobal")
+        if method == "exact":
+            raise S2GError("paired-end reads are aligned by seeded alignment (their pairing "
+                           "and mate rescue work on its windows); drop --exact, or align the "
+                           "mates as single reads")
+        return "seeded"
     if method == "auto":
         method = "seeded" if graph.n_bases >= AUTO_SEEDED_COLUMNS[device] else "exact"
         budget = AUTO_EXACT_CELLS[device]
@@ -212,11 +245,15 @@ def seeded_aligner(graph, options: RunOptions, kernel: Kernel, say=None, index=N
     if so.secondary < 0 or not 0 <= so.secondary_ratio <= 1:
         raise S2GError("-N/--secondary must be >= 0 and --secondary-ratio between 0 and 1")
     ix = seed_index(graph, options, say, index)
-    return SeededAligner(graph, ix, options.scoring, options.mode, max_occ=so.max_occ,
-                         max_cand=so.max_windows, unseeded=so.unseeded,
-                         full_module=kernel.module,
-                         device="gpu" if kernel.device == "cuda" else "cpu",
-                         n_secondary=so.secondary, secondary_ratio=so.secondary_ratio)
+    sa = SeededAligner(graph, ix, options.scoring, options.mode, max_occ=so.max_occ,
+                       max_cand=so.max_windows, unseeded=so.unseeded,
+                       full_module=kernel.module,
+                       device="gpu" if kernel.device == "cuda" else "cpu",
+                       n_secondary=so.secondary, secondary_ratio=so.secondary_ratio)
+    if options.pairs is None:
+        return sa
+    from .seeded.pairs import PairedAligner
+    return PairedAligner(sa, options.pairs.model(), options.pairs.rescue)
 
 
 def seed_index(graph, options: RunOptions, say=None, index=None):

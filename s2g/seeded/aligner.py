@@ -9,6 +9,7 @@ one contract), the best window is the read's alignment (ties: the smaller end co
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -28,6 +29,21 @@ MAX_CAND = 5
 #: weak chains, or a no-hit line when they have no anchor. CPU: ~0.3 s a read on one
 #: thread of the simd kernel; GPU: ~20 ms of the fast kernel.
 FULL_FALLBACK_CELLS = {"cpu": 500_000_000, "gpu": 50_000_000_000}
+
+
+class TaskResults(NamedTuple):
+    """Every window's DP result in a batch (task ``t``): score, end cell in the window graph
+    (row ``end_i``, column ``end_j``), end column in the graph (``col``), window start
+    ``lo``; read ``r``'s windows are tasks ``first[r]:first[r] + ncand[r]`` (``ncand`` 0:
+    its windows were replaced by full-graph DP), task ``t``'s read ``read[t]``."""
+    score: np.ndarray
+    end_i: np.ndarray
+    end_j: np.ndarray
+    col: np.ndarray
+    lo: np.ndarray
+    first: np.ndarray
+    ncand: np.ndarray
+    read: np.ndarray
 
 
 class SeededAligner:
@@ -197,18 +213,9 @@ class SeededAligner:
         res.n_windows = ncand_w
         res.best_task = best_t
         res.window_run = wr
-        res.secondary = None
-        if self.n_secondary > 0:
-            sr, st = secondaries(ncand_w, ts, first, best_t, self.secondary_ratio,
-                                  self.n_secondary)
-            sec = BatchResult([reads.names[r] for r in sr.tolist()], lens[sr], ts[st], tei[st],
-                              tcol[st])
-            sec.mapq = np.zeros(len(sr), np.int64)
-            sec.col_lo = t_lo[st]
-            sec.wg_end_j = tej[st]
-            sec.owner = sr
-            sec.task = st
-            res.secondary = sec
+        #: every window's result (pairing, s2g.seeded.pairs, picks among them)
+        res.tasks = TaskResults(ts, tei, tej, tcol, t_lo, first, ncand_w, t_read)
+        self.set_secondaries(reads, res)
         no_seed = np.nonzero(full_r)[0]
         t = self.totals
         t["unseeded"] += int(np.count_nonzero(lost))
@@ -224,6 +231,24 @@ class SeededAligner:
             res.mapq[no_seed] = 255
             res.col_lo[no_seed] = 0
         return res
+
+    def set_secondaries(self, reads, res):
+        """``res.secondary``: each read's other windows scoring at least
+        ``secondary_ratio`` x its chosen one (``res.best_task``), up to ``n_secondary``."""
+        res.secondary = None
+        if self.n_secondary <= 0:
+            return
+        tk = res.tasks
+        sr, st = secondaries(tk.ncand, tk.score, tk.first, res.best_task, self.secondary_ratio,
+                             self.n_secondary)
+        sec = BatchResult([reads.names[r] for r in sr.tolist()], res.lengths[sr], tk.score[st],
+                          tk.end_i[st], tk.col[st])
+        sec.mapq = np.zeros(len(sr), np.int64)
+        sec.col_lo = tk.lo[st]
+        sec.wg_end_j = tk.end_j[st]
+        sec.owner = sr
+        sec.task = st
+        res.secondary = sec
 
     def traceback(self, reads, res, max_cells=None, threads=None):
         """Path and CIGAR of every aligned read, restricted to its window (traced on the
