@@ -274,6 +274,9 @@ def cmd_align(args) -> int:
         if args.interleaved and args.reads2 is not None:
             raise S2GError("give two paired files or one --interleaved file, not both")
         options.pairs.model()           # both or neither of --fragment-mean/--fragment-sd
+        if args.strands != "both":
+            raise S2GError("paired-end reads need both strands of the graph (--strands both): "
+                           "the mates of a pair lie on opposite strands")
     with output(args.output, inputs=_align_inputs(args)) as out:
         return _align(args, out, options, kernel)
 

@@ -1,0 +1,351 @@
+"""Paired-end alignment (s2g/seeded/pairs.py): the forward axis, the fragment model, the
+joint choice and its MAPQ, mate rescue, the CLI and its GAF tags.
+
+The promises tested: a mate's alignment is still the exact optimum of the window it names
+(rescue windows included: re-derived by full DP on the window's subgraph and by
+re-scoring the CIGAR against the walk), pairing only moves a mate to another window of
+its own or a rescue, a pair resolves a repeat its unique mate pins down, every read keeps
+exactly one primary GAF line in input order.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2g
+from s2g.cli import main
+from s2g.index import build_index
+from s2g.reads import ReadBatch
+from s2g.scoring import Mode, Scoring
+from s2g.seeded import SeededAligner
+from s2g.seeded.pairs import (LEARN_MIN, FragmentModel, PairedAligner, choose_pairs,
+                              fragment_ends, learn_model, segment_axis)
+from s2g.simulate import simulate_pairs
+
+COMP = str.maketrans("ACGT", "TGCA")
+
+
+def rc(s):
+    return s.translate(COMP)[::-1]
+
+
+def _rand(rng, n):
+    return "".join(rng.choice(list("ACGT"), n))
+
+
+@pytest.fixture(scope="module")
+def sim_pairs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pairs")
+    return simulate_pairs(str(d / "p"), total_bases=120_000, n_pairs=400, frag_mean=400,
+                          frag_sd=40, seed=5)
+
+
+def _truth(path):
+    from s2g.simulate import read_truth
+    return read_truth(path)
+
+
+def _gaf(path):
+    return [ln.split("\t") for ln in open(path).read().splitlines()]
+
+
+def _segs(path_field):
+    return {x for x in path_field.replace("<", ">").split(">") if x}
+
+
+# ------------------------------------------------------------------ units
+
+def test_forward_axis_of_both_strands(tmp_path):
+    """A base's forward coordinate is the same from either strand; a forward read's
+    fragment end is its first base, a reverse read's is its first base too (the right
+    end of the fragment)."""
+    gfa = tmp_path / "c.gfa"
+    gfa.write_text("S\ta\tACGTACGTAA\nS\tb\tGGGCCCTTTA\nL\ta\t+\tb\t+\t0M\n")
+    g = s2g.load_graph(str(gfa))
+    seg_f, _ = segment_axis(g)
+    fwd = {int(g.node_seg[v]): v for v in range(g.n_nodes) if not g.node_rev[v]}
+    rev = {int(g.node_seg[v]): v for v in range(g.n_nodes) if g.node_rev[v]}
+    b = g.seg_names.index("b")
+    # base 3 of b, forward copy and reverse copy (offset 10 - 1 - 3 = 6)
+    cf = int(g.node_start[fwd[b]]) + 3
+    cr = int(g.node_start[rev[b]]) + 6
+    st, end = fragment_ends(np.array([cf, cr, -1]), np.array([1, 1, 1]), g.node_start,
+                            g.node_seg, g.node_rev, seg_f)
+    assert st.tolist() == [0, 1, -1] and end[0] == end[1] == seg_f[b] + 3
+    # a read of 4 bases ending there: forward starts 3 bases left, reverse 3 bases right
+    st, end = fragment_ends(np.array([cf, cr]), np.array([4, 4]), g.node_start, g.node_seg,
+                            g.node_rev, seg_f)
+    assert end.tolist() == [seg_f[b], seg_f[b] + 6]
+
+
+def test_fragment_model_is_robust_and_needs_enough_pairs():
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.normal(400, 30, 2000), [50_000] * 50])   # 2.4% chimeras
+    m = learn_model(x)
+    assert abs(m.mean - 400) < 3 and 25 < m.sd < 35 and "2,050" in m.source
+    assert learn_model(x[:LEARN_MIN - 1]) is None
+    with pytest.raises(s2g.S2GError, match="mean > 0 and sd > 0"):
+        FragmentModel(400, 0)
+
+
+def test_joint_choice_prefers_the_consistent_pair_and_scores_its_mapq():
+    """Mate 1 has two equal windows (a repeat) 0 and 1; mate 2 one window 400 bp right of
+    window 0. The pair takes window 0, proper; mate 1's pair MAPQ is high, mate 2's too;
+    swapping the repeat's order changes nothing but the index."""
+    # candidates: mate 1 (read 0): two windows; mate 2 (read 1): one
+    first = np.array([0, 2])
+    n = np.array([2, 1])
+    score = np.array([290.0, 290.0, 280.0])
+    strand = np.array([0, 0, 1])
+    end = np.array([10_000, 50_000, 10_399])
+    unit = 6.0
+    cap = 3.5 * unit
+    chosen, q, proper, frag = choose_pairs(1, first, n, score, strand, end, 400.0, 40.0, cap,
+                                           unit, 20.0)
+    assert chosen.tolist() == [0, 2] and proper[0] and frag[0] == 400
+    assert q[0] > 30 and q[1] > 60
+    end2 = np.array([50_000, 10_000, 10_399])
+    chosen, q2, proper, _ = choose_pairs(1, first, n, score, strand, end2, 400.0, 40.0, cap,
+                                         unit, 20.0)
+    assert chosen.tolist() == [1, 2] and proper[0] and q2[0] == q[0]
+    # wrong orientation (both forward): not proper, each mate's own best
+    chosen, _, proper, frag = choose_pairs(1, first, n, score, np.array([0, 0, 0]), end, 400.0,
+                                           40.0, cap, unit, 20.0)
+    assert not proper[0] and frag[0] == 0
+    # fragment far out of the model: not proper
+    chosen, _, proper, _ = choose_pairs(1, first, n, score, strand,
+                                        np.array([10_000, 50_000, 30_000]), 400.0, 40.0, cap,
+                                        unit, 20.0)
+    assert not proper[0]
+
+
+# ------------------------------------------------------------------ aligner
+
+def _pair_batch(pairs):
+    names, seqs = [], []
+    for (n1, s1), (n2, s2) in pairs:
+        names += [n1, n2]
+        seqs += [s1, s2]
+    return ReadBatch.from_sequences(names, seqs)
+
+
+def test_a_unique_mate_resolves_a_repeat(tmp_path):
+    """Two copies of one 300 bp element; mate 1 inside copy 1 (equal windows on both
+    copies: single-end MAPQ <= 3), mate 2 in unique sequence 250 bp downstream of it: the
+    pair puts mate 1 on copy 1, proper, MAPQ >= 30; single-end placement was a coin toss."""
+    rng = np.random.default_rng(3)
+    rep = _rand(rng, 300)
+    a, b, c = _rand(rng, 500), _rand(rng, 1500), _rand(rng, 500)
+    gfa = tmp_path / "rep.gfa"
+    gfa.write_text(f"S\ta\t{a}\nS\tr1\t{rep}\nS\tb\t{b}\nS\tr2\t{rep}\nS\tc\t{c}\n"
+                   "L\ta\t+\tr1\t+\t0M\nL\tr1\t+\tb\t+\t0M\nL\tb\t+\tr2\t+\t0M\n"
+                   "L\tr2\t+\tc\t+\t0M\n")
+    g = s2g.load_graph(str(gfa))
+    ix = build_index(g, k=15, s=7)
+    genome = a + rep + b + rep + c
+    pairs = []
+    for k in range(60):            # fragments starting inside copy 1, 400 bp long
+        x = 500 + 20 + k * 2
+        frag = genome[x:x + 400]
+        pairs.append(((f"p{k}/1", frag[:150]), (f"p{k}/2", rc(frag[-150:]))))
+    reads = _pair_batch(pairs)
+    se = SeededAligner(g, ix, Scoring(), Mode.LOCAL)
+    r0 = se.align_batch(reads)
+    se.traceback(reads, r0)
+    assert (r0.mapq[0::2] <= 3).all()
+    pa = PairedAligner(SeededAligner(g, ix, Scoring(), Mode.LOCAL),
+                       FragmentModel(400, 30))
+    r1 = pa.align_batch(reads)
+    pa.traceback(reads, r1)
+    assert r1.pair_proper.all() and (r1.pair_frag > 350).all() and (r1.pair_frag < 450).all()
+    names = g.oriented_names()
+    for k in range(60):
+        tb = r1.tracebacks[2 * k]
+        assert ">r1" in [names[v] for v in tb.path], k
+        assert r1.mapq[2 * k] >= 30 and r1.mapq[2 * k + 1] >= 30
+        assert r1.score[2 * k] == r0.score[2 * k] and r1.score[2 * k + 1] == r0.score[2 * k + 1]
+
+
+def test_rescue_aligns_a_mate_without_seeds_exactly(tmp_path):
+    """Mate 2 with 12% substitutions has no usable seed chain (--unseeded unmapped: the
+    single-end run leaves it unaligned); the paired run rescues it by exact DP in the
+    region its mate implies: on its true segments, and its score is the full-graph DP
+    optimum of the read restricted to the rescue window (re-derived here by full DP on
+    the window's nodes) and re-scores from its CIGAR."""
+    from s2g.dp import LOCAL  # noqa: F401 - the mode constant the window DP uses
+    from s2g.variants import v0_cpu
+    rng = np.random.default_rng(8)
+    genome = _rand(rng, 6000)
+    segs = [genome[i:i + 60] for i in range(0, 6000, 60)]
+    lines = [f"S\ts{i}\t{s}" for i, s in enumerate(segs)]
+    lines += [f"L\ts{i}\t+\ts{i + 1}\t+\t0M" for i in range(len(segs) - 1)]
+    gfa = tmp_path / "lin.gfa"
+    gfa.write_text("\n".join(lines) + "\n")
+    g = s2g.load_graph(str(gfa))
+    ix = build_index(g)
+    pairs = []
+    for k in range(40):
+        x = 100 + k * 130
+        frag = genome[x:x + 420]
+        m2 = list(rc(frag[-150:]))
+        for i in range(0, 150, 8):             # every 8th base substituted: no 19-mer left
+            m2[i] = "ACGT"[("ACGT".index(m2[i]) + 1) % 4]
+        pairs.append(((f"q{k}/1", frag[:150]), (f"q{k}/2", "".join(m2))))
+    reads = _pair_batch(pairs)
+    se = SeededAligner(g, ix, Scoring(), Mode.LOCAL, unseeded="unmapped")
+    r0 = se.align_batch(reads)
+    assert not r0.aligned()[1::2].any() and r0.aligned()[0::2].all()
+    pa = PairedAligner(SeededAligner(g, ix, Scoring(), Mode.LOCAL, unseeded="unmapped"),
+                       FragmentModel(420, 20))
+    r1 = pa.align_batch(reads)
+    pa.traceback(reads, r1)
+    assert pa.totals["rescued mates"] == 40 and r1.pair_proper.all()
+    full = v0_cpu.align_batch(g, reads, Scoring(), Mode.LOCAL)
+    a, b, o, e = Scoring().as_tuple()
+    names = g.oriented_names()
+    for k in range(40):
+        r = 2 * k + 1
+        tb = r1.tracebacks[r]
+        assert tb is not None and r1.score[r] > 0
+        # on the true segments (reverse strand: the mate is the fragment's reverse end)
+        x = 100 + k * 130 + 420 - 150
+        want = {f"s{i}" for i in range(x // 60, (x + 149) // 60 + 1)}
+        got = {names[v][1:] for v in tb.path}
+        assert got <= want and all(names[v][0] == "<" for v in tb.path)
+        # the rescue window holds the whole true region: its optimum is the graph's
+        assert r1.score[r] == full.score[r]
+        # CIGAR re-scored
+        sc = 0
+        for n_, op in __import__("re").findall(r"(\d+)([=XID])", tb.cigar):
+            n_ = int(n_)
+            sc += {"=": a * n_, "X": -b * n_}.get(op, -(o + e * n_))
+        assert sc == r1.score[r]
+
+
+def test_improper_pairs_keep_their_single_end_results(tmp_path, sim_pairs):
+    """Mates of different pairs (shuffled): almost none proper, every mate's score, end
+    cell and MAPQ equal to the single-end run's."""
+    gfa, fq1, fq2, _ = sim_pairs
+    g = s2g.load_graph(gfa)
+    ix = build_index(g)
+    from s2g.reads import read_pairs
+    reads = read_pairs(fq1, fq2)
+    n = reads.n_reads // 2
+    perm = np.arange(reads.n_reads)
+    perm[1::2] = perm[1::2][np.roll(np.arange(n), 7)]       # mate 2 of another pair
+    shuffled = reads.subset(perm)
+    se = SeededAligner(g, ix, Scoring(), Mode.LOCAL)
+    r0 = se.align_batch(shuffled)
+    pa = PairedAligner(SeededAligner(g, ix, Scoring(), Mode.LOCAL), FragmentModel(400, 40),
+                       rescue=False)
+    r1 = pa.align_batch(shuffled)
+    assert r1.pair_proper.mean() < 0.05
+    bad = np.repeat(~r1.pair_proper, 2)
+    for f in ("score", "end_i", "end_j", "mapq"):
+        np.testing.assert_array_equal(np.asarray(getattr(r1, f))[bad],
+                                      np.asarray(getattr(r0, f))[bad], err_msg=f)
+
+
+def test_too_few_pairs_to_learn_leaves_them_unpaired(sim_pairs):
+    gfa, fq1, fq2, _ = sim_pairs
+    g = s2g.load_graph(gfa)
+    from s2g.reads import read_pairs
+    reads = read_pairs(fq1, fq2).subset(np.arange(20))
+    pa = PairedAligner(SeededAligner(g, build_index(g), Scoring(), Mode.LOCAL))
+    with pytest.warns(UserWarning, match="fewer than"):
+        res = pa.align_batch(reads)
+    assert pa.model is None and not res.pair_proper.any()
+
+
+# ------------------------------------------------------------------ CLI
+
+def test_cli_pairs_two_files_and_interleaved(tmp_path, sim_pairs, capsys):
+    """One line per mate in input order, fn:Z/fp:Z naming the mate, pd:b:1 on >= 99% of
+    simulated pairs, mates on their true walk; the interleaved file gives the same GAF."""
+    gfa, fq1, fq2, truth = sim_pairs
+    out = tmp_path / "p.gaf"
+    assert main(["align", gfa, fq1, fq2, "-o", str(out), "--batch-size", "300"]) == 0
+    err = capsys.readouterr().err
+    lines = _gaf(out)
+    t = _truth(truth)
+    names = list(t)
+    assert [x[0] for x in lines] == names and len(lines) == 800
+    for r, x in enumerate(lines):
+        mate = names[r ^ 1]
+        assert x[-2] == (f"fn:Z:{mate}" if r % 2 == 0 else f"fp:Z:{mate}")
+    proper = [x[-1] == "pd:b:1" for x in lines]
+    assert np.mean(proper) >= 0.99
+    on = [bool(_segs(x[5]) & _segs(t[x[0]]["walk"])) for x in lines]
+    assert np.mean(on) >= 0.99
+    assert "pairs" in err or "reads" in err
+    inter = tmp_path / "i.fq"
+    with open(fq1) as f1, open(fq2) as f2, open(inter, "w") as o:
+        a, b = f1.read().splitlines(), f2.read().splitlines()
+        for k in range(0, len(a), 4):
+            o.write("\n".join(a[k:k + 4] + b[k:k + 4]) + "\n")
+    out2 = tmp_path / "i.gaf"
+    assert main(["align", gfa, str(inter), "--interleaved", "-o", str(out2),
+                 "--batch-size", "300"]) == 0
+    assert out2.read_text() == out.read_text()
+
+
+def test_cli_pairs_with_secondaries_and_a_given_model(tmp_path, sim_pairs):
+    gfa, fq1, fq2, _ = sim_pairs
+    out = tmp_path / "p.gaf"
+    assert main(["align", gfa, fq1, fq2, "-o", str(out), "-N", "1", "--fragment-mean", "400",
+                 "--fragment-sd", "40"]) == 0
+    lines = _gaf(out)
+    prim = [x for x in lines if "tp:A:S" not in x]
+    assert len(prim) == 800
+    assert all(any(t.startswith(("fn:Z:", "fp:Z:")) for t in x) for x in prim)
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--exact"], "seeded alignment"),
+    (["-m", "global"], "no global mode"),
+    (["--fragment-mean", "300"], "both --fragment-mean and --fragment-sd"),
+    (["--strands", "forward"], "both strands"),
+])
+def test_cli_pair_errors(tmp_path, sim_pairs, capsys, args, msg):
+    from cli_helpers import main as run
+    from cli_helpers import one_error
+    gfa, fq1, fq2, _ = sim_pairs
+    code, _, err = run(capsys, "align", gfa, fq1, fq2, "-o", tmp_path / "x.gaf", *args)
+    one_error(code, err, msg)
+    assert not (tmp_path / "x.gaf").exists()
+
+
+def test_cli_pair_input_errors(tmp_path, sim_pairs, capsys):
+    from cli_helpers import main as run
+    from cli_helpers import one_error
+    gfa, fq1, fq2, _ = sim_pairs
+    code, _, err = run(capsys, "align", gfa, fq1, tmp_path / "missing.fq")
+    one_error(code, err, "missing.fq", "no such file")
+    code, _, err = run(capsys, "align", gfa, fq1, fq2, "--interleaved")
+    one_error(code, err, "not both")
+    code, _, err = run(capsys, "align", gfa, fq1, "--fragment-mean", "300", "--fragment-sd", "9")
+    one_error(code, err, "paired-end")
+    short = tmp_path / "short.fq"
+    short.write_text("".join(open(fq2).readlines()[:8]))
+    code, _, err = run(capsys, "align", gfa, fq1, short, "-o", tmp_path / "y.gaf")
+    one_error(code, err)
+
+
+@pytest.mark.gpu
+def test_gpu_pairs_equal_cpu_pairs(sim_pairs):
+    """On a real GPU: the paired run with the GPU's windows == the CPU's, field for field,
+    tracebacks included (rescues run on the CPU window kernel on both)."""
+    gfa, fq1, fq2, _ = sim_pairs
+    g = s2g.load_graph(gfa)
+    ix = build_index(g)
+    from s2g.reads import read_pairs
+    reads = read_pairs(fq1, fq2)
+    out = []
+    for device in ("cpu", "gpu"):
+        pa = PairedAligner(SeededAligner(g, ix, Scoring(), Mode.LOCAL, device=device))
+        res = pa.align_batch(reads)
+        pa.traceback(reads, res)
+        out.append(res)
+    for f in ("score", "end_i", "end_j", "mapq", "pair_proper"):
+        np.testing.assert_array_equal(getattr(out[0], f), getattr(out[1], f), err_msg=f)
+    assert list(out[0].tracebacks) == list(out[1].tracebacks)
