@@ -201,7 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("simulate", formatter_class=fmt,
                        help="write a synthetic SNP graph, reads and truth",
                        description="Synthetic SNP graph (HGA methodology) and reads sampled from random "
-                                   "walks with substitutions; writes PREFIX.gfa, PREFIX.fq, PREFIX.truth.tsv.")
+                                   "walks with substitutions; writes PREFIX.gfa, PREFIX.fq, PREFIX.truth.tsv "
+                                   "(--pairs: PREFIX_1.fq and PREFIX_2.fq, --reads pairs).")
     p.add_argument("prefix", help="output prefix")
     p.add_argument("--total-bases", type=int, default=20_000, help="bases in the graph")
     p.add_argument("--node-len", type=float, default=50, help="mean backbone node length")
@@ -211,6 +212,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--error-rate", type=float, default=0.01, help="substitution rate per base")
     p.add_argument("--reverse-fraction", type=float, default=0.5, help="fraction of reverse-strand reads")
     p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same files)")
+    pe = p.add_argument_group("paired-end reads (--pairs: --reads pairs, Illumina FR, named "
+                              "pairN/1 and pairN/2; PREFIX_1.fq and PREFIX_2.fq)")
+    pe.add_argument("--pairs", action="store_true", help="write paired-end reads")
+    pe.add_argument("--fragment-mean", type=float, default=300, metavar="BP",
+                    help="fragment length mean (normal, at least --read-len)")
+    pe.add_argument("--fragment-sd", type=float, default=30, metavar="BP",
+                    help="fragment length standard deviation")
+    pe.add_argument("--interleaved", action="store_true",
+                    help="one interleaved PREFIX.fq instead of two files")
 
     p = sub.add_parser("info", formatter_class=fmt, help="describe a graph, or print the settings",
                        description="Segments, links, bases, components, cycles, max in-degree, "
@@ -596,8 +606,21 @@ def cmd_simulate(args) -> int:
     d = os.path.dirname(args.prefix)
     if d and not os.path.isdir(d):
         raise S2GError(f"{d}: no such directory")
-    paths = simulate(args.prefix, args.total_bases, args.node_len, args.branching, args.reads,
-                     args.read_len, args.error_rate, args.reverse_fraction, args.seed)
+    if args.pairs:
+        from .simulate import simulate_pairs
+        if not args.fragment_mean > 0 or not args.fragment_sd >= 0:
+            raise S2GError("--fragment-mean must be > 0 and --fragment-sd >= 0")
+        paths = simulate_pairs(args.prefix, args.total_bases, args.node_len, args.branching,
+                               args.reads, args.read_len, args.fragment_mean, args.fragment_sd,
+                               args.error_rate, args.reverse_fraction, args.seed,
+                               args.interleaved)
+        paths = [p for p in paths if p is not None]
+    elif args.interleaved:
+        raise S2GError("--interleaved is for --pairs")
+    else:
+        paths = simulate(args.prefix, args.total_bases, args.node_len, args.branching,
+                         args.reads, args.read_len, args.error_rate, args.reverse_fraction,
+                         args.seed)
     print("\n".join(paths))
     return 0
 

@@ -9,6 +9,11 @@ Bases: ACGT (either case; U reads as T) keep their codes; the other IUPAC codes
 Any other character stops the run with the read name and position. Empty reads are
 kept (they get a GAF no-hit line); duplicate names are kept as they are; a read with
 an empty name is named ``read<record number>`` (1-based), with a warning.
+
+Paired-end reads (:func:`iter_pair_batches`, :func:`read_pairs`): two files or one
+interleaved file, read into batches that hold both mates of each pair side by side
+(mate 1 at an even index, its mate 2 next); mates are checked to match by
+:func:`pair_base_name` and the two files to end together, with one-line errors.
 """
 from __future__ import annotations
 
@@ -256,6 +261,215 @@ def input_position(reader):
 def read_reads(path: str) -> ReadBatch:
     """All reads of a FASTA/FASTQ(.gz) file in one batch."""
     batches = list(iter_read_batches(path, batch_size=1 << 62))
+    if not batches:
+        return ReadBatch.from_codes([], [])
+    return batches[0]
+
+
+# ------------------------------------------------------------------ paired-end reads
+
+def pair_base_name(name: str) -> str:
+    """The name two mates share: the first word of ``name`` without a trailing ``/1`` or
+    ``/2`` (``pair7/1 1:N:0`` -> ``pair7``). Unlike dnaio's ``is_mate``, a trailing digit
+    alone is kept: ``read1`` and ``read2`` are two reads, not mates."""
+    w = _first_word(name)
+    return w[:-2] if w.endswith(("/1", "/2")) else w
+
+
+def _records(path, fh, counter):
+    """The records of the dnaio reader ``fh`` (closed at the end), a parse or stream
+    error raised as a one-line ReadError naming ``path`` and the record;
+    ``counter[0]``: the records yielded so far."""
+    import dnaio
+
+    try:
+        with fh:
+            for rec in fh:
+                yield rec
+                counter[0] += 1
+    except (dnaio.exceptions.FileFormatError, UnicodeDecodeError) as exc:
+        _raise_non_ascii(path, exc, counter[0])
+        raise ReadError(f"{_label(path)}: malformed input {_after(counter[0])} "
+                        f"({_one_line(exc)})") from None
+    except _STREAM_ERRORS as exc:
+        raise ReadError(f"{_label(path)}: cannot read {_after(counter[0])}: "
+                        f"{_stream_error(exc)}") from None
+
+
+def _first_word(name: str) -> str:
+    w = name.split(None, 1)
+    return w[0] if w else ""
+
+
+def _mate_names(rec1, rec2, pair: int, where1: str, where2: str):
+    """The two mates' names (first words), or a ReadError where they do not belong
+    together. ``pair``: 1-based pair number; ``where1``/``where2``: 'record N of FILE'."""
+    n1, n2 = _first_word(rec1.name), _first_word(rec2.name)
+    if pair_base_name(n1) != pair_base_name(n2):
+        raise ReadError(f"mate names of pair {pair} do not match: {n1!r} ({where1}) and "
+                        f"{n2!r} ({where2}); mates must have the same name up to a "
+                        "trailing /1 and /2")
+    if n1.endswith("/2") and n2.endswith("/1"):
+        raise ReadError(f"pair {pair}: mate 1 is named {n1!r} ({where1}) and mate 2 {n2!r} "
+                        f"({where2}): the mates are swapped (give file 1 first)")
+    if not n1:                  # GAF needs a name: the pair number stands in
+        return f"read{pair}/1", f"read{pair}/2", True
+    return n1, n2, False
+
+
+def _interleave(b1: ReadBatch, b2: ReadBatch, first_index: int) -> ReadBatch:
+    """One batch of ``b1``'s and ``b2``'s reads, alternating (b1[0], b2[0], b1[1], ...)."""
+    n = b1.n_reads
+    lens = np.empty(2 * n, np.int64)
+    lens[0::2], lens[1::2] = b1.lengths(), b2.lengths()
+    offsets = np.zeros(2 * n + 1, np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    src = np.empty(2 * n, np.int64)            # where each output read starts in `both`
+    src[0::2], src[1::2] = b1.offsets[:-1], b2.offsets[:-1] + b1.total_bases
+    both = np.concatenate([b1.codes_flat, b2.codes_flat])
+    idx = np.repeat(src - offsets[:-1], lens) + np.arange(offsets[-1])
+    names = [None] * (2 * n)
+    names[0::2], names[1::2] = b1.names, b2.names
+    return ReadBatch(names, both[idx], offsets, first_index)
+
+
+def _pair_records(path1, path2, interleaved):
+    """(record 1, record 2, where 1, where 2) per pair, checked for count (never a read
+    dropped); and the dnaio reader whose position tracks progress (file 1's)."""
+    if interleaved:
+        n = [0]
+        fh = _open(path1)
+        recs = _records(path1, fh, n)
+
+        def gen():
+            try:
+                for a in recs:
+                    b = next(recs, None)
+                    if b is None:
+                        raise ReadError(
+                            f"{_label(path1)}: interleaved paired input has an odd number of "
+                            f"records ({n[0]}): the last read {_first_word(a.name)!r} "
+                            f"(record {n[0]}) has no mate")
+                    yield (a, b, f"record {n[0]} of {_label(path1)}",
+                           f"record {n[0] + 1} of {_label(path1)}")
+            finally:
+                recs.close()
+                fh.close()
+        return gen(), fh
+
+    n1, n2 = [0], [0]
+    fh1 = _open(path1)
+    try:
+        fh2 = _open(path2)
+    except ReadError:
+        fh1.close()
+        raise
+    recs1, recs2 = _records(path1, fh1, n1), _records(path2, fh2, n2)
+    l1, l2 = _label(path1), _label(path2)
+
+    def ended(short, n, long, rec):
+        return ReadError(f"paired files differ in length: {short} ended after {n} records, "
+                         f"{long} goes on (record {n + 1}: {_first_word(rec.name)!r}); "
+                         "both files must hold the same number of reads")
+
+    def gen():
+        try:
+            for a in recs1:
+                b = next(recs2, None)
+                if b is None:
+                    raise ended(l2, n2[0], l1, a)
+                yield a, b, f"record {n1[0] + 1} of {l1}", f"record {n2[0] + 1} of {l2}"
+            b = next(recs2, None)
+            if b is not None:
+                raise ended(l1, n1[0], l2, b)
+        finally:
+            recs1.close()
+            recs2.close()
+            fh1.close()
+            fh2.close()
+    return gen(), fh1
+
+
+def _same_file(a, b) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def iter_pair_batches(path1: str, path2: str | None = None, interleaved: bool = False,
+                      batch_size: int = 65536):
+    """Paired-end reads as :class:`ReadBatch` chunks, mates interleaved: mate 1 of pair k
+    at index 2k, mate 2 at 2k+1 (``first_index`` counts reads, so it is even).
+
+    Input: two files (``path1`` mate 1s, ``path2`` mate 2s, in the same order), or one
+    ``interleaved`` file (mate 1, mate 2, mate 1, ...); FASTA or FASTQ, compressed or
+    not, ``-`` for standard input (one of the files at most), as :func:`iter_read_batches`
+    reads them. ``batch_size`` counts reads: at most ``batch_size`` (rounded down to
+    even, at least 2) per batch. Names are kept as written (first word): ``x/1`` stays
+    ``x/1``; two mates must have the same :func:`pair_base_name`, else a ReadError naming
+    the pair, the records and both names; so does a file that ends before the other (or
+    an interleaved one with an odd number of records): no read is dropped silently.
+    Empty input yields nothing. Pairs whose mates both have no name are named
+    ``read<pair number>/1`` and ``/2``, with a warning. Each batch's ``input_pos`` is the
+    position in file 1 (the progress total: ``input_size(path1)``)."""
+    if batch_size < 2:
+        raise ReadError("batch size must be >= 2 for paired reads (a batch holds both "
+                        "mates of each pair)")
+    if interleaved and path2 is not None:
+        raise ReadError("give two paired files or one interleaved file, not both")
+    if not interleaved:
+        if path2 is None:
+            raise ReadError("paired reads need a second file (mate 2s), or an interleaved file")
+        if path1 == "-" and path2 == "-":
+            raise ReadError("only one of the paired files can be standard input (-)")
+        if path1 == path2 or (path1 != "-" and path2 != "-" and _same_file(path1, path2)):
+            raise ReadError(f"{path1} and {path2} are the same file: give the mate 1 and "
+                            "mate 2 files (or --interleaved for one file holding both)")
+    per = batch_size // 2
+    pairs, fh1 = _pair_records(path1, path2, interleaved)
+    src1 = _label(path1)
+    src2 = src1 if interleaved else _label(path2)
+    names1, names2, seqs1, seqs2 = [], [], [], []
+    done, unnamed = 0, 0                 # pairs yielded before this batch
+
+    def make():
+        if interleaved:                  # record numbers of the one file are exact
+            names = [n for ab in zip(names1, names2) for n in ab]
+            seqs = [s for ab in zip(seqs1, seqs2) for s in ab]
+            return ReadBatch.from_sequences(names, seqs, 2 * done, src1)
+        b1 = ReadBatch.from_sequences(names1, seqs1, done, src1)
+        b2 = ReadBatch.from_sequences(names2, seqs2, done, src2)
+        return _interleave(b1, b2, 2 * done)
+
+    try:
+        for a, b, w1, w2 in pairs:
+            n1, n2, anon = _mate_names(a, b, done + len(names1) + 1, w1, w2)
+            unnamed += anon
+            names1.append(n1)
+            names2.append(n2)
+            seqs1.append(a.sequence)
+            seqs2.append(b.sequence)
+            if len(names1) == per:
+                batch = make()
+                batch.input_pos = input_position(fh1)
+                yield batch
+                done += per
+                names1, names2, seqs1, seqs2 = [], [], [], []
+    finally:
+        pairs.close()
+    if names1:
+        batch = make()
+        batch.input_pos = input_size(path1)
+        yield batch
+    if unnamed:
+        warnings.warn(f"{src1}: {unnamed} pair(s) without a name, written as "
+                      "read<pair number>/1 and /2", stacklevel=2)
+
+
+def read_pairs(path1: str, path2: str | None = None, interleaved: bool = False) -> ReadBatch:
+    """All pairs of :func:`iter_pair_batches`' input in one batch (mates interleaved)."""
+    batches = list(iter_pair_batches(path1, path2, interleaved, batch_size=1 << 62))
     if not batches:
         return ReadBatch.from_codes([], [])
     return batches[0]

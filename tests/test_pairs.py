@@ -331,6 +331,20 @@ def test_cli_pair_input_errors(tmp_path, sim_pairs, capsys):
     one_error(code, err)
 
 
+def test_cli_simulate_pairs_then_align(tmp_path, capsys):
+    pre = tmp_path / "s"
+    assert main(["simulate", str(pre), "--pairs", "--reads", "300", "--total-bases", "60000",
+                 "--fragment-mean", "350", "--fragment-sd", "20", "--seed", "4"]) == 0
+    files = capsys.readouterr().out.split()
+    assert [f.rsplit("/", 1)[1] for f in files] == ["s.gfa", "s_1.fq", "s_2.fq", "s.truth.tsv"]
+    out = tmp_path / "o.gaf"
+    assert main(["align", files[0], files[1], files[2], "-o", str(out)]) == 0
+    lines = _gaf(out)
+    assert len(lines) == 600 and np.mean([x[-1] == "pd:b:1" for x in lines]) >= 0.99
+    assert main(["simulate", str(pre), "--pairs", "--interleaved", "--reads", "3"]) == 0
+    assert capsys.readouterr().out.split()[1].endswith("s.fq")
+
+
 @pytest.mark.gpu
 def test_gpu_pairs_equal_cpu_pairs(sim_pairs):
     """On a real GPU: the paired run with the GPU's windows == the CPU's, field for field,
