@@ -361,6 +361,11 @@ class Aligner:
                           ("unseeded unaligned", "left unaligned")):
             if t[key]:
                 parts.append(f"{t[key]} {what}")
+        if t.get("pairs"):
+            m = getattr(self.seeded, "model", None)
+            parts.append(f"{t['pairs']:,} pairs, {t['pairs proper'] / t['pairs']:.1%} properly "
+                         f"paired, {t['rescued mates']:,} mates rescued, "
+                         + (m.describe() if m is not None else "no fragment length model"))
         return f"seeded ({', '.join(parts)})"
 
 
