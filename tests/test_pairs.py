@@ -19,7 +19,8 @@ from s2g.reads import ReadBatch
 from s2g.scoring import Mode, Scoring
 from s2g.seeded import SeededAligner
 from s2g.seeded.pairs import (LEARN_MIN, FragmentModel, PairedAligner, choose_pairs,
-                              fragment_ends, learn_model, segment_axis)
+                              end_columns, learn_model, pair_fragment, strand_maps,
+                              walk_steps)
 from s2g.simulate import simulate_pairs
 
 COMP = str.maketrans("ACGT", "TGCA")
@@ -55,27 +56,40 @@ def _segs(path_field):
 
 # ------------------------------------------------------------------ units
 
-def test_forward_axis_of_both_strands(tmp_path):
-    """A base's forward coordinate is the same from either strand; a forward read's
-    fragment end is its first base, a reverse read's is its first base too (the right
-    end of the fragment)."""
-    gfa = tmp_path / "c.gfa"
-    gfa.write_text("S\ta\tACGTACGTAA\nS\tb\tGGGCCCTTTA\nL\ta\t+\tb\t+\t0M\n")
+def test_end_columns_and_walk_distances(tmp_path):
+    """A reverse-strand end base lands on the same forward column as its forward copy;
+    walk_steps counts the shortest walk: a 1 bp SNP allele and a 40 bp insertion between
+    the mates count their shorter branch only (the topological columns count both)."""
+    gfa = tmp_path / "b.gfa"
+    rng = np.random.default_rng(2)
+    a, c = _rand(rng, 100), _rand(rng, 100)
+    gfa.write_text(f"S\ta\t{a}\nS\tx\tA\nS\ty\t{_rand(rng, 40)}\nS\tc\t{c}\n"
+                   "L\ta\t+\tx\t+\t0M\nL\ta\t+\ty\t+\t0M\nL\tx\t+\tc\t+\t0M\n"
+                   "L\ty\t+\tc\t+\t0M\n")
     g = s2g.load_graph(str(gfa))
-    seg_f, _ = segment_axis(g)
-    fwd = {int(g.node_seg[v]): v for v in range(g.n_nodes) if not g.node_rev[v]}
-    rev = {int(g.node_seg[v]): v for v in range(g.n_nodes) if g.node_rev[v]}
-    b = g.seg_names.index("b")
-    # base 3 of b, forward copy and reverse copy (offset 10 - 1 - 3 = 6)
-    cf = int(g.node_start[fwd[b]]) + 3
-    cr = int(g.node_start[rev[b]]) + 6
-    st, end = fragment_ends(np.array([cf, cr, -1]), np.array([1, 1, 1]), g.node_start,
-                            g.node_seg, g.node_rev, seg_f)
-    assert st.tolist() == [0, 1, -1] and end[0] == end[1] == seg_f[b] + 3
-    # a read of 4 bases ending there: forward starts 3 bases left, reverse 3 bases right
-    st, end = fragment_ends(np.array([cf, cr]), np.array([4, 4]), g.node_start, g.node_seg,
-                            g.node_rev, seg_f)
-    assert end.tolist() == [seg_f[b], seg_f[b] + 6]
+    seg_node, mirror = strand_maps(g)
+    ia, ic = g.seg_names.index("a"), g.seg_names.index("c")
+    fa, fc = int(g.node_start[seg_node[ia, 0]]), int(g.node_start[seg_node[ic, 0]])
+    rc_ = int(g.node_start[seg_node[ic, 1]])
+    assert mirror[seg_node[ic, 1]] == seg_node[ic, 0]
+    # base 30 of c: forward column fc + 30; on the reverse copy offset 100 - 1 - 30
+    st, fcol = end_columns(np.array([fc + 30, rc_ + 69, -1]), g.node_start, g.node_seg,
+                           g.node_rev, seg_node)
+    assert st.tolist() == [1 - 1, 1, -1] and fcol.tolist() == [fc + 30, fc + 30, -1]
+    gr = (g.node_start, g.pred_ptr, g.pred_idx)
+    # from base 90 of a to base 10 of c: 10 bases of a, the 1 bp allele, 10 of c
+    assert walk_steps(fa + 90, fc + 10, *gr, 1000, 100) == 10 + 1 + 10
+    assert fc - fa > 140                                       # columns count both alleles
+    assert walk_steps(fa + 90, fc + 10, *gr, 20, 100) == -1    # beyond the limit
+    assert walk_steps(fc + 10, fa + 90, *gr, 1000, 100) == -1  # backwards
+    # a pair: forward mate ending at a[90] (60 rows), reverse mate whose leftmost base is
+    # c[10] (50 rows): fragment 60 + 50 + 21 - 1
+    assert pair_fragment(0, fa + 90, 60, 1, fc + 10, 50, *gr, 1000, 100, 12) == 130
+    assert pair_fragment(1, fc + 10, 50, 0, fa + 90, 60, *gr, 1000, 100, 12) == 130
+    assert pair_fragment(0, fa + 90, 60, 0, fc + 10, 50, *gr, 1000, 100, 12) == -1
+    # overlapping mates: the reverse mate's leftmost base 20 bases before the forward
+    # mate's end: 60 + 50 - 20 - 1
+    assert pair_fragment(0, fa + 90, 60, 1, fa + 70, 50, *gr, 1000, 100, 12) == 89
 
 
 def test_fragment_model_is_robust_and_needs_enough_pairs():
@@ -88,34 +102,34 @@ def test_fragment_model_is_robust_and_needs_enough_pairs():
         FragmentModel(400, 0)
 
 
-def test_joint_choice_prefers_the_consistent_pair_and_scores_its_mapq():
-    """Mate 1 has two equal windows (a repeat) 0 and 1; mate 2 one window 400 bp right of
-    window 0. The pair takes window 0, proper; mate 1's pair MAPQ is high, mate 2's too;
-    swapping the repeat's order changes nothing but the index."""
-    # candidates: mate 1 (read 0): two windows; mate 2 (read 1): one
-    first = np.array([0, 2])
-    n = np.array([2, 1])
-    score = np.array([290.0, 290.0, 280.0])
-    strand = np.array([0, 0, 1])
-    end = np.array([10_000, 50_000, 10_399])
+def test_joint_choice_prefers_the_consistent_pair_and_scores_its_mapq(tmp_path):
+    """Mate 1 has two equal windows on the two copies of a repeat; mate 2 one window
+    after copy 1. The pair takes copy 1, proper, both MAPQs high; the same with the
+    windows listed the other way round; both mates forward: not proper."""
+    rng = np.random.default_rng(5)
+    gfa = tmp_path / "l.gfa"
+    gfa.write_text(f"S\ta\t{_rand(rng, 3000)}\n")
+    g = s2g.load_graph(str(gfa))
+    seg_node, _ = strand_maps(g)
+    f0 = int(g.node_start[seg_node[0, 0]])
+    gr = (g.node_start, g.pred_ptr, g.pred_idx)
     unit = 6.0
     cap = 3.5 * unit
-    chosen, q, proper, frag = choose_pairs(1, first, n, score, strand, end, 400.0, 40.0, cap,
-                                           unit, 20.0)
-    assert chosen.tolist() == [0, 2] and proper[0] and frag[0] == 400
+
+    def run(cols, strands):
+        cand = (np.array([0, 2]), np.array([2, 1]), np.array([290.0, 290.0, 280.0]),
+                np.array(strands), np.array(cols), np.array([150, 150, 150]))
+        return choose_pairs(1, cand, gr, 600, 400.0, 40.0, cap, unit, 20.0)
+
+    # mate 2's leftmost base 100 after the end of mate 1's copy-1 placement: 401 bp
+    chosen, q, proper, frag = run([f0 + 500, f0 + 2000, f0 + 600], [0, 0, 1])
+    assert chosen.tolist() == [0, 2] and proper[0] and frag[0] == 150 + 150 + 100 - 1
     assert q[0] > 30 and q[1] > 60
-    end2 = np.array([50_000, 10_000, 10_399])
-    chosen, q2, proper, _ = choose_pairs(1, first, n, score, strand, end2, 400.0, 40.0, cap,
-                                         unit, 20.0)
+    chosen, q2, proper, _ = run([f0 + 2000, f0 + 500, f0 + 600], [0, 0, 1])
     assert chosen.tolist() == [1, 2] and proper[0] and q2[0] == q[0]
-    # wrong orientation (both forward): not proper, each mate's own best
-    chosen, _, proper, frag = choose_pairs(1, first, n, score, np.array([0, 0, 0]), end, 400.0,
-                                           40.0, cap, unit, 20.0)
+    _, _, proper, frag = run([f0 + 500, f0 + 2000, f0 + 600], [0, 0, 0])
     assert not proper[0] and frag[0] == 0
-    # fragment far out of the model: not proper
-    chosen, _, proper, _ = choose_pairs(1, first, n, score, strand,
-                                        np.array([10_000, 50_000, 30_000]), 400.0, 40.0, cap,
-                                        unit, 20.0)
+    _, _, proper, _ = run([f0 + 500, f0 + 2000, f0 + 1400], [0, 0, 1])   # 1.3 kbp apart
     assert not proper[0]
 
 

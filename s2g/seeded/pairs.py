@@ -6,22 +6,23 @@ A batch holds its pairs interleaved (mate 1 of pair ``k`` at read ``2k``, mate 2
 ``2k + 1``: :func:`s2g.reads.iter_pair_batches`). Each mate is first aligned as a single
 read (:meth:`SeededAligner.align_batch`: every window's exact score, ``res.tasks``); then:
 
-1. **Positions.** A window's end column becomes a *forward coordinate*: the column of
-   the same base on the forward copy of its segment (reverse-copy columns mirrored), so
-   both strands share one axis, the graph's topological order. A mate on the forward
-   strand starts its fragment at ``end - (end_i - 1)``; a mate on the reverse strand ends
-   it at ``end + (end_i - 1)``. Distances on this axis count every base sorted between
-   two positions, alternative alleles included: an upper bound of the walk distance, and
-   the fragment model is learned on the same axis, so the inflation of a typical bubble
-   is part of the model (measured: README, "Paired-end reads").
+1. **Positions and fragments.** A window's end column is put on the forward copy of its
+   segment (a reverse-strand mate's end base is the leftmost of its span there). Two
+   placements form an FR pair when one mate is on each strand and the reverse one's span
+   lies after the forward one's along some walk; the fragment length is the mates' rows
+   plus the fewest bases a walk takes between them (:func:`walk_steps`: a sweep over the
+   nodes between them in topological order, bounded by the model's upper end), so
+   alternative alleles between the mates do not count, as with vg giraffe's minimum
+   distance. Overlapping mates count the overlap back.
 2. **Fragment model** (:class:`FragmentModel`): given (``--fragment-mean/--fragment-sd``)
    or learned from the first batch with enough confidently placed pairs (both mates'
    single-end MAPQ >= 30, FR orientation, fragment < 10 kbp): median and 1.4826 x MAD.
 3. **Rescue.** A pair with no properly oriented combination of windows inside
-   ``mean +- 4 sd``: each mate placed with single-end MAPQ >= ``RESCUE_MAPQ`` gets its
-   mate aligned by exact DP over the graph nodes of the region the model implies, on the
-   opposite strand (a window like any other: :mod:`s2g.window`); a rescue counts when it
-   scores at least ``RESCUE_MIN`` x the mate's perfect score.
+   ``mean + 4 sd``: each mate placed with single-end MAPQ >= ``RESCUE_MAPQ`` gets its
+   mate aligned by exact DP over the nodes a walk reaches from it within ``mean + 4 sd``
+   bases (and a read length back, for overlapping mates), their copies on the other
+   strand (a window like any other: :mod:`s2g.window`); a rescue counts when it scores
+   at least ``RESCUE_MIN`` x the mate's perfect score.
 4. **Joint choice.** Over every combination (window or rescue of mate 1) x (of mate 2):
    ``S = s1 + s2 - penalty(fragment)``, the penalty being the fragment's log-likelihood
    under a normal model in score units (a mismatch, ``a + b``, is worth 20 phred as in
@@ -72,7 +73,8 @@ MAPQ_MAX = 60
 
 @dataclass(frozen=True)
 class FragmentModel:
-    """Fragment length on the forward-coordinate axis: mean, standard deviation, and how
+    """Fragment length (walk bases from the forward mate's first base to the reverse
+    mate's): mean, standard deviation, and how
     it was obtained (``"given"`` or ``"learned from N pairs"``)."""
     mean: float
     sd: float
@@ -100,95 +102,175 @@ def learn_model(frag):
 
 # ------------------------------------------------------------------ positions (Numba)
 
-def segment_axis(graph):
-    """Per segment, the forward coordinate of its first base: the first column of its
-    forward copy (the first such node), else of its reverse copy. Cached on the graph."""
-    hit = graph.__dict__.get("_pair_axis")
+#: walk searches: at most this many nodes in topological order from the start, and
+#: positions whose columns lie further apart than AXIS_SPAN x the limit are not searched
+SWEEP_NODES = 20_000
+AXIS_SPAN = 12
+
+
+def strand_maps(graph):
+    """(seg_node, mirror): per segment its first node on each strand (-1: none), shape
+    (n_seg, 2); per node the first node of the same segment on the other strand (-1:
+    none). Cached on the graph."""
+    hit = graph.__dict__.get("_pair_maps")
     if hit is None:
         n_seg = len(graph.seg_len)
-        f = np.full(n_seg, -1, np.int64)
-        r = np.full(n_seg, -1, np.int64)
-        starts = np.asarray(graph.node_start[:-1], np.int64)
-        fw = np.nonzero(graph.node_rev == 0)[0]
-        rv = np.nonzero(graph.node_rev != 0)[0]
-        # the first node of each segment (nodes in ascending order: assign in reverse)
-        f[graph.node_seg[fw[::-1]]] = starts[fw[::-1]]
-        r[graph.node_seg[rv[::-1]]] = starts[rv[::-1]]
-        hit = np.where(f >= 0, f, r)
-        # nodes on each strand sorted by their forward interval (rescue regions)
-        lens = np.diff(np.asarray(graph.node_start, np.int64))
-        lo = hit[graph.node_seg]
-        order = {}
-        for strand, nodes in ((0, fw), (1, rv)):
-            o = nodes[np.lexsort((nodes, lo[nodes]))]
-            order[strand] = (o.astype(np.int64), lo[o], lo[o] + lens[o] - 1)
-        hit = (hit, order)
-        graph.__dict__["_pair_axis"] = hit
+        seg_node = np.full((n_seg, 2), -1, np.int64)
+        v = np.arange(graph.n_nodes)[::-1]                    # the first copy wins
+        seg_node[graph.node_seg[v], graph.node_rev[v].astype(np.int64)] = v
+        mirror = seg_node[graph.node_seg, 1 - graph.node_rev.astype(np.int64)]
+        hit = (seg_node, mirror)
+        graph.__dict__["_pair_maps"] = hit
     return hit
 
 
 @numba.njit(**NJIT)
-def fragment_ends(col, end_i, node_start, node_seg, node_rev, seg_f):
-    """Per alignment ending at graph column ``col`` (row ``end_i``): strand (0/1) and the
-    fragment end its read's first base implies on the forward axis (forward strand: the
-    fragment's left end; reverse: its right end); strand -1 where ``col < 0``."""
+def end_columns(col, node_start, node_seg, node_rev, seg_node):
+    """Per alignment ending at graph column ``col``: its strand (0/1; -1 where ``col < 0``)
+    and the column of its end base on the forward copy of its segment (a reverse-strand
+    alignment's end base is the leftmost of its span on the forward strand)."""
     n = len(col)
     strand = np.full(n, -1, np.int64)
-    end = np.zeros(n, np.int64)
+    fcol = np.full(n, -1, np.int64)
     for t in range(n):
         c = col[t]
         if c < 0:
             continue
         v = np.searchsorted(node_start, c, side="right") - 1
         k = c - node_start[v]
-        ln = node_start[v + 1] - node_start[v]
-        f0 = seg_f[node_seg[v]]
         if node_rev[v] == 0:
             strand[t] = 0
-            end[t] = f0 + k - (end_i[t] - 1)
+            fcol[t] = c
         else:
+            f = seg_node[node_seg[v], 0]
+            if f < 0:
+                continue
             strand[t] = 1
-            end[t] = f0 + (ln - 1 - k) + (end_i[t] - 1)
-    return strand, end
-
-
-@numba.njit(inline="always", **NJIT)
-def _penalty(s1, e1, s2, e2, mean, sd, cap, unit):
-    """Score penalty of a pair's fragment: ``cap`` unless FR (one mate on each strand,
-    the forward one's fragment start at or before the reverse one's end)."""
-    if s1 < 0 or s2 < 0 or s1 == s2:
-        return cap
-    if s1 == 0:
-        frag = e2 - e1 + 1
-    else:
-        frag = e1 - e2 + 1
-    if frag < 1:
-        return cap
-    z = (frag - mean) / sd
-    p = unit * z * z / (2.0 * math.log(10.0))
-    return min(p, cap)
+            fcol[t] = node_start[f] + (node_start[v + 1] - node_start[v] - 1 - k)
+    return strand, fcol
 
 
 @numba.njit(**NJIT)
-def any_proper(n_pairs, c_first, c_n, c_strand, c_end, mean, sd, cap, unit):
+def walk_steps(c0, c1, node_start, pred_ptr, pred_idx, limit, max_nodes):
+    """Fewest steps from column ``c0`` to column ``c1`` along walks of the graph (0 when
+    equal; one step per base passed), or -1 when ``c1`` is not reached within ``limit``
+    steps (or lies before ``c0`` in topological order, or more than ``max_nodes`` nodes
+    on): a sweep over the nodes between them in topological order."""
+    if c1 < c0:
+        return -1
+    v0 = np.searchsorted(node_start, c0, side="right") - 1
+    v1 = np.searchsorted(node_start, c1, side="right") - 1
+    if v1 == v0:
+        return c1 - c0 if c1 - c0 <= limit else -1
+    n = v1 - v0 + 1
+    if n > max_nodes:
+        return -1
+    big = limit + 1
+    s = np.full(n, big, np.int64)       # steps to each node's first base
+    s[0] = -(c0 - node_start[v0])
+    for x in range(1, n):
+        v = v0 + x
+        best = big
+        for k in range(pred_ptr[v], pred_ptr[v + 1]):
+            u = pred_idx[k]
+            if u < v0 or u >= v:
+                continue
+            su = s[u - v0]
+            if su >= big:
+                continue
+            t = su + (node_start[u + 1] - node_start[u])      # the step onto v
+            if t < best:
+                best = t
+        s[x] = best if best <= limit else big
+    r = s[n - 1]
+    if r >= big:
+        return -1
+    r += c1 - node_start[v1]
+    return r if r <= limit else -1
+
+
+@numba.njit(**NJIT)
+def pair_fragment(s1, f1, r1, s2, f2, r2, node_start, pred_ptr, pred_idx, limit, max_nodes,
+                  axis_span):
+    """Fragment length of two placements (strand, forward end column, aligned rows), or
+    -1 unless FR: one mate on each strand, the forward one's span before the reverse
+    one's end along some walk, within ``limit`` bases. The forward mate's rows end at
+    ``fF``, the reverse mate's leftmost base is ``fR``: fragment = rows_F + rows_R +
+    steps(fF -> fR) - 1, or with overlapping mates rows_F + rows_R - steps(fR -> fF) - 1."""
+    if s1 < 0 or s2 < 0 or s1 == s2:
+        return -1
+    if s1 == 0:
+        fF, rF, fR, rR = f1, r1, f2, r2
+    else:
+        fF, rF, fR, rR = f2, r2, f1, r1
+    if fR >= fF:
+        if fR - fF > axis_span * limit:
+            return -1
+        st = walk_steps(fF, fR, node_start, pred_ptr, pred_idx, limit, max_nodes)
+        if st < 0:
+            return -1
+        frag = rF + rR + st - 1
+    else:
+        lim = min(rF, rR)
+        if fF - fR > axis_span * lim:
+            return -1
+        st = walk_steps(fR, fF, node_start, pred_ptr, pred_idx, lim, max_nodes)
+        if st < 0:
+            return -1
+        frag = rF + rR - st - 1
+    if frag < 1 or frag > limit:
+        return -1
+    return frag
+
+
+@numba.njit(inline="always", **NJIT)
+def _penalty(frag, mean, sd, cap, unit):
+    """Score penalty of a fragment length (-1: not FR or out of reach: ``cap``)."""
+    if frag < 1:
+        return cap
+    z = (frag - mean) / sd
+    return min(unit * z * z / (2.0 * math.log(10.0)), cap)
+
+
+@numba.njit(**NJIT)
+def _frags(k, c_first, c_n, c_strand, c_col, c_rows, gr, limit):
+    """Fragment lengths of every combination of pair ``k``'s candidates (-1: improper)."""
+    node_start, pred_ptr, pred_idx = gr
+    a, b = 2 * k, 2 * k + 1
+    out = np.full((c_n[a], c_n[b]), -1, np.int64)
+    for x in range(c_n[a]):
+        i = c_first[a] + x
+        for y in range(c_n[b]):
+            j = c_first[b] + y
+            out[x, y] = pair_fragment(c_strand[i], c_col[i], c_rows[i], c_strand[j], c_col[j],
+                                      c_rows[j], node_start, pred_ptr, pred_idx, limit,
+                                      SWEEP_NODES, AXIS_SPAN)
+    return out
+
+
+@numba.njit(**NJIT)
+def any_proper(n_pairs, c_first, c_n, c_strand, c_col, c_rows, gr, limit, mean, sd, cap,
+               unit):
     """Per pair: whether some combination of the mates' candidates pays less than ``cap``."""
     out = np.zeros(n_pairs, np.bool_)
     for k in range(n_pairs):
-        a, b = 2 * k, 2 * k + 1
-        for i in range(c_first[a], c_first[a] + c_n[a]):
-            for j in range(c_first[b], c_first[b] + c_n[b]):
-                if _penalty(c_strand[i], c_end[i], c_strand[j], c_end[j], mean, sd, cap,
-                            unit) < cap:
+        if c_n[2 * k] == 0 or c_n[2 * k + 1] == 0:
+            continue
+        fr = _frags(k, c_first, c_n, c_strand, c_col, c_rows, gr, limit)
+        for x in range(fr.shape[0]):
+            for y in range(fr.shape[1]):
+                if _penalty(fr[x, y], mean, sd, cap, unit) < cap:
                     out[k] = True
     return out
 
 
 @numba.njit(**NJIT)
-def choose_pairs(n_pairs, c_first, c_n, c_score, c_strand, c_end, mean, sd, cap, unit,
-                 per_mm):
+def choose_pairs(n_pairs, cand, gr, limit, mean, sd, cap, unit, per_mm):
     """Per mate: the chosen candidate (or -1: none), and per mate its pair MAPQ (from its
     other placements' best pair scores, :func:`s2g.seeded.mapq.pick`'s formula); per pair:
-    proper or not and the chosen fragment length (0: not proper)."""
+    proper or not and the chosen fragment length (0: not proper). ``cand``: (first, n,
+    score, strand, forward end column, rows) of every read's candidates."""
+    c_first, c_n, c_score, c_strand, c_col, c_rows = cand
     n = 2 * n_pairs
     chosen = np.full(n, -1, np.int64)
     q = np.zeros(n, np.float64)
@@ -196,76 +278,104 @@ def choose_pairs(n_pairs, c_first, c_n, c_score, c_strand, c_end, mean, sd, cap,
     frag = np.zeros(n_pairs, np.int64)
     for k in range(n_pairs):
         a, b = 2 * k, 2 * k + 1
-        if c_n[a] == 0 or c_n[b] == 0:
+        na, nb = c_n[a], c_n[b]
+        if na == 0 or nb == 0:
             continue
+        fr = _frags(k, c_first, c_n, c_strand, c_col, c_rows, gr, limit)
+        S = np.empty((na, nb), np.float64)
         best = -1e300
-        bi = -1
-        bj = -1
-        bp = cap
-        for i in range(c_first[a], c_first[a] + c_n[a]):
-            for j in range(c_first[b], c_first[b] + c_n[b]):
-                p = _penalty(c_strand[i], c_end[i], c_strand[j], c_end[j], mean, sd, cap, unit)
-                s = c_score[i] + c_score[j] - p
-                if s > best:
-                    best, bi, bj, bp = s, i, j, p
-        chosen[a], chosen[b] = bi, bj
-        if bp < cap:
+        bx = -1
+        by = -1
+        for x in range(na):
+            for y in range(nb):
+                S[x, y] = (c_score[c_first[a] + x] + c_score[c_first[b] + y]
+                           - _penalty(fr[x, y], mean, sd, cap, unit))
+                if S[x, y] > best:
+                    best, bx, by = S[x, y], x, y
+        chosen[a], chosen[b] = c_first[a] + bx, c_first[b] + by
+        if _penalty(fr[bx, by], mean, sd, cap, unit) < cap:
             proper[k] = True
-            frag[k] = abs(c_end[bj] - c_end[bi]) + 1
-        for m in range(2):
-            me = a if m == 0 else b
-            other = b if m == 0 else a
-            mine = bi if m == 0 else bj
-            tot = 0.0
-            for i in range(c_first[me], c_first[me] + c_n[me]):
-                if i == mine:
-                    continue
-                si = -1e300
-                for j in range(c_first[other], c_first[other] + c_n[other]):
-                    if m == 0:
-                        p = _penalty(c_strand[i], c_end[i], c_strand[j], c_end[j], mean, sd,
-                                     cap, unit)
-                    else:
-                        p = _penalty(c_strand[j], c_end[j], c_strand[i], c_end[i], mean, sd,
-                                     cap, unit)
-                    si = max(si, c_score[i] + c_score[j] - p)
-                d = (best - si) / unit
-                tot += 10.0 ** (-per_mm * d / 10.0)
-            q[me] = 1e9 if tot <= 0 else -10.0 * math.log10(tot / (1.0 + tot))
+            frag[k] = fr[bx, by]
+        tot = 0.0                      # mate 1: its other placements, each at its best
+        for x in range(na):
+            if x == bx:
+                continue
+            sx = -1e300
+            for y in range(nb):
+                sx = max(sx, S[x, y])
+            tot += 10.0 ** (-per_mm * ((best - sx) / unit) / 10.0)
+        q[a] = 1e9 if tot <= 0 else -10.0 * math.log10(tot / (1.0 + tot))
+        tot = 0.0
+        for y in range(nb):
+            if y == by:
+                continue
+            sy = -1e300
+            for x in range(na):
+                sy = max(sy, S[x, y])
+            tot += 10.0 ** (-per_mm * ((best - sy) / unit) / 10.0)
+        q[b] = 1e9 if tot <= 0 else -10.0 * math.log10(tot / (1.0 + tot))
     return chosen, q, proper, frag
 
 
 @numba.njit(**NJIT)
-def rescue_regions(n_pairs, anchor_ok, strand, end, lens, lo_frag, hi_frag, pad):
-    """Rescue tasks: (mate to rescue, strand it must take, forward interval lo..hi) for each
-    anchor mate ``anchor_ok`` whose pair lacks a proper combination."""
-    ro = []
-    rs = []
-    rl = []
-    rh = []
-    for r in range(2 * n_pairs):
-        if not anchor_ok[r]:
-            continue
-        y = r ^ 1
-        L = lens[y]
-        if L == 0:
-            continue
-        if strand[r] == 0:          # anchor on the left: the mate reverse, on the right
-            lo = end[r] + lo_frag - L - pad
-            hi = end[r] + hi_frag - 1 + pad
-            s = 1
-        else:                       # anchor on the right: the mate forward, on the left
-            lo = end[r] - hi_frag + 1 - pad
-            hi = end[r] - lo_frag + L + pad
-            s = 0
-        ro.append(y)
-        rs.append(s)
-        rl.append(lo)
-        rh.append(hi)
-    n = len(ro)
-    out = np.empty((n, 4), np.int64)
-    for x in range(n):
-        out[x, 0], out[x, 1], out[x, 2], out[x, 3] = ro[x], rs[x], rl[x], rh[x]
+def rescue_nodes(anchor_col, anchor_rows, mate_len, node_start, pred_ptr, pred_idx, mirror,
+                 limit, max_nodes, back):
+    """The nodes of one rescue window: from the anchor's end column (on its own strand),
+    every node a walk reaches within ``limit`` steps (the fragment's far end), plus the
+    nodes up to ``back`` columns before it (overlapping mates), each swapped for its copy
+    on the other strand (the mate's), ascending; empty where none."""
+    c0 = anchor_col
+    v0 = np.searchsorted(node_start, c0, side="right") - 1
+    vb = np.searchsorted(node_start, max(0, c0 - back), side="right") - 1
+    n_max = min(len(node_start) - 1 - v0, max_nodes)
+    big = limit + 1
+    s = np.full(n_max, big, np.int64)
+    s[0] = -(c0 - node_start[v0])
+    keep = np.zeros(n_max + (v0 - vb), np.bool_)
+    for x in range(v0 - vb + 1):
+        keep[x] = True
+    last = 0
+    for x in range(1, n_max):
+        v = v0 + x
+        if node_start[v] - c0 > AXIS_SPAN * limit:
+            break
+        best = big
+        for k in range(pred_ptr[v], pred_ptr[v + 1]):
+            u = pred_idx[k]
+            if u < v0 or u >= v:
+                continue
+            su = s[u - v0]
+            if su >= big:
+                continue
+            t = su + (node_start[u + 1] - node_start[u])
+            if t < best:
+                best = t
+        if best <= limit:
+            s[x] = best
+            keep[v0 - vb + x] = True
+            last = x
+    out = []
+    for x in range(v0 - vb + last + 1):
+        if keep[x]:
+            m = mirror[vb + x]
+            if m >= 0:
+                out.append(m)
+    res = np.empty(len(out), np.int64)
+    for x in range(len(out)):
+        res[x] = out[x]
+    res.sort()
+    return res
+
+
+@numba.njit(**NJIT)
+def _learn_frags(n_pairs, strand, fcol, rows, gr, limit):
+    """Fragment length of each pair whose mates both have a strand (-1 elsewhere)."""
+    node_start, pred_ptr, pred_idx = gr
+    out = np.full(n_pairs, -1, np.int64)
+    for k in range(n_pairs):
+        a, b = 2 * k, 2 * k + 1
+        out[k] = pair_fragment(strand[a], fcol[a], rows[a], strand[b], fcol[b], rows[b],
+                               node_start, pred_ptr, pred_idx, limit, SWEEP_NODES, AXIS_SPAN)
     return out
 
 
@@ -302,75 +412,93 @@ class PairedAligner:
         res = self.seeded.align_batch(reads, cand)
         t0 = time.perf_counter()
         n_pairs = reads.n_reads // 2
-        g = self.graph
-        seg_f, _ = segment_axis(g)
-        tk = res.tasks
-        lens = np.asarray(reads.lengths(), np.int64)
-        a, b, _, _ = self.scoring.as_tuple()
-        unit = float(a + b)
-        cap = UNPAIRED * unit
-        t_strand, t_end = fragment_ends(tk.col, tk.end_i, g.node_start, g.node_seg, g.node_rev,
-                                        seg_f)
-        t_strand[tk.score <= NEG_INF] = -1
         res.pair_proper = np.zeros(n_pairs, np.bool_)
         res.pair_frag = np.zeros(n_pairs, np.int64)
         res.rescue = None
         self.totals["pairs"] += n_pairs
+        try:
+            self._pair(reads, res, n_pairs)
+        finally:
+            self.totals["seconds pairing"] += time.perf_counter() - t0
+        return res
+
+    def _gr(self):
+        g = self.graph
+        return (g.node_start, g.pred_ptr, g.pred_idx)
+
+    def _pair(self, reads, res, n_pairs):
+        g = self.graph
+        seg_node, mirror = strand_maps(g)
+        tk = res.tasks
+        a, b, _, _ = self.scoring.as_tuple()
+        unit = float(a + b)
+        cap = UNPAIRED * unit
+        n = reads.n_reads
+        lens = np.asarray(reads.lengths(), np.int64)
+        # candidates: every read's windows, its full-graph DP result (reads whose windows
+        # it replaced), its rescues; kind 0 window task, 1 the result as is, 2 rescue
+        live = np.nonzero(tk.ncand[tk.read] > 0)[0]
+        full = np.nonzero((res.best_task < 0) & res.aligned())[0]
+        parts = [(tk.read[live], tk.score[live], tk.col[live], tk.end_i[live], 0, live),
+                 (full, res.score[full], res.end_j[full], res.end_i[full], 1, full)]
         if self.model is None:
-            self.model = self._learn(res, tk, t_strand, t_end, n_pairs)
+            self.model = self._learn(res, parts, n_pairs, lens)
             if self.model is None:
-                self.totals["seconds pairing"] += time.perf_counter() - t0
-                return res
+                return
         m = self.model
-        # candidates: each read's windows (tasks), then its rescues
-        c_first, c_n = tk.first.copy(), tk.ncand.copy()
-        c_score = tk.score.astype(np.float64)
-        c_strand, c_end = t_strand, t_end
+        limit = int(math.ceil(m.mean + RESCUE_SD * m.sd))
+        cand = self._candidates(parts, n)
         resc = None
         if self.rescue:
-            ok = any_proper(n_pairs, c_first, c_n, c_strand, c_end, m.mean, m.sd, cap, unit)
-            resc = self._rescue(reads, res, ok, t_strand, t_end, lens)
-        if resc is not None:
-            # merge: per read its windows then its rescues (tasks kept in place, rescues
-            # appended, an index array per read)
-            r_read = resc["read"]
-            n_t = len(tk.score)
-            live = np.nonzero(tk.ncand[tk.read] > 0)[0]     # not replaced by full-graph DP
-            idx_all = np.concatenate([live, n_t + np.arange(len(r_read))])
-            owner = np.concatenate([tk.read[live], r_read])
-            order = np.lexsort((idx_all, owner))
-            c_score = np.concatenate([c_score, resc["score"].astype(np.float64)])[idx_all[order]]
-            c_strand = np.concatenate([t_strand, resc["strand"]])[idx_all[order]]
-            c_end = np.concatenate([t_end, resc["end"]])[idx_all[order]]
-            src = idx_all[order]
-            c_n = np.bincount(owner, minlength=reads.n_reads).astype(np.int64)
-            c_first = np.zeros(reads.n_reads, np.int64)
-            np.cumsum(c_n[:-1], out=c_first[1:])
-        else:
-            src = np.arange(len(tk.score))
-            n_t = len(tk.score)
+            ok = any_proper(n_pairs, *cand[:2], *cand[3:6], self._gr(), limit, m.mean, m.sd,
+                            cap, unit)
+            resc = self._rescue(reads, res, ok, lens, limit, seg_node, mirror)
+            if resc is not None:
+                x = np.arange(len(resc["read"]))
+                parts.append((resc["read"], resc["score"], resc["col"], resc["end_i"], 2, x))
+                cand = self._candidates(parts, n)
         from .mapq import MAPQ_PER_MISMATCH
-        chosen, qp, proper, frag = choose_pairs(n_pairs, c_first, c_n, c_score, c_strand, c_end,
-                                                m.mean, m.sd, cap, unit, MAPQ_PER_MISMATCH)
-        self._apply(res, tk, chosen, qp, proper, src, n_t, resc)
+        chosen, qp, proper, frag = choose_pairs(n_pairs, cand[:6], self._gr(), limit, m.mean,
+                                                m.sd, cap, unit, MAPQ_PER_MISMATCH)
+        self._apply(res, tk, chosen, qp, proper, cand[6], cand[7], resc)
         res.pair_proper = proper
         res.pair_frag = frag
         self.totals["pairs proper"] += int(np.count_nonzero(proper))
         self.seeded.set_secondaries(reads, res)
-        self.totals["seconds pairing"] += time.perf_counter() - t0
-        return res
 
-    def _learn(self, res, tk, t_strand, t_end, n_pairs):
-        bt = res.best_task
-        ok = (bt >= 0) & (res.mapq >= LEARN_MAPQ)
-        a, b = np.arange(0, 2 * n_pairs, 2), np.arange(1, 2 * n_pairs, 2)
-        both = ok[a] & ok[b]
-        ta, tb = bt[a][both], bt[b][both]
-        sa, sb = t_strand[ta], t_strand[tb]
-        ea, eb = t_end[ta], t_end[tb]
-        fr = (sa != sb)
-        frag = np.where(sa == 0, eb - ea + 1, ea - eb + 1)[fr]
-        frag = frag[(frag >= 1) & (frag <= LEARN_MAX)]
+    def _candidates(self, parts, n):
+        """(first, n, score, strand, forward end column, rows, kind, index) of every
+        read's candidates, grouped by read in the order of ``parts``."""
+        g = self.graph
+        seg_node, _ = strand_maps(g)
+        owner = np.concatenate([p[0] for p in parts]).astype(np.int64)
+        order = np.argsort(owner, kind="stable")
+        score = np.concatenate([p[1] for p in parts]).astype(np.float64)[order]
+        col = np.concatenate([p[2] for p in parts]).astype(np.int64)[order]
+        rows = np.concatenate([p[3] for p in parts]).astype(np.int64)[order]
+        kind = np.concatenate([np.full(len(p[0]), p[4], np.int64) for p in parts])[order]
+        idx = np.concatenate([np.asarray(p[5], np.int64) for p in parts])[order]
+        strand, fcol = end_columns(col, g.node_start, g.node_seg, g.node_rev, seg_node)
+        strand[score <= NEG_INF] = -1
+        c_n = np.bincount(owner, minlength=n).astype(np.int64)
+        c_first = np.zeros(n, np.int64)
+        np.cumsum(c_n[:-1], out=c_first[1:])
+        return c_first, c_n, score, strand, fcol, rows, kind, idx
+
+    def _learn(self, res, parts, n_pairs, lens):
+        """The fragment model of this batch's confidently placed pairs, or None."""
+        sure = (res.mapq >= LEARN_MAPQ) & (res.best_task >= 0)
+        r = np.nonzero(sure)[0]
+        g = self.graph
+        seg_node, _ = strand_maps(g)
+        strand, fcol = end_columns(np.asarray(res.end_j, np.int64)[r], g.node_start,
+                                   g.node_seg, g.node_rev, seg_node)
+        st = np.full(2 * n_pairs, -1, np.int64)
+        fc = np.zeros(2 * n_pairs, np.int64)
+        st[r], fc[r] = strand, fcol
+        rows = np.asarray(res.end_i, np.int64)
+        frag = _learn_frags(n_pairs, st, fc, rows, self._gr(), LEARN_MAX)
+        frag = frag[frag > 0]
         model = learn_model(frag)
         if model is None:
             warnings.warn(f"paired-end reads: {len(frag)} confidently placed pairs in this "
@@ -379,86 +507,69 @@ class PairedAligner:
                           "--fragment-sd)")
         return model
 
-    def _rescue(self, reads, res, ok, t_strand, t_end, lens):
+    def _rescue(self, reads, res, ok, lens, limit, seg_node, mirror):
         """Rescue windows for the mates of well-placed anchors in pairs without a proper
-        combination: aligned exactly; returns their read, score, end cell, strand, fragment
-        end, window graph (or None when there is none)."""
-        m = self.model
-        n_pairs = len(ok)
-        bt = res.best_task
-        anchor = (bt >= 0) & (res.mapq >= RESCUE_MAPQ)
-        anchor &= ~np.repeat(ok, 2)
-        if not anchor.any():
+        combination, aligned exactly: their read, score, end cell and column, window
+        graph (or None when there is none)."""
+        g = self.graph
+        anchor = res.aligned() & (res.mapq >= RESCUE_MAPQ) & ~np.repeat(ok, 2)
+        anchor &= lens[np.arange(len(lens)) ^ 1] > 0
+        rs = np.nonzero(anchor)[0]
+        if len(rs) == 0:
             return None
-        strand = np.where(bt >= 0, t_strand[np.maximum(bt, 0)], -1)
-        end = np.where(bt >= 0, t_end[np.maximum(bt, 0)], 0)
-        anchor &= strand >= 0
-        lo_f = max(1, int(m.mean - RESCUE_SD * m.sd))
-        hi_f = int(math.ceil(m.mean + RESCUE_SD * m.sd))
-        reg = rescue_regions(n_pairs, anchor, strand, end, lens, lo_f, hi_f,
-                             int(8 + lens.max(initial=0) // 10))
-        if len(reg) == 0:
-            return None
-        _, order = segment_axis(self.graph)
-        nodes, piece_at = [], np.zeros(len(reg) + 1, np.int64)
-        for x, (y, s, lo, hi) in enumerate(reg.tolist()):
-            o, flo, fhi = order[s]
-            i0 = np.searchsorted(fhi, lo, side="left")
-            i1 = np.searchsorted(flo, hi, side="right")
-            sel = np.sort(o[i0:i1]) if i1 > i0 else o[:0]
-            nodes.append(sel)
-            piece_at[x + 1] = piece_at[x] + len(sel)
-        keep = np.diff(piece_at) > 0
+        pad = int(8 + lens.max(initial=0) // 10)
+        nodes = []
+        for r in rs.tolist():
+            nodes.append(rescue_nodes(int(res.end_j[r]), int(res.end_i[r]), int(lens[r ^ 1]),
+                                      g.node_start, g.pred_ptr, g.pred_idx, mirror,
+                                      limit + pad, SWEEP_NODES, int(lens[r ^ 1]) + pad))
+        keep = np.array([len(x) > 0 for x in nodes], np.bool_)
         self.totals["rescue attempts"] += int(np.count_nonzero(keep))
         if not keep.any():
             return None
-        reg = reg[keep]
-        nodes = [nd for nd, k in zip(nodes, keep) if k]
-        piece_at = np.zeros(len(reg) + 1, np.int64)
-        np.cumsum([len(nd) for nd in nodes], out=piece_at[1:])
+        nodes = [x for x, k in zip(nodes, keep) if k]
+        t_read = (rs[keep] ^ 1).astype(np.int64)
+        piece_at = np.zeros(len(nodes) + 1, np.int64)
+        np.cumsum([len(x) for x in nodes], out=piece_at[1:])
         p_node = np.concatenate(nodes).astype(np.int32)
-        g = self.graph
         p_hi = (np.diff(g.node_start)[p_node] - 1).astype(np.int32)
         wg = WindowGraph(g, piece_at, p_node, np.zeros(len(p_node), np.int32), p_hi)
-        t_read = reg[:, 0].astype(np.int64)
         sc, ei, ej = self.seeded.window_kernel(wg.graph, reads.codes_flat, reads.offsets,
                                                t_read, wg.t_lo, wg.t_hi, self.scoring,
                                                self.mode)
         a = self.scoring.as_tuple()[0]
         good = (sc > NEG_INF) & (sc >= RESCUE_MIN * a * lens[t_read])
-        col = wg.columns(ej)
-        st, en = fragment_ends(col, ei, g.node_start, g.node_seg, g.node_rev,
-                               segment_axis(g)[0])
         sc = np.where(good, sc, NEG_INF)
-        st = np.where(good, st, -1)
-        return {"read": t_read, "score": sc, "end_i": ei, "end_j": ej, "col": col,
-                "lo": wg.t_lo, "strand": st, "end": en, "wg": wg, "good": good}
+        return {"read": t_read, "score": sc, "end_i": ei, "end_j": ej,
+                "col": np.where(good, wg.columns(ej), -1), "lo": wg.t_lo, "wg": wg}
 
-    def _apply(self, res, tk, chosen, qp, proper, src, n_t, resc):
+    def _apply(self, res, tk, chosen, qp, proper, kind, idx, resc):
         """Move the mates of proper pairs to their chosen candidates (a window, or a
-        rescue) with their pair MAPQ; improper pairs keep their single-end results."""
+        rescue) with their pair MAPQ; improper pairs keep their single-end results, and so
+        does a mate whose full-graph DP result was chosen (MAPQ 255: not computed)."""
         move = (chosen >= 0) & np.repeat(proper, 2)
-        pick_src = np.where(move, src[np.maximum(chosen, 0)], -1)
+        ck = np.where(move, kind[np.maximum(chosen, 0)], -1)
+        ci = np.where(move, idx[np.maximum(chosen, 0)], -1)
         q_se = np.asarray(res.mapq, np.int64).copy()
         was = res.best_task.copy()
-        w = np.nonzero(move & (pick_src < n_t) & (pick_src != was))[0]
-        t = pick_src[w]
+        w = np.nonzero((ck == 0) & (ci != was))[0]
+        t = ci[w]
         res.score[w], res.end_i[w], res.end_j[w] = tk.score[t], tk.end_i[t], tk.col[t]
         res.col_lo[w], res.wg_end_j[w], res.best_task[w] = tk.lo[t], tk.end_j[t], t
         res.rescue = None
-        rsc = np.nonzero(move & (pick_src >= n_t))[0]
+        rsc = np.nonzero(ck == 2)[0]
         if len(rsc):
-            x = pick_src[rsc] - n_t
+            x = ci[rsc]
             res.score[rsc], res.end_i[rsc], res.end_j[rsc] = (resc["score"][x], resc["end_i"][x],
                                                               resc["col"][x])
             res.col_lo[rsc] = resc["lo"][x]
             res.best_task[rsc] = -2                   # traced on the rescue windows
             res.rescue = (rsc, resc["wg"], resc["lo"][x], resc["end_j"][x])
             self.totals["rescued mates"] += len(rsc)
-        same = pick_src == was
+        same = (ck == 0) & (ci == was)
         cap = np.where(same, q_se + PAIR_BOOST, PAIR_BOOST)
         q = np.minimum(np.minimum(qp, cap), MAPQ_MAX)
-        res.mapq = np.where(move, np.floor(q + 0.5).astype(np.int64), q_se)
+        res.mapq = np.where(move & (ck != 1), np.floor(q + 0.5).astype(np.int64), q_se)
 
     # -------------------------------------------------------------- traceback
     def traceback(self, reads, res, max_cells=None, threads=None):

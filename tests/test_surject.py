@@ -1,0 +1,450 @@
+"""Surjection onto a reference path and SAM/BAM output (s2g/surject.py).
+
+Every mapped record is checked by invariants against the path sequence (its CIGAR
+re-scores to AS with the scoring, re-spelled NM and MD agree), positions against the
+simulator's truth on both strands, scores against parasail and the graph alignment on
+linear graphs, and the BAM with pysam (quickcheck, counts, sort order, index).
+"""
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import parasail
+import pytest
+
+import s2g
+from s2g.errors import S2GError
+from s2g.reads import ReadBatch
+from s2g.simulate import sample_reads, snp_graph
+from s2g.surject import RefPath, SamWriter, choose_path, write_sam
+
+SC = s2g.Scoring()
+_COMP = str.maketrans("ACGTN", "TGCAN")
+
+
+def rc(s):
+    return s.translate(_COMP)[::-1]
+
+
+def write_text(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def batch(names, seqs):
+    return ReadBatch.from_sequences(names, seqs)
+
+
+def records(text):
+    return [line.split("\t") for line in text.splitlines() if line and not line.startswith("@")]
+
+
+def tags(rec):
+    return {f[:2]: f[5:] for f in rec[11:]}
+
+
+def check_record(rec, refseq, sc=SC):
+    """Re-score the record's CIGAR against the path at POS (== AS); re-spell the read
+    from CIGAR + path: NM and MD as written. Returns (score, left clip)."""
+    a, b, o, e = sc.as_tuple()
+    flag, pos, cigar, seq = int(rec[1]), int(rec[3]), rec[5], rec[9]
+    assert not flag & 4
+    t = tags(rec)
+    ops = re.findall(r"(\d+)([MIDS=X])", cigar)
+    assert "".join(n + op for n, op in ops) == cigar
+    assert sum(int(n) for n, op in ops if op in "MIS=X") == len(seq), "CIGAR does not consume the read"
+    assert all(op != "S" for _, op in ops[1:-1]), "soft clips only at the ends"
+    i, j = 0, pos - 1
+    score = nm = 0
+    md, run = [], 0
+    for n, op in ops:
+        n = int(n)
+        if op == "S":
+            i += n
+        elif op == "M":
+            for _ in range(n):
+                x, y = seq[i], refseq[j]
+                if x == y and x != "N":
+                    score += a
+                    run += 1
+                else:
+                    score -= b
+                    nm += 1
+                    md.append(f"{run}{y}")
+                    run = 0
+                i += 1
+                j += 1
+        elif op == "I":
+            score -= o + e * n
+            nm += n
+            i += n
+        elif op == "D":
+            score -= o + e * n
+            nm += n
+            md.append(f"{run}^{refseq[j:j + n]}")
+            run = 0
+            j += n
+    assert j <= len(refseq)
+    md.append(str(run))
+    assert score == int(t["AS"]), f"{rec[0]}: CIGAR {cigar} re-scores to {score}, AS {t['AS']}"
+    assert nm == int(t["NM"]), f"{rec[0]}: NM {t['NM']} but {nm} edits"
+    assert "".join(md) == t["MD"], f"{rec[0]}: MD {t['MD']} but {''.join(md)}"
+    left = int(ops[0][0]) if ops[0][1] == "S" else 0
+    return score, left
+
+
+def sam_text(graph, reads, res, ref=None, pairs=None, **kw):
+    import io
+    fh = io.StringIO()
+    write_sam(fh, graph, reads, res, ref, pairs=pairs, **kw)
+    return fh.getvalue()
+
+
+# ------------------------------------------------------------- simulated SNP graphs
+
+def _truth_offsets(g, ref):
+    """The reference offset of every segment (an off-path allele: its site's offset)."""
+    lens = [len(s) for s in g.seqs]
+    off = {}
+    at = 0
+    for v in ref:
+        off[v] = at
+        at += lens[v]
+    for u, vs in enumerate(g.succ):
+        for v in vs:
+            if v not in off:                 # an alternative allele: after its backbone node
+                off[v] = off[u] + lens[u]
+    return off, "".join(g.seqs[v] for v in ref)
+
+
+@pytest.mark.parametrize("mode", ["local", "semiglobal"])
+def test_simulated_reads_land_at_their_true_position(tmp_path, mode):
+    g, ref = snp_graph(20_000, node_len=40, branching=3, seed=5)
+    path = str(tmp_path / "sim.gfa")
+    g.write_gfa(path, ref)
+    sim = sample_reads(g, 300, 150, error_rate=0.01, reverse_fraction=0.5, seed=9)
+    graph = s2g.load_graph(path, keep_paths=True)
+    reads = batch([n for n, _, _ in sim], [s for _, s, _ in sim])
+    res = s2g.align(graph, reads, mode=mode, method="exact")
+    text = sam_text(graph, reads, res)
+    recs = records(text)
+    assert [r[0] for r in recs] == reads.names
+    off, refseq = _truth_offsets(g, ref)
+    rp = RefPath(graph)
+    assert rp.sequence() == refseq
+    names = {str(v + 1): v for v in range(len(g.names))}
+    on_ref = set(ref)
+    n_rev = 0
+    for rec, (name, seq, truth), r in zip(recs, sim, res):
+        first = names[re.match(r">(\d+)", truth["walk"]).group(1)]
+        true_pos = off[first] + truth["offset"]
+        score, left = check_record(rec, refseq)
+        flag = int(rec[1])
+        assert bool(flag & 16) == (truth["strand"] == "-"), name
+        n_rev += truth["strand"] == "-"
+        # substitutions only: the read's first base (clipped or not) is at the true offset
+        assert int(rec[3]) - 1 - left == true_pos, f"{name}: POS {rec[3]} clip {left}, truth {true_pos}"
+        assert rec[9] == (rc(seq) if flag & 16 else seq)
+        # each off-path allele the read crosses costs at most one mismatch for a match
+        alts = sum(names[x] not in on_ref for x in re.findall(r"\d+", truth["walk"]))
+        assert r.score - alts * (SC.match + SC.mismatch) <= score <= r.score
+        t = tags(rec)
+        assert t["XG"] == "".join(graph.node_name(v) for v in r.traceback.path)
+        assert int(t["XP"]) == r.traceback.path_start
+    assert 50 < n_rev < 250
+
+
+def test_snp_bubble_gives_a_mismatch_not_an_indel(tmp_path):
+    rng = np.random.default_rng(3)
+    A = "".join(rng.choice(list("ACGT"), 60))
+    B = "".join(rng.choice(list("ACGT"), 60))
+    gfa = (f"S\tA\t{A}\nS\tr\tC\nS\tt\tT\nS\tB\t{B}\n"
+           "L\tA\t+\tr\t+\t0M\nL\tA\t+\tt\t+\t0M\nL\tr\t+\tB\t+\t0M\nL\tt\t+\tB\t+\t0M\n"
+           "P\tchr1\tA+,r+,B+\t*\n")
+    graph = s2g.load_graph(write_text(tmp_path, "snp.gfa", gfa), keep_paths=True)
+    alt = A[-30:] + "T" + B[:30]
+    reads = batch(["fwd", "rev"], [alt, rc(alt)])
+    res = s2g.align(graph, reads, method="exact")
+    assert all(r.score == 61 * SC.match for r in res)      # the graph has the allele
+    recs = records(sam_text(graph, reads, res))
+    refseq = A + "C" + B
+    for rec in recs:
+        check_record(rec, refseq)
+        assert rec[2] == "chr1" and rec[3] == str(31) and rec[5] == "61M", rec[:6]
+        t = tags(rec)
+        assert t["NM"] == "1" and t["MD"] == "30C30" and int(t["AS"]) == 60 * SC.match - SC.mismatch
+        assert ">t>" in t["XG"] or "<t<" in t["XG"]
+    assert int(recs[0][1]) == 0 and int(recs[1][1]) == 16
+    assert recs[1][9] == alt
+
+
+def test_indel_bubble_and_off_path_and_unaligned_reads(tmp_path):
+    rng = np.random.default_rng(4)
+    A, B, X = ("".join(rng.choice(list("ACGT"), k)) for k in (80, 80, 120))
+    # ref: A C G B; alt: A (skip "CG") B; an off-path 120 bp segment X between A and B
+    gfa = (f"S\tA\t{A}\nS\tc\tCGCG\nS\tB\t{B}\nS\tX\t{X}\n"
+           "L\tA\t+\tc\t+\t0M\nL\tc\t+\tB\t+\t0M\nL\tA\t+\tB\t+\t0M\n"
+           "L\tA\t+\tX\t+\t0M\nL\tX\t+\tB\t+\t0M\nP\tref\tA+,c+,B+\t*\n")
+    graph = s2g.load_graph(write_text(tmp_path, "indel.gfa", gfa), keep_paths=True)
+    refseq = A + "CGCG" + B
+    dele = A[-40:] + B[:40]
+    reads = batch(["del", "delrev", "offpath", "nothing", "empty"],
+                  [dele, rc(dele), rc(X[10:110]), "N" * 30, ""])
+    res = s2g.align(graph, reads, method="exact")
+    recs = records(sam_text(graph, reads, res))
+    assert [r[0] for r in recs] == reads.names
+    for rec in recs[:2]:
+        check_record(rec, refseq)
+        assert rec[5] in ("40M4D40M", "38M4D42M", "39M4D41M", "37M4D43M", "36M4D44M")  # some CG placement
+        assert tags(rec)["NM"] == "4"
+    # off the path: unmapped, graph placement kept in tags
+    off = recs[2]
+    assert int(off[1]) & 4 and off[2] == "*" and off[3] == "0" and off[5] == "*"
+    assert tags(off)["XG"] == "<X" and int(tags(off)["XP"]) == res[2].traceback.path_start
+    assert off[9] == rc(X[10:110])                # unmapped: SEQ as given
+    for rec in recs[3:]:
+        assert int(rec[1]) == 4 and "XG" not in tags(rec)
+    assert recs[4][9] == "*" and recs[4][10] == "*"
+
+
+# ----------------------------------------------------------------- linear graphs
+
+def _linear_case(tmp_path, seed, rev_step=False):
+    rng = np.random.default_rng(seed)
+    segs = ["".join(rng.choice(list("ACGT"), int(k))) for k in rng.integers(20, 90, 12)]
+    gfa = "".join(f"S\ts{k}\t{s}\n" for k, s in enumerate(segs))
+    orient = ["+"] * len(segs)
+    if rev_step:
+        orient[4] = orient[7] = "-"
+    gfa += "".join(f"L\ts{k}\t{orient[k]}\ts{k + 1}\t{orient[k + 1]}\t0M\n" for k in range(len(segs) - 1))
+    gfa += "P\tref\t" + ",".join(f"s{k}{orient[k]}" for k in range(len(segs))) + "\t*\n"
+    refseq = "".join(s if o == "+" else rc(s) for s, o in zip(segs, orient))
+    reads, names, truth = [], [], []
+    for r in range(40):
+        ln = int(rng.integers(60, 160))
+        p = int(rng.integers(0, len(refseq) - ln))
+        s = list(refseq[p:p + ln])
+        for _ in range(int(rng.integers(0, 4))):          # substitutions, insertions, deletions
+            k = int(rng.integers(5, len(s) - 5))
+            kind = rng.integers(3)
+            if kind == 0:
+                s[k] = "ACGT"[("ACGT".index(s[k]) + 1) % 4]
+            elif kind == 1:
+                s.insert(k, "".join(rng.choice(list("ACGT"), int(rng.integers(1, 4)))))
+            else:
+                del s[k:k + int(rng.integers(1, 4))]
+        s = "".join(s)
+        strand = "-" if r % 2 else "+"
+        reads.append(rc(s) if strand == "-" else s)
+        names.append(f"r{r}")
+        truth.append((p, strand))
+    return write_text(tmp_path, f"lin{seed}.gfa", gfa), refseq, names, reads, truth
+
+
+@pytest.mark.parametrize("mode,seed,rev_step", [("local", 1, False), ("semiglobal", 2, False),
+                                                ("local", 3, True)])
+def test_linear_graph_scores_equal_parasail_and_the_graph(tmp_path, mode, seed, rev_step):
+    path, refseq, names, seqs, truth = _linear_case(tmp_path, seed, rev_step)
+    graph = s2g.load_graph(path, keep_paths=True)
+    reads = batch(names, seqs)
+    res = s2g.align(graph, reads, mode=mode, method="exact")
+    recs = records(sam_text(graph, reads, res))
+    a, b, o, e = SC.as_tuple()
+    matrix = parasail.matrix_create("ACGT", a, -b)
+    fn = parasail.sw if mode == "local" else parasail.sg_dx
+    for rec, seq, r, (p, strand) in zip(recs, seqs, res, truth):
+        score, left = check_record(rec, refseq)
+        best = max(fn(seq, refseq, o + e, e, matrix).score, fn(rc(seq), refseq, o + e, e, matrix).score)
+        assert score == r.score == best, f"{rec[0]}: AS {score}, graph {r.score}, parasail {best}"
+        assert bool(int(rec[1]) & 16) == (strand == "-")
+        assert abs(int(rec[3]) - 1 - left - p) <= 4        # indels near an end may shift it
+
+
+def test_per_read_results_give_the_same_records(tmp_path):
+    path, refseq, names, seqs, _ = _linear_case(tmp_path, 7)
+    graph = s2g.load_graph(path, keep_paths=True)
+    reads = batch(names, seqs)
+    res = s2g.align(graph, reads, method="exact")
+    assert res.flat is not None
+    assert sam_text(graph, reads, list(res)) == sam_text(graph, reads, res)
+
+
+# ------------------------------------------------------------------------- pairs
+
+def test_pair_fields(tmp_path):
+    rng = np.random.default_rng(8)
+    refseq = "".join(rng.choice(list("ACGT"), 1000))
+    other = "".join(rng.choice(list("ACGT"), 200))
+    gfa = (f"S\t1\t{refseq}\nS\t2\t{other}\nP\tref\t1+\t*\n")
+    graph = s2g.load_graph(write_text(tmp_path, "pair.gfa", gfa), keep_paths=True)
+    f1, r2 = refseq[100:200], rc(refseq[350:450])           # pair 0: FR, proper, TLEN 350
+    f3, r4 = refseq[600:700], rc(refseq[500:560])           # pair 1: mate 2 left of mate 1
+    u5 = other[20:120]                                      # pair 2: mate 1 off the path
+    n7, n8 = "N" * 50, "N" * 40                             # pair 3: neither aligns
+    names = ["p0/1", "p0/2", "p1/1", "p1/2", "p2/1", "p2/2", "p3/1", "p3/2"]
+    reads = batch(names, [f1, r2, f3, r4, u5, rc(refseq[800:900]), n7, n8])
+    res = s2g.align(graph, reads, method="exact")
+    proper = np.array([True, False, True, True])
+    recs = records(sam_text(graph, reads, res, pairs=proper))
+    assert [r[0] for r in recs] == ["p0", "p0", "p1", "p1", "p2", "p2", "p3", "p3"]
+    fl = [int(r[1]) for r in recs]
+    pos = [int(r[3]) for r in recs]
+    # pair 0
+    assert fl[0] == 1 | 2 | 32 | 64 and fl[1] == 1 | 2 | 16 | 128
+    assert pos[:2] == [101, 351]
+    assert recs[0][6:9] == ["=", "351", "350"] and recs[1][6:9] == ["=", "101", "-350"]
+    # pair 1: not proper; mate 2 (reverse) is the leftmost
+    assert fl[2] == 1 | 32 | 64 and fl[3] == 1 | 16 | 128
+    assert recs[2][6:9] == ["=", "501", "-200"] and recs[3][6:9] == ["=", "601", "200"]
+    # pair 2: mate 1 unmapped, placed at its mate's position; proper never set
+    assert fl[4] == 1 | 4 | 32 | 64 and fl[5] == 1 | 8 | 16 | 128
+    assert recs[4][2:4] == ["ref", "801"] and recs[4][5] == "*"
+    assert recs[4][6:9] == ["=", "801", "0"] and recs[5][6:9] == ["=", "801", "0"]
+    assert tags(recs[4])["XG"] == ">2"
+    # pair 3: both unmapped
+    assert fl[6] == 1 | 4 | 8 | 64 and fl[7] == 1 | 4 | 8 | 128
+    assert all(r[2:4] == ["*", "0"] and r[6:9] == ["*", "0", "0"] for r in recs[6:])
+    for r in recs:
+        if not int(r[1]) & 4:
+            check_record(r, refseq)
+    with pytest.raises(S2GError, match="2 reads per pair"):
+        sam_text(graph, reads, res, pairs=np.ones(3, bool))
+
+
+# ------------------------------------------------------------------------ BAM
+
+def _sim_case(tmp_path, n=200):
+    g, ref = snp_graph(30_000, node_len=50, branching=2, seed=11)
+    path = str(tmp_path / "bam.gfa")
+    g.write_gfa(path, ref)
+    sim = sample_reads(g, n, 150, error_rate=0.01, seed=12)
+    graph = s2g.load_graph(path, keep_paths=True)
+    reads = batch([x for x, _, _ in sim] + ["junk"], [s for _, s, _ in sim] + ["N" * 20])
+    return graph, reads, s2g.align(graph, reads, method="exact")
+
+
+def test_bam_unsorted_sorted_and_indexed(tmp_path):
+    pysam = pytest.importorskip("pysam")
+    graph, reads, res = _sim_case(tmp_path)
+    n = reads.n_reads
+    out = str(tmp_path / "a.bam")
+    with SamWriter(out, graph, fmt="bam", argv=["s2g", "align", "g.gfa", "r.fq"]) as w:
+        w.write_batch(reads.subset(range(0, 120)), res_subset(res, 0, 120))
+        w.write_batch(reads.subset(range(120, n)), res_subset(res, 120, n))
+    pysam.quickcheck(out)
+    assert int(pysam.view("-c", out)) == n
+    assert int(pysam.view("-c", "-F", "4", out)) == n - 1
+    with pysam.AlignmentFile(out) as f:
+        hdr = f.header.to_dict()
+        assert hdr["SQ"] == [{"SN": "ref", "LN": RefPath(graph).length}]
+        assert hdr["PG"][0]["CL"] == "s2g align g.gfa r.fq"
+        assert [a.query_name for a in f] == reads.names
+    # the BAM holds the same records as the SAM text
+    sam = records(sam_text(graph, reads, res))
+    with pysam.AlignmentFile(out) as f:
+        for a, rec in zip(f, sam):
+            assert a.to_string().split("\t")[:11] == rec[:11]
+    srt = str(tmp_path / "s.bam")
+    with SamWriter(srt, graph, fmt="bam", sort=True, index=True) as w:
+        w.write_batch(reads, res)
+    pysam.quickcheck(srt)
+    assert os.path.exists(srt + ".bai")
+    assert int(pysam.view("-c", srt)) == n
+    with pysam.AlignmentFile(srt) as f:
+        assert f.header.to_dict()["HD"]["SO"] == "coordinate"
+        mapped = [a.reference_start for a in f if not a.is_unmapped]
+        assert mapped == sorted(mapped) and len(mapped) == n - 1
+        assert f.mapped == n - 1                         # from the index
+        assert len(list(f.fetch("ref", 1000, 2000))) > 0
+    assert not [x for x in os.listdir(tmp_path) if x.startswith(".s2g-sam-")]
+
+
+def res_subset(res, a, b):
+    return list(res)[a:b]
+
+
+def test_index_needs_a_sorted_bam(tmp_path):
+    graph, reads, res = _sim_case(tmp_path, 5)
+    with pytest.raises(S2GError, match="coordinate-sorted"):
+        SamWriter(str(tmp_path / "x.bam"), graph, fmt="bam", index=True)
+
+
+def test_qualities_are_reversed_with_the_read(tmp_path):
+    path, refseq, names, seqs, _ = _linear_case(tmp_path, 5)
+    graph = s2g.load_graph(path, keep_paths=True)
+    reads = batch(names[:4], seqs[:4])
+    reads.quals = ["".join(chr(33 + (k % 40)) for k in range(len(s))) for s in seqs[:4]]
+    res = s2g.align(graph, reads, method="exact")
+    recs = records(sam_text(graph, reads, res))
+    for rec, q in zip(recs, reads.quals):
+        assert rec[10] == (q[::-1] if int(rec[1]) & 16 else q)
+    del reads.quals
+    assert all(r[10] == "*" for r in records(sam_text(graph, reads, res)))
+
+
+# ------------------------------------------------------------ choosing the path
+
+def test_path_choice_and_errors(tmp_path):
+    walks = {"HG002#1#chr6:0-100": [], "CHM13#0#chr6:0-5000": [], "CHM13#0#chr7:0-10": []}
+    assert choose_path(walks, "CHM13#0#chr6") == "CHM13#0#chr6:0-5000"
+    assert choose_path(walks, "HG002#1#chr6:0-100") == "HG002#1#chr6:0-100"
+    with pytest.raises(S2GError, match="ambiguous"):
+        choose_path(walks, "CHM13#0")
+    assert choose_path({"x": [], "GRCh38.chr6": [], "y": []}, None) == "GRCh38.chr6"
+    assert choose_path({"x": [], "y": []}, None) == "x"
+    assert choose_path({"only": []}, None) == "only"
+    many = {f"p{k}": [] for k in range(15)}
+    with pytest.raises(S2GError) as exc:
+        choose_path(many, "nope", "g.gfa: ")
+    msg = str(exc.value)
+    assert "\n" not in msg and "'nope'" in msg and "p0, p1" in msg and "p9" in msg
+    assert "p10" not in msg and "15 in all" in msg
+    gfa = "S\t1\tACGT\nS\t2\tGG\nL\t1\t+\t2\t+\t0M\n"
+    g0 = s2g.load_graph(write_text(tmp_path, "nopath.gfa", gfa), keep_paths=True)
+    with pytest.raises(S2GError, match="no paths"):
+        RefPath(g0)
+    g1 = s2g.load_graph(write_text(tmp_path, "p.gfa", gfa + "P\tA\t1+,2+\t*\nP\tB\t2-,1-\t*\n"),
+                        keep_paths=True)
+    assert RefPath(g1, "B").sequence() == "CCACGT"
+    with pytest.raises(S2GError, match=r"no path named 'C'; the graph's paths: A, B"):
+        RefPath(g1, "C")
+
+
+def test_bundled_graphs_invariants():
+    """The bundled BRCA2 graph (three P lines): every mapped record re-scores to AS."""
+    graph = s2g.load_graph("graphs/cactus-BRCA2.gfa", keep_paths=True)
+    reads = s2g.read_reads("graphs/cactus-BRCA2.100.fq")
+    res = s2g.align(graph, reads, method="exact")
+    rp = RefPath(graph)
+    refseq = rp.sequence()
+    recs = records(sam_text(graph, reads, res, rp))
+    assert len(recs) == reads.n_reads
+    mapped = [r for r in recs if not int(r[1]) & 4]
+    assert len(mapped) >= 0.9 * len(recs)
+    for r, g in zip(recs, res):
+        if not int(r[1]) & 4:
+            score, _ = check_record(r, refseq)
+
+
+def test_bam_to_a_file_object_and_sorted_sam(tmp_path):
+    import io
+    pysam = pytest.importorskip("pysam")
+    graph, reads, res = _sim_case(tmp_path, 40)
+    b = io.BytesIO()
+    with SamWriter(b, graph, fmt="bam") as w:
+        w.write_batch(reads, res)
+    out = tmp_path / "fh.bam"
+    out.write_bytes(b.getvalue())
+    pysam.quickcheck(str(out))
+    assert int(pysam.view("-c", str(out))) == reads.n_reads
+    t = io.StringIO()
+    with SamWriter(t, graph, fmt="sam", sort=True) as w:
+        w.write_batch(reads, res)
+    assert t.getvalue().startswith("@HD\tVN:1.6\tSO:coordinate")
+    recs = records(t.getvalue())
+    assert sorted(r[0] for r in recs) == sorted(reads.names)
+    pos = [int(r[3]) for r in recs if not int(r[1]) & 4]
+    assert pos == sorted(pos) and len(pos) == reads.n_reads - 1
