@@ -301,10 +301,11 @@ class Aligner:
             yield from self.seeded.seed_batches(batches)
         return seeded()
 
-    def run(self, batches, write, t0=None) -> int:
+    def run(self, batches, write, t0=None, text=None) -> int:
         """Align a stream of batches with the stages overlapped in threads
         (:func:`s2g.pipeline.run`); ``write((n_reads, n_aligned, gaf_bytes))`` is called
-        in input order, in the calling thread. Each stage (``"align"``, ``"traceback"``,
+        in input order, in the calling thread (``text(batch, res)``: another output
+        format's bytes instead of GAF). Each stage (``"align"``, ``"traceback"``,
         ``"GAF text"``, ``"write"``) is timed into :meth:`stats` (spans from ``t0``, a
         ``time.perf_counter()``; default: now). Returns the number of batches."""
         import itertools
@@ -317,9 +318,10 @@ class Aligner:
             self.start_prewarm(first)
             batches = itertools.chain([first], batches)
 
+        fmt = text or self.gaf_text
+
         def format_one(batch, res):
-            return (batch.n_reads, int(np.count_nonzero(res.aligned())),
-                    self.gaf_text(batch, res))
+            return (batch.n_reads, int(np.count_nonzero(res.aligned())), fmt(batch, res))
 
         try:
             return pipeline.run(self.batches(batches), timed("align", self.align_scores),

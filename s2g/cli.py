@@ -121,6 +121,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="GAF output file ('-' = stdout); written only when the run finishes")
     p.add_argument("--variant", "-v", default="auto",
                    help="kernel variant ('s2g variants' lists them); auto = fastest this machine can run")
+    fo = p.add_argument_group("output format")
+    fo.add_argument("--output-format", "-f", choices=("gaf", "sam", "bam"), default=None,
+                    help="gaf, or SAM/BAM: each alignment projected onto a reference path of the "
+                         "graph (needs P or W lines; BAM needs pysam: pip install 's2g[bam]'); "
+                         "default: by the -o suffix (.sam, .bam), else gaf")
+    fo.add_argument("--ref-path", default=None, metavar="NAME",
+                    help="the path SAM/BAM is on; a W line also by prefix, e.g. CHM13#0#chr6 "
+                         "(default: the only path, else a reference-looking one, else the first)")
+    fo.add_argument("--sort", action="store_true",
+                    help="SAM/BAM sorted by coordinate (a BAM file also gets its .bai index)")
     _add_scoring(p)
     _add_graph_opts(p)
     r = p.add_argument_group("run")
@@ -278,6 +288,7 @@ def cmd_align(args) -> int:
     for path in (args.reads, args.reads2):
         if path is not None and path != "-" and not os.path.exists(path):
             raise S2GError(f"{path}: no such file")
+    args.output_format = output_format(args)
     if options.pairs is not None:
         if getattr(args, "dask", None):
             raise S2GError("paired-end reads do not run on Dask yet; align them without --dask")
@@ -289,6 +300,24 @@ def cmd_align(args) -> int:
                            "the mates of a pair lie on opposite strands")
     with output(args.output, inputs=_align_inputs(args)) as out:
         return _align(args, out, options, kernel)
+
+
+def output_format(args) -> str:
+    """gaf, sam or bam: --output-format, else by the -o suffix; SAM/BAM options checked."""
+    fmt = args.output_format
+    if fmt is None:
+        low = args.output.lower()
+        fmt = "sam" if low.endswith(".sam") else "bam" if low.endswith(".bam") else "gaf"
+    if fmt == "gaf" and (args.ref_path is not None or args.sort):
+        raise S2GError("--ref-path and --sort are for SAM/BAM output (--output-format sam|bam)")
+    if fmt != "gaf":
+        if getattr(args, "dask", None):
+            raise S2GError("SAM/BAM output does not run on Dask yet; write GAF with --dask")
+        if args.no_traceback:
+            raise S2GError("SAM/BAM output needs the alignments' paths: drop --no-traceback")
+        if args.secondary:
+            warnings.warn("-N/--secondary: SAM/BAM output holds primary alignments only")
+    return fmt
 
 
 def run_options(args):
@@ -368,7 +397,9 @@ def _align(args, out, options, kernel) -> int:
     if args.method != "exact" and not dask:
         from .index import index_path, preload_index    # read it while the graph parses
         pre = preload_index(args.index or index_path(args.graph))
-    graph = _open_graph(args, options.scoring, options.mode)   # a FlatGraph, or a CyclicGraph
+    sam = args.output_format != "gaf"
+    graph = _open_graph(args, options.scoring, options.mode,    # a FlatGraph, or a CyclicGraph
+                        keep_paths=sam)
     spent = {"load graph": time.perf_counter() - t0}
     if options.pairs is not None:
         from .reads import iter_pair_batches
@@ -398,26 +429,61 @@ def _align(args, out, options, kernel) -> int:
     from .warmup import compile_note
 
     aligner = Aligner.from_plan(run)
+    writer, text = (_sam_writer(args, out, run, options) if sam else (None, None))
     counts = [0, 0]
     compile_note(aligner, quiet=args.quiet)     # cold caches: say so before the silent wait
     bar = pipeline.input_progress(args.progress, args.reads)   # bytes of a file, else reads
 
     def write(item):
-        n_reads, n_aligned, text = item
-        out.write(text)
+        n_reads, n_aligned, data = item
+        if writer is None:
+            out.write(data)
+        else:
+            writer.write_records(data, n_reads)
         counts[0] += n_reads
         counts[1] += n_aligned
         if bar is not None:
             bar.update(n_reads)
 
     try:
-        aligner.run(batches if bar is None else bar.track(batches), write, t0)
+        aligner.run(batches if bar is None else bar.track(batches), write, t0, text)
+        if writer is not None:
+            writer.close()
     finally:
         if bar is not None:
             bar.close()
     out.commit()
+    if writer is not None and args.sort and args.output_format == "bam" and out.path != "-":
+        from .surject import index_bam
+        index_bam(out.path)
     _report(args, aligner, counts, time.perf_counter() - t0, spent)
     return 0
+
+
+def _sam_writer(args, out, run, options):
+    """(SamWriter, its formatter for the pipeline) of SAM/BAM output on the reference
+    path (s2g/surject.py): records formatted in the pipeline's text stage, written (SAM
+    text, or BAM through pysam) into -o's temporary file or standard output."""
+    import io
+
+    from .surject import RefPath, SamWriter
+    graph = run.seeded.graph if run.seeded is not None else run.graph
+    if is_cyclic(graph):
+        raise S2GError(f"{args.graph}: SAM/BAM output from full-graph DP on a cyclic graph "
+                       "is not supported (each batch unrolls it anew); use --seeded or "
+                       "--break-cycles")
+    ref = RefPath(graph, args.ref_path)
+    fmt = args.output_format
+    target = out.tmp
+    if target is None:
+        target = out.fh if (fmt == "bam" or args.sort) else io.TextIOWrapper(
+            out.fh, encoding="utf-8", errors="surrogateescape", write_through=True)
+    writer = SamWriter(target, graph, ref, fmt, argv=["s2g", *sys.argv[1:]], sort=args.sort,
+                       scoring=options.scoring, threads=args.threads or 1)
+
+    def text(batch, res):
+        return writer.sam_bytes(batch, res, getattr(res, "pair_proper", None))
+    return writer, text
 
 
 def _report(args, aligner, counts, dt, spent):
@@ -507,7 +573,7 @@ def memory_report(devpool=None) -> str:
     return out
 
 
-def _open_graph(args, scoring=None, mode=None, cache="auto"):
+def _open_graph(args, scoring=None, mode=None, cache="auto", keep_paths=False):
     """The FlatGraph, or for a cyclic graph without --break-cycles its CyclicGraph
     (s2g/cyclic.py), which full-graph DP unrolls per batch and seeded alignment once.
     ``cache``: the graph cache's mode (s2g/graph_cache.py) unless --no-graph-cache; sets
@@ -524,7 +590,7 @@ def _open_graph(args, scoring=None, mode=None, cache="auto"):
         elif not getattr(args, "quiet", False):
             print(_printable(f"s2g: {msg}"), file=sys.stderr)
     graph = open_graph(args.graph, strands=args.strands, break_cycles=args.break_cycles,
-                       validate=args.validate,
+                       validate=args.validate, keep_paths=keep_paths,
                        cache=cache if getattr(args, "graph_cache", True) else "off", note=note)
     if is_cyclic(graph):
         if getattr(args, "dask", None):

@@ -920,7 +920,10 @@ class SamWriter:
         ``graph``: the FlatGraph this batch was aligned to when it is not the writer's (a
         cyclic graph unrolled per batch: node ids differ, segments and paths do not).
         Returns the number of records."""
-        data = self.sam_bytes(reads, res, pairs, graph)
+        return self.write_records(self.sam_bytes(reads, res, pairs, graph), reads.n_reads)
+
+    def write_records(self, data: bytes, n: int) -> int:
+        """Write :meth:`sam_bytes`' records of ``n`` reads (made in another thread)."""
         if self._fh is not None:
             self._fh.write(data.decode("utf-8", "surrogateescape"))
         elif data:
@@ -929,8 +932,8 @@ class SamWriter:
             write = self._bam.write
             for line in data.decode("utf-8", "surrogateescape").split("\n")[:-1]:
                 write(from_string(line, hdr))
-        self.n_written += reads.n_reads
-        return reads.n_reads
+        self.n_written += n
+        return n
 
     def close(self):
         """Finish the output: close the file, sort and index when asked."""

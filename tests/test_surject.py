@@ -448,3 +448,57 @@ def test_bam_to_a_file_object_and_sorted_sam(tmp_path):
     assert sorted(r[0] for r in recs) == sorted(reads.names)
     pos = [int(r[3]) for r in recs if not int(r[1]) & 4]
     assert pos == sorted(pos) and len(pos) == reads.n_reads - 1
+
+
+# ------------------------------------------------------------------ the CLI
+
+@pytest.fixture(scope="module")
+def cli_pairs(tmp_path_factory):
+    from s2g.simulate import simulate_pairs
+    d = tmp_path_factory.mktemp("surject_cli")
+    return simulate_pairs(str(d / "p"), total_bases=60_000, n_pairs=200, frag_mean=350,
+                          frag_sd=30, seed=9)
+
+
+def test_cli_pairs_to_sorted_bam_and_sam(tmp_path, cli_pairs):
+    """s2g align G R1 R2 -o x.bam --sort: a valid, sorted, indexed BAM holding every read
+    once, mates pointing at each other; -o x.sam picks SAM by the suffix, same records."""
+    import pysam
+
+    from s2g.cli import main
+    gfa, fq1, fq2, _ = cli_pairs
+    bam = tmp_path / "x.bam"
+    assert main(["align", gfa, fq1, fq2, "-o", str(bam), "--sort"]) == 0
+    assert pysam.quickcheck(str(bam)) == "" and (tmp_path / "x.bam.bai").exists()
+    assert int(pysam.view("-c", str(bam))) == 400
+    assert int(pysam.view("-c", "-f", "2", str(bam))) >= 396          # properly paired
+    with pysam.AlignmentFile(str(bam)) as f:
+        assert f.header.to_dict()["HD"]["SO"] == "coordinate"
+        recs = list(f.fetch("ref"))
+        pos = [r.reference_start for r in recs]
+        assert pos == sorted(pos) and len(recs) == 400
+        by = {(r.query_name, r.is_read1): r for r in recs}
+        for (name, r1), r in by.items():
+            m = by[(name, not r1)]
+            assert r.next_reference_start == m.reference_start
+            assert r.template_length == -m.template_length
+    sam = tmp_path / "x.sam"
+    assert main(["align", gfa, fq1, fq2, "-o", str(sam)]) == 0
+    lines = [x for x in sam.read_text().splitlines() if not x.startswith("@")]
+    assert len(lines) == 400 and sam.read_text().startswith("@HD\tVN:1.6\tSO:unsorted")
+    assert sorted(x.split("\t")[3] for x in lines) == sorted(
+        str(r.reference_start + 1) for r in recs)
+
+
+def test_cli_sam_option_errors(tmp_path, cli_pairs, capsys):
+    from cli_helpers import main as run
+    from cli_helpers import one_error
+    gfa, fq1, fq2, _ = cli_pairs
+    code, _, err = run(capsys, "align", gfa, fq1, "-o", tmp_path / "a.sam", "--ref-path", "nope",
+                      "-q")
+    one_error(code, err, "nope", "ref")
+    code, _, err = run(capsys, "align", gfa, fq1, "-o", tmp_path / "a.gaf", "--sort")
+    one_error(code, err, "--sort")
+    code, _, err = run(capsys, "align", gfa, fq1, "-f", "sam", "--no-traceback")
+    one_error(code, err, "--no-traceback")
+    assert not (tmp_path / "a.sam").exists()
