@@ -502,3 +502,26 @@ def test_cli_sam_option_errors(tmp_path, cli_pairs, capsys):
     code, _, err = run(capsys, "align", gfa, fq1, "-f", "sam", "--no-traceback")
     one_error(code, err, "--no-traceback")
     assert not (tmp_path / "a.sam").exists()
+
+
+def test_cli_bam_error_rate_is_the_simulated_one(tmp_path):
+    """samtools stats (pysam.stats) of the BAM of pairs simulated with 1% substitutions on
+    a graph without variants (one allele per site: the reads differ from the reference path
+    only by their errors): error rate ~1%, every read mapped, insert size ~ the model."""
+    import pysam
+
+    from s2g.cli import main
+    from s2g.simulate import simulate_pairs
+    gfa, fq1, fq2, _ = simulate_pairs(str(tmp_path / "e"), total_bases=80_000, branching=1,
+                                      n_pairs=500, frag_mean=380, frag_sd=25, error_rate=0.01,
+                                      seed=21)
+    bam = tmp_path / "e.bam"
+    assert main(["align", gfa, fq1, fq2, "-o", str(bam), "--sort", "-q"]) == 0
+    sn = {}
+    for line in pysam.stats(str(bam)).splitlines():
+        if line.startswith("SN\t"):
+            k, v = line.split("\t")[1:3]
+            sn[k.rstrip(":")] = float(v)
+    assert sn["reads mapped"] == 1000 and sn["reads properly paired"] >= 990
+    assert 0.007 < sn["error rate"] < 0.013, sn["error rate"]
+    assert abs(sn["insert size average"] - 380) < 10
