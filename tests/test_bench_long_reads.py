@@ -3,7 +3,7 @@ and `s2g index` stderr, the GAF comparison, the records and the report's fallbac
 
 The GPU samples are verbatim lines of bench/results/nvidia-h100/long/e2e_10kbp_s11call4.log
 (H100, 1000 x 10 kbp reads); the CPU sample is a `--variant simd` run on the dev VM. Their
-`s2g: memory:` lines are made up in the format of s2g/cli.py's memory_report (added later).
+`s2g: memory:` lines are made up in the format of s2g/summary.py's memory_report (added later).
 """
 import json
 import sys

@@ -1,0 +1,95 @@
+"""What ``s2g align`` prints when a run ends: its warnings (reads longer than a cyclic
+graph's unrolling, reads without a seed hit), the closing line, and with ``--timings`` the
+seconds per stage, seeded alignment's parts, memory peaks and the GPU kernels' counters
+(:class:`s2g.aligner.AlignStats`)."""
+from __future__ import annotations
+
+import sys
+import warnings
+
+
+def report(args, aligner, counts, dt, spent):
+    """The run's warnings, its closing line and, with --timings, its seconds per stage."""
+    n, n_hit = counts
+    seeded = aligner.seeded
+    if aligner.too_long:
+        warnings.warn(f"{aligner.too_long} read(s) longer than --max-read-len "
+                      f"{aligner.seeded_read_len}: seeded "
+                      "alignment used the cyclic graph unrolled for that length, which may lack "
+                      "walks round a cycle that such a read needs; rerun with a larger one")
+    lost = seeded.totals["unseeded unaligned"] if seeded is not None else 0
+    if lost:
+        why = ("--unseeded unmapped" if seeded.unseeded == "unmapped" else
+               f"full-graph DP costs more than --unseeded auto allows, {seeded.full_cells:.0e} "
+               "cells a read")
+        warnings.warn(f"{lost} read(s) had no seed hit ({why}): written as no-hit lines; "
+                      "'--unseeded full' or '--exact' aligns them")
+    if n == 0:
+        print(f"s2g: warning: {args.reads} contains no reads; the GAF output is empty", file=sys.stderr)
+    elif not args.quiet:
+        how = aligner.describe()
+        print(f"s2g: {n} reads, {n_hit} aligned, {n - n_hit} without alignment; {how}; "
+              f"{dt:.2f} s ({n / dt:,.{0 if n / dt >= 10 else 1}f} reads/s)", file=sys.stderr)
+    if args.timings:
+        _timings(args, aligner, aligner.stats(), dt, spent)
+
+
+def _timings(args, aligner, st, dt, spent):
+    """--timings: stage seconds (``spent``: the CLI's own, then the aligner's), seeded
+    alignment's parts, memory, the warm-up, the GPU kernels' own counters
+    (:class:`s2g.aligner.AlignStats`)."""
+    label = {"traceback": f" ({'GPU' if aligner.tb_gpu else 'CPU'})",
+             "load graph": " (from GRAPH.s2gg)" if args.graph_cache_hit else ""}
+    spent, span = {**spent, **st.seconds}, st.span
+    print("s2g: seconds per stage: " + ", ".join(
+        f"{k}{label.get(k, '')} {v:.2f}" for k, v in spent.items())
+        + f"; wall {dt:.2f} (aligning from {span.get('align', [0])[0]:.2f} s to "
+        f"{span.get('align', [0, 0])[1]:.2f} s)", file=sys.stderr)
+    gt = st.profiles.get("gpu_traceback")
+    if st.seeded is not None:
+        parts = {k.replace("seconds ", ""): v for k, v in st.seeded.items()
+                 if k.startswith("seconds")}
+        if aligner.seeded.device == "gpu":
+            parts.update({f"GPU {k}": v for k, v in (gt or {}).items()
+                          if v and not k.startswith("long")})
+        print("s2g: seeded align stage, seconds: " + ", ".join(
+            f"{k} {v:.2f}" for k, v in parts.items())
+            + f"; first batch {st.first_batch_s or 0:.2f}",
+            file=sys.stderr)
+    print("s2g: memory: " + memory_report(st.profiles.get("devpool")), file=sys.stderr)
+    if aligner.prewarm is not None:      # first use on cold caches (s2g/warmup.py)
+        print("s2g: " + aligner.prewarm.report(), file=sys.stderr)
+    p = st.profiles.get("fast")
+    if p is not None and p["launches"]:
+        rate = (f"{p['cells'] / p['kernel'] / 1e9:.1f} GCUPS" if p["kernel"] > 0
+                else "no GPU timing (CUDA simulator)")
+        print(f"s2g: fast kernel: {p['launches']:,} launch{'es' if p['launches'] > 1 else ''}, "
+              f"{p['cells']:,} cells, {p['kernel']:.2f} s, {rate} (launch calls "
+              f"{p['wall']:.2f} s, setup {p['setup']:.2f} s)", file=sys.stderr)
+    if gt is not None and st.seeded is None and any(
+            v for k, v in gt.items() if not k.startswith("long")):
+        print("s2g: GPU traceback, seconds: " + ", ".join(
+            f"{k} {v:.2f}" for k, v in gt.items() if not k.startswith("long")),
+            file=sys.stderr)
+    if gt is not None and gt["long_launches"]:
+        print(f"s2g: long-window kernel: {gt['long_windows']:,} windows in "
+              f"{gt['long_launches']} launches, {gt['long_cells']:,} cells, "
+              f"{gt['long_kernel']:.2f} s, {gt['long_cells'] / max(gt['long_kernel'], 1e-9) / 1e9:.1f}"
+              " GCUPS", file=sys.stderr)
+
+
+def memory_report(devpool=None) -> str:
+    """``peak RSS N MB`` (this process, getrusage) and, where a GPU variant ran, the most
+    its reused device buffers held at once (``devpool``: a copy of
+    ``s2g.variants._devpool.PEAK``, :attr:`s2g.aligner.AlignStats.profiles`), and pinned
+    host buffers."""
+    import resource
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024     # KB on Linux
+    if sys.platform == "darwin":
+        rss /= 1024                                                       # bytes there
+    out = f"peak RSS {rss:,.0f} MB"
+    dp = devpool
+    if dp is not None and (dp["device"] or dp["pinned"]):
+        out += (f"; GPU buffers peak {dp['device'] / 2**20:,.0f} MB, pinned host "
+                f"{dp['pinned'] / 2**20:,.0f} MB")
+    return out
