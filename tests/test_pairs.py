@@ -377,3 +377,24 @@ def test_gpu_pairs_equal_cpu_pairs(sim_pairs):
     for f in ("score", "end_i", "end_j", "mapq", "pair_proper"):
         np.testing.assert_array_equal(getattr(out[0], f), getattr(out[1], f), err_msg=f)
     assert list(out[0].tracebacks) == list(out[1].tracebacks)
+
+
+def test_an_empty_or_unalignable_mate_keeps_its_line(tmp_path, sim_pairs):
+    """Pairs whose mate 2 is empty or all N: every read keeps its line in order, the
+    mate without alignment a no-hit line (pd:b:0), its mate still aligned."""
+    gfa, fq1, fq2, _ = sim_pairs
+    r1 = open(fq1).read().splitlines()[:8]
+    r2 = open(fq2).read().splitlines()[:8]
+    r2[1], r2[3] = "", ""
+    r2[5], r2[7] = "N" * 150, "I" * 150
+    a, b = tmp_path / "a.fq", tmp_path / "b.fq"
+    a.write_text("\n".join(r1) + "\n")
+    b.write_text("\n".join(r2) + "\n")
+    out = tmp_path / "o.gaf"
+    assert main(["align", gfa, str(a), str(b), "-o", str(out), "--fragment-mean", "400",
+                 "--fragment-sd", "40", "-q"]) == 0
+    lines = _gaf(out)
+    assert [x[0] for x in lines] == [r1[0][1:], r2[0][1:], r1[4][1:], r2[4][1:]]
+    assert lines[1][5] == "*" and lines[3][5] == "*"
+    assert lines[0][5] != "*" and lines[2][5] != "*"
+    assert lines[0][-1] == lines[1][-1] == "pd:b:0"
