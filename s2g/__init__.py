@@ -17,7 +17,7 @@ import os
 from . import _numba  # noqa: F401  (first: the CPU target's vector width, before any JIT)
 from .errors import GraphError, ReadError, S2GError
 from .graph import FlatGraph, graph_info, load_graph
-from .reads import ReadBatch, iter_read_batches, read_reads
+from .reads import ReadBatch, iter_pair_batches, iter_read_batches, read_pairs, read_reads
 from .result import AlignResult, BatchResult, Traceback
 from .scoring import Mode, Scoring, fits_int32, score_bound
 from . import variants
@@ -27,7 +27,7 @@ __version__ = "0.1.0"
 
 def align(graph: FlatGraph, reads: ReadBatch, scoring: Scoring | None = None, mode="local",
           variant: str = "auto", traceback: bool = True, max_traceback_cells: int | None = None,
-          method: str = "auto", index=None) -> BatchResult:
+          method: str = "auto", index=None, pairs=None) -> BatchResult:
     """Align every read of ``reads`` to ``graph``; one result per read, in order.
 
     ``variant``: a registered name (``s2g variants``) or ``"auto"`` (the fastest
@@ -45,18 +45,27 @@ def align(graph: FlatGraph, reads: ReadBatch, scoring: Scoring | None = None, mo
     :class:`~s2g.index.SeedIndex` or the path of its file (``s2g index``); None: built in
     memory when seeded alignment runs. The same driver as ``s2g align``
     (:mod:`s2g.plan`, :class:`s2g.aligner.Aligner`).
+
+    ``pairs``: paired-end reads, ``reads`` holding the mates interleaved (mate 1 of pair
+    k at read 2k, mate 2 at 2k+1: :func:`s2g.reads.read_pairs`): ``True`` (the fragment
+    length learned from the reads) or a :class:`~s2g.plan.PairOptions`; seeded alignment
+    then (``res.pair_proper``, ``res.pair_frag`` per pair).
     """
     from .aligner import Aligner
-    from .plan import RunOptions, SeededOptions, plan
+    from .plan import PairOptions, RunOptions, SeededOptions, plan
     path = index if isinstance(index, (str, os.PathLike)) else None
+    if pairs is True:
+        pairs = PairOptions()
     options = RunOptions(scoring or Scoring(), mode, variant, method, traceback=traceback,
                          max_traceback_cells=max_traceback_cells,
-                         seeded=SeededOptions(index=os.fspath(path) if path else None))
+                         seeded=SeededOptions(index=os.fspath(path) if path else None),
+                         pairs=pairs or None)
     cells = int(graph.n_bases) * int(reads.lengths().sum())   # the whole input: one batch
     run = plan(graph, options, run_cells=cells, index=None if path else index)
     return Aligner.from_plan(run).align(reads)
 
 
-__all__ = ["align", "load_graph", "read_reads", "iter_read_batches", "graph_info", "Scoring",
+__all__ = ["align", "load_graph", "read_reads", "iter_read_batches", "read_pairs",
+           "iter_pair_batches", "graph_info", "Scoring",
            "Mode", "FlatGraph", "ReadBatch", "AlignResult", "BatchResult", "Traceback",
            "S2GError", "GraphError", "ReadError", "variants", "score_bound", "fits_int32"]

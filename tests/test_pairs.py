@@ -398,3 +398,18 @@ def test_an_empty_or_unalignable_mate_keeps_its_line(tmp_path, sim_pairs):
     assert lines[1][5] == "*" and lines[3][5] == "*"
     assert lines[0][5] != "*" and lines[2][5] != "*"
     assert lines[0][-1] == lines[1][-1] == "pd:b:0"
+
+
+def test_python_api_pairs(sim_pairs):
+    """s2g.align(..., pairs=True) == the CLI's paired run: the same placements."""
+    gfa, fq1, fq2, _ = sim_pairs
+    g = s2g.load_graph(gfa)
+    reads = s2g.read_pairs(fq1, fq2)
+    res = s2g.align(g, reads, pairs=True)
+    assert len(res) == reads.n_reads and res.pair_proper.mean() >= 0.99
+    pa = PairedAligner(SeededAligner(g, build_index(g), Scoring(), Mode.LOCAL))
+    want = pa.align_batch(reads)
+    np.testing.assert_array_equal(res.score, want.score)
+    np.testing.assert_array_equal(res.mapq, want.mapq)
+    with pytest.raises(s2g.S2GError, match="seeded alignment"):
+        s2g.align(g, reads, pairs=True, method="exact")
