@@ -253,12 +253,12 @@ def run_graph(spec, args, rng):
 
     log("warm-up")
     warm = reads.subset(np.arange(min(2 * args.warm_pairs, n)))
-    se = SeededAligner(g, ix, sc, mode)
+    se = SeededAligner(g, ix, sc, mode, device=args.device)
     se.traceback(warm, se.align_batch(warm))
-    pw = PairedAligner(SeededAligner(g, ix, sc, mode), model=None, rescue=not args.no_rescue)
+    pw = PairedAligner(SeededAligner(g, ix, sc, mode, device=args.device), model=None, rescue=not args.no_rescue)
     pw.traceback(warm, pw.align_batch(warm))
     if pw.model is None:                # not enough confident pairs: compile with a model
-        pw = PairedAligner(SeededAligner(g, ix, sc, mode),
+        pw = PairedAligner(SeededAligner(g, ix, sc, mode, device=args.device),
                            model=FragmentModel(args.frag_mean, args.frag_sd),
                            rescue=not args.no_rescue)
         pw.traceback(warm, pw.align_batch(warm))
@@ -273,7 +273,7 @@ def run_graph(spec, args, rng):
     se.traceback(reads, rs)
     t2 = time.perf_counter()
     log("paired")
-    pe = PairedAligner(SeededAligner(g, ix, sc, mode), model=None, rescue=not args.no_rescue)
+    pe = PairedAligner(SeededAligner(g, ix, sc, mode, device=args.device), model=None, rescue=not args.no_rescue)
     t3 = time.perf_counter()
     rp = pe.align_batch(reads)
     t4 = time.perf_counter()
@@ -412,6 +412,15 @@ def table(rows):
               f"{r['ratio_paired_single']['all stages']:>5}")
 
 
+def _gpu_name():
+    try:
+        from numba import cuda
+        name = cuda.get_current_device().name
+        return name.decode() if isinstance(name, bytes) else str(name)
+    except Exception as exc:  # noqa: BLE001 - a record, not a check
+        return f"unknown ({type(exc).__name__})"
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -427,6 +436,9 @@ def main(argv=None):
                     help="share of pairs whose mate 2 gets --hard-error substitutions")
     ap.add_argument("--hard-error", type=float, default=0.10)
     ap.add_argument("--no-rescue", action="store_true")
+    ap.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
+                    help="where the windows' DP runs (gpu: the GPU window kernel; rescues "
+                         "run on the CPU window kernel either way)")
     ap.add_argument("--mode", default="local", choices=("local", "semiglobal"))
     ap.add_argument("--sim-node-len", type=float, default=50)
     ap.add_argument("--warm-pairs", type=int, default=1000,
@@ -448,6 +460,7 @@ def main(argv=None):
         print(json.dumps(row), flush=True)
     meta = {"date": time.strftime("%Y-%m-%d"), "host": platform.node(),
             "numba_threads": numba.get_num_threads(), "argv": sys.argv[1:],
+            "device": args.device, "gpu": _gpu_name() if args.device == "gpu" else None,
             "wall_s": round(time.perf_counter() - t_all, 1)}
     if args.out:
         os.makedirs(args.out, exist_ok=True)
