@@ -455,7 +455,7 @@ def _align(args, out, options, kernel) -> int:
             bar.close()
     out.commit()
     if writer is not None and args.sort and args.output_format == "bam" and out.path != "-":
-        from .surject import index_bam
+        from .sam import index_bam
         index_bam(out.path)
     report(args, aligner, counts, time.perf_counter() - t0, spent)
     return 0
@@ -463,11 +463,11 @@ def _align(args, out, options, kernel) -> int:
 
 def _sam_writer(args, out, run, options):
     """(SamWriter, its formatter for the pipeline) of SAM/BAM output on the reference
-    path (s2g/surject.py): records formatted in the pipeline's text stage, written (SAM
+    path (s2g/sam/): records formatted in the pipeline's text stage, written (SAM
     text, or BAM through pysam) into -o's temporary file or standard output."""
     import io
 
-    from .surject import RefPath, SamWriter
+    from .sam import RefPath, SamWriter
     graph = run.seeded.graph if run.seeded is not None else run.graph
     if is_cyclic(graph):
         raise S2GError(f"{args.graph}: SAM/BAM output from full-graph DP on a cyclic graph "

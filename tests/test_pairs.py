@@ -359,6 +359,21 @@ def test_cli_simulate_pairs_then_align(tmp_path, capsys):
     assert capsys.readouterr().out.split()[1].endswith("s.fq")
 
 
+def test_gpu_windows_in_pairs_under_the_cuda_simulator_match_the_cpu():
+    """PairedAligner over SeededAligner(device="gpu") == over device="cpu", field for
+    field, rescued mates included (tests/pairs_cudasim_check.py, in a subprocess)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    repo = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(repo))
+    p = subprocess.run([sys.executable, str(repo / "tests" / "pairs_cudasim_check.py")],
+                       env=env, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.startswith("OK 8"), p.stdout
+
+
 @pytest.mark.gpu
 def test_gpu_pairs_equal_cpu_pairs(sim_pairs):
     """On a real GPU: the paired run with the GPU's windows == the CPU's, field for field,

@@ -1,4 +1,4 @@
-"""Surjection onto a reference path and SAM/BAM output (s2g/surject.py).
+"""Surjection onto a reference path and SAM/BAM output (s2g/sam/).
 
 Every mapped record is checked by invariants against the path sequence (its CIGAR
 re-scores to AS with the scoring, re-spelled NM and MD agree), positions against the
@@ -18,7 +18,7 @@ import s2g
 from s2g.errors import S2GError
 from s2g.reads import ReadBatch
 from s2g.simulate import sample_reads, snp_graph
-from s2g.surject import RefPath, SamWriter, choose_path, write_sam
+from s2g.sam import RefPath, SamWriter, choose_path, write_sam
 
 SC = s2g.Scoring()
 _COMP = str.maketrans("ACGTN", "TGCAN")

@@ -1,0 +1,423 @@
+"""Surjection of a batch (see :mod:`s2g.sam`): placement of each read's graph alignment
+on the reference path (:func:`_place`), banded glocal realignment of its candidate
+windows (:func:`_realign`), the best candidate per read (:func:`surject_batch`,
+:class:`Surjected`), the graph alignments as arrays (:class:`_Tracebacks`) and the
+reference span of each record (:func:`_ref_span`).
+"""
+from __future__ import annotations
+
+import re
+
+import numba
+import numpy as np
+
+from .._numba import NJIT, PARALLEL
+from ..errors import S2GError
+from ..graph_core import COMPLEMENT_CODE
+from ..scoring import Scoring
+from .refpath import RefPath
+
+#: placement status of a read (what :func:`_place` writes)
+NONE, OFF_PATH, FORWARD, REVERSE = 0, 1, 2, 3
+#: candidate windows realigned per read (a path repeating the read's segments, as LPA's
+#: KIV-2 copies do, votes for several places; the best realigned score wins) ...
+CANDIDATES = 16
+#: ... each with at least 1/MIN_SHARE of the heaviest window's votes
+MIN_SHARE = 2
+#: realignment column ops (what :func:`_realign` writes)
+OP_MATCH, OP_MISMATCH, OP_INS, OP_DEL = 0, 1, 2, 3
+
+_NEG = np.int32(-(1 << 29))          # int32 "minus infinity" (as s2g.scoring.NEG_INF)
+
+
+# ------------------------------------------------------------------------ placement
+
+@numba.njit(**PARALLEL)
+def _place(tbs, nodes, occ, plen, K, out):
+    """Per read ``r``, up to ``K`` candidate windows, heaviest first: ``out[r*K + c]`` =
+    (status, window start, window end, band low diagonal, band high diagonal, qstart,
+    qend), the diagonals ``j - i`` (window column minus row of the read part, oriented as
+    it aligns to the path) that the realignment computes; status NONE for no window
+    (OFF_PATH in the first when the walk has no node on the path).
+
+    ``tbs``: the graph alignments (has, qstart, qend, walk start, walk end, indel bases,
+    path_at, n_path, path: :class:`_Tracebacks`); ``nodes``: the graph's (node_start,
+    node_seg, node_rev); ``occ``: the reference path's (occ_ptr, occ_step, step_rev,
+    step_off); ``plen``: its length. ``out`` stays a parameter of its own (written in the
+    ``prange``: see docs/architecture.md, "Size rules")."""
+    has, qstart, qend, ps, pe, indel, path_at, n_path, path = tbs
+    node_start, node_seg, node_rev = nodes
+    occ_ptr, occ_step, step_rev, step_off = occ
+    n = len(has)
+    for r in numba.prange(n):
+        if not has[r] or qend[r] <= qstart[r]:
+            continue
+        a, b = ps[r], pe[r]
+        cnt = 0
+        w = 0
+        for t in range(path_at[r], path_at[r] + n_path[r]):
+            v = path[t]
+            ln = node_start[v + 1] - node_start[v]
+            if min(w + ln, b) > max(w, a):
+                s = node_seg[v]
+                cnt += occ_ptr[s + 1] - occ_ptr[s]
+            w += ln
+        out[r * K, 0] = OFF_PATH
+        if cnt == 0:
+            continue
+        key = np.empty(cnt, np.int64)
+        wt = np.empty(cnt, np.int64)
+        c = 0
+        w = 0
+        for t in range(path_at[r], path_at[r] + n_path[r]):
+            v = path[t]
+            ln = node_start[v + 1] - node_start[v]
+            ov = min(w + ln, b) - max(w, a)
+            if ov > 0:
+                s = node_seg[v]
+                for k in range(occ_ptr[s], occ_ptr[s + 1]):
+                    i = occ_step[k]
+                    if step_rev[i] == node_rev[v]:
+                        # walk x -> path x + shift
+                        key[c] = step_off[i] - w
+                    else:
+                        # walk x -> path shift - 1 - x; reverse votes sort after forward ones
+                        key[c] = (step_off[i] + ln + w) + (np.int64(1) << 42)
+                    wt[c] = ov
+                    c += 1
+            w += ln
+        order = np.argsort(key)
+        tol = 16 + indel[r] + (b - a) // 4
+        pad = 8 + indel[r]
+        m = qend[r] - qstart[r]
+        used = np.zeros(cnt, np.bool_)
+        first = np.int64(0)
+        for c in range(K):
+            # the heaviest window of votes within tol, among votes no earlier window took
+            best, ba, bb = np.int64(0), -1, -1
+            acc = np.int64(0)
+            lo = 0
+            for hi in range(cnt):
+                if used[hi]:
+                    acc = 0
+                    lo = hi + 1
+                    continue
+                acc += wt[order[hi]]
+                while key[order[hi]] - key[order[lo]] > tol:
+                    acc -= wt[order[lo]]
+                    lo += 1
+                if acc > best:
+                    best, ba, bb = acc, lo, hi
+            if ba < 0 or (c > 0 and best * MIN_SHARE < first):
+                break
+            if c == 0:
+                first = best
+            for k in range(ba, bb + 1):
+                used[k] = True
+            smin, smax = key[order[ba]], key[order[bb]]
+            rev = smin >= (np.int64(1) << 41)
+            if rev:
+                smin -= np.int64(1) << 42
+                smax -= np.int64(1) << 42
+                s0, s1 = smin - b, smax - a          # the aligned walk on the path: [s0, s1)
+            else:
+                s0, s1 = a + smin, b + smax
+            ws = max(0, s0 - pad)
+            we = min(plen, s1 + pad)
+            if we <= ws:
+                continue                             # the votes fall off the path's ends
+            d0 = s0 - ws                             # expected start diagonal (row 0)
+            d1 = (s1 - ws) - m                       # expected end diagonal (row m)
+            t = r * K + c
+            out[t, 0] = REVERSE if rev else FORWARD
+            out[t, 1] = ws
+            out[t, 2] = we
+            out[t, 3] = min(d0, d1) - pad
+            out[t, 4] = max(d0, d1) + pad
+            out[t, 5] = qstart[r]
+            out[t, 6] = qend[r]
+
+
+# ---------------------------------------------------------------------- realignment
+
+@numba.njit(**PARALLEL)
+def _realign(place, read_of, rflat, roff, ref, comp, a, b, o, e, ops_at, ops, out):
+    """Banded glocal affine realignment of each candidate window ``t`` of read
+    ``read_of[t]`` (see :mod:`s2g.sam`). ``ops[ops_at[t]:]``: its alignment columns (OP_*),
+    ``out[t]`` = (number of columns, 0-based start on the path, score, NM, left clip, right
+    clip)."""
+    n = len(place)
+    for r in numba.prange(n):
+        st = place[r, 0]
+        if st < FORWARD:
+            continue
+        ws, we = place[r, 1], place[r, 2]
+        nn = we - ws
+        rd = read_of[r]
+        qlen = roff[rd + 1] - roff[rd]
+        q0r, q1r = place[r, 5], place[r, 6]        # aligned part, read coordinates
+        m = q1r - q0r
+        q = np.empty(m, np.uint8)
+        base = roff[rd]
+        if st == FORWARD:
+            for k in range(m):
+                q[k] = rflat[base + q0r + k]
+            clip_l, clip_r = q0r, qlen - q1r
+        else:
+            for k in range(m):
+                q[k] = comp[rflat[base + q1r - 1 - k]]
+            clip_l, clip_r = qlen - q1r, q0r
+        # the band: every row non-empty and connected to the next (row m reachable)
+        dlo = max(min(place[r, 3], nn - m), -m)
+        dhi = min(max(place[r, 4], 0), nn)
+        if dhi < dlo:
+            dhi = dlo
+        bw = dhi - dlo + 1
+        tb = np.zeros((m + 1) * bw, np.uint8)
+        hp = np.full(nn + 2, _NEG, np.int32)
+        hc = np.full(nn + 2, _NEG, np.int32)
+        fp = np.full(nn + 2, _NEG, np.int32)
+        fc = np.full(nn + 2, _NEG, np.int32)
+        # row 0: free reference prefix (glocal)
+        for j in range(max(0, dlo), min(nn, dhi) + 1):
+            hp[j] = 0
+        goe = np.int32(o + e)
+        ge = np.int32(e)
+        for i in range(1, m + 1):
+            lo = max(0, i + dlo)
+            hi = min(nn, i + dhi)
+            x = q[i - 1]
+            erun = _NEG
+            hleft = _NEG
+            row = i * bw
+            if lo <= hi:
+                for j in range(lo, hi + 1):
+                    flag = 0
+                    # deletion (consumes reference): from the left cell of this row
+                    e1 = hleft - goe
+                    e2 = erun - ge
+                    if e2 > e1:
+                        erun = e2
+                        flag |= 4
+                    else:
+                        erun = e1
+                    # insertion (consumes read): from the cell above
+                    f1 = hp[j] - goe
+                    f2 = fp[j] - ge
+                    if f2 > f1:
+                        fv = f2
+                        flag |= 8
+                    else:
+                        fv = f1
+                    fc[j] = fv
+                    # match/mismatch; N scores as a mismatch
+                    if j > 0:
+                        y = ref[ws + j - 1]
+                        h = hp[j - 1] + (np.int32(a) if (x == y and x < 4) else np.int32(-b))
+                    else:
+                        h = _NEG
+                    # tie order: diagonal, insertion, deletion
+                    if fv > h:
+                        h = fv
+                        flag |= 2
+                    if erun > h:
+                        h = erun
+                        flag = (flag & 12) | 1
+                    if h < _NEG:
+                        h = _NEG
+                    hc[j] = h
+                    hleft = h
+                    tb[row + (j - i - dlo)] = flag
+                if hi + 1 <= nn:
+                    hc[hi + 1] = _NEG
+                    fc[hi + 1] = _NEG
+                if lo - 1 >= 0:
+                    hc[lo - 1] = _NEG
+                    fc[lo - 1] = _NEG
+            hp, hc = hc, hp
+            fp, fc = fc, fp
+        # best end: free reference suffix, leftmost of the best
+        lo = max(0, m + dlo)
+        hi = min(nn, m + dhi)
+        best = _NEG
+        jb = lo
+        for j in range(lo, hi + 1):
+            if hp[j] > best:
+                best = hp[j]
+                jb = j
+        # traceback (columns written backwards, then reversed in place)
+        at = ops_at[r]
+        i, j = m, jb
+        state = 0
+        c = 0
+        nm = 0
+        while i > 0:
+            f = tb[i * bw + (j - i - dlo)]
+            if state == 0:
+                src = f & 3
+                if src == 0:
+                    y = ref[ws + j - 1]
+                    x = q[i - 1]
+                    if x == y and x < 4:
+                        ops[at + c] = OP_MATCH
+                    else:
+                        ops[at + c] = OP_MISMATCH
+                        nm += 1
+                    c += 1
+                    i -= 1
+                    j -= 1
+                elif src == 1:
+                    state = 1
+                else:
+                    state = 2
+            elif state == 1:
+                ops[at + c] = OP_DEL
+                c += 1
+                nm += 1
+                if not (f & 4):
+                    state = 0
+                j -= 1
+            else:
+                ops[at + c] = OP_INS
+                c += 1
+                nm += 1
+                if not (f & 8):
+                    state = 0
+                i -= 1
+        for k in range(c // 2):
+            t = ops[at + k]
+            ops[at + k] = ops[at + c - 1 - k]
+            ops[at + c - 1 - k] = t
+        out[r, 0] = c
+        out[r, 1] = ws + j
+        out[r, 2] = best
+        out[r, 3] = nm
+        out[r, 4] = clip_l
+        out[r, 5] = clip_r
+
+
+
+# ----------------------------------------------------------------- batch surjection
+
+class _Tracebacks:
+    """A batch's graph alignments as arrays, from a BatchResult's FlatTracebacks or from
+    :class:`~s2g.result.Traceback` objects (per-read results, as the GAF writer takes)."""
+
+    def __init__(self, res, n):
+        from ..result import BatchResult
+        from ..scoring import NEG_INF
+        flat = res.flat if isinstance(res, BatchResult) else None
+        if flat is not None:
+            aligned = (np.asarray(res.score, np.int64) > NEG_INF) & (np.asarray(res.end_j) >= 0)
+            self.has = np.asarray(flat.has, np.bool_) & aligned
+            self.qstart = np.asarray(flat.qstart, np.int64)
+            self.qend = np.asarray(flat.qend, np.int64)
+            self.ps = np.asarray(flat.geo[:, 1], np.int64)
+            self.pe = np.asarray(flat.geo[:, 2], np.int64)
+            self.indel = np.asarray(flat.counts[:, 2] + flat.counts[:, 3], np.int64)
+            self.path_at = np.asarray(flat.path_at, np.int64)
+            self.n_path = np.asarray(flat.n_path, np.int64)
+            self.path = np.asarray(flat.path, np.int64)
+            self.mapq = (np.full(n, 255, np.int64) if res.mapq is None
+                         else np.asarray(res.mapq, np.int64))
+            return
+        rows = list(res)
+        if len(rows) != n:
+            raise S2GError(f"SAM writer: {len(rows)} results for {n} reads")
+        self.has = np.zeros(n, np.bool_)
+        self.qstart, self.qend, self.ps, self.pe, self.indel, self.path_at, self.n_path = (
+            np.zeros(n, np.int64) for _ in range(7))
+        self.mapq = np.zeros(n, np.int64)
+        nodes = []
+        at = 0
+        for r, x in enumerate(rows):
+            self.mapq[r] = x.mapq
+            tb = x.traceback
+            self.path_at[r] = at
+            if not x.aligned or tb is None:
+                continue
+            self.has[r] = True
+            self.qstart[r], self.qend[r] = tb.qstart, tb.qend
+            self.ps[r], self.pe[r] = tb.path_start, tb.path_end
+            self.indel[r] = sum(int(k) for k, op in re.findall(r"(\d+)([ID])", tb.cigar))
+            self.n_path[r] = len(tb.path)
+            nodes.extend(tb.path)
+            at += len(tb.path)
+        self.path = np.asarray(nodes, np.int64)
+
+
+def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = None):
+    """Place and realign every read of ``reads`` (a :class:`~s2g.reads.ReadBatch`) from
+    its graph alignment ``res`` (a BatchResult, or per-read AlignResults); returns a
+    :class:`Surjected` (arrays, one row per read)."""
+    sc = scoring or Scoring()
+    n = reads.n_reads
+    tbs = _Tracebacks(res, n)
+    rflat = np.asarray(reads.codes_flat, np.uint8)
+    roff = np.asarray(reads.offsets, np.int64)
+    K = CANDIDATES
+    items = np.zeros((n * K, 7), np.int64)
+    if n:
+        _place((tbs.has, tbs.qstart, tbs.qend, tbs.ps, tbs.pe, tbs.indel, tbs.path_at,
+                tbs.n_path, tbs.path),
+               (np.asarray(graph.node_start, np.int64), np.asarray(graph.node_seg, np.int64),
+                np.asarray(graph.node_rev, np.uint8)),
+               (ref.occ_ptr, ref.occ_step, ref.step_rev, ref.step_off), ref.length, K, items)
+    live = np.flatnonzero(items[:, 0] >= FORWARD)          # candidate windows to realign
+    it = items[live]
+    size = (it[:, 6] - it[:, 5]) + (it[:, 2] - it[:, 1])
+    ops_at = np.zeros(len(live) + 1, np.int64)
+    np.cumsum(size, out=ops_at[1:])
+    ops = np.zeros(int(ops_at[-1]), np.uint8)
+    rea_live = np.zeros((len(live), 6), np.int64)
+    if len(live):
+        _realign(it, live // K, rflat, roff, ref.seq, COMPLEMENT_CODE, sc.match, sc.mismatch,
+                 sc.gap_open, sc.gap_extend, ops_at, ops, rea_live)
+    # per read, the candidate with the best realigned score (ties: the heaviest window)
+    score = np.full(n * K, np.iinfo(np.int64).min, np.int64)
+    score[live] = rea_live[:, 2]
+    row = np.full(n * K, -1, np.int64)
+    row[live] = np.arange(len(live))
+    pick = np.arange(n) * K + (np.argmax(score.reshape(n, K), axis=1) if n else 0)
+    place = items[pick]
+    got = row[pick]
+    place[:, 0] = np.where(got >= 0, items[pick, 0], items[np.arange(n) * K, 0])
+    rea = np.zeros((n, 6), np.int64)
+    rea[got >= 0] = rea_live[got[got >= 0]]
+    ops_at = np.where(got >= 0, ops_at[np.maximum(got, 0)], 0)
+    return Surjected(place, rea, ops, ops_at, tbs)
+
+
+class Surjected:
+    """What :func:`surject_batch` found, per read: ``status`` (NONE, OFF_PATH, FORWARD,
+    REVERSE), ``pos`` (0-based start on the path, -1 unmapped), ``end`` (end-exclusive),
+    ``score`` (AS), ``nm``; the column ops for the formatter."""
+
+    def __init__(self, place, rea, ops, ops_at, tbs):
+        self.place, self.rea, self.ops, self.ops_at, self.tbs = place, rea, ops, ops_at, tbs
+        self.status = place[:, 0]
+        self.mapped = self.status >= FORWARD
+        self.reverse = self.status == REVERSE
+        self.pos = np.where(self.mapped, rea[:, 1], -1)
+        ref_span = _ref_span(ops, ops_at, rea[:, 0], self.mapped)
+        self.end = np.where(self.mapped, rea[:, 1] + ref_span, -1)
+        self.score = rea[:, 2]
+        self.nm = rea[:, 3]
+
+
+@numba.njit(**NJIT)
+def _ref_span_kernel(ops, ops_at, ncol, mapped, out):
+    for r in range(len(mapped)):
+        if mapped[r]:
+            s = 0
+            for k in range(ops_at[r], ops_at[r] + ncol[r]):
+                if ops[k] != OP_INS:
+                    s += 1
+            out[r] = s
+
+
+def _ref_span(ops, ops_at, ncol, mapped):
+    out = np.zeros(len(mapped), np.int64)
+    if len(mapped):
+        _ref_span_kernel(ops, ops_at, ncol, mapped, out)
+    return out

@@ -1,0 +1,451 @@
+"""SAM/BAM output of surjected alignments (see :mod:`s2g.sam`): the Numba SAM formatter
+(:func:`_format_sam`; its byte helpers are :mod:`s2g.gaf`'s), :class:`SamWriter` (SAM
+text, or BAM through pysam: sorted, indexed), :func:`write_sam`, :func:`index_bam` and
+the reads' qualities (:func:`_qualities`).
+"""
+from __future__ import annotations
+
+import io
+import os
+import re
+import shlex
+import shutil
+import tempfile
+
+import numba
+import numpy as np
+
+from .._numba import NJIT
+from ..errors import S2GError
+from ..gaf import _oriented_blob, _put, _put_int, _put_tag
+from ..scoring import Scoring
+from .project import OP_DEL, OP_INS, OP_MATCH, OP_MISMATCH, surject_batch
+from .refpath import RefPath
+
+
+# ----------------------------------------------------------------------- formatting
+
+@numba.njit(**NJIT)
+def _put_run(buf, p, ln, op):
+    p = _put_int(buf, p, ln)
+    buf[p] = op
+    return p + 1
+
+
+@numba.njit(**NJIT)
+def _format_sam(names, rows, seqs, aln, graph_tags, lits):
+    """The batch's SAM lines as bytes (sequential: see s2g.gaf.format_gaf on why).
+
+    ``names``: (newline-separated name bytes, each name's newline index); ``rows``:
+    int64[n, 10] (flag, 1-based pos, mapq, rname set, rnext: 0 '*' 1 '=', pnext, tlen,
+    mapped, AS, NM); ``seqs``: (read codes, offsets, quality bytes, has quality);
+    ``aln``: (ops, ops_at, realign out, reference codes); ``graph_tags``: (has a graph
+    placement, path_at, n_path, path, path start, node step bytes, offsets);
+    ``lits``: (reference name bytes, letters ACGTN, complement letters TGCAN)."""
+    nblob, nend = names
+    rflat, roff, qual, has_q = seqs
+    ops, ops_at, rea, ref = aln
+    g_has, path_at, n_path, path, gps, vblob, voff = graph_tags
+    rname, letters, cletters = lits
+    n = len(nend)
+    cap = 1 << 16
+    buf = np.empty(cap, np.uint8)
+    p = 0
+    for r in range(n):
+        qlen = roff[r + 1] - roff[r]
+        na = nend[r - 1] + 1 if r else 0
+        ncol = rea[r, 0] if rows[r, 7] else 0
+        bound = (nend[r] - na) + 2 * qlen + 20 * ncol + len(rname) + 16 * 24 + 64
+        if g_has[r]:
+            for t in range(path_at[r], path_at[r] + n_path[r]):
+                bound += voff[path[t] + 1] - voff[path[t]]
+        if p + bound > len(buf):
+            nb = np.empty(max(2 * len(buf), p + bound), np.uint8)
+            nb[:p] = buf[:p]
+            buf = nb
+        flag = rows[r, 0]
+        rev = (flag & 16) != 0
+        p = _put(buf, p, nblob, na, nend[r])
+        buf[p] = 9
+        p = _put_int(buf, p + 1, flag)
+        buf[p] = 9
+        p += 1
+        if rows[r, 3]:
+            p = _put(buf, p, rname, 0, len(rname))
+        else:
+            buf[p] = 42
+            p += 1
+        buf[p] = 9
+        p = _put_int(buf, p + 1, rows[r, 1])
+        buf[p] = 9
+        p = _put_int(buf, p + 1, rows[r, 2])
+        buf[p] = 9
+        p += 1
+        if rows[r, 7]:
+            # CIGAR: S, runs of M (match + mismatch) / I / D, S
+            at = ops_at[r]
+            if rea[r, 4] > 0:
+                p = _put_run(buf, p, rea[r, 4], 83)
+            k = 0
+            while k < ncol:
+                op = ops[at + k]
+                cls = 0 if op <= OP_MISMATCH else op
+                t = k + 1
+                while t < ncol and (0 if ops[at + t] <= OP_MISMATCH else ops[at + t]) == cls:
+                    t += 1
+                p = _put_run(buf, p, t - k, 77 if cls == 0 else (73 if cls == OP_INS else 68))
+                k = t
+            if rea[r, 5] > 0:
+                p = _put_run(buf, p, rea[r, 5], 83)
+        else:
+            buf[p] = 42
+            p += 1
+        buf[p] = 9
+        p += 1
+        if rows[r, 4] == 1:
+            buf[p] = 61
+            p += 1
+        else:
+            buf[p] = 42
+            p += 1
+        buf[p] = 9
+        p = _put_int(buf, p + 1, rows[r, 5])
+        buf[p] = 9
+        p = _put_int(buf, p + 1, rows[r, 6])
+        buf[p] = 9
+        p += 1
+        # SEQ / QUAL: as given, or reverse-complemented on the reverse strand
+        s0 = roff[r]
+        if qlen == 0:
+            buf[p] = 42
+            buf[p + 1] = 9
+            buf[p + 2] = 42
+            p += 3
+        else:
+            if rev:
+                for k in range(qlen):
+                    buf[p + k] = cletters[rflat[s0 + qlen - 1 - k]]
+            else:
+                for k in range(qlen):
+                    buf[p + k] = letters[rflat[s0 + k]]
+            p += qlen
+            buf[p] = 9
+            p += 1
+            if has_q:
+                if rev:
+                    for k in range(qlen):
+                        buf[p + k] = qual[s0 + qlen - 1 - k]
+                else:
+                    for k in range(qlen):
+                        buf[p + k] = qual[s0 + k]
+                p += qlen
+            else:
+                buf[p] = 42
+                p += 1
+        if rows[r, 7]:
+            p = _put_tag(buf, p, 78, 77, 105)            # NM:i:
+            p = _put_int(buf, p, rows[r, 9])
+            p = _put_tag(buf, p, 77, 68, 90)             # MD:Z:
+            at = ops_at[r]
+            rp = rea[r, 1]
+            cnt = 0
+            k = 0
+            while k < ncol:
+                op = ops[at + k]
+                if op == OP_MATCH:
+                    cnt += 1
+                    rp += 1
+                    k += 1
+                elif op == OP_MISMATCH:
+                    p = _put_int(buf, p, cnt)
+                    cnt = 0
+                    buf[p] = letters[ref[rp]]
+                    p += 1
+                    rp += 1
+                    k += 1
+                elif op == OP_INS:
+                    k += 1
+                else:
+                    p = _put_int(buf, p, cnt)
+                    cnt = 0
+                    buf[p] = 94                          # '^'
+                    p += 1
+                    while k < ncol and ops[at + k] == OP_DEL:
+                        buf[p] = letters[ref[rp]]
+                        p += 1
+                        rp += 1
+                        k += 1
+            p = _put_int(buf, p, cnt)
+            p = _put_tag(buf, p, 65, 83, 105)            # AS:i:
+            p = _put_int(buf, p, rows[r, 8])
+        if g_has[r]:
+            p = _put_tag(buf, p, 88, 71, 90)             # XG:Z: the graph path
+            for t in range(path_at[r], path_at[r] + n_path[r]):
+                v = path[t]
+                p = _put(buf, p, vblob, voff[v], voff[v + 1])
+            p = _put_tag(buf, p, 88, 80, 105)            # XP:i: its path start
+            p = _put_int(buf, p, gps[r])
+        buf[p] = 10
+        p += 1
+    return buf[:p]
+
+
+_LETTERS = np.frombuffer(b"ACGTN", np.uint8)
+_CLETTERS = np.frombuffer(b"TGCAN", np.uint8)
+
+
+# ------------------------------------------------------------------------- writer
+
+_MATE = re.compile(r"/[12]$")
+
+
+def _pysam():
+    try:
+        import pysam
+    except ImportError:
+        raise S2GError("BAM output needs pysam: pip install 's2g[bam]'") from None
+    return pysam
+
+
+class SamWriter:
+    """SAM or BAM records of graph alignments surjected onto ``ref`` (a :class:`RefPath`
+    or a path name for :class:`RefPath`).
+
+    ``path_or_fh``: a file name, or a text file object (SAM) / binary or text file object
+    (BAM: written whole at :meth:`close`); ``fmt``: ``"sam"`` or ``"bam"``; ``argv``: the
+    command line for ``@PG CL``; ``sort``: coordinate-sorted output (``pysam.sort``: BAM,
+    or SAM when ``fmt="sam"``); ``index``: also ``PATH.bai`` (sorted BAM written to a
+    file name only); ``scoring``: the alignment's :class:`~s2g.scoring.Scoring` (the
+    realignment's, reported as AS); ``threads``: pysam's compression/sort threads.
+    Use as a context manager or call :meth:`close`.
+    """
+
+    def __init__(self, path_or_fh, graph, ref=None, fmt="sam", argv=None, sort=False,
+                 index=False, scoring: Scoring | None = None, threads: int = 1):
+        from .. import __version__
+        if fmt not in ("sam", "bam"):
+            raise S2GError(f"unknown output format {fmt!r}; choose sam or bam")
+        if index and not (sort and fmt == "bam"):
+            raise S2GError("an index (.bai) needs a coordinate-sorted BAM (sort the output)")
+        self.graph = graph
+        self.ref = ref if isinstance(ref, RefPath) else RefPath(graph, ref)
+        self.fmt, self.sort, self.index = fmt, sort, index
+        self.scoring = scoring or Scoring()
+        self.threads = max(1, int(threads))
+        self.n_written = 0
+        is_name = isinstance(path_or_fh, (str, os.PathLike))
+        if index and not is_name:
+            raise S2GError("an index (.bai) needs the BAM written to a file name")
+        self._target = os.fspath(path_or_fh) if is_name else path_or_fh
+        cl = " ".join(shlex.quote(x) for x in argv) if argv else None
+        self.header_text = self._header(cl, __version__)
+        self._rname = self.ref.name.encode("utf-8", "surrogateescape")
+        self._tmpdir = None
+        self._bam = None
+        self._fh = None
+        self._own_fh = False
+        if self.fmt == "bam" or sort:
+            pysam = _pysam()
+            self._pysam = pysam
+        if self.fmt == "sam" and not sort:
+            if is_name:
+                self._fh = open(self._target, "w", encoding="utf-8", errors="surrogateescape")
+                self._own_fh = True
+            else:
+                self._fh = self._target
+            self._fh.write(self.header_text)
+        else:
+            # records go to an unsorted BAM first: the output itself, or a temporary file
+            # to sort or to copy to a file object at the end
+            direct = self.fmt == "bam" and not sort and is_name
+            if direct:
+                self._bam_path = self._target
+            else:
+                base = os.path.dirname(os.path.abspath(self._target)) if is_name else None
+                self._tmpdir = tempfile.mkdtemp(prefix=".s2g-sam-", dir=base)
+                self._bam_path = os.path.join(self._tmpdir, "unsorted.bam")
+            self._header_obj = pysam.AlignmentHeader.from_text(self.header_text)
+            self._bam = pysam.AlignmentFile(self._bam_path, "wb", header=self._header_obj,
+                                            threads=self.threads)
+
+    def _header(self, cl, version):
+        lines = ["@HD\tVN:1.6\tSO:" + ("coordinate" if self.sort else "unsorted"),
+                 f"@SQ\tSN:{self.ref.name}\tLN:{self.ref.length}"]
+        pg = f"@PG\tID:s2g\tPN:s2g\tVN:{version}"
+        if cl:
+            pg += "\tCL:" + re.sub(r"[\t\n\r]", " ", cl)
+        lines.append(pg)
+        return "\n".join(lines) + "\n"
+
+    # ---------------------------------------------------------------- records
+    def sam_bytes(self, reads, res, pairs=None, graph=None) -> bytes:
+        """The SAM records (no header) of one batch, as :meth:`write_batch` writes them."""
+        n = reads.n_reads
+        graph = self.graph if graph is None else graph
+        sj = surject_batch(graph, self.ref, reads, res, self.scoring)
+        names = list(reads.names)
+        rows = np.zeros((n, 10), np.int64)
+        flag = np.where(sj.mapped, 0, 4) | np.where(sj.reverse, 16, 0)
+        pos1 = np.where(sj.mapped, sj.pos + 1, 0)
+        rname = sj.mapped.copy()
+        rnext = np.zeros(n, np.int64)
+        pnext = np.zeros(n, np.int64)
+        tlen = np.zeros(n, np.int64)
+        if pairs is not None:
+            proper = np.asarray(getattr(pairs, "proper", pairs), np.bool_).reshape(-1)
+            if n != 2 * len(proper):
+                raise S2GError(f"SAM writer: a paired batch holds 2 reads per pair; got {n} "
+                               f"reads for {len(proper)} pairs")
+            names = [_MATE.sub("", x) for x in names]
+            me = np.arange(n)
+            mate = me ^ 1
+            m_me, m_mate = sj.mapped, sj.mapped[mate]
+            flag = flag | 1 | np.where(me % 2 == 0, 64, 128)
+            flag |= np.where(~m_mate, 8, 0)
+            flag |= np.where(m_mate & sj.reverse[mate], 32, 0)
+            flag |= np.where(np.repeat(proper, 2) & m_me & m_mate, 2, 0)
+            # an unmapped read whose mate is mapped sits at its mate's position
+            placed = ~m_me & m_mate
+            pos1 = np.where(placed, pos1[mate], pos1)
+            rname = m_me | m_mate
+            rnext = rname.astype(np.int64)
+            pnext = np.where(rname, pos1[mate], 0)
+            both = m_me & m_mate
+            left = np.minimum(sj.pos, sj.pos[mate])
+            right = np.maximum(sj.end, sj.end[mate])
+            first = (sj.pos < sj.pos[mate]) | ((sj.pos == sj.pos[mate]) & (me % 2 == 0))
+            tlen = np.where(both, np.where(first, 1, -1) * (right - left), 0)
+        rows[:, 0] = flag
+        rows[:, 1] = pos1
+        rows[:, 2] = np.where(sj.mapped, np.clip(sj.tbs.mapq, 0, 255), 0)
+        rows[:, 3] = rname
+        rows[:, 4] = rnext
+        rows[:, 5] = pnext
+        rows[:, 6] = tlen
+        rows[:, 7] = sj.mapped
+        rows[:, 8] = sj.score
+        rows[:, 9] = sj.nm
+        if n == 0:
+            return b""
+        nblob = np.frombuffer(("\n".join(names) + "\n").encode("utf-8", "surrogateescape"),
+                              np.uint8)
+        nend = np.flatnonzero(nblob == 10).astype(np.int64)
+        qual, has_q = _qualities(reads)
+        vblob, voff = _oriented_blob(graph)
+        out = _format_sam((nblob, nend), rows,
+                          (np.asarray(reads.codes_flat, np.uint8),
+                           np.asarray(reads.offsets, np.int64), qual, has_q),
+                          (sj.ops, sj.ops_at, sj.rea, self.ref.seq),
+                          (sj.tbs.has, sj.tbs.path_at, sj.tbs.n_path, sj.tbs.path, sj.tbs.ps,
+                           vblob, voff),
+                          (np.frombuffer(self._rname, np.uint8), _LETTERS, _CLETTERS))
+        return out.tobytes()
+
+    def write_batch(self, reads, res, pairs=None, graph=None) -> int:
+        """Write one record per read of ``reads`` (a :class:`~s2g.reads.ReadBatch`), in
+        order, from ``res`` (its BatchResult, or per-read AlignResults). ``pairs``: None
+        (single-end), or for a batch of 2n reads interleaved (mate 1 of pair k at 2k, mate 2
+        at 2k+1) n booleans (or an object with ``.proper``): which pairs are proper.
+        ``graph``: the FlatGraph this batch was aligned to when it is not the writer's (a
+        cyclic graph unrolled per batch: node ids differ, segments and paths do not).
+        Returns the number of records."""
+        return self.write_records(self.sam_bytes(reads, res, pairs, graph), reads.n_reads)
+
+    def write_records(self, data: bytes, n: int) -> int:
+        """Write :meth:`sam_bytes`' records of ``n`` reads (made in another thread)."""
+        if self._fh is not None:
+            self._fh.write(data.decode("utf-8", "surrogateescape"))
+        elif data:
+            from_string = self._pysam.AlignedSegment.fromstring
+            hdr = self._header_obj
+            write = self._bam.write
+            for line in data.decode("utf-8", "surrogateescape").split("\n")[:-1]:
+                write(from_string(line, hdr))
+        self.n_written += n
+        return n
+
+    def close(self):
+        """Finish the output: close the file, sort and index when asked."""
+        try:
+            if self._fh is not None:
+                if self._own_fh:
+                    self._fh.close()
+                else:
+                    self._fh.flush()
+                self._fh = None
+            if self._bam is not None:
+                self._bam.close()
+                self._bam = None
+                self._finish()
+        finally:
+            if self._tmpdir is not None:
+                shutil.rmtree(self._tmpdir, ignore_errors=True)
+                self._tmpdir = None
+
+    def _finish(self):
+        pysam = self._pysam
+        src = self._bam_path
+        if self._tmpdir is None:
+            return                                        # unsorted BAM written in place
+        is_name = isinstance(self._target, str)
+        out = self._target if is_name else os.path.join(self._tmpdir, "out")
+        if self.sort:
+            args = ["-o", out, "-O", "bam" if self.fmt == "bam" else "sam",
+                    "-T", os.path.join(self._tmpdir, "sort")]
+            if self.threads > 1:
+                args += ["-@", str(self.threads)]
+            pysam.sort(*args, src)
+        else:
+            out = src
+        if self.index:
+            pysam.index(out)
+        if not is_name:
+            fh = self._target
+            raw = getattr(fh, "buffer", None)        # a text stream over bytes (stdout)
+            with open(out, "rb") as f:
+                if raw is not None:
+                    fh.flush()
+                    shutil.copyfileobj(f, raw)
+                    raw.flush()
+                elif isinstance(fh, io.TextIOBase):   # StringIO: SAM text only
+                    fh.write(f.read().decode("utf-8", "surrogateescape"))
+                else:
+                    shutil.copyfileobj(f, fh)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def index_bam(path):
+    """Write ``path.bai`` for a coordinate-sorted BAM (``pysam.index``)."""
+    _pysam().index(os.fspath(path))
+
+
+def _qualities(reads):
+    """``(flat ASCII qualities aligned with the codes, True)`` when the batch carries
+    qualities (attribute ``quals`` or ``qualities``: a uint8 array as long as the codes, or
+    one str/bytes per read), else ``(empty, False)``: QUAL is then ``*``."""
+    q = getattr(reads, "quals", None)
+    if q is None:
+        q = getattr(reads, "qualities", None)
+    if q is None:
+        return np.zeros(0, np.uint8), False
+    if isinstance(q, np.ndarray):
+        if len(q) != len(reads.codes_flat):
+            raise S2GError("read qualities do not match the bases")
+        return np.ascontiguousarray(q, np.uint8), True
+    parts = [x.encode() if isinstance(x, str) else bytes(x) for x in q]
+    flat = np.frombuffer(b"".join(parts), np.uint8)
+    if len(flat) != len(reads.codes_flat):
+        raise S2GError("read qualities do not match the bases")
+    return flat, True
+
+
+def write_sam(path_or_fh, graph, reads, res, ref=None, fmt="sam", pairs=None, **kw) -> int:
+    """One batch in one call: :class:`SamWriter` + :meth:`~SamWriter.write_batch`."""
+    with SamWriter(path_or_fh, graph, ref, fmt=fmt, **kw) as w:
+        return w.write_batch(reads, res, pairs)
