@@ -151,25 +151,19 @@ def end_columns(col, node_start, node_seg, node_rev, seg_node):
 
 
 @numba.njit(**NJIT)
-def walk_steps(c0, c1, node_start, pred_ptr, pred_idx, limit, max_nodes):
-    """Fewest steps from column ``c0`` to column ``c1`` along walks of the graph (0 when
-    equal; one step per base passed), or -1 when ``c1`` is not reached within ``limit``
-    steps (or lies before ``c0`` in topological order, or more than ``max_nodes`` nodes
-    on): a sweep over the nodes between them in topological order."""
-    if c1 < c0:
-        return -1
+def sweep(c0, n, node_start, pred_ptr, pred_idx, limit, axis_stop):
+    """Fewest steps from column ``c0`` to the first base of each of the ``n`` nodes from
+    its own on, in topological order (``limit + 1``: not reached within ``limit``); the
+    sweep stops at the first node starting more than ``axis_stop`` columns after ``c0``.
+    Returns the steps and how many nodes were swept."""
     v0 = np.searchsorted(node_start, c0, side="right") - 1
-    v1 = np.searchsorted(node_start, c1, side="right") - 1
-    if v1 == v0:
-        return c1 - c0 if c1 - c0 <= limit else -1
-    n = v1 - v0 + 1
-    if n > max_nodes:
-        return -1
     big = limit + 1
-    s = np.full(n, big, np.int64)       # steps to each node's first base
+    s = np.full(n, big, np.int64)
     s[0] = -(c0 - node_start[v0])
     for x in range(1, n):
         v = v0 + x
+        if node_start[v] - c0 > axis_stop:
+            return s, x
         best = big
         for k in range(pred_ptr[v], pred_ptr[v + 1]):
             u = pred_idx[k]
@@ -182,8 +176,27 @@ def walk_steps(c0, c1, node_start, pred_ptr, pred_idx, limit, max_nodes):
             if t < best:
                 best = t
         s[x] = best if best <= limit else big
+    return s, n
+
+
+@numba.njit(**NJIT)
+def walk_steps(c0, c1, node_start, pred_ptr, pred_idx, limit, max_nodes):
+    """Fewest steps from column ``c0`` to column ``c1`` along walks of the graph (0 when
+    equal; one step per base passed), or -1 when ``c1`` is not reached within ``limit``
+    steps (or lies before ``c0`` in topological order, or more than ``max_nodes`` nodes
+    on): :func:`sweep` over the nodes between them."""
+    if c1 < c0:
+        return -1
+    v0 = np.searchsorted(node_start, c0, side="right") - 1
+    v1 = np.searchsorted(node_start, c1, side="right") - 1
+    if v1 == v0:
+        return c1 - c0 if c1 - c0 <= limit else -1
+    n = v1 - v0 + 1
+    if n > max_nodes:
+        return -1
+    s, _ = sweep(c0, n, node_start, pred_ptr, pred_idx, limit, c1 - c0)
     r = s[n - 1]
-    if r >= big:
+    if r > limit:
         return -1
     r += c1 - node_start[v1]
     return r if r <= limit else -1
@@ -318,46 +331,20 @@ def choose_pairs(n_pairs, cand, gr, limit, mean, sd, cap, unit, per_mm):
 
 
 @numba.njit(**NJIT)
-def rescue_nodes(anchor_col, anchor_rows, mate_len, node_start, pred_ptr, pred_idx, mirror,
-                 limit, max_nodes, back):
+def rescue_nodes(anchor_col, node_start, pred_ptr, pred_idx, mirror, limit, max_nodes, back):
     """The nodes of one rescue window: from the anchor's end column (on its own strand),
-    every node a walk reaches within ``limit`` steps (the fragment's far end), plus the
-    nodes up to ``back`` columns before it (overlapping mates), each swapped for its copy
-    on the other strand (the mate's), ascending; empty where none."""
+    every node a walk reaches within ``limit`` steps (:func:`sweep`: the fragment's far
+    end), plus the nodes up to ``back`` columns before it (overlapping mates), each swapped
+    for its copy on the other strand (the mate's), ascending; empty where none."""
     c0 = anchor_col
     v0 = np.searchsorted(node_start, c0, side="right") - 1
     vb = np.searchsorted(node_start, max(0, c0 - back), side="right") - 1
     n_max = min(len(node_start) - 1 - v0, max_nodes)
-    big = limit + 1
-    s = np.full(n_max, big, np.int64)
-    s[0] = -(c0 - node_start[v0])
-    keep = np.zeros(n_max + (v0 - vb), np.bool_)
-    for x in range(v0 - vb + 1):
-        keep[x] = True
-    last = 0
-    for x in range(1, n_max):
-        v = v0 + x
-        if node_start[v] - c0 > AXIS_SPAN * limit:
-            break
-        best = big
-        for k in range(pred_ptr[v], pred_ptr[v + 1]):
-            u = pred_idx[k]
-            if u < v0 or u >= v:
-                continue
-            su = s[u - v0]
-            if su >= big:
-                continue
-            t = su + (node_start[u + 1] - node_start[u])
-            if t < best:
-                best = t
-        if best <= limit:
-            s[x] = best
-            keep[v0 - vb + x] = True
-            last = x
+    s, n = sweep(c0, n_max, node_start, pred_ptr, pred_idx, limit, AXIS_SPAN * limit)
     out = []
-    for x in range(v0 - vb + last + 1):
-        if keep[x]:
-            m = mirror[vb + x]
+    for v in range(vb, v0 + n):
+        if v <= v0 or s[v - v0] <= limit:
+            m = mirror[v]
             if m >= 0:
                 out.append(m)
     res = np.empty(len(out), np.int64)
@@ -520,9 +507,8 @@ class PairedAligner:
         pad = int(8 + lens.max(initial=0) // 10)
         nodes = []
         for r in rs.tolist():
-            nodes.append(rescue_nodes(int(res.end_j[r]), int(res.end_i[r]), int(lens[r ^ 1]),
-                                      g.node_start, g.pred_ptr, g.pred_idx, mirror,
-                                      limit + pad, SWEEP_NODES, int(lens[r ^ 1]) + pad))
+            nodes.append(rescue_nodes(int(res.end_j[r]), g.node_start, g.pred_ptr, g.pred_idx,
+                                      mirror, limit + pad, SWEEP_NODES, int(lens[r ^ 1]) + pad))
         keep = np.array([len(x) > 0 for x in nodes], np.bool_)
         self.totals["rescue attempts"] += int(np.count_nonzero(keep))
         if not keep.any():
