@@ -211,7 +211,7 @@ def test_warnings_come_before_the_summary(tmp_path, capsys):
 
 @pytest.mark.parametrize("args,prog", [
     (("align", "g.gfa", "r.fq", "--bogus"), "s2g align"),
-    (("align", "g.gfa", "r.fq", "extra-arg"), "s2g align"),
+    (("align", "g.gfa", "r1.fq", "r2.fq", "extra-arg"), "s2g align"),   # a third reads file
     (("index", "g.gfa", "--nope"), "s2g index"),
     (("align", "g.gfa"), "s2g align"),
 ])
