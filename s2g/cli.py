@@ -132,6 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "(default: the only path, else a reference-looking one, else the first)")
     fo.add_argument("--sort", action="store_true",
                     help="SAM/BAM sorted by coordinate (a BAM file also gets its .bai index)")
+    fo.add_argument("-R", "--read-group", default=None, metavar="LINE",
+                    help="SAM/BAM read group header line, e.g. '@RG\\tID:s1\\tSM:NA12878' "
+                         "(as bwa mem -R); every record gets its RG:Z tag (GATK needs one)")
     _add_scoring(p)
     _add_graph_opts(p)
     r = p.add_argument_group("run")
@@ -309,9 +312,12 @@ def output_format(args) -> str:
     if fmt is None:
         low = args.output.lower()
         fmt = "sam" if low.endswith(".sam") else "bam" if low.endswith(".bam") else "gaf"
-    if fmt == "gaf" and (args.ref_path is not None or args.sort):
-        raise S2GError("--ref-path and --sort are for SAM/BAM output (--output-format sam|bam)")
+    if fmt == "gaf" and (args.ref_path is not None or args.sort or args.read_group):
+        raise S2GError("--ref-path, --sort and --read-group are for SAM/BAM output "
+                       "(--output-format sam|bam)")
     if fmt != "gaf":
+        from .sam.writer import parse_read_group
+        parse_read_group(args.read_group)          # a malformed one: before any work
         if getattr(args, "dask", None):
             raise S2GError("SAM/BAM output does not run on Dask yet; write GAF with --dask")
         if args.no_traceback:
@@ -405,9 +411,9 @@ def _align(args, out, options, kernel) -> int:
     if options.pairs is not None:
         from .reads import iter_pair_batches
         batches = iter_pair_batches(args.reads, args.reads2, options.pairs.interleaved,
-                                    max(2, args.batch_size))
+                                    max(2, args.batch_size), qualities=sam)
     else:
-        batches = iter_read_batches(args.reads, args.batch_size)
+        batches = iter_read_batches(args.reads, args.batch_size, qualities=sam)
     run_cells = None            # auto: the whole input's full-DP cells, when it is one batch
     if args.method == "auto" and not dask and options.pairs is None:
         first = next(batches, None)
@@ -480,7 +486,8 @@ def _sam_writer(args, out, run, options):
         target = out.fh if (fmt == "bam" or args.sort) else io.TextIOWrapper(
             out.fh, encoding="utf-8", errors="surrogateescape", write_through=True)
     writer = SamWriter(target, graph, ref, fmt, argv=["s2g", *sys.argv[1:]], sort=args.sort,
-                       scoring=options.scoring, threads=args.threads or 1)
+                       scoring=options.scoring, threads=args.threads or 1,
+                       read_group=args.read_group)
 
     def text(batch, res):
         return writer.sam_bytes(batch, res, getattr(res, "pair_proper", None))

@@ -46,6 +46,9 @@ class ReadBatch:
     codes_flat: np.ndarray   # uint8
     offsets: np.ndarray      # int64[n+1]
     first_index: int = 0     # position of read 0 in the whole input (streaming)
+    #: FASTQ base qualities as ASCII bytes aligned with ``codes_flat``, when the reader
+    #: was asked for them (SAM/BAM output) and every read has them; else None
+    quals: np.ndarray | None = None
 
     @property
     def n_reads(self) -> int:
@@ -67,7 +70,21 @@ class ReadBatch:
 
     def subset(self, idx) -> "ReadBatch":
         idx = np.asarray(idx, np.int64)
-        return ReadBatch.from_codes([self.names[i] for i in idx], [self.codes(i) for i in idx])
+        out = ReadBatch.from_codes([self.names[i] for i in idx], [self.codes(i) for i in idx])
+        if self.quals is not None:
+            q = [self.quals[self.offsets[i]:self.offsets[i + 1]] for i in idx]
+            out.quals = np.concatenate(q).astype(np.uint8) if q else np.zeros(0, np.uint8)
+        return out
+
+    def with_qualities(self, quals) -> "ReadBatch":
+        """This batch with ``quals`` (one str/bytes/None per read: FASTQ's quality lines)
+        as :attr:`quals` when every read has them (FASTA: none, left None)."""
+        if len(quals) and all(q is not None for q in quals):
+            raw = b"".join(q.encode("ascii", "replace") if isinstance(q, str) else bytes(q)
+                           for q in quals)
+            if len(raw) == len(self.codes_flat):
+                self.quals = np.frombuffer(raw, np.uint8)
+        return self
 
     @classmethod
     def from_codes(cls, names, code_arrays, first_index=0) -> "ReadBatch":
@@ -191,14 +208,16 @@ def _one_line(exc) -> str:
     return s[0] if s else type(exc).__name__
 
 
-def iter_read_batches(path: str, batch_size: int = 65536):
-    """Yield :class:`ReadBatch` chunks of at most ``batch_size`` reads, in input order."""
+def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = False):
+    """Yield :class:`ReadBatch` chunks of at most ``batch_size`` reads, in input order
+    (``qualities``: keep FASTQ base qualities, :attr:`ReadBatch.quals`)."""
     import dnaio
 
     if batch_size < 1:
         raise ReadError("batch size must be >= 1")
     fh = _open(path)
     names, seqs, first, unnamed = [], [], 0, 0
+    quals = [] if qualities else None
     try:
         with fh:
             for rec in fh:
@@ -208,8 +227,13 @@ def iter_read_batches(path: str, batch_size: int = 65536):
                     name = [f"read{first + len(names) + 1}"]
                 names.append(name[0])
                 seqs.append(rec.sequence)
+                if quals is not None:
+                    quals.append(rec.qualities)
                 if len(names) == batch_size:
                     batch = ReadBatch.from_sequences(names, seqs, first, _label(path))
+                    if quals is not None:
+                        batch.with_qualities(quals)
+                        quals = []
                     batch.input_pos = input_position(fh)
                     yield batch
                     first += len(names)
@@ -224,6 +248,8 @@ def iter_read_batches(path: str, batch_size: int = 65536):
                         f"{_stream_error(exc)}") from None
     if names:
         batch = ReadBatch.from_sequences(names, seqs, first, _label(path))
+        if quals is not None:
+            batch.with_qualities(quals)
         batch.input_pos = input_size(path)      # all of it was read
         yield batch
     if unnamed:
@@ -330,7 +356,10 @@ def _interleave(b1: ReadBatch, b2: ReadBatch, first_index: int) -> ReadBatch:
     idx = np.repeat(src - offsets[:-1], lens) + np.arange(offsets[-1])
     names = [None] * (2 * n)
     names[0::2], names[1::2] = b1.names, b2.names
-    return ReadBatch(names, both[idx], offsets, first_index)
+    out = ReadBatch(names, both[idx], offsets, first_index)
+    if b1.quals is not None and b2.quals is not None:
+        out.quals = np.concatenate([b1.quals, b2.quals])[idx]
+    return out
 
 
 def _pair_records(path1, path2, interleaved):
@@ -398,7 +427,7 @@ def _same_file(a, b) -> bool:
 
 
 def iter_pair_batches(path1: str, path2: str | None = None, interleaved: bool = False,
-                      batch_size: int = 65536):
+                      batch_size: int = 65536, qualities: bool = False):
     """Paired-end reads as :class:`ReadBatch` chunks, mates interleaved: mate 1 of pair k
     at index 2k, mate 2 at 2k+1 (``first_index`` counts reads, so it is even).
 
@@ -412,7 +441,8 @@ def iter_pair_batches(path1: str, path2: str | None = None, interleaved: bool = 
     an interleaved one with an odd number of records): no read is dropped silently.
     Empty input yields nothing. Pairs whose mates both have no name are named
     ``read<pair number>/1`` and ``/2``, with a warning. Each batch's ``input_pos`` is the
-    position in file 1 (the progress total: ``input_size(path1)``)."""
+    position in file 1 (the progress total: ``input_size(path1)``). ``qualities``: keep
+    FASTQ base qualities (:attr:`ReadBatch.quals`)."""
     if batch_size < 2:
         raise ReadError("batch size must be >= 2 for paired reads (a batch holds both "
                         "mates of each pair)")
@@ -430,16 +460,21 @@ def iter_pair_batches(path1: str, path2: str | None = None, interleaved: bool = 
     pairs, fh1 = _pair_records(path1, path2, interleaved)
     src1 = _label(path1)
     src2 = src1 if interleaved else _label(path2)
-    names1, names2, seqs1, seqs2 = [], [], [], []
+    names1, names2, seqs1, seqs2, q1, q2 = [], [], [], [], [], []
     done, unnamed = 0, 0                 # pairs yielded before this batch
 
     def make():
         if interleaved:                  # record numbers of the one file are exact
             names = [n for ab in zip(names1, names2) for n in ab]
             seqs = [s for ab in zip(seqs1, seqs2) for s in ab]
-            return ReadBatch.from_sequences(names, seqs, 2 * done, src1)
+            out = ReadBatch.from_sequences(names, seqs, 2 * done, src1)
+            return out.with_qualities([q for ab in zip(q1, q2) for q in ab]) if qualities \
+                else out
         b1 = ReadBatch.from_sequences(names1, seqs1, done, src1)
         b2 = ReadBatch.from_sequences(names2, seqs2, done, src2)
+        if qualities:
+            b1.with_qualities(q1)
+            b2.with_qualities(q2)
         return _interleave(b1, b2, 2 * done)
 
     try:
@@ -450,12 +485,15 @@ def iter_pair_batches(path1: str, path2: str | None = None, interleaved: bool = 
             names2.append(n2)
             seqs1.append(a.sequence)
             seqs2.append(b.sequence)
+            if qualities:
+                q1.append(a.qualities)
+                q2.append(b.qualities)
             if len(names1) == per:
                 batch = make()
                 batch.input_pos = input_position(fh1)
                 yield batch
                 done += per
-                names1, names2, seqs1, seqs2 = [], [], [], []
+                names1, names2, seqs1, seqs2, q1, q2 = [], [], [], [], [], []
     finally:
         pairs.close()
     if names1:

@@ -412,3 +412,23 @@ def test_standard_input(tmp_path):
         out = subprocess.run([sys.executable, "-c", code, *args], input=text,
                              capture_output=True, text=True, check=True)
         assert out.stdout.strip() == expect
+
+
+def test_qualities_kept_on_request_through_pairs_and_subsets(tmp_path):
+    """qualities=True: FASTQ quality bytes aligned with the bases, mates interleaved,
+    carried by subset(); FASTA (no qualities): None; by default: None."""
+    from s2g.reads import iter_pair_batches, iter_read_batches
+    f1, f2 = tmp_path / "a.fq", tmp_path / "b.fq"
+    f1.write_text("@p1/1\nACGT\n+\nABCD\n@p2/1\nGG\n+\nEF\n")
+    f2.write_text("@p1/2\nTTA\n+\nGHI\n@p2/2\nC\n+\nJ\n")
+    (b,) = list(iter_pair_batches(str(f1), str(f2), qualities=True))
+    assert bytes(b.quals) == b"ABCDGHIEFJ"
+    assert bytes(b.subset([3, 0]).quals) == b"JABCD"
+    (b,) = list(iter_pair_batches(str(f1), str(f2)))
+    assert b.quals is None
+    (b,) = list(iter_read_batches(str(f1), qualities=True))
+    assert bytes(b.quals) == b"ABCDEF"
+    fa = tmp_path / "a.fa"
+    fa.write_text(">x\nACGT\n")
+    (b,) = list(iter_read_batches(str(fa), qualities=True))
+    assert b.quals is None

@@ -525,3 +525,44 @@ def test_cli_bam_error_rate_is_the_simulated_one(tmp_path):
     assert sn["reads mapped"] == 1000 and sn["reads properly paired"] >= 990
     assert 0.007 < sn["error rate"] < 0.013, sn["error rate"]
     assert abs(sn["insert size average"] - 380) < 10
+
+
+def test_cli_bam_keeps_base_qualities_and_the_read_group(tmp_path, cli_pairs):
+    """FASTQ qualities reach the BAM (reversed with the read on the reverse strand), and
+    -R puts an @RG line in the header and its ID on every record (GATK needs both)."""
+    import pysam
+
+    from s2g.cli import main
+    gfa, fq1, fq2, _ = cli_pairs
+    lines1, lines2 = open(fq1).read().splitlines(), open(fq2).read().splitlines()
+    # distinct qualities per base, so a reversal shows
+    qual = "".join(chr(33 + 2 + (i % 40)) for i in range(150))
+    for lines in (lines1, lines2):
+        for k in range(3, len(lines), 4):
+            lines[k] = qual[:len(lines[k - 2])]
+    a, b = tmp_path / "a.fq", tmp_path / "b.fq"
+    a.write_text("\n".join(lines1) + "\n")
+    b.write_text("\n".join(lines2) + "\n")
+    bam = tmp_path / "q.bam"
+    assert main(["align", gfa, str(a), str(b), "-o", str(bam), "-q",
+                 "--read-group", r"@RG\tID:lane1\tSM:NA12878\tPL:ILLUMINA"]) == 0
+    want = [ord(c) - 33 for c in qual]
+    with pysam.AlignmentFile(str(bam)) as f:
+        assert f.header.to_dict()["RG"] == [{"ID": "lane1", "SM": "NA12878", "PL": "ILLUMINA"}]
+        n = 0
+        for r in f.fetch(until_eof=True):
+            n += 1
+            assert r.get_tag("RG") == "lane1"
+            q = list(r.query_qualities)
+            assert q == (want[::-1] if r.is_reverse else want)
+    assert n == 400
+
+
+@pytest.mark.parametrize("rg,msg", [(r"RG\tID:x", "header line"), (r"@RG\tSM:x", "ID:"),
+                                    (r"@RG\tID:x\tbad", "TAG:value")])
+def test_cli_read_group_errors(tmp_path, cli_pairs, capsys, rg, msg):
+    from cli_helpers import main as run
+    from cli_helpers import one_error
+    gfa, fq1, fq2, _ = cli_pairs
+    code, _, err = run(capsys, "align", gfa, fq1, fq2, "-o", tmp_path / "x.bam", "-R", rg)
+    one_error(code, err, msg)

@@ -207,6 +207,24 @@ def _pysam():
     return pysam
 
 
+def parse_read_group(text):
+    """``(@RG header line, its ID)`` of a ``-R``-style read group (``\\t`` escapes or tabs
+    between fields; ``ID:`` required), or ``(None, None)``; a malformed one: S2GError."""
+    if text is None:
+        return None, None
+    line = text.replace("\\t", "\t")
+    fields = line.split("\t")
+    if fields[0] != "@RG" or any(c in line for c in "\n\r"):
+        raise S2GError(f"read group {text!r}: must be one '@RG\\tID:...' header line "
+                       "(fields separated by \\t)")
+    ids = [f[3:] for f in fields[1:] if f.startswith("ID:")]
+    if len(ids) != 1 or not ids[0] or any(c.isspace() for c in ids[0]):
+        raise S2GError(f"read group {text!r}: needs exactly one ID:<id> field (no spaces)")
+    if any(len(f) < 4 or f[2] != ":" for f in fields[1:]):
+        raise S2GError(f"read group {text!r}: fields must be TAG:value")
+    return line, ids[0]
+
+
 class SamWriter:
     """SAM or BAM records of graph alignments surjected onto ``ref`` (a :class:`RefPath`
     or a path name for :class:`RefPath`).
@@ -216,12 +234,15 @@ class SamWriter:
     command line for ``@PG CL``; ``sort``: coordinate-sorted output (``pysam.sort``: BAM,
     or SAM when ``fmt="sam"``); ``index``: also ``PATH.bai`` (sorted BAM written to a
     file name only); ``scoring``: the alignment's :class:`~s2g.scoring.Scoring` (the
-    realignment's, reported as AS); ``threads``: pysam's compression/sort threads.
+    realignment's, reported as AS); ``threads``: pysam's compression/sort threads;
+    ``read_group``: an ``@RG`` header line (``\\t`` or a tab between fields, ``ID:`` required,
+    as ``bwa mem -R``) whose ID every record gets as ``RG:Z`` (GATK requires one).
     Use as a context manager or call :meth:`close`.
     """
 
     def __init__(self, path_or_fh, graph, ref=None, fmt="sam", argv=None, sort=False,
-                 index=False, scoring: Scoring | None = None, threads: int = 1):
+                 index=False, scoring: Scoring | None = None, threads: int = 1,
+                 read_group: str | None = None):
         from .. import __version__
         if fmt not in ("sam", "bam"):
             raise S2GError(f"unknown output format {fmt!r}; choose sam or bam")
@@ -238,6 +259,9 @@ class SamWriter:
             raise S2GError("an index (.bai) needs the BAM written to a file name")
         self._target = os.fspath(path_or_fh) if is_name else path_or_fh
         cl = " ".join(shlex.quote(x) for x in argv) if argv else None
+        self.rg_line, rg_id = parse_read_group(read_group)
+        self._rg_tag = (b"\tRG:Z:" + rg_id.encode("utf-8", "surrogateescape") + b"\n"
+                        if rg_id else None)
         self.header_text = self._header(cl, __version__)
         self._rname = self.ref.name.encode("utf-8", "surrogateescape")
         self._tmpdir = None
@@ -271,6 +295,8 @@ class SamWriter:
     def _header(self, cl, version):
         lines = ["@HD\tVN:1.6\tSO:" + ("coordinate" if self.sort else "unsorted"),
                  f"@SQ\tSN:{self.ref.name}\tLN:{self.ref.length}"]
+        if self.rg_line:
+            lines.append(self.rg_line)
         pg = f"@PG\tID:s2g\tPN:s2g\tVN:{version}"
         if cl:
             pg += "\tCL:" + re.sub(r"[\t\n\r]", " ", cl)
@@ -339,7 +365,8 @@ class SamWriter:
                           (sj.tbs.has, sj.tbs.path_at, sj.tbs.n_path, sj.tbs.path, sj.tbs.ps,
                            vblob, voff),
                           (np.frombuffer(self._rname, np.uint8), _LETTERS, _CLETTERS))
-        return out.tobytes()
+        data = out.tobytes()
+        return data.replace(b"\n", self._rg_tag) if self._rg_tag else data
 
     def write_batch(self, reads, res, pairs=None, graph=None) -> int:
         """Write one record per read of ``reads`` (a :class:`~s2g.reads.ReadBatch`), in
