@@ -566,3 +566,24 @@ def test_cli_read_group_errors(tmp_path, cli_pairs, capsys, rg, msg):
     gfa, fq1, fq2, _ = cli_pairs
     code, _, err = run(capsys, "align", gfa, fq1, fq2, "-o", tmp_path / "x.bam", "-R", rg)
     one_error(code, err, msg)
+
+
+def test_paired_records_carry_the_mate_cigar(tmp_path, cli_pairs):
+    """MC:Z on each record of a pair whose mate is mapped, equal to the mate's CIGAR."""
+    import pysam
+
+    from s2g.cli import main
+    gfa, fq1, fq2, _ = cli_pairs
+    sam = tmp_path / "m.sam"
+    assert main(["align", gfa, fq1, fq2, "-o", str(sam), "-q"]) == 0
+    with pysam.AlignmentFile(str(sam)) as f:
+        recs = list(f.fetch(until_eof=True))
+    assert len(recs) == 400
+    for k in range(0, 400, 2):
+        a, b = recs[k], recs[k + 1]
+        assert a.query_name == b.query_name and a.is_read1 and b.is_read2
+        for x, y in ((a, b), (b, a)):
+            if y.is_unmapped:
+                assert not x.has_tag("MC")
+            else:
+                assert x.get_tag("MC") == y.cigarstring

@@ -207,6 +207,16 @@ def _pysam():
     return pysam
 
 
+def _with_mate_cigars(data: bytes) -> bytes:
+    """Paired records (mates adjacent, mate 1 first): each whose mate is mapped gets the
+    mate's CIGAR as ``MC:Z`` (what samtools markdup and fixmate read), as bwa mem writes."""
+    lines = data.split(b"\n")[:-1]
+    cig = [ln.split(b"\t", 6)[5] for ln in lines]
+    out = [ln + b"\tMC:Z:" + cig[r ^ 1] if cig[r ^ 1] != b"*" else ln
+           for r, ln in enumerate(lines)]
+    return b"\n".join(out) + b"\n" if out else b""
+
+
 def parse_read_group(text):
     """``(@RG header line, its ID)`` of a ``-R``-style read group (``\\t`` escapes or tabs
     between fields; ``ID:`` required), or ``(None, None)``; a malformed one: S2GError."""
@@ -366,6 +376,8 @@ class SamWriter:
                            vblob, voff),
                           (np.frombuffer(self._rname, np.uint8), _LETTERS, _CLETTERS))
         data = out.tobytes()
+        if pairs is not None:
+            data = _with_mate_cigars(data)
         return data.replace(b"\n", self._rg_tag) if self._rg_tag else data
 
     def write_batch(self, reads, res, pairs=None, graph=None) -> int:
