@@ -294,8 +294,6 @@ def cmd_align(args) -> int:
             raise S2GError(f"{path}: no such file")
     args.output_format = output_format(args)
     if options.pairs is not None:
-        if getattr(args, "dask", None):
-            raise S2GError("paired-end reads do not run on Dask yet; align them without --dask")
         if args.interleaved and args.reads2 is not None:
             raise S2GError("give two paired files or one --interleaved file, not both")
         options.pairs.model()           # both or neither of --fragment-mean/--fragment-sd
@@ -430,7 +428,7 @@ def _align(args, out, options, kernel) -> int:
         settings = distributed.DaskSettings(dask, args.dask_workers, args.dask_window,
                                             args.dask_retries, args.batch_size)
         return distributed.run_align(run, settings, args.reads, out, quiet=args.quiet,
-                                     progress=args.progress)
+                                     progress=args.progress, reads2=args.reads2)
     from . import pipeline
     from .aligner import Aligner
     from .warmup import compile_note

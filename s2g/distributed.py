@@ -86,7 +86,8 @@ class DaskSettings:
     chunk_size: int = CHUNK
 
 
-def run_align(plan, settings: DaskSettings, reads, out, quiet=False, progress=None) -> int:
+def run_align(plan, settings: DaskSettings, reads, out, quiet=False, progress=None,
+              reads2=None) -> int:
     """``s2g align ... --dask X``: the CLI's distributed path; returns the exit code.
     ``plan``: the client's :class:`~s2g.plan.Plan` (its graph: the client's FlatGraph,
     whose file the workers load; seeded: its index file, which they load).
@@ -111,7 +112,7 @@ def run_align(plan, settings: DaskSettings, reads, out, quiet=False, progress=No
         bar = progress_bar(progress)
         try:
             stats = align_file(client, options.graph_path, reads, out, options, settings,
-                               client_graph=plan.graph, progress=bar)
+                               client_graph=plan.graph, progress=bar, reads2=reads2)
         finally:
             if bar is not None:
                 bar.close()
@@ -124,6 +125,8 @@ def run_align(plan, settings: DaskSettings, reads, out, quiet=False, progress=No
         print(f"s2g: {n} reads, {n_hit} aligned, {n - n_hit} without alignment; "
               f"{'seeded, ' if plan.seeded is not None else ''}variant "
               f"{','.join(sorted(stats['variants']))}; {stats['workers']} dask worker(s); "
+              + (f"fragment length {stats['model'][0]:.0f} +- {stats['model'][1]:.0f} "
+                 f"({stats['model'][2]}); " if stats.get("model") else "") +
               f"{dt:.2f} s ({n / dt:,.0f} reads/s)", file=sys.stderr)
     return 0
 
@@ -349,7 +352,10 @@ def _align_text(graph, batch, options, test):
     _STATS["chunks"] += 1
     variant = plan.variant
     used = str(next(iter(al.ran), variant) if plan.seeded is None else variant)  # auto: by shape
-    return ("ok", buf.getvalue(), batch.n_reads, int(np.count_nonzero(res.aligned())), used)
+    model = getattr(plan.seeded, "model", None)     # pairs: the fragment model in use
+    model = None if model is None else (model.mean, model.sd, model.source)
+    return ("ok", buf.getvalue(), batch.n_reads, int(np.count_nonzero(res.aligned())), used,
+            model)
 
 
 _PLANS: dict = {}
@@ -383,19 +389,20 @@ def worker_plan(graph, options):
 
 def _bisect(graph, batch, options, test):
     """(name, exception) of a read that fails alone, or None (the failure is transient)."""
-    lo, hi = 0, batch.n_reads
+    step = 2 if options.pairs is not None else 1     # pairs: whole pairs (mates together)
+    lo, hi = 0, batch.n_reads // step
     while hi - lo > 1:
         mid = (lo + hi) // 2
         try:
-            _align_text(graph, batch.subset(range(lo, mid)), options, test)
+            _align_text(graph, batch.subset(range(step * lo, step * mid)), options, test)
         except Exception:  # noqa: BLE001 - the first failing read is in [lo, mid)
             hi = mid
             continue
         lo = mid
     try:
-        _align_text(graph, batch.subset([lo]), options, test)
+        _align_text(graph, batch.subset(range(step * lo, step * lo + step)), options, test)
     except Exception as exc:  # noqa: BLE001
-        return batch.names[lo], exc
+        return batch.names[step * lo], exc
     return None
 
 
@@ -419,7 +426,7 @@ def _test_hooks(batch, test):
 # --------------------------------------------------------------------------- client side
 
 def align_file(client, graph, reads, output, options=None, settings=None, client_graph=None,
-               progress=None, _test=None) -> dict:
+               progress=None, _test=None, reads2=None) -> dict:
     """Align the FASTA/FASTQ file ``reads`` to ``graph`` on the cluster of ``client``
     and write GAF to ``output`` (a path or a text file object), in input order.
 
@@ -431,22 +438,32 @@ def align_file(client, graph, reads, output, options=None, settings=None, client
     ``strands`` and ``break_cycles`` are the graph's. ``settings``: a
     :class:`DaskSettings` (``chunk_size``, ``window``, ``retries``). ``client_graph``:
     the client's FlatGraph of the path (the workers check theirs against it). Returns
-    ``{"reads", "aligned", "chunks", "workers", "variants"}``. ``progress``: an object
-    with ``update(n)`` (a tqdm bar) or None.
+    ``{"reads", "aligned", "chunks", "workers", "variants", "model"}``. ``progress``: an
+    object with ``update(n)`` (a tqdm bar) or None. Paired-end reads (``options.pairs``):
+    ``reads`` and ``reads2`` (or ``reads`` interleaved), chunks of whole pairs; without a
+    given fragment model, the first chunk is aligned alone and the model its worker learns
+    from it is given to every later chunk, so the output is the single-process run's.
     """
-    from .reads import iter_read_batches
+    from .reads import iter_pair_batches, iter_read_batches
 
     settings = settings or DaskSettings()
     if isinstance(output, (str, os.PathLike)):
         with open(output, "w") as fh:
             return align_file(client, graph, reads, fh, options, settings, client_graph,
-                              progress, _test)
-    if not os.path.exists(reads):
-        raise S2GError(f"{reads}: no such file")
-    stats = {"reads": 0, "aligned": 0, "chunks": 0, "variants": set()}
-    for text, n, n_hit, used in align_batches(
-            client, graph, iter_read_batches(reads, settings.chunk_size), options, settings,
-            client_graph, _test):
+                              progress, _test, reads2)
+    for path in (reads, reads2):
+        if path is not None and not os.path.exists(path):
+            raise S2GError(f"{path}: no such file")
+    pairs = options.pairs if options is not None else None
+    if pairs is not None:
+        batches = iter_pair_batches(reads, reads2, pairs.interleaved,
+                                    max(2, settings.chunk_size))
+    else:
+        batches = iter_read_batches(reads, settings.chunk_size)
+    stats = {"reads": 0, "aligned": 0, "chunks": 0, "variants": set(), "model": None}
+    for text, n, n_hit, used, model in align_batches(
+            client, graph, batches, options, settings, client_graph, _test):
+        stats["model"] = model or stats["model"]
         output.write(text)
         stats["reads"] += n
         stats["aligned"] += n_hit
@@ -491,6 +508,33 @@ def align_batches(client, graph, batches, options=None, settings=None, client_gr
         window = max(2, 3 * sum(client.nthreads().values()))
     run = uuid.uuid4().hex[:8]
     it = iter(batches)
+    if options.pairs is not None and options.pairs.model() is None:
+        # the fragment model: learned from the first chunk(s), one at a time, as a single
+        # process learns it; then given to every later chunk (a worker's own first chunk
+        # would otherwise decide its model)
+        while True:
+            batch = next(it, None)
+            if batch is None:
+                return
+            if batch.n_reads == 0:
+                continue
+            fut = client.submit(align_chunk, spec, batch, options, graph_data, _test,
+                                key=f"s2g-align-{run}-model-{batch.first_index}", pure=False,
+                                retries=retries)
+            try:
+                res = fut.result()
+            except Exception as exc:  # noqa: BLE001 - after Dask's retries
+                raise S2GError(f"reads {batch.first_index + 1}..{batch.first_index + batch.n_reads}"
+                               f" (first {batch.names[0]!r}) failed on the cluster: "
+                               f"{type(exc).__name__}: {_one_line(exc)}") from None
+            if res[0] == "error":
+                raise S2GError(res[1])
+            yield res[1:]
+            model = res[-1]
+            if model is not None:
+                options = replace(options, pairs=replace(options.pairs, fragment_mean=model[0],
+                                                         fragment_sd=model[1]))
+                break
     ranges: dict = {}       # key -> (index, first read name, first_index, n_reads, future)
     done: dict = {}         # index -> result (the reorder buffer)
     ac = as_completed()

@@ -171,3 +171,23 @@ def test_method_auto_is_decided_on_the_client():
     before anything is submitted."""
     with pytest.raises(S2GError, match="method 'auto' is decided on the client"):
         next(sd.align_batches(None, GFA, [], RunOptions(method="auto")))
+
+
+def test_pairs_on_the_cluster_equal_one_process(client, tmp_path, capsys):
+    """Paired-end reads with --dask: chunks of whole pairs, the fragment model learned
+    from the first chunk alone and given to the rest: the GAF (pair tags, MAPQ, rescues)
+    is byte for byte the single-process one at the same batch size."""
+    from s2g.simulate import simulate_pairs
+    gfa, fq1, fq2, _ = simulate_pairs(str(tmp_path / "p"), total_bases=80_000, n_pairs=300,
+                                      frag_mean=350, frag_sd=30, seed=6)
+    idx = str(tmp_path / "p.s2gi")
+    assert cli.main(["index", gfa, "-o", idx]) == 0
+    common = ["--index", idx, "-v", "cpu", "-q", "--no-progress", "--batch-size", "200"]
+    single = tmp_path / "single.gaf"
+    assert cli.main(["align", gfa, fq1, fq2, "-o", str(single)] + common) == 0
+    out = tmp_path / "dask.gaf"
+    assert cli.main(["align", gfa, fq1, fq2, "-o", str(out), "--dask",
+                     client.scheduler.address] + common) == 0
+    text = single.read_text()
+    assert out.read_text() == text and text.count("\n") == 600
+    assert text.count("pd:b:1") >= 590
