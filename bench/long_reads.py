@@ -856,7 +856,7 @@ def build_parser():
         "\n\nexample (CPU, tiny): python -m bench.long_reads --variant simd --scale 0.01 "
         "--read-len-scale 0.1 --workloads sim100k_10k,C4_10k --out /tmp/lr")
     ap = argparse.ArgumentParser(
-        prog="python -m bench.long_reads", description="\n\n".join(__doc__.split("\n\n")[:4]),
+        description="\n\n".join(__doc__.split("\n\n")[:4]),
         epilog=epilog, formatter_class=type("F", (argparse.ArgumentDefaultsHelpFormatter,
                                                   argparse.RawDescriptionHelpFormatter), {}))
     ap.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS),

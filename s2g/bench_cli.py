@@ -30,13 +30,39 @@ def _harness():
     return harness
 
 
+#: ``s2g bench NAME ...``: the suite's other experiments, each its own module's options
+EXPERIMENTS = {
+    "seeded": "seeded alignment against full-graph DP: sensitivity, MAPQ calibration, speed",
+    "pairs": "paired-end against single-end on the same reads: pairing, rescue, MAPQ, speed",
+    "golden": "byte-identical outputs across a refactoring (SHA-1 per GAF)",
+    "long_reads": "long-read workloads end to end through the CLI",
+    "long_windows": "long reads' seeded windows: count, width, cells, exactness",
+}
+
+
+def run_experiment(argv) -> int:
+    """``s2g bench NAME [options]``: ``python -m bench.NAME [options]``."""
+    import importlib
+    _harness()                                   # the checkout's bench/ on sys.path
+    name = argv[0].replace("-", "_")
+    mod = importlib.import_module(f"bench.{name}")
+    prog, sys.argv[0] = sys.argv[0], f"s2g bench {argv[0]}"     # argparse's usage line
+    try:
+        code = mod.main(argv[1:])
+    finally:
+        sys.argv[0] = prog
+    return int(code or 0)
+
+
 def add_parser(sub):
     p = sub.add_parser("bench", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                        help="run the benchmark suite (GCUPS, speedup over V0 and abPOA)",
                        description="Benchmark suite: read length, number of reads, branching factor, "
                                    "node length and real graphs; every runnable variant checked against "
                                    "V0 and timed; abPOA as the peer; JSON + RESULTS.md + HEADLINE.md + PNG "
-                                   "in bench/results/<device>/. Same as `python -m bench`.")
+                                   "in bench/results/<device>/. Same as `python -m bench`. "
+                                   "Other experiments: `s2g bench NAME --help`, NAME one of: "
+                                   + "; ".join(f"{k} ({v})" for k, v in EXPERIMENTS.items()))
     try:
         _harness().add_arguments(p)
     except S2GError:

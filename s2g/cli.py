@@ -651,6 +651,11 @@ def cmd_variants(args) -> int:
 
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) >= 2 and argv[0] == "bench":
+        from .bench_cli import EXPERIMENTS, run_experiment
+        if argv[1].replace("-", "_") in EXPERIMENTS:          # s2g bench NAME [options]
+            return _run(lambda _: run_experiment(argv[1:]), None)
     ap = build_parser()
     args = ap.parse_args(argv)
     if args.cmd is None:

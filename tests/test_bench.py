@@ -130,3 +130,13 @@ def test_sass_tool_parses_listings_and_says_when_ptxas_is_missing(monkeypatch, t
     with pytest.raises(SystemExit) as exc:
         sass._bin(None)
     assert "no ptxas found" in str(exc.value)
+
+
+@pytest.mark.parametrize("name", ["seeded", "pairs", "golden", "long_reads", "long_windows"])
+def test_s2g_bench_runs_each_experiment_module(name, capsys):
+    """``s2g bench NAME --help``: the experiment's own options, under its s2g name."""
+    from s2g.cli import main
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", name, "--help"])
+    assert exc.value.code == 0
+    assert f"usage: s2g bench {name}" in capsys.readouterr().out
