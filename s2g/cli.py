@@ -454,6 +454,10 @@ def _align(args, out, options, kernel) -> int:
         aligner.run(batches if bar is None else bar.track(batches), write, t0, text)
         if writer is not None:
             writer.close()
+    except BaseException:
+        if writer is not None:
+            writer.abort()        # its temporary folder too; -o's file goes with `output`
+        raise
     finally:
         if bar is not None:
             bar.close()

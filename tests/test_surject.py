@@ -587,3 +587,22 @@ def test_paired_records_carry_the_mate_cigar(tmp_path, cli_pairs):
                 assert not x.has_tag("MC")
             else:
                 assert x.get_tag("MC") == y.cigarstring
+
+
+def test_a_failed_sorted_bam_run_leaves_nothing_behind(tmp_path, cli_pairs, capsys):
+    """A run that fails mid-way (an unknown base in a late read) with -o x.bam --sort:
+    one error line, no x.bam, no .bai, no temporary folder beside it."""
+    from cli_helpers import main as run
+    from cli_helpers import one_error
+    gfa, fq1, fq2, _ = cli_pairs
+    lines1, lines2 = open(fq1).read().splitlines(), open(fq2).read().splitlines()
+    lines2[-3] = "A" * 10 + "!" + lines2[-3][11:]
+    a, b = tmp_path / "a.fq", tmp_path / "b.fq"
+    a.write_text("\n".join(lines1) + "\n")
+    b.write_text("\n".join(lines2) + "\n")
+    out = tmp_path / "o" / "x.bam"
+    out.parent.mkdir()
+    code, _, err = run(capsys, "align", gfa, a, b, "-o", out, "--sort", "--batch-size", "100",
+                       "-q")
+    one_error(code, err, "invalid character")
+    assert list(out.parent.iterdir()) == []

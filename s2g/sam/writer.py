@@ -421,6 +421,22 @@ class SamWriter:
                 shutil.rmtree(self._tmpdir, ignore_errors=True)
                 self._tmpdir = None
 
+    def abort(self):
+        """Stop without finishing (a failed or interrupted run): close what is open, sort
+        and index nothing, remove the temporary folder; the caller removes the output."""
+        import contextlib
+        with contextlib.suppress(Exception):
+            if self._fh is not None and self._own_fh:
+                self._fh.close()
+        self._fh = None
+        with contextlib.suppress(Exception):
+            if self._bam is not None:
+                self._bam.close()
+        self._bam = None
+        if self._tmpdir is not None:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
+
     def _finish(self):
         pysam = self._pysam
         src = self._bam_path
