@@ -308,9 +308,11 @@ def run_graph(spec, args, rng):
     rows = np.asarray(rp.end_i, np.int64)
     imp = np.nonzero(~prop)[0]
     fr_ok = imp[(st[2 * imp] >= 0) & (st[2 * imp + 1] >= 0) & (st[2 * imp] != st[2 * imp + 1])]
+    maps = strand_maps(g)
     axis = np.array([pair_fragment(st[2 * k], fc[2 * k], rows[2 * k], st[2 * k + 1],
-                                   fc[2 * k + 1], rows[2 * k + 1], g.node_start, g.pred_ptr,
-                                   g.pred_idx, 10_000, SWEEP_NODES, AXIS_SPAN)
+                                   fc[2 * k + 1], rows[2 * k + 1],
+                                   (g.node_start, g.pred_ptr, g.pred_idx, g.node_seg), maps[2],
+                                   10_000, SWEEP_NODES, AXIS_SPAN)
                      for k in fr_ok.tolist()], np.int64)
     row["improper"] = {
         "normal": int((~prop & ~hard).sum()), "hard": int((~prop & hard).sum()),

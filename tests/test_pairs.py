@@ -67,7 +67,7 @@ def test_end_columns_and_walk_distances(tmp_path):
                    "L\ta\t+\tx\t+\t0M\nL\ta\t+\ty\t+\t0M\nL\tx\t+\tc\t+\t0M\n"
                    "L\ty\t+\tc\t+\t0M\n")
     g = s2g.load_graph(str(gfa))
-    seg_node, mirror = strand_maps(g)
+    seg_node, mirror, copies = strand_maps(g)
     ia, ic = g.seg_names.index("a"), g.seg_names.index("c")
     fa, fc = int(g.node_start[seg_node[ia, 0]]), int(g.node_start[seg_node[ic, 0]])
     rc_ = int(g.node_start[seg_node[ic, 1]])
@@ -82,14 +82,15 @@ def test_end_columns_and_walk_distances(tmp_path):
     assert fc - fa > 140                                       # columns count both alleles
     assert walk_steps(fa + 90, fc + 10, *gr, 20, 100) == -1    # beyond the limit
     assert walk_steps(fc + 10, fa + 90, *gr, 1000, 100) == -1  # backwards
+    g4 = (g.node_start, g.pred_ptr, g.pred_idx, g.node_seg)
     # a pair: forward mate ending at a[90] (60 rows), reverse mate whose leftmost base is
     # c[10] (50 rows): fragment 60 + 50 + 21 - 1
-    assert pair_fragment(0, fa + 90, 60, 1, fc + 10, 50, *gr, 1000, 100, 12) == 130
-    assert pair_fragment(1, fc + 10, 50, 0, fa + 90, 60, *gr, 1000, 100, 12) == 130
-    assert pair_fragment(0, fa + 90, 60, 0, fc + 10, 50, *gr, 1000, 100, 12) == -1
+    assert pair_fragment(0, fa + 90, 60, 1, fc + 10, 50, g4, copies, 1000, 100, 12) == 130
+    assert pair_fragment(1, fc + 10, 50, 0, fa + 90, 60, g4, copies, 1000, 100, 12) == 130
+    assert pair_fragment(0, fa + 90, 60, 0, fc + 10, 50, g4, copies, 1000, 100, 12) == -1
     # overlapping mates: the reverse mate's leftmost base 20 bases before the forward
     # mate's end: 60 + 50 - 20 - 1
-    assert pair_fragment(0, fa + 90, 60, 1, fa + 70, 50, *gr, 1000, 100, 12) == 89
+    assert pair_fragment(0, fa + 90, 60, 1, fa + 70, 50, g4, copies, 1000, 100, 12) == 89
 
 
 def test_fragment_model_is_robust_and_needs_enough_pairs():
@@ -110,9 +111,9 @@ def test_joint_choice_prefers_the_consistent_pair_and_scores_its_mapq(tmp_path):
     gfa = tmp_path / "l.gfa"
     gfa.write_text(f"S\ta\t{_rand(rng, 3000)}\n")
     g = s2g.load_graph(str(gfa))
-    seg_node, _ = strand_maps(g)
+    seg_node = strand_maps(g)[0]
     f0 = int(g.node_start[seg_node[0, 0]])
-    gr = (g.node_start, g.pred_ptr, g.pred_idx)
+    gr = (g.node_start, g.pred_ptr, g.pred_idx, g.node_seg, strand_maps(g)[2])
     unit = 6.0
     cap = 3.5 * unit
 
@@ -341,7 +342,7 @@ def test_cli_pair_input_errors(tmp_path, sim_pairs, capsys):
     one_error(code, err, "paired-end")
     short = tmp_path / "short.fq"
     short.write_text("".join(open(fq2).readlines()[:8]))
-    code, _, err = run(capsys, "align", gfa, fq1, short, "-o", tmp_path / "y.gaf")
+    code, _, err = run(capsys, "align", gfa, fq1, short, "-o", tmp_path / "y.gaf", "-q")
     one_error(code, err)
 
 
@@ -428,3 +429,27 @@ def test_python_api_pairs(sim_pairs):
     np.testing.assert_array_equal(res.mapq, want.mapq)
     with pytest.raises(s2g.S2GError, match="seeded alignment"):
         s2g.align(g, reads, pairs=True, method="exact")
+
+
+def test_pairs_across_a_cycle_on_its_unrolled_graph(tmp_path):
+    """A tandem repeat drawn as a cycle (r -> r), read three times by the haplotype: pairs
+    whose mates lie in different turns of the cycle are proper on the unrolled graph (a
+    reverse mate is tried on every copy of its segment, not only the first)."""
+    rng = np.random.default_rng(12)
+    a, r, b = _rand(rng, 300), _rand(rng, 200), _rand(rng, 300)
+    gfa = tmp_path / "cyc.gfa"
+    gfa.write_text(f"S\ta\t{a}\nS\tr\t{r}\nS\tb\t{b}\n"
+                   "L\ta\t+\tr\t+\t0M\nL\tr\t+\tr\t+\t0M\nL\tr\t+\tb\t+\t0M\n")
+    hap = a + r + r + r + b
+    f1, f2 = tmp_path / "c_1.fa", tmp_path / "c_2.fa"
+    with open(f1, "w") as o1, open(f2, "w") as o2:
+        for k, x in enumerate(range(0, len(hap) - 400, 20)):
+            frag = hap[x:x + 400]
+            o1.write(f">c{k}/1\n{frag[:120]}\n")
+            o2.write(f">c{k}/2\n{rc(frag[-120:])}\n")
+    out = tmp_path / "c.gaf"
+    assert main(["align", str(gfa), str(f1), str(f2), "-o", str(out), "--fragment-mean",
+                 "400", "--fragment-sd", "20", "-q"]) == 0
+    lines = _gaf(out)
+    assert len(lines) == 2 * len(range(0, len(hap) - 400, 20))
+    assert all(x[-1] == "pd:b:1" for x in lines), [x[0] for x in lines if x[-1] != "pd:b:1"]

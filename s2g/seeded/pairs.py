@@ -109,17 +109,24 @@ AXIS_SPAN = 12
 
 
 def strand_maps(graph):
-    """(seg_node, mirror): per segment its first node on each strand (-1: none), shape
-    (n_seg, 2); per node the first node of the same segment on the other strand (-1:
-    none). Cached on the graph."""
+    """(seg_node, mirror, copies): per segment its first node on each strand (-1: none),
+    shape (n_seg, 2); per node the first node of the same segment on the other strand
+    (-1: none); ``copies`` = (ptr, nodes): the nodes of segment ``s`` on strand ``r`` are
+    ``nodes[ptr[2 s + r]:ptr[2 s + r + 1]]`` (one each, or a cyclic graph's unrolled
+    copies). Cached on the graph."""
     hit = graph.__dict__.get("_pair_maps")
     if hit is None:
         n_seg = len(graph.seg_len)
+        rev = graph.node_rev.astype(np.int64)
         seg_node = np.full((n_seg, 2), -1, np.int64)
         v = np.arange(graph.n_nodes)[::-1]                    # the first copy wins
-        seg_node[graph.node_seg[v], graph.node_rev[v].astype(np.int64)] = v
-        mirror = seg_node[graph.node_seg, 1 - graph.node_rev.astype(np.int64)]
-        hit = (seg_node, mirror)
+        seg_node[graph.node_seg[v], rev[v]] = v
+        mirror = seg_node[graph.node_seg, 1 - rev]
+        key = 2 * graph.node_seg.astype(np.int64) + rev
+        nodes = np.argsort(key, kind="stable").astype(np.int64)
+        ptr = np.zeros(2 * n_seg + 1, np.int64)
+        np.cumsum(np.bincount(key, minlength=2 * n_seg), out=ptr[1:])
+        hit = (seg_node, mirror, (ptr, nodes))
         graph.__dict__["_pair_maps"] = hit
     return hit
 
@@ -203,19 +210,11 @@ def walk_steps(c0, c1, node_start, pred_ptr, pred_idx, limit, max_nodes):
 
 
 @numba.njit(**NJIT)
-def pair_fragment(s1, f1, r1, s2, f2, r2, node_start, pred_ptr, pred_idx, limit, max_nodes,
-                  axis_span):
-    """Fragment length of two placements (strand, forward end column, aligned rows), or
-    -1 unless FR: one mate on each strand, the forward one's span before the reverse
-    one's end along some walk, within ``limit`` bases. The forward mate's rows end at
-    ``fF``, the reverse mate's leftmost base is ``fR``: fragment = rows_F + rows_R +
-    steps(fF -> fR) - 1, or with overlapping mates rows_F + rows_R - steps(fR -> fF) - 1."""
-    if s1 < 0 or s2 < 0 or s1 == s2:
-        return -1
-    if s1 == 0:
-        fF, rF, fR, rR = f1, r1, f2, r2
-    else:
-        fF, rF, fR, rR = f2, r2, f1, r1
+def _fragment(fF, rF, fR, rR, node_start, pred_ptr, pred_idx, limit, max_nodes, axis_span):
+    """The fragment of a forward mate whose rows end at column ``fF`` and a reverse mate
+    whose leftmost base is at forward column ``fR`` (-1: no walk joins them in reach):
+    rows_F + rows_R + steps(fF -> fR) - 1, or with overlapping mates rows_F + rows_R -
+    steps(fR -> fF) - 1."""
     if fR >= fF:
         if fR - fF > axis_span * limit:
             return -1
@@ -236,6 +235,38 @@ def pair_fragment(s1, f1, r1, s2, f2, r2, node_start, pred_ptr, pred_idx, limit,
     return frag
 
 
+@numba.njit(**NJIT)
+def pair_fragment(s1, f1, r1, s2, f2, r2, gr, copies, limit, max_nodes, axis_span,
+                  target=0.0):
+    """Fragment length of two placements (strand, forward end column, aligned rows), or
+    -1 unless FR: one mate on each strand, the forward one's span before the reverse
+    one's end along some walk, within ``limit`` bases (:func:`_fragment`). A reverse
+    mate's forward column names the first copy of its segment; on a cyclic graph's
+    unrolling every copy is tried (``copies``: :func:`strand_maps`'), and the fragment
+    closest to ``target`` (the model's mean; 0: the shortest) wins: the turn of the
+    cycle the pair most likely spans. ``gr``: (node_start, pred_ptr, pred_idx,
+    node_seg)."""
+    node_start, pred_ptr, pred_idx, node_seg = gr
+    if s1 < 0 or s2 < 0 or s1 == s2:
+        return -1
+    if s1 == 0:
+        fF, rF, fR, rR = f1, r1, f2, r2
+    else:
+        fF, rF, fR, rR = f2, r2, f1, r1
+    ptr, nodes = copies
+    v = np.searchsorted(node_start, fR, side="right") - 1
+    off = fR - node_start[v]
+    sg = node_seg[v]
+    best = -1
+    for t in range(ptr[2 * sg], ptr[2 * sg + 1]):
+        u = nodes[t]
+        f = _fragment(fF, rF, node_start[u] + off, rR, node_start, pred_ptr, pred_idx, limit,
+                      max_nodes, axis_span)
+        if f > 0 and (best < 0 or abs(f - target) < abs(best - target)):
+            best = f
+    return best
+
+
 @numba.njit(inline="always", **NJIT)
 def _penalty(frag, mean, sd, cap, unit):
     """Score penalty of a fragment length (-1: not FR or out of reach: ``cap``)."""
@@ -246,9 +277,10 @@ def _penalty(frag, mean, sd, cap, unit):
 
 
 @numba.njit(**NJIT)
-def _frags(k, c_first, c_n, c_strand, c_col, c_rows, gr, limit):
-    """Fragment lengths of every combination of pair ``k``'s candidates (-1: improper)."""
-    node_start, pred_ptr, pred_idx = gr
+def _frags(k, c_first, c_n, c_strand, c_col, c_rows, gr, limit, target):
+    """Fragment lengths of every combination of pair ``k``'s candidates (-1: improper);
+    ``gr``: (node_start, pred_ptr, pred_idx, node_seg, copies)."""
+    g4 = (gr[0], gr[1], gr[2], gr[3])
     a, b = 2 * k, 2 * k + 1
     out = np.full((c_n[a], c_n[b]), -1, np.int64)
     for x in range(c_n[a]):
@@ -256,8 +288,8 @@ def _frags(k, c_first, c_n, c_strand, c_col, c_rows, gr, limit):
         for y in range(c_n[b]):
             j = c_first[b] + y
             out[x, y] = pair_fragment(c_strand[i], c_col[i], c_rows[i], c_strand[j], c_col[j],
-                                      c_rows[j], node_start, pred_ptr, pred_idx, limit,
-                                      SWEEP_NODES, AXIS_SPAN)
+                                      c_rows[j], g4, gr[4], limit, SWEEP_NODES, AXIS_SPAN,
+                                      target)
     return out
 
 
@@ -269,7 +301,7 @@ def any_proper(n_pairs, c_first, c_n, c_strand, c_col, c_rows, gr, limit, mean, 
     for k in range(n_pairs):
         if c_n[2 * k] == 0 or c_n[2 * k + 1] == 0:
             continue
-        fr = _frags(k, c_first, c_n, c_strand, c_col, c_rows, gr, limit)
+        fr = _frags(k, c_first, c_n, c_strand, c_col, c_rows, gr, limit, mean)
         for x in range(fr.shape[0]):
             for y in range(fr.shape[1]):
                 if _penalty(fr[x, y], mean, sd, cap, unit) < cap:
@@ -294,7 +326,7 @@ def choose_pairs(n_pairs, cand, gr, limit, mean, sd, cap, unit, per_mm):
         na, nb = c_n[a], c_n[b]
         if na == 0 or nb == 0:
             continue
-        fr = _frags(k, c_first, c_n, c_strand, c_col, c_rows, gr, limit)
+        fr = _frags(k, c_first, c_n, c_strand, c_col, c_rows, gr, limit, mean)
         S = np.empty((na, nb), np.float64)
         best = -1e300
         bx = -1
@@ -331,11 +363,15 @@ def choose_pairs(n_pairs, cand, gr, limit, mean, sd, cap, unit, per_mm):
 
 
 @numba.njit(**NJIT)
-def rescue_nodes(anchor_col, node_start, pred_ptr, pred_idx, mirror, limit, max_nodes, back):
+def rescue_nodes(anchor_col, gr, copies, limit, max_nodes, back):
     """The nodes of one rescue window: from the anchor's end column (on its own strand),
     every node a walk reaches within ``limit`` steps (:func:`sweep`: the fragment's far
     end), plus the nodes up to ``back`` columns before it (overlapping mates), each swapped
-    for its copy on the other strand (the mate's), ascending; empty where none."""
+    for its copies on the other strand (the mate's; every unrolled copy of a cyclic
+    graph's segment), ascending and distinct; empty where none. ``gr``: (node_start,
+    pred_ptr, pred_idx, node_seg, node_rev)."""
+    node_start, pred_ptr, pred_idx, node_seg, node_rev = gr
+    ptr, nodes = copies
     c0 = anchor_col
     v0 = np.searchsorted(node_start, c0, side="right") - 1
     vb = np.searchsorted(node_start, max(0, c0 - back), side="right") - 1
@@ -344,25 +380,25 @@ def rescue_nodes(anchor_col, node_start, pred_ptr, pred_idx, mirror, limit, max_
     out = []
     for v in range(vb, v0 + n):
         if v <= v0 or s[v - v0] <= limit:
-            m = mirror[v]
-            if m >= 0:
-                out.append(m)
+            key = 2 * node_seg[v] + 1 - node_rev[v]
+            for t in range(ptr[key], ptr[key + 1]):
+                out.append(nodes[t])
     res = np.empty(len(out), np.int64)
     for x in range(len(out)):
         res[x] = out[x]
-    res.sort()
+    res = np.unique(res)
     return res
 
 
 @numba.njit(**NJIT)
 def _learn_frags(n_pairs, strand, fcol, rows, gr, limit):
     """Fragment length of each pair whose mates both have a strand (-1 elsewhere)."""
-    node_start, pred_ptr, pred_idx = gr
+    g4 = (gr[0], gr[1], gr[2], gr[3])
     out = np.full(n_pairs, -1, np.int64)
     for k in range(n_pairs):
         a, b = 2 * k, 2 * k + 1
         out[k] = pair_fragment(strand[a], fcol[a], rows[a], strand[b], fcol[b], rows[b],
-                               node_start, pred_ptr, pred_idx, limit, SWEEP_NODES, AXIS_SPAN)
+                               g4, gr[4], limit, SWEEP_NODES, AXIS_SPAN)
     return out
 
 
@@ -411,11 +447,11 @@ class PairedAligner:
 
     def _gr(self):
         g = self.graph
-        return (g.node_start, g.pred_ptr, g.pred_idx)
+        return (g.node_start, g.pred_ptr, g.pred_idx, g.node_seg, strand_maps(g)[2])
 
     def _pair(self, reads, res, n_pairs):
         g = self.graph
-        seg_node, mirror = strand_maps(g)
+        seg_node, mirror, copies = strand_maps(g)
         tk = res.tasks
         a, b, _, _ = self.scoring.as_tuple()
         unit = float(a + b)
@@ -439,7 +475,7 @@ class PairedAligner:
         if self.rescue:
             ok = any_proper(n_pairs, *cand[:2], *cand[3:6], self._gr(), limit, m.mean, m.sd,
                             cap, unit)
-            resc = self._rescue(reads, res, ok, lens, limit, seg_node, mirror)
+            resc = self._rescue(reads, res, ok, lens, limit, copies)
             if resc is not None:
                 x = np.arange(len(resc["read"]))
                 parts.append((resc["read"], resc["score"], resc["col"], resc["end_i"], 2, x))
@@ -457,7 +493,7 @@ class PairedAligner:
         """(first, n, score, strand, forward end column, rows, kind, index) of every
         read's candidates, grouped by read in the order of ``parts``."""
         g = self.graph
-        seg_node, _ = strand_maps(g)
+        seg_node = strand_maps(g)[0]
         owner = np.concatenate([p[0] for p in parts]).astype(np.int64)
         order = np.argsort(owner, kind="stable")
         score = np.concatenate([p[1] for p in parts]).astype(np.float64)[order]
@@ -477,7 +513,7 @@ class PairedAligner:
         sure = (res.mapq >= LEARN_MAPQ) & (res.best_task >= 0)
         r = np.nonzero(sure)[0]
         g = self.graph
-        seg_node, _ = strand_maps(g)
+        seg_node = strand_maps(g)[0]
         strand, fcol = end_columns(np.asarray(res.end_j, np.int64)[r], g.node_start,
                                    g.node_seg, g.node_rev, seg_node)
         st = np.full(2 * n_pairs, -1, np.int64)
@@ -494,7 +530,7 @@ class PairedAligner:
                           "--fragment-sd)")
         return model
 
-    def _rescue(self, reads, res, ok, lens, limit, seg_node, mirror):
+    def _rescue(self, reads, res, ok, lens, limit, copies):
         """Rescue windows for the mates of well-placed anchors in pairs without a proper
         combination, aligned exactly: their read, score, end cell and column, window
         graph (or None when there is none)."""
@@ -507,8 +543,9 @@ class PairedAligner:
         pad = int(8 + lens.max(initial=0) // 10)
         nodes = []
         for r in rs.tolist():
-            nodes.append(rescue_nodes(int(res.end_j[r]), g.node_start, g.pred_ptr, g.pred_idx,
-                                      mirror, limit + pad, SWEEP_NODES, int(lens[r ^ 1]) + pad))
+            nodes.append(rescue_nodes(int(res.end_j[r]), (g.node_start, g.pred_ptr, g.pred_idx,
+                                                          g.node_seg, g.node_rev), copies,
+                                      limit + pad, SWEEP_NODES, int(lens[r ^ 1]) + pad))
         keep = np.array([len(x) > 0 for x in nodes], np.bool_)
         self.totals["rescue attempts"] += int(np.count_nonzero(keep))
         if not keep.any():
