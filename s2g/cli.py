@@ -462,7 +462,8 @@ def _align(args, out, options, kernel) -> int:
         if bar is not None:
             bar.close()
     out.commit()
-    if writer is not None and args.sort and args.output_format == "bam" and out.path != "-":
+    if writer is not None and args.sort and args.output_format == "bam" and \
+            out.path != "-" and os.path.isfile(out.path):          # not /dev/null, a FIFO
         from .sam import index_bam
         index_bam(out.path)
     report(args, aligner, counts, time.perf_counter() - t0, spent)

@@ -606,3 +606,11 @@ def test_a_failed_sorted_bam_run_leaves_nothing_behind(tmp_path, cli_pairs, caps
                        "-q")
     one_error(code, err, "invalid character")
     assert list(out.parent.iterdir()) == []
+
+
+def test_sorted_bam_to_a_special_file_is_not_indexed(cli_pairs, tmp_path):
+    """-o /dev/null --sort (a BAM written in place, not a regular file): exit 0, no .bai
+    attempted."""
+    from s2g.cli import main
+    gfa, fq1, fq2, _ = cli_pairs
+    assert main(["align", gfa, fq1, fq2, "-o", "/dev/null", "-f", "bam", "--sort", "-q"]) == 0
