@@ -463,7 +463,7 @@ def align_file(client, graph, reads, output, options=None, settings=None, client
     stats = {"reads": 0, "aligned": 0, "chunks": 0, "variants": set(), "model": None}
     for text, n, n_hit, used, model in align_batches(
             client, graph, batches, options, settings, client_graph, _test):
-        stats["model"] = model or stats["model"]
+        stats["model"] = stats["model"] or model       # the first: how it was learned
         output.write(text)
         stats["reads"] += n
         stats["aligned"] += n_hit
