@@ -130,6 +130,13 @@ def build_parser() -> argparse.ArgumentParser:
     fo.add_argument("--ref-path", default=None, metavar="NAME",
                     help="the path SAM/BAM is on; a W line also by prefix, e.g. CHM13#0#chr6 "
                          "(default: the only path, else a reference-looking one, else the first)")
+    fo.add_argument("--ref-name", default=None, metavar="NAME",
+                    help="SAM/BAM @SQ name (default: a W line's sequence name, e.g. chr6 for "
+                         "GRCh38#0#chr6:29000000-34000000, whose start POS then counts from; a "
+                         "P line's name, without a [start-end] suffix)")
+    fo.add_argument("--ref-length", type=int, default=None, metavar="N",
+                    help="SAM/BAM @SQ length, e.g. the whole chromosome's (default: the path's "
+                         "end)")
     fo.add_argument("--sort", action="store_true",
                     help="SAM/BAM sorted by coordinate (a BAM file also gets its .bai index)")
     fo.add_argument("-R", "--read-group", default=None, metavar="LINE",
@@ -310,9 +317,10 @@ def output_format(args) -> str:
     if fmt is None:
         low = args.output.lower()
         fmt = "sam" if low.endswith(".sam") else "bam" if low.endswith(".bam") else "gaf"
-    if fmt == "gaf" and (args.ref_path is not None or args.sort or args.read_group):
-        raise S2GError("--ref-path, --sort and --read-group are for SAM/BAM output "
-                       "(--output-format sam|bam)")
+    if fmt == "gaf" and (args.ref_path is not None or args.sort or args.read_group or
+                         args.ref_name is not None or args.ref_length is not None):
+        raise S2GError("--ref-path, --ref-name, --ref-length, --sort and --read-group are for "
+                       "SAM/BAM output (--output-format sam|bam)")
     if fmt != "gaf":
         from .sam.writer import parse_read_group
         parse_read_group(args.read_group)          # a malformed one: before any work
@@ -490,7 +498,8 @@ def _sam_writer(args, out, run, options):
             out.fh, encoding="utf-8", errors="surrogateescape", write_through=True)
     writer = SamWriter(target, graph, ref, fmt, argv=["s2g", *sys.argv[1:]], sort=args.sort,
                        scoring=options.scoring, threads=args.threads or 1,
-                       read_group=args.read_group)
+                       read_group=args.read_group, ref_name=args.ref_name,
+                       ref_length=args.ref_length)
 
     def text(batch, res):
         return writer.sam_bytes(batch, res, getattr(res, "pair_proper", None))

@@ -614,3 +614,36 @@ def test_sorted_bam_to_a_special_file_is_not_indexed(cli_pairs, tmp_path):
     from s2g.cli import main
     gfa, fq1, fq2, _ = cli_pairs
     assert main(["align", gfa, fq1, fq2, "-o", "/dev/null", "-f", "bam", "--sort", "-q"]) == 0
+
+
+def test_a_region_graph_bam_lies_on_chromosome_coordinates(tmp_path):
+    """A W line GRCh38#0#chr6 from 1000 to 1400: @SQ chr6, POS counted from 1000 (a read
+    at path offset 100 gets POS 1101); a P line chr2[500-900] alike; --ref-name and
+    --ref-length override; a length shorter than the path: one error line."""
+    import pysam
+
+    from s2g.cli import main
+    rng = np.random.default_rng(3)
+    segs = ["".join(rng.choice(list("ACGT"), 100)) for _ in range(4)]
+    lines = [f"S\ts{i}\t{x}" for i, x in enumerate(segs)]
+    lines += [f"L\ts{i}\t+\ts{i + 1}\t+\t0M" for i in range(3)]
+    hap = "".join(segs)
+    reads = tmp_path / "r.fa"
+    reads.write_text(f">a\n{hap[100:220]}\n>b\n{hap[250:370]}\n")
+    for path_line, name, first in (
+            ("W\tGRCh38\t0\tchr6\t1000\t1400\t>s0>s1>s2>s3", "chr6", 1000),
+            ("P\tchr2[500-900]\ts0+,s1+,s2+,s3+\t*", "chr2", 500)):
+        gfa = tmp_path / f"{name}.gfa"
+        gfa.write_text("\n".join(lines + [path_line]) + "\n")
+        sam = tmp_path / f"{name}.sam"
+        assert main(["align", str(gfa), str(reads), "-o", str(sam), "-q", "--exact"]) == 0
+        with pysam.AlignmentFile(str(sam)) as f:
+            assert f.header.to_dict()["SQ"] == [{"SN": name, "LN": first + 400}]
+            pos = [r.reference_start for r in f.fetch(until_eof=True)]
+        assert pos == [first + 100, first + 250]
+    sam = tmp_path / "o.sam"
+    assert main(["align", str(tmp_path / "chr6.gfa"), str(reads), "-o", str(sam), "-q",
+                 "--exact", "--ref-name", "6", "--ref-length", "170805979"]) == 0
+    assert "@SQ\tSN:6\tLN:170805979" in sam.read_text()
+    assert main(["align", str(tmp_path / "chr6.gfa"), str(reads), "-o", str(sam), "-q",
+                 "--exact", "--ref-length", "1200"]) == 1

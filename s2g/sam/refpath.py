@@ -15,6 +15,23 @@ from ..graph_core import COMPLEMENT_CODE
 
 _W_NAME = re.compile(r"^[^#]*#[^#]*#[^#]*:\d+-\d+$")          # W lines: sample#hap#seq:start-end
 _REF_LIKE = re.compile(r"(?i)^ref|grch|hg\d\d|chm13|t2t")
+_W_PARTS = re.compile(r"^[^#]*#[^#]*#([^#]*):(\d+)-(\d+)$")
+_SUBRANGE = re.compile(r"^(.+)\[(\d+)-(\d+)\]$")         # vg/odgi subpath: name[start-end]
+
+
+def sam_coordinates(name):
+    """(SAM sequence name, offset of the path's first base, end or None) of a path: a W
+    line (``sample#hap#seq:start-end``) is ``seq`` from ``start``; a P line named
+    ``name[start-end]`` (a subpath, as vg and odgi write them) is ``name`` from ``start``;
+    any other path is itself from 0. So a region graph's BAM lies on the chromosome's
+    coordinates, as a linear aligner's would."""
+    m = _W_PARTS.match(name)
+    if m:
+        return m.group(1), int(m.group(2)), int(m.group(3))
+    m = _SUBRANGE.match(name)
+    if m:
+        return m.group(1), int(m.group(2)), int(m.group(3))
+    return name, 0, None
 
 
 class RefPath:
@@ -26,7 +43,8 @@ class RefPath:
     first path. ``seq``: the path's bases (codes 0-4) in the path's orientation;
     ``step_seg``/``step_rev``/``step_off``: each step's segment, orientation and offset on
     the path (a segment may occur more than once); ``occ_ptr``/``occ_step``: the steps of
-    each segment (CSR).
+    each segment (CSR). ``sam_name``/``offset``/``sam_length``: where the path lies in
+    SAM coordinates (:func:`sam_coordinates`: a W line's sequence from its start).
     """
 
     def __init__(self, graph, name=None):
@@ -45,6 +63,10 @@ class RefPath:
         self.step_off = np.zeros(len(steps) + 1, np.int64)
         np.cumsum(seg_len[self.step_seg], out=self.step_off[1:])
         self.length = int(self.step_off[-1])
+        #: SAM's name for it, where its first base lies there, and its length at least
+        #: (:func:`sam_coordinates`)
+        self.sam_name, self.offset, end = sam_coordinates(self.name)
+        self.sam_length = max(self.offset + self.length, end or 0)
         n_seg = len(seg_len)
         # one node of each segment, and its bases as the forward strand (any copy of an
         # unrolled cyclic graph will do: they hold the same bases)

@@ -245,6 +245,8 @@ class SamWriter:
     or SAM when ``fmt="sam"``); ``index``: also ``PATH.bai`` (sorted BAM written to a
     file name only); ``scoring``: the alignment's :class:`~s2g.scoring.Scoring` (the
     realignment's, reported as AS); ``threads``: pysam's compression/sort threads;
+    ``ref_name``/``ref_length``: the ``@SQ`` name and length (default: the path's SAM
+    coordinates, :func:`~s2g.sam.refpath.sam_coordinates`; POS counts from its offset);
     ``read_group``: an ``@RG`` header line (``\\t`` or a tab between fields, ``ID:`` required,
     as ``bwa mem -R``) whose ID every record gets as ``RG:Z`` (GATK requires one).
     Use as a context manager or call :meth:`close`.
@@ -252,7 +254,8 @@ class SamWriter:
 
     def __init__(self, path_or_fh, graph, ref=None, fmt="sam", argv=None, sort=False,
                  index=False, scoring: Scoring | None = None, threads: int = 1,
-                 read_group: str | None = None):
+                 read_group: str | None = None, ref_name: str | None = None,
+                 ref_length: int | None = None):
         from .. import __version__
         if fmt not in ("sam", "bam"):
             raise S2GError(f"unknown output format {fmt!r}; choose sam or bam")
@@ -260,6 +263,14 @@ class SamWriter:
             raise S2GError("an index (.bai) needs a coordinate-sorted BAM (sort the output)")
         self.graph = graph
         self.ref = ref if isinstance(ref, RefPath) else RefPath(graph, ref)
+        self.sq_name = ref_name or self.ref.sam_name
+        if any(c.isspace() for c in self.sq_name) or not self.sq_name:
+            raise S2GError(f"reference name {self.sq_name!r}: SAM needs one without spaces "
+                           "(give --ref-name)")
+        self.sq_length = int(ref_length) if ref_length else self.ref.sam_length
+        if self.sq_length < self.ref.offset + self.ref.length:
+            raise S2GError(f"reference length {self.sq_length} is shorter than the path "
+                           f"({self.ref.length:,} bases from {self.ref.offset:,})")
         self.fmt, self.sort, self.index = fmt, sort, index
         self.scoring = scoring or Scoring()
         self.threads = max(1, int(threads))
@@ -273,7 +284,7 @@ class SamWriter:
         self._rg_tag = (b"\tRG:Z:" + rg_id.encode("utf-8", "surrogateescape") + b"\n"
                         if rg_id else None)
         self.header_text = self._header(cl, __version__)
-        self._rname = self.ref.name.encode("utf-8", "surrogateescape")
+        self._rname = self.sq_name.encode("utf-8", "surrogateescape")
         self._tmpdir = None
         self._bam = None
         self._fh = None
@@ -304,7 +315,7 @@ class SamWriter:
 
     def _header(self, cl, version):
         lines = ["@HD\tVN:1.6\tSO:" + ("coordinate" if self.sort else "unsorted"),
-                 f"@SQ\tSN:{self.ref.name}\tLN:{self.ref.length}"]
+                 f"@SQ\tSN:{self.sq_name}\tLN:{self.sq_length}"]
         if self.rg_line:
             lines.append(self.rg_line)
         pg = f"@PG\tID:s2g\tPN:s2g\tVN:{version}"
@@ -322,7 +333,7 @@ class SamWriter:
         names = list(reads.names)
         rows = np.zeros((n, 10), np.int64)
         flag = np.where(sj.mapped, 0, 4) | np.where(sj.reverse, 16, 0)
-        pos1 = np.where(sj.mapped, sj.pos + 1, 0)
+        pos1 = np.where(sj.mapped, sj.pos + 1 + self.ref.offset, 0)
         rname = sj.mapped.copy()
         rnext = np.zeros(n, np.int64)
         pnext = np.zeros(n, np.int64)
