@@ -392,9 +392,10 @@ def _align_inputs(args):
 
     g = args.graph
     out = [(g, f"the input file {g}"), (args.reads, f"the input file {args.reads}"),
-           (getattr(args, "reads2", None), f"the input file {getattr(args, 'reads2', None)}"),
            (index_path(g), f"the seed index of {g} ({index_path(g)})"),
            (cache_path(g), f"the graph cache of {g} ({cache_path(g)})")]
+    if getattr(args, "reads2", None):
+        out.append((args.reads2, f"the input file {args.reads2}"))
     if getattr(args, "index", None):
         out.append((args.index, f"the seed index in use ({args.index})"))
     return out

@@ -524,9 +524,8 @@ def align_batches(client, graph, batches, options=None, settings=None, client_gr
             try:
                 res = fut.result()
             except Exception as exc:  # noqa: BLE001 - after Dask's retries
-                raise S2GError(f"reads {batch.first_index + 1}..{batch.first_index + batch.n_reads}"
-                               f" (first {batch.names[0]!r}) failed on the cluster: "
-                               f"{type(exc).__name__}: {_one_line(exc)}") from None
+                raise _chunk_failed(batch.first_index, batch.n_reads, batch.names[0],
+                                    exc) from None
             if res[0] == "error":
                 raise S2GError(res[1])
             yield res[1:]
@@ -564,8 +563,7 @@ def align_batches(client, graph, batches, options=None, settings=None, client_gr
             try:
                 res = fut.result()
             except Exception as exc:  # noqa: BLE001 - after Dask's retries / worker losses
-                raise S2GError(f"reads {first_index + 1}..{first_index + n} (first {first_name!r}) "
-                               f"failed on the cluster: {type(exc).__name__}: {_one_line(exc)}") from None
+                raise _chunk_failed(first_index, n, first_name, exc) from None
             fut.release()
             if res[0] == "error":
                 raise S2GError(res[1])
@@ -581,6 +579,12 @@ def align_batches(client, graph, batches, options=None, settings=None, client_gr
         ac.clear()
         for *_, f in ranges.values():
             f.cancel()
+
+
+def _chunk_failed(first_index, n, first_name, exc) -> S2GError:
+    """The error of a chunk the cluster could not align (after Dask's retries)."""
+    return S2GError(f"reads {first_index + 1}..{first_index + n} (first {first_name!r}) "
+                    f"failed on the cluster: {type(exc).__name__}: {_one_line(exc)}")
 
 
 def _one_line(exc) -> str:

@@ -465,7 +465,7 @@ class PairedAligner:
         parts = [(tk.read[live], tk.score[live], tk.col[live], tk.end_i[live], 0, live),
                  (full, res.score[full], res.end_j[full], res.end_i[full], 1, full)]
         if self.model is None:
-            self.model = self._learn(res, parts, n_pairs, lens)
+            self.model = self._learn(res, n_pairs)
             if self.model is None:
                 return
         m = self.model
@@ -508,7 +508,7 @@ class PairedAligner:
         np.cumsum(c_n[:-1], out=c_first[1:])
         return c_first, c_n, score, strand, fcol, rows, kind, idx
 
-    def _learn(self, res, parts, n_pairs, lens):
+    def _learn(self, res, n_pairs):
         """The fragment model of this batch's confidently placed pairs, or None."""
         sure = (res.mapq >= LEARN_MAPQ) & (res.best_task >= 0)
         r = np.nonzero(sure)[0]
