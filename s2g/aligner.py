@@ -59,7 +59,7 @@ class AlignStats:
     #: seeded alignment's counters and seconds (:attr:`s2g.seeded.SeededAligner.totals`)
     seeded: dict | None = None
     #: the GPU code's own counters, where it ran: ``fast`` (its kernel's launches, cells
-    #: and seconds), ``gpu_traceback`` (seconds per part, long-window kernel), ``devpool``
+    #: and seconds), ``fast_windows`` (its window form's, seeded), ``gpu_traceback`` (seconds per part, long-window kernel), ``devpool``
     #: (the most device and pinned bytes held at once)
     profiles: dict = field(default_factory=dict)
 
@@ -70,6 +70,7 @@ def gpu_profiles() -> dict:
     nothing is imported here."""
     out = {}
     for key, mod, name in (("fast", "s2g.variants.fast", "PROFILE"),
+                           ("fast_windows", "s2g.variants.fast.windows", "PROFILE"),
                            ("gpu_traceback", "s2g.trace.gpu_chunk", "PROFILE"),
                            ("devpool", "s2g.variants._devpool", "PEAK")):
         m = sys.modules.get(mod)

@@ -79,6 +79,9 @@ KNOBS = (
          "largest window (cells) traced by the one-thread GPU kernel"),
     Knob("gpu_window_max_cells", 0, int, "run",
          "the same bound for seeded windows (0: gpu_tb_max_cells)"),
+    Knob("gpu_window_fast", True, bool, "run",
+         "seeded windows of short reads on the fast kernel (else: the traceback kernel's "
+         "find mode for every window)"),
     Knob("gpu_window_long_cells", 1 << 34, int, "run",
          "largest seeded window (cells) for the long-window kernel"),
     Knob("gpu_tb_chunk_bytes", 1 << 30, int, "run", "device bytes for one chunk of reads"),

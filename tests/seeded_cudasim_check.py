@@ -6,7 +6,8 @@ graphs (one or both strands), simulated reads with errors, a random read, an emp
 random scoring, local and semiglobal: ``SeededAligner(device="gpu")`` must give the same
 scores, end cells, MAPQ, tracebacks and secondary alignments as ``device="cpu"`` (the reference window DP and
 the CPU traceback). Odd cases shrink the chunk size (several launches) and the per-task
-cell bound (a GPU/CPU mix).
+cell bound (a GPU/CPU mix); seeds 0 and 3 run the windows on the ``fast`` kernel
+(s2g/variants/fast/windows.py) and trace the chosen ones from their end cells.
 With ``long``, every window runs on the long-window kernel (s2g/trace/long/; the test sets
 S2G_CONFIG=long_strip=8,long_max_t=2: several strips and rounds per window).
 Usage: python tests/seeded_cudasim_check.py [n_cases] [long] -> prints "OK <cases> <gpu windows>".
@@ -67,9 +68,12 @@ def main():
             mc = 0 if long_only else 800 if seed % 3 == 2 else 1 << 21
             # window slots in shared memory (even seeds) or all in global memory (odd)
             shared = 1 << 20 if seed % 2 == 0 else 0
+            # the fast kernel's windows (seeds 0, 3: traced from their end cells) or the
+            # traceback kernel's find mode (the others, and every window with "long")
             configure(gpu_tb_chunk_bytes=3000 if seed % 2 else 1 << 30,
                       gpu_long=bool(long_only or seed % 2 == 0), long_shared=shared,
-                      long_round_shared=shared)
+                      long_round_shared=shared,
+                      gpu_window_fast=bool(not long_only and seed % 3 == 0))
             for mode in (Mode.LOCAL, Mode.SEMIGLOBAL):
                 cpu = SeededAligner(g, ix, sc, mode, min_chain=11, n_secondary=2, secondary_ratio=0.5)
                 want = cpu.align_batch(reads)

@@ -82,6 +82,21 @@ def test_ptx_cell_loop_is_32bit(mode, K):
     assert n / K < 16, f"{n / K:.1f} PTX instructions per cell"
 
 
+@pytest.mark.parametrize("G,K,mode", [(8, 19, Mode.LOCAL), (32, 24, Mode.SEMIGLOBAL)])
+def test_ptx_window_form_cell_loop_is_32bit(G, K, mode):
+    """The seeded-window form (s2g/variants/fast/windows.py): the same 32-bit cell loop,
+    no local memory, no 64-bit max/min (its only additions are per unit, not per cell)."""
+    from s2g.variants import fast
+    ptx = _ptx(fast.kernel_source(G, K, int(mode), win=True), fast.kernel_signature())
+    wide, maxes, n = cell_loop_stats(ptx, K)
+    assert maxes >= 3 * K, f"cell loop not found/unrolled: {maxes} max.s32 in the largest block"
+    assert wide == 0, f"{wide} 64-bit arithmetic ops in the cell loop ({n} instructions)"
+    assert "max.s64" not in ptx and "min.s64" not in ptx
+    assert "ld.local" not in ptx and "st.local" not in ptx, "row registers spilled to local memory"
+    assert n / K < 16, f"{n / K:.1f} PTX instructions per cell"
+    assert "shfl.sync.bfly" in ptx       # the warp's longest range, by shuffles
+
+
 def _slot_store_offsets(ptx, K):
     """Word offsets, relative to the first, of the first run of 2K+1 int32 stores whose
     addresses are one base register plus an immediate (the node_bound slot write)."""

@@ -266,11 +266,8 @@ class SeededAligner:
             sflat = FlatTracebacks(len(sec))
             sidx = np.arange(len(sec), dtype=np.int64)
             if wr is not None:
-                g = wr.on_gpu[sec.task]
-                if g.any():
-                    wr.add_tracebacks(wg.graph, sec.task[g], np.nonzero(g)[0], sflat,
-                                      np.asarray(sec.end_i, np.int64))
-                sidx = np.nonzero(~g)[0].astype(np.int64)
+                sidx = _gpu_traces(wr, wg.graph, sub, self.scoring, self.mode, sres,
+                                   sec.task, sidx, sflat, max_cells)
             traceback_batch(wg.graph, sub, self.scoring, self.mode, sres, max_cells=max_cells,
                             threads=threads, col_lo=sec.col_lo, flat=sflat, idx=sidx)
             sec.set_flat(wg.map_tracebacks(sres.flat))
@@ -281,11 +278,8 @@ class SeededAligner:
         flat = FlatTracebacks(len(res))
         idx = win.astype(np.int64)
         if wr is not None:
-            gpu = wr.on_gpu[res.best_task[win]]
-            if gpu.any():
-                wr.add_tracebacks(wg.graph, res.best_task[win[gpu]], win[gpu], flat,
-                                  np.asarray(res.end_i, np.int64))
-            idx = win[~gpu].astype(np.int64)
+            idx = _gpu_traces(wr, wg.graph, reads, self.scoring, self.mode, tres,
+                              res.best_task[win], idx, flat, max_cells)
             res.window_run = None                  # the walks are no longer needed
         traceback_batch(wg.graph, reads, self.scoring, self.mode, tres, max_cells=max_cells,
                         threads=threads, col_lo=res.col_lo, flat=flat, idx=idx)
@@ -300,3 +294,23 @@ class SeededAligner:
         res.set_flat(flat)
         res.wg = None
         return res
+
+
+def _gpu_traces(wr, wgraph, reads, scoring, mode, tres, tasks, rows, flat, max_cells):
+    """Tracebacks on the GPU of rows ``rows`` of ``tres`` (window-graph end cells), whose
+    windows are ``tasks`` of the :class:`~s2g.trace.gpu.WindowRun` ``wr``: the walks the
+    find-mode kernel made (``wr.walked``), and for windows the ``fast`` kernel scored, the
+    traceback kernel run from the end cell on the window graph (:func:`s2g.trace.gpu.run`);
+    returns the rows left to the CPU (windows the GPU did not run, or too large for it)."""
+    from ..trace import gpu
+    walked = wr.walked[tasks]
+    if walked.any():
+        wr.add_tracebacks(wgraph, tasks[walked], rows[walked], flat,
+                          np.asarray(tres.end_i, np.int64))
+    by_end = wr.on_gpu[tasks] & ~walked
+    left = rows[~walked & ~by_end]
+    if by_end.any():
+        more = gpu.run(wgraph, reads, scoring, mode, tres, rows[by_end], flat,
+                       max_cells=min(gpu.max_cells(), max_cells), long_cells=2 * max_cells)
+        left = np.sort(np.concatenate([left, np.asarray(more, np.int64)]))
+    return left.astype(np.int64)

@@ -391,6 +391,95 @@ def rescue_nodes(anchor_col, gr, copies, limit, max_nodes, back):
 
 
 @numba.njit(**NJIT)
+def rescue_pieces(anchor_col, gr, copies, limit, max_nodes, back, span):
+    """One rescue window as node pieces (node, in-node ``lo``, ``hi``, inclusive; by node
+    then ``lo``, disjoint; empty where none): :func:`rescue_nodes`' nodes, each cut to
+    the columns an alignment of the mate can use whose end the fragment puts within
+    reach of the anchor. On the anchor's strand (``x`` a column, ``D_f(x)``/``D_b(x)``
+    the fewest steps from the anchor's end to ``x``/from ``x`` to it) the mate's end lies
+    at some ``x`` with ``D_f(x) <= limit`` or ``D_b(x) <= back`` (:func:`_fragment`, its
+    two cases, on the other strand's mirror), and its alignment runs on from there for
+    at most ``span`` columns (``span``: rows plus the deletions a rescue that counts can
+    afford). So the anchor's node keeps ``[off - back, off + limit + span]`` (``off``:
+    the anchor's in-node offset); a node after it, entered at ``D_f = s``, its first
+    ``limit + span - s + 1`` columns; a node before it its last ``back - off`` (no
+    walk from an earlier column reaches the anchor within ``back``) and, unless it is
+    the first node of the window (nothing before it to come from), its first ``span``.
+    Every alignment of the whole nodes that ends within reach lies inside these pieces,
+    and a window's DP never scores a cell above its whole nodes' (:mod:`s2g.window`), so
+    the pieces' best is the whole nodes' best wherever that is within reach (same end
+    cell: the pieces keep the columns' order). The pieces then move to the other strand
+    (in-node offset ``k`` -> ``len - 1 - k``) on every copy of the segment, as
+    :func:`rescue_nodes`. Exact on graphs whose strands mirror each other with one node
+    per segment and strand (:meth:`PairedAligner._rescue` takes whole nodes elsewhere).
+    ``gr``: (node_start, pred_ptr, pred_idx, node_seg, node_rev)."""
+    node_start, pred_ptr, pred_idx, node_seg, node_rev = gr
+    ptr, nodes = copies
+    c0 = anchor_col
+    v0 = np.searchsorted(node_start, c0, side="right") - 1
+    vb = np.searchsorted(node_start, max(0, c0 - back), side="right") - 1
+    off = c0 - node_start[v0]
+    n_max = min(len(node_start) - 1 - v0, max_nodes)
+    s, n = sweep(c0, n_max, node_start, pred_ptr, pred_idx, limit, AXIS_SPAN * limit)
+    iv_v = []                            # intervals on the anchor's strand
+    iv_lo = []
+    iv_hi = []
+    for v in range(vb, v0 + n):
+        ln = node_start[v + 1] - node_start[v]
+        if v < v0:
+            tail = max(0, ln - (back - off))
+            if v > vb and tail <= span:
+                iv_v.append(v)
+                iv_lo.append(0)
+                iv_hi.append(ln - 1)
+                continue
+            if v > vb:
+                iv_v.append(v)
+                iv_lo.append(0)
+                iv_hi.append(min(span, ln) - 1)
+            iv_v.append(v)
+            iv_lo.append(tail)
+            iv_hi.append(ln - 1)
+        elif v == v0:
+            iv_v.append(v)
+            iv_lo.append(max(0, off - back))
+            iv_hi.append(min(ln - 1, off + limit + span))
+        elif s[v - v0] <= limit:
+            iv_v.append(v)
+            iv_lo.append(0)
+            iv_hi.append(min(ln - 1, limit + span - s[v - v0]))
+    m = 0
+    for x in range(len(iv_v)):
+        key = 2 * node_seg[iv_v[x]] + 1 - node_rev[iv_v[x]]
+        m += ptr[key + 1] - ptr[key]
+    pn = np.empty(m, np.int64)
+    plo = np.empty(m, np.int64)
+    phi = np.empty(m, np.int64)
+    m = 0
+    for x in range(len(iv_v)):
+        v = iv_v[x]
+        ln = node_start[v + 1] - node_start[v]
+        key = 2 * node_seg[v] + 1 - node_rev[v]
+        for t in range(ptr[key], ptr[key + 1]):
+            pn[m] = nodes[t]
+            plo[m] = ln - 1 - iv_hi[x]
+            phi[m] = ln - 1 - iv_lo[x]
+            m += 1
+    order = np.argsort(pn * (np.int64(1) << 32) + plo)   # by node, then lo; then merged
+    out_n = np.empty(m, np.int64)
+    out_lo = np.empty(m, np.int64)
+    out_hi = np.empty(m, np.int64)
+    k = -1
+    for x in order:
+        if k >= 0 and out_n[k] == pn[x] and plo[x] <= out_hi[k] + 1:
+            out_hi[k] = max(out_hi[k], phi[x])
+        else:
+            k += 1
+            out_n[k], out_lo[k], out_hi[k] = pn[x], plo[x], phi[x]
+    return out_n[:k + 1], out_lo[:k + 1], out_hi[:k + 1]
+
+
+@numba.njit(**NJIT)
 def _learn_frags(n_pairs, strand, fcol, rows, gr, limit):
     """Fragment length of each pair whose mates both have a strand (-1 elsewhere)."""
     g4 = (gr[0], gr[1], gr[2], gr[3])
@@ -541,26 +630,37 @@ class PairedAligner:
         if len(rs) == 0:
             return None
         pad = int(8 + lens.max(initial=0) // 10)
-        nodes = []
+        a, _, o, e = self.scoring.as_tuple()
+        gr = (g.node_start, g.pred_ptr, g.pred_idx, g.node_seg, g.node_rev)
+        # pieces (rescue_pieces) where each segment has one node per strand; whole nodes
+        # on a cyclic graph's unrolling (its copies' fragments are not the anchor's own)
+        cut = not (np.diff(copies[0]) > 1).any()
+        pieces = []
         for r in rs.tolist():
-            nodes.append(rescue_nodes(int(res.end_j[r]), (g.node_start, g.pred_ptr, g.pred_idx,
-                                                          g.node_seg, g.node_rev), copies,
-                                      limit + pad, SWEEP_NODES, int(lens[r ^ 1]) + pad))
-        keep = np.array([len(x) > 0 for x in nodes], np.bool_)
+            m = int(lens[r ^ 1])
+            if cut:                     # rows + the deletions a counting rescue affords
+                span = m + max(0, int((a * m * (1.0 - RESCUE_MIN) - o) // e)) + 1
+                pieces.append(rescue_pieces(int(res.end_j[r]), gr, copies, limit + pad,
+                                            SWEEP_NODES, m + pad, span))
+            else:
+                v = rescue_nodes(int(res.end_j[r]), gr, copies, limit + pad, SWEEP_NODES,
+                                 m + pad)
+                pieces.append((v, np.zeros(len(v), np.int64), np.diff(g.node_start)[v] - 1))
+        keep = np.array([len(x[0]) > 0 for x in pieces], np.bool_)
         self.totals["rescue attempts"] += int(np.count_nonzero(keep))
         if not keep.any():
             return None
-        nodes = [x for x, k in zip(nodes, keep) if k]
+        pieces = [x for x, k in zip(pieces, keep) if k]
         t_read = (rs[keep] ^ 1).astype(np.int64)
-        piece_at = np.zeros(len(nodes) + 1, np.int64)
-        np.cumsum([len(x) for x in nodes], out=piece_at[1:])
-        p_node = np.concatenate(nodes).astype(np.int32)
-        p_hi = (np.diff(g.node_start)[p_node] - 1).astype(np.int32)
-        wg = WindowGraph(g, piece_at, p_node, np.zeros(len(p_node), np.int32), p_hi)
+        piece_at = np.zeros(len(pieces) + 1, np.int64)
+        np.cumsum([len(x[0]) for x in pieces], out=piece_at[1:])
+        p_node = np.concatenate([x[0] for x in pieces]).astype(np.int32)
+        p_lo = np.concatenate([x[1] for x in pieces]).astype(np.int32)
+        p_hi = np.concatenate([x[2] for x in pieces]).astype(np.int32)
+        wg = WindowGraph(g, piece_at, p_node, p_lo, p_hi)
         sc, ei, ej = self.seeded.window_kernel(wg.graph, reads.codes_flat, reads.offsets,
                                                t_read, wg.t_lo, wg.t_hi, self.scoring,
                                                self.mode)
-        a = self.scoring.as_tuple()[0]
         good = (sc > NEG_INF) & (sc >= RESCUE_MIN * a * lens[t_read])
         sc = np.where(good, sc, NEG_INF)
         return {"read": t_read, "score": sc, "end_i": ei, "end_j": ej,

@@ -31,7 +31,7 @@ from ..scoring import NEG_INF
 from . import gpu_kernel
 from .gpu_chunk import PROFILE, TraceInputs, chunk, chunk_bounds
 from .gpu_groups import long_banded, long_bounds, long_prefetched, split
-from .gpu_program import sizes, summarize_sel
+from .gpu_program import N_SIZES, sizes, summarize_sel
 from .gpu_walk import cum
 from .long import launch as long_launch
 
@@ -128,15 +128,18 @@ def run(graph, reads, scoring, mode, res, idx, out, max_cells=None, long_cells=0
 
 class WindowRun:
     """Seeded windows aligned on the GPU (:func:`run_windows`): per task the best cell
-    (``score``, ``end_i``, ``end_j``; NEG_INF/-1/-1: none) and, for tasks the GPU ran
-    (``on_gpu``), the walk back from it, kept until :meth:`add_tracebacks` asks for the
-    chosen ones."""
+    (``score``, ``end_i``, ``end_j``; NEG_INF/-1/-1: none) for tasks the GPU ran
+    (``on_gpu``); for those the traceback kernel ran in find mode (``walked``) the walk
+    back from it, kept until :meth:`add_tracebacks` asks for the chosen ones; the others
+    (the ``fast`` kernel's windows) are traced from their end cell when chosen
+    (:func:`run` on the window graph)."""
 
     def __init__(self, n):
         self.score = np.full(n, NEG_INF, np.int64)
         self.end_i = np.full(n, -1, np.int64)
         self.end_j = np.full(n, -1, np.int64)
         self.on_gpu = np.zeros(n, np.bool_)
+        self.walked = np.zeros(n, np.bool_)
         self.where = np.full((n, 2), -1, np.int64)     # (chunk, row in chunk)
         self.chunks = []
 
@@ -156,11 +159,16 @@ class WindowRun:
 
 
 def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
-                long_cells=None):
+                long_cells=None, fast=None):
     """Seeded windows on the GPU: task ``t`` aligns read ``t_read[t]`` inside columns
-    ``[t_lo[t], t_hi[t])`` (the semantics of :func:`s2g.window.align_windows_ref`): the
-    kernel finds the best cell (V0's tie rule) and walks back from it in the same pass.
-    Tasks over ``max_cells`` cells (default :func:`window_max_cells`) run one block each
+    ``[t_lo[t], t_hi[t])`` (the semantics of :func:`s2g.window.align_windows_ref`).
+
+    ``fast`` (default: the ``gpu_window_fast`` knob): windows of reads of at most
+    :data:`s2g.variants.fast.windows.MAX_ROWS` bases run on the ``fast`` kernel's window
+    form (best cells only, no walk: the chosen window is traced later from its end
+    cell). The others, or all without ``fast``, on the traceback kernel in find mode: it
+    finds the best cell (V0's tie rule) and walks back from it in the same pass. There,
+    tasks over ``max_cells`` cells (default :func:`window_max_cells`) run one block each
     (:mod:`s2g.trace.long`) up to ``long_cells`` (default :func:`window_long_cells`);
     larger ones (or with a predecessor list too long) are left to the caller: ``on_gpu`` is
     False there. Returns a :class:`WindowRun`."""
@@ -172,17 +180,29 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
     out = WindowRun(n)
     if n == 0:
         return out
+    skip = np.zeros(n, np.bool_)
+    if settings().gpu_window_fast if fast is None else fast:
+        from ..variants.fast import windows as fast_windows
+        s, i, j, skip = fast_windows.run(graph, reads.codes_flat, reads.offsets, t_read, t_lo,
+                                         t_hi, scoring, mode)
+        out.score[skip], out.end_i[skip], out.end_j[skip] = s[skip], i[skip], j[skip]
+        out.on_gpu[skip] = True
+        if skip.all():
+            return out
     t0 = time.perf_counter()
-    z = np.zeros(n, np.int64)
-    sz = sizes(np.arange(n), z, z, z, mode, a, e, graph.base, graph.node_start,
-               graph.pred_ptr, graph.pred_idx, t_lo, t_hi)
+    rest = np.nonzero(~skip)[0]
+    z = np.zeros(len(rest), np.int64)
+    sz = np.zeros((n, N_SIZES), np.int64)
+    sz[rest] = sizes(np.arange(len(rest)), z, z, z, mode, a, e, graph.base,
+                     graph.node_start, graph.pred_ptr, graph.pred_idx,
+                     np.ascontiguousarray(t_lo[rest]), np.ascontiguousarray(t_hi[rest]))
     PROFILE["sizes"] += time.perf_counter() - t0
     offs = np.asarray(reads.offsets, np.int64)
     rows_all = (offs[t_read + 1] - offs[t_read]).astype(np.int64)
     L_all = sz[:, 0] - 1                  # a walk consumes each window column at most once
     long_cells = window_long_cells() if long_cells is None else long_cells
     short, lng = split(sz, rows_all, L_all, max_cells, long_cells)
-    has = rows_all > 0
+    has = (rows_all > 0) & ~skip
     short &= has
     lng &= has
     dummy = np.zeros(1, np.int64)
@@ -209,4 +229,5 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
             out.where[tk, 1] = np.arange(len(tk))
             out.chunks.append((ops, cols, nn, start, oo, co))
         out.on_gpu[tasks] = True
+        out.walked[tasks] = True
     return out

@@ -35,7 +35,8 @@ NO_CACHE = compile_time("no_cache")
 
 
 def kernel_source(G: int, K: int, mode: int, sim: bool = False, cache: bool = True,
-                  prmt_sub: bool = True, pair: bool = False, note: str = "", pipe: int = 0):
+                  prmt_sub: bool = True, pair: bool = False, note: str = "", pipe: int = 0,
+                  win: bool = False):
     """The Python function of the kernel for ``G`` lanes x ``K`` rows in ``mode``.
 
     ``sim``: build the CUDA-simulator form (shared-memory exchange + syncthreads in
@@ -49,7 +50,8 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False, cache: bool = Tr
     no writable folder exists the text is executed in memory (no cache).
     """
     assert WARP % G == 0 and K >= 1
-    text = module_text(G, K, int(mode), bool(sim), bool(prmt_sub), bool(pair), int(pipe))
+    text = module_text(G, K, int(mode), bool(sim), bool(prmt_sub), bool(pair), int(pipe),
+                       bool(win))
     if note:          # compile options: part of the file's hash, so of the cache's key
         text = f"# {note}\n" + text
     fn = load_source(text, "s2g_fast_", "fast_kernel",
@@ -82,10 +84,11 @@ def sim() -> bool:
     return bool(config.ENABLE_CUDASIM)
 
 
-def get_kernel(G, K, mode, prmt_sub=True, pair=False, pipe=0):
-    """The compiled kernel; ``pipe``: groups a stage of the pipelined kernel (0: off)."""
+def get_kernel(G, K, mode, prmt_sub=True, pair=False, pipe=0, win=False):
+    """The compiled kernel; ``pipe``: groups a stage of the pipelined kernel (0: off);
+    ``win``: the seeded-window form (:mod:`.windows`)."""
     key = (G, K, int(mode), shared_exchange(), MAX_REGISTERS, sim(), bool(prmt_sub),
-           bool(pair), int(pipe))
+           bool(pair), int(pipe), bool(win))
     if key not in _KERNELS:
         from numba import cuda
         opts = {"max_registers": MAX_REGISTERS} if MAX_REGISTERS and not key[3] else {}
@@ -93,7 +96,7 @@ def get_kernel(G, K, mode, prmt_sub=True, pair=False, pipe=0):
         # the source's text (a cached cubin of another cap was loaded silently before)
         fn = kernel_source(G, K, int(mode), sim=key[3], prmt_sub=bool(prmt_sub),
                            pair=bool(pair), note=f"max_registers={MAX_REGISTERS}" if opts else "",
-                           pipe=int(pipe))
+                           pipe=int(pipe), win=bool(win))
         if sim():
             _KERNELS[key] = cuda.jit(fn)
         else:

@@ -214,9 +214,26 @@ def _cell(mode, pair, prmt_sub, MX, AD, track):
     return cell, qload, col_sub
 
 
-def _unit(pair):
+def _unit(pair, win=False):
     """(consts, fetch, best_init, pass_init, combine, row0_load): a unit's read (pair) and
-    column range, its best so far, a strip's, and the strip's best folded into the unit's."""
+    column range, its best so far, a strip's, and the strip's best folded into the unit's.
+    ``win``: units are seeded windows (:mod:`.windows`): unit ``rd`` aligns its own codes
+    (``roff[rd]``, ``rlen[rd]``) in its own columns ``[rlo[2 rd], rlo[2 rd + 1])``."""
+    if win:
+        assert not pair
+        fetch = ("rr = Z\n        m = 0\n        off = 0\n        rd = 0\n        cb = Z\n"
+                 "        NC = Z\n        if ridx < n_units:\n"
+                 "            rd = order[ridx]\n            m = rlen[rd]\n            off = roff[rd]\n"
+                 "            cb = int32(rlo[2 * rd])\n            NC = int32(rlo[2 * rd + 1] - cb)\n"
+                 "        NC32 = uint32(NC)\n        cb64 = uint64(cb)\n"
+                 "        npass = int32((m + GK - 1) // GK)")
+        best_init = "best = floor\n        bi = M1\n        bj = M1"
+        pass_init = "pb_ = floor\n            pi_ = M1\n            pj_ = M1"
+        combine = ("            if live and pj_ >= 0 and (pb_ > best or (pb_ == best and "
+                   "(bj < 0 or pj_ < bj))):\n                best = pb_\n                bj = pj_\n"
+                   "                bi = pi_\n")
+        # local and semiglobal row 0 (the only modes of a window): -o-e, no table
+        return "NIV = NI", fetch, best_init, pass_init, combine, "NOE"
     # the unit (run_kernel's (read or pair, column range), whole warps a range) of ridx
     unit_map = ("ck = ridx // GPW                 # a warp's groups: one column range\n"
                 "        rr = ck % n_rng\n"
@@ -496,12 +513,12 @@ def _columns(p) -> str:
     K, KA, MX, R, best_col, cell, col_sub = p.K, p.KA, p.MX, p.R, p.best_col, p.cell, p.col_sub
     lane0_row0_n, publish, publish_step, track_init = (p.lane0_row0_n, p.publish,
                                                        p.publish_step, p.track_init)
-    wait, xchg_step = p.wait, p.xchg_step
+    wait, xchg_step, ncl = p.wait, p.xchg_step, p.ncl
     X, ind = _fmt, _ind
     return f'''\
             # int32 column counters and unsigned indices: numba's int64 loop index and
             # its negative-index wraparound cost ~20 instructions per column otherwise
-            for s in range(int32(NC32 + G - 1)):
+            for s in range(int32({ncl} + G - 1)):
                 j = int32(s - t)
                 info = ninfo
                 sub = nsub
@@ -606,7 +623,7 @@ def _tail(p) -> str:
 
 
 def render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = False,
-           pipe: int = 0) -> str:
+           pipe: int = 0, win: bool = False) -> str:
     """Source text of the kernel (see the module docstring).
 
     ``pair``: two reads per group, their scores packed in the halves of 32-bit words
@@ -620,6 +637,11 @@ def render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = Fa
     progress counters in shared memory (see "Long reads" in :mod:`.geometry`). A
     stage moves in lockstep (a warp), so it waits and publishes as one. The simulator
     form synchronises each group and stage by itself (:mod:`s2g.variants._simsync`).
+
+    ``win``: the seeded-window form (:mod:`.windows`; 32-bit, one strip, no pipeline):
+    every unit its own read and column range, so the groups of a warp run on different
+    columns; their column loop runs to the warp's longest range (``NCW32``: the step's
+    shuffle needs every lane), each group computing only its own columns.
     """
     ST = G * pipe                         # threads a stage
     IS_LOCAL = mode == LOCAL
@@ -632,7 +654,13 @@ def render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = Fa
     halves = ("A", "B") if pair else ("",)
     vslot, track, track_init, best_col = _ends(K, mode, pair, MX)
     cell, qload, col_sub = _cell(mode, pair, prmt_sub, MX, AD, track)
-    consts, fetch, best_init, pass_init, combine, row0_load = _unit(pair)
+    consts, fetch, best_init, pass_init, combine, row0_load = _unit(pair, win)
+    assert not win or not pipe
+    pl = _pipeline(pipe, sim, ST, halves, xchg_wp)
+    if win:           # the warp's longest column range bounds every group's column loop
+        pl["unit_start"] += ("\n        ncw = NC\n        for sh in (16, 8, 4, 2, 1):\n"
+                             f"            {_fmt(xchg_wp.replace('wp', 'ncw'), 12)}\n"
+                             "            ncw = max(ncw, int32(ow))\n        NCW32 = uint32(ncw)")
     p = SimpleNamespace(
         K=K, pair=pair, IS_LOCAL=IS_LOCAL, R=_rows(K), MX=MX, KA=KA, xchg_step=xchg_step,
         sync=sync, vslot=vslot, track_init=track_init, best_col=best_col, cell=cell,
@@ -641,12 +669,12 @@ def render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = Fa
         reduce_out=_reduce(pair, pipe, halves, xchg_red),
         lane0_row0=(f"nhu = {row0_load}" if row0_load else "nhu = row0[cb64]"),
         lane0_row0_n=(f"nhu = {row0_load}" if row0_load else "nhu = row0[cb64 + uint64(jn)]"),
-        **_pipeline(pipe, sim, ST, halves, xchg_wp))
+        ncl="NCW32" if win else "NC32", **pl)
     return _head(p) + _strip(p) + _columns(p) + _tail(p)
 
 
 def module_text(G: int, K: int, mode: int, sim: bool, prmt_sub: bool = True,
-                pair: bool = False, pipe: int = 0) -> str:
+                pair: bool = False, pipe: int = 0, win: bool = False) -> str:
     """A self-contained module: the kernel's constants, then the kernel."""
     SW = 2 * K + 1                       # words per lane per slot: hu, K x HO, K x E
     ints = {"WARP": WARP, "FULL": 0xFFFFFFFF, "G": G, "K": K, "GK": G * K, "SW": SW,
@@ -659,7 +687,8 @@ def module_text(G: int, K: int, mode: int, sim: bool, prmt_sub: bool = True,
             "GPW": int(pipe) if pipe else WARP // G}   # groups a warp (a stage: a warp)
     from .. import _ptx
     head = [f"# generated by s2g.variants.fast (G={G}, K={K}, mode={mode}, sim={sim}, "
-            f"prmt={prmt_sub}, pair={pair}, pipe={pipe}, _ptx v{_ptx.VERSION}); do not edit",
+            f"prmt={prmt_sub}, pair={pair}, pipe={pipe}{', win=True' if win else ''}, "
+            f"_ptx v{_ptx.VERSION}); do not edit",
             "import numpy as np", "from numba import cuda, int32, uint32, uint64",
             "from s2g.variants._ptx import " + (
                 "prmt_py as prmt, vmax_py as vmax, vadd_py as vadd, opaque_py as opaque, s32"
@@ -674,4 +703,4 @@ def module_text(G: int, K: int, mode: int, sim: bool, prmt_sub: bool = True,
     # 64-bit adds) per access in numba; uint64 base + uint64 constant costs none
     head += [f"U{w} = np.uint64({w})\nW{w} = np.uint64({w * WARP})" for w in range(SW + 1)]
     return "\n".join(head) + "\n" + render(G, K, int(mode), bool(sim), bool(prmt_sub),
-                                           bool(pair), int(pipe))
+                                           bool(pair), int(pipe), bool(win))
