@@ -68,8 +68,8 @@ def main():
                 lo, hi = wg.t_lo[w], wg.t_hi[w]
                 want = align_windows_ref(wg.graph, reads.codes_flat, reads.offsets, tr, lo, hi,
                                          sc, mode)
-                s, i, j, done = fw.run(wg.graph, reads.codes_flat, reads.offsets, tr, lo, hi,
-                                       sc, mode)
+                s, i, j, done = fw.run(wg.graph, wg.piece_at, reads.codes_flat, reads.offsets,
+                                       tr, lo, hi, sc, mode)
                 lens = np.diff(np.asarray(reads.offsets))[tr]
                 assert np.array_equal(done, lens <= fw.MAX_ROWS), "done mask"
                 assert (s[~done] == NEG_INF).all() and (j[~done] == -1).all()

@@ -84,7 +84,7 @@ def main():
 
                 def bounded(*a, **kw):
                     nonlocal on_gpu
-                    wr = run(*a, max_cells=mc)
+                    wr = run(*a, **{**kw, "max_cells": mc})
                     on_gpu += int(wr.on_gpu.sum())
                     return wr
 

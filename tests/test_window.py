@@ -288,8 +288,43 @@ def test_gpu_fast_kernel_windows_equal_the_reference():
         wg, tr = cand.wg, cand.t_read
         want = align_windows_ref(wg.graph, reads.codes_flat, reads.offsets, tr, wg.t_lo,
                                  wg.t_hi, sc, mode)
-        s, i, j, done = fw.run(wg.graph, reads.codes_flat, reads.offsets, tr, wg.t_lo, wg.t_hi,
-                               sc, mode)
+        s, i, j, done = fw.run(wg.graph, wg.piece_at, reads.codes_flat, reads.offsets, tr,
+                               wg.t_lo, wg.t_hi, sc, mode)
         assert done.all() and len(tr) > 3000
         for x, y in zip(want, (s, i, j)):
             assert np.array_equal(np.asarray(x, np.int64), y)
+
+
+def test_fast_window_tables_equal_the_graph_tables(tmp_path):
+    """The fast kernel's window tables, built window by window in parallel
+    (s2g.variants.fast.windows.window_tables), == the full-graph builder's
+    (tables.column_tables, column_sub, fast_slots) on a window graph: colinfo, colsub,
+    mword, mptr, mslot and the slot count; bubbles of short nodes, both strands."""
+    from s2g.graph import load_graph
+    from s2g.index import build_index
+    from s2g.reads import ReadBatch
+    from s2g.scoring import Scoring
+    from s2g.seeded import SeededAligner
+    from s2g.simulate import sample_reads, snp_graph
+    from s2g.variants.fast import tables as ft
+    from s2g.variants.fast import windows as fw
+    sg, ref = snp_graph(20_000, 6, 3, 11)
+    path = str(tmp_path / "g.gfa")
+    sg.write_gfa(path, ref)
+    g = load_graph(path, strands="both")
+    seqs = [s for _, s, _ in sample_reads(sg, 300, 150, 0.02, 0.5, 2)]
+    reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
+    wg = SeededAligner(g, build_index(g), Scoring(), Mode.LOCAL).candidates(reads).wg
+    w = wg.graph
+    assert wg.n_tasks >= 300 and w.n_nodes > 10 * wg.n_tasks
+    for prmt in (True, False):
+        ci, sub, mw, mp, ms, nsl = fw.window_tables(w, wg.piece_at, prmt)
+        slot, n = ft.fast_slots(w)
+        want = ft.column_tables(w.base, w.node_start, w.pred_ptr, w.pred_idx, slot, w.is_sink,
+                                int(Mode.LOCAL), 4, 2, n)
+        assert nsl == n + 1
+        for got, exp in zip((ci, mw, mp), want[:3]):
+            assert np.array_equal(got, exp)
+        used = int(mp[-1])                    # column_tables' mslot has room to spare
+        assert np.array_equal(ms[:used], want[3][:used]) and used == len(ms)
+        assert np.array_equal(sub, ft.column_sub(want[0], Scoring(), False, prmt))

@@ -179,8 +179,8 @@ class SeededAligner:
         wr = None
         if self.device == "gpu":
             from ..trace import gpu
-            wr = gpu.run_windows(wgraph, reads, self.scoring, self.mode, t_read,
-                                           t_lo, t_hi)
+            wr = gpu.run_windows(wgraph, reads, self.scoring, self.mode, t_read, t_lo, t_hi,
+                                 piece_at=wg.piece_at)
             ts, tei, tej = wr.score.copy(), wr.end_i.copy(), wr.end_j.copy()
             left = np.nonzero(~wr.on_gpu)[0]
             self.totals["windows left to the CPU"] += len(left)

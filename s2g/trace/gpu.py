@@ -159,11 +159,13 @@ class WindowRun:
 
 
 def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
-                long_cells=None, fast=None):
+                long_cells=None, fast=None, piece_at=None):
     """Seeded windows on the GPU: task ``t`` aligns read ``t_read[t]`` inside columns
     ``[t_lo[t], t_hi[t])`` (the semantics of :func:`s2g.window.align_windows_ref`).
 
-    ``fast`` (default: the ``gpu_window_fast`` knob): windows of reads of at most
+    ``fast`` (default: the ``gpu_window_fast`` knob), for the tasks of a window graph
+    (``piece_at``: :class:`s2g.window.WindowGraph`'s, each task one window): windows of
+    reads of at most
     :data:`s2g.variants.fast.windows.MAX_ROWS` bases run on the ``fast`` kernel's window
     form (best cells only, no walk: the chosen window is traced later from its end
     cell). The others, or all without ``fast``, on the traceback kernel in find mode: it
@@ -181,10 +183,10 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
     if n == 0:
         return out
     skip = np.zeros(n, np.bool_)
-    if settings().gpu_window_fast if fast is None else fast:
+    if piece_at is not None and (settings().gpu_window_fast if fast is None else fast):
         from ..variants.fast import windows as fast_windows
-        s, i, j, skip = fast_windows.run(graph, reads.codes_flat, reads.offsets, t_read, t_lo,
-                                         t_hi, scoring, mode)
+        s, i, j, skip = fast_windows.run(graph, piece_at, reads.codes_flat, reads.offsets,
+                                         t_read, t_lo, t_hi, scoring, mode)
         out.score[skip], out.end_i[skip], out.end_j[skip] = s[skip], i[skip], j[skip]
         out.on_gpu[skip] = True
         if skip.all():

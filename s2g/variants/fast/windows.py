@@ -21,15 +21,18 @@ from __future__ import annotations
 
 import time
 
+import numba
 import numpy as np
 
+from ..._numba import NJIT
 from ...scoring import NEG_INF
 from .. import _devpool
-from .constants import ST_NOT_RUN, ST_OK, WARP
+from .constants import (CI_KEEP, CI_MERGE, CI_SINK, CI_SLOT_SHIFT, CI_VIRT, GRAPH_N,
+                        PACKED_PREDS, SLOT_BITS, SLOT_MASK, ST_NOT_RUN, ST_OK, WARP)
 from .geometry import (BLOCK, K_CHOICES, LONG_G, MAX_K, SHORT_G, _resident_groups, prmt_scores,
                        shared_slots)
 from .kernel import get_kernel, shared_exchange, sim
-from .tables import column_sub, column_tables, kernel_constants
+from .tables import kernel_constants
 
 #: longest read (rows) a window of which runs here: one strip of LONG_G x MAX_K rows
 MAX_ROWS = LONG_G * MAX_K
@@ -49,25 +52,138 @@ def shape(max_len: int):
     return None
 
 
-def window_tables(wgraph, mode, scoring):
-    """The kernel's column tables of a window graph (host arrays): colinfo, mword, mptr,
-    mslot, the slots a lane needs (the graph's keep-merge liveness slots + the virtual
-    one)."""
-    from ...graph_core import _liveness_slots, _small
-    slot, n = _small(_liveness_slots, wgraph.n_nodes)(wgraph.n_nodes, wgraph.pred_ptr,
-                                                      wgraph.pred_idx, True)
-    a, b, o, e = scoring.as_tuple()
-    ci, mw, mp, ms, _ = column_tables(wgraph.base, wgraph.node_start, wgraph.pred_ptr,
-                                      wgraph.pred_idx, slot, wgraph.is_sink, int(mode), o, e,
-                                      int(n))
-    return ci, mw, mp, ms, int(n) + 1
+def window_tables(wgraph, piece_at, prmt_sub=True):
+    """The kernel's column tables of a window graph whose task ``t`` owns nodes
+    ``piece_at[t]:piece_at[t + 1]`` (host arrays): colinfo, colsub, mword, mptr, mslot and
+    the slots a lane needs (keep-merge liveness slots + the virtual one, last). What
+    :func:`.tables.column_tables` and :func:`.tables.column_sub` make of a graph (local
+    and semiglobal), built window by window in parallel (:func:`_tables_count`,
+    :func:`_tables_fill`): a window graph has one component per window, so its liveness
+    slots restart at every window (the graph-wide rule gives the same ones there)."""
+    ns = np.asarray(wgraph.node_start, np.int64)
+    ptr = np.asarray(wgraph.pred_ptr, np.int64)
+    idx = np.asarray(wgraph.pred_idx, np.int64)
+    piece_at = np.asarray(piece_at, np.int64)
+    n = len(ns) - 1
+    cnt = np.zeros(n + 1, np.int64)
+    slot = np.full(n, -1, np.int32)
+    nsl = _tables_count(piece_at, ns, ptr, idx, cnt, slot)
+    off = np.zeros(n + 1, np.int64)
+    np.cumsum(cnt[:n], out=off[1:])
+    N = int(ns[n])
+    ci = np.empty(N, np.int32)
+    sub = np.empty(N, np.int32)
+    mw = np.empty(N, np.int32)
+    mp = np.empty(N + 1, np.int32)
+    ms = np.zeros(max(int(off[n]), 1), np.int32)
+    _tables_fill(piece_at, ns, ptr, idx, np.asarray(wgraph.base), np.asarray(wgraph.is_sink),
+                 slot, off, nsl, bool(prmt_sub), ci, sub, mw, mp, ms)
+    return ci, sub, mw, mp, ms, nsl + 1
 
 
-def run(wgraph, codes, offsets, t_read, t_lo, t_hi, scoring, mode, events=None):
+@numba.njit(parallel=True, **NJIT)
+def _tables_count(piece_at, ns, ptr, idx, cnt, slot):
+    """Per node its merge-list length (``cnt``: a source 1, the virtual slot; a merge its
+    predecessors but v - 1, which the registers keep) and its keep-merge liveness slot
+    (``slot``, -1: none), window by window; returns the most slots a window needs."""
+    n_t = len(piece_at) - 1
+    most = np.zeros(n_t, np.int64)
+    for t in numba.prange(n_t):
+        a, b = piece_at[t], piece_at[t + 1]
+        nn = b - a
+        last = np.full(nn, -1, np.int64)
+        for v in range(a, b):
+            pa, pb = ptr[v], ptr[v + 1]
+            if pb == pa:
+                cnt[v] = 1
+                continue
+            if pb - pa == 1 and idx[pa] == v - 1:
+                continue
+            c = 0
+            for k in range(pa, pb):
+                u = idx[k]
+                if u == v - 1:
+                    continue
+                c += 1
+                if v > last[u - a]:
+                    last[u - a] = v
+            cnt[v] = c
+        held = np.empty(nn + 1, np.int64)      # the last reader of each slot's holder
+        k_sl = 0
+        for x in range(nn):
+            if last[x] < 0:
+                continue
+            s = 0
+            while s < k_sl and held[s] >= a + x:   # smallest slot whose holder is done
+                s += 1
+            if s == k_sl:
+                k_sl += 1
+            held[s] = last[x]
+            slot[a + x] = s
+        most[t] = k_sl
+    return int(most.max()) if n_t else 0
+
+
+@numba.njit(parallel=True, **NJIT)
+def _tables_fill(piece_at, ns, ptr, idx, base, is_sink, slot, off, vslot, prmt_sub, ci, sub,
+                 mw, mp, ms):
+    """colinfo, colsub, mword, mptr and mslot of every window's columns (see
+    :func:`window_tables`; the layout of :func:`.tables.column_tables`)."""
+    n_t = len(piece_at) - 1
+    N = len(ci)
+    for t in numba.prange(n_t):
+        for v in range(piece_at[t], piece_at[t + 1]):
+            c0, c1 = ns[v], ns[v + 1]
+            if c1 == c0:
+                continue
+            for c in range(c0, c1):
+                g = base[c]
+                g = GRAPH_N if g >= 4 else g
+                ci[c] = g
+                sub[c] = g * 0x1111 + 0x8880 if prmt_sub else g
+                mw[c] = 0
+                mp[c] = off[v + 1]
+            mp[c0] = off[v]
+            pa, pb = ptr[v], ptr[v + 1]
+            f0 = 0
+            if pb == pa:                             # a source: the virtual slot
+                f0 = CI_VIRT | CI_MERGE
+                ms[off[v]] = vslot
+                mw[c0] = vslot + 1 if vslot + 1 < SLOT_MASK else -1
+            elif not (pb - pa == 1 and idx[pa] == v - 1):
+                f0 = CI_MERGE
+                word = 0
+                bad = False
+                r = 0
+                for k in range(pa, pb):
+                    u = idx[k]
+                    if u == v - 1:
+                        f0 |= CI_KEEP
+                        continue
+                    sq = slot[u]
+                    ms[off[v] + r] = sq
+                    if sq + 1 < SLOT_MASK and r < PACKED_PREDS:
+                        word += (sq + 1) << (SLOT_BITS * r)
+                    else:
+                        bad = True
+                    r += 1
+                mw[c0] = -1 if bad else word
+            ci[c0] |= f0
+            f1 = CI_SINK if is_sink[v] != 0 else 0
+            if slot[v] >= 0:
+                f1 |= (slot[v] + 1) << CI_SLOT_SHIFT
+            ci[c1 - 1] |= f1
+    if len(piece_at) > 1:
+        mp[N] = off[len(ns) - 1]
+
+
+def run(wgraph, piece_at, codes, offsets, t_read, t_lo, t_hi, scoring, mode):
     """Best cell of every window (``t_read``, ``[t_lo, t_hi)``: the contract of
-    :func:`s2g.window.align_windows_ref`): (score, end_i, end_j, done) int64 arrays and a
-    bool mask; windows of reads over :data:`MAX_ROWS` bases are not run (``done`` False,
-    score NEG_INF)."""
+    :func:`s2g.window.align_windows_ref`) of a window graph whose window ``w`` owns nodes
+    ``piece_at[w]:piece_at[w + 1]`` (:class:`s2g.window.WindowGraph`; a task's range is
+    one window's, or any column range that starts and ends at one window's ends):
+    (score, end_i, end_j, done) int64 arrays and a bool mask; windows of reads over
+    :data:`MAX_ROWS` bases are not run (``done`` False, score NEG_INF)."""
     from numba import cuda
     t_start = time.perf_counter()
     n = len(t_read)
@@ -81,14 +197,14 @@ def run(wgraph, codes, offsets, t_read, t_lo, t_hi, scoring, mode, events=None):
     run_t = np.nonzero(done & (lens > 0) & (np.asarray(t_hi) > np.asarray(t_lo)))[0]
     if len(run_t) == 0:
         return score, end_i, end_j, done
-    t0 = time.perf_counter()
-    ci, mw, mp, ms, n_slots = window_tables(wgraph, mode, scoring)
-    PROFILE["tables"] += time.perf_counter() - t0
     a, b, o, e = scoring.as_tuple()
     prmt_sub = prmt_scores(a, b, o, e)
+    t0 = time.perf_counter()
+    ci, csub, mw, mp, ms, n_slots = window_tables(wgraph, piece_at, prmt_sub)
+    PROFILE["tables"] += time.perf_counter() - t0
     dp = _devpool.pool()
     d_ci = dp.put("fastw.colinfo", ci)
-    d_sub = dp.put("fastw.colsub", column_sub(ci, scoring, False, prmt_sub))
+    d_sub = dp.put("fastw.colsub", csub)
     d_mw = dp.put("fastw.mword", mw)
     d_mp = dp.put("fastw.mptr", mp)
     d_ms = dp.put("fastw.mslot", ms)
