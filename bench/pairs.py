@@ -33,7 +33,11 @@ full-graph DP of an unseeded read, counted apart) and the share of them on their
 (target >= 99% at 30); the properly paired share of normal and hard pairs (target >= 99%
 on normal pairs); rescue: among mates the single-end run leaves unaligned or off their
 walk, the share the paired run puts on it (target >= 90%), for hard and normal pairs apart,
-and how many the paired run moved off their walk; the ``rescued mates`` counter. Mates off
+and how many the paired run moved off their walk (on a graph of many near-identical
+haplotypes the normal share counts ties, not misses: on MHC's 60 every normal mate the
+single-end run left off its walk scored its true walk's optimum elsewhere, MAPQ <= 3
+mostly, and pairing sends such a pair, both mates together, to one of the equally good
+places: about as many move off as on); the ``rescued mates`` counter. Mates off
 their walk with MAPQ >= 30 are listed (up to ``--show``), and up to ``--doubt-full`` of
 them get full-graph DP: ``at_optimum`` says whether the mate alone scores the graph's best
 there (an ambiguous read rather than a wrong placement).

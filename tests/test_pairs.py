@@ -237,6 +237,45 @@ def test_rescue_aligns_a_mate_without_seeds_exactly(tmp_path):
         assert sc == r1.score[r]
 
 
+def test_rescue_in_a_long_node_finds_the_copy_the_fragment_puts_the_mate_at(tmp_path):
+    """One 20 kbp segment holding a 700 bp stretch twice, 14 kbp apart; mate 2 (no seeds)
+    lies in the first copy, its mate 1 just before it on unique sequence. On mate 2's
+    strand the far copy comes first, and scores the same: a rescue over the whole node
+    returned it (tie: the smallest column), out of the fragment's reach, and left the pair
+    improper. The rescue window holds only the columns within reach (rescue_pieces): the
+    near copy, a proper pair of the true fragment length."""
+    rng = np.random.default_rng(11)
+    genome = list(_rand(rng, 20_000))
+    genome[15_000:15_700] = genome[1_000:1_700]
+    genome = "".join(genome)
+    gfa = tmp_path / "long.gfa"
+    gfa.write_text(f"S\tlong\t{genome}\n")
+    g = s2g.load_graph(str(gfa))
+    ix = build_index(g)
+    pairs = []
+    for k in range(20):
+        x = 700 + 10 * k                       # mate 1 unique, mate 2 inside copy one
+        frag = genome[x:x + 420]
+        m2 = list(rc(frag[-150:]))
+        for i in range(0, 150, 8):             # no seed left
+            m2[i] = "ACGT"[("ACGT".index(m2[i]) + 1) % 4]
+        pairs.append(((f"q{k}/1", frag[:150]), (f"q{k}/2", "".join(m2))))
+    reads = _pair_batch(pairs)
+    pa = PairedAligner(SeededAligner(g, ix, Scoring(), Mode.LOCAL, unseeded="unmapped"),
+                       FragmentModel(420, 20))
+    r1 = pa.align_batch(reads)
+    pa.traceback(reads, r1)
+    assert pa.totals["rescued mates"] == 20 and r1.pair_proper.all()
+    np.testing.assert_array_equal(r1.pair_frag, 420)
+    st, fcol = end_columns(np.asarray(r1.end_j, np.int64), g.node_start, g.node_seg,
+                           g.node_rev, strand_maps(g)[0])
+    fwd = int(strand_maps(g)[0][0, 0])
+    for k in range(20):
+        r = 2 * k + 1
+        assert st[r] == 1 and fcol[r] == g.node_start[fwd] + 700 + 10 * k + 270, k
+        assert r1.tracebacks[r] is not None and r1.score[r] > 0
+
+
 def test_improper_pairs_keep_their_single_end_results(tmp_path, sim_pairs):
     """Mates of different pairs (shuffled): almost none proper, every mate's score, end
     cell and MAPQ equal to the single-end run's."""

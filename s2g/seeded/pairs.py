@@ -21,8 +21,11 @@ read (:meth:`SeededAligner.align_batch`: every window's exact score, ``res.tasks
    ``mean + 4 sd``: each mate placed with single-end MAPQ >= ``RESCUE_MAPQ`` gets its
    mate aligned by exact DP over the nodes a walk reaches from it within ``mean + 4 sd``
    bases (and a read length back, for overlapping mates), their copies on the other
-   strand (a window like any other: :mod:`s2g.window`); a rescue counts when it scores
-   at least ``RESCUE_MIN`` x the mate's perfect score.
+   strand (a window like any other: :mod:`s2g.window`), each node cut to the columns an
+   alignment ending within that reach can use (:func:`rescue_pieces`: a node of 150 kbp
+   is not searched whole, where a better copy of the mate far out of reach would hide
+   the one the fragment puts it at); a rescue counts when it scores at least
+   ``RESCUE_MIN`` x the mate's perfect score.
 4. **Joint choice.** Over every combination (window or rescue of mate 1) x (of mate 2):
    ``S = s1 + s2 - penalty(fragment)``, the penalty being the fragment's log-likelihood
    under a normal model in score units (a mismatch, ``a + b``, is worth 20 phred as in
@@ -621,8 +624,9 @@ class PairedAligner:
 
     def _rescue(self, reads, res, ok, lens, limit, copies):
         """Rescue windows for the mates of well-placed anchors in pairs without a proper
-        combination, aligned exactly: their read, score, end cell and column, window
-        graph (or None when there is none)."""
+        combination (:func:`rescue_pieces`; whole nodes, :func:`rescue_nodes`, where a
+        segment has several copies on a strand), aligned exactly: their read, score, end
+        cell and column, window graph (or None when there is none)."""
         g = self.graph
         anchor = res.aligned() & (res.mapq >= RESCUE_MAPQ) & ~np.repeat(ok, 2)
         anchor &= lens[np.arange(len(lens)) ^ 1] > 0
