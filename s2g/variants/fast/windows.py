@@ -38,7 +38,8 @@ from .tables import kernel_constants
 MAX_ROWS = LONG_G * MAX_K
 #: what this process's window launches cost (``--timings``): launches, windows, cells
 #: (rows x window columns), kernel seconds (CUDA events), table seconds (host), wall
-PROFILE = {"launches": 0, "windows": 0, "cells": 0, "kernel": 0.0, "tables": 0.0, "wall": 0.0}
+PROFILE = {"launches": 0, "windows": 0, "cells": 0, "kernel": 0.0, "tables": 0.0, "upload": 0.0,
+           "wall": 0.0}
 
 
 def shape(max_len: int):
@@ -202,6 +203,7 @@ def run(wgraph, piece_at, codes, offsets, t_read, t_lo, t_hi, scoring, mode):
     t0 = time.perf_counter()
     ci, csub, mw, mp, ms, n_slots = window_tables(wgraph, piece_at, prmt_sub)
     PROFILE["tables"] += time.perf_counter() - t0
+    t0 = time.perf_counter()
     dp = _devpool.pool()
     d_ci = dp.put("fastw.colinfo", ci)
     d_sub = dp.put("fastw.colsub", csub)
@@ -217,6 +219,7 @@ def run(wgraph, piece_at, codes, offsets, t_read, t_lo, t_hi, scoring, mode):
     d_rng = dp.put("fastw.rng", rng)
     d_row0 = dp.empty("fastw.row0", 1, np.int32)              # window modes: row 0 is -o-e
     consts = kernel_constants(scoring, False)
+    PROFILE["upload"] += time.perf_counter() - t0
     # short reads and long ones in two launches (8 lanes a read, then 32): a warp's groups
     # have similar rows and columns (sorted by rows, then window columns)
     width = np.asarray(t_hi, np.int64) - np.asarray(t_lo, np.int64)
