@@ -27,7 +27,7 @@ import numpy as np
 from ._numba import NJIT
 from .dp import LOCAL, SEMIGLOBAL, column, virtual_column
 from .errors import S2GError
-from .graph_core import FlatGraph, _liveness_slots
+from .graph_core import FlatGraph
 from .scoring import NEG_INF
 
 
@@ -261,6 +261,47 @@ def wg_paths(has, path_at, n_path, path, geo, p_node, p_lo, node_start):
 
 
 
+@numba.njit(parallel=True, **NJIT)
+def window_liveness(piece_at, pred_ptr, pred_idx, keep_prev=False):
+    """:func:`s2g.graph_core._liveness_slots` of a window graph whose window ``w`` owns
+    nodes ``piece_at[w]:piece_at[w + 1]`` and no edge leaves a window, window by window in
+    parallel: every slot is free again where a window starts (its nodes' last readers lie
+    inside it), so the graph-wide rule (smallest free slot first) restarts there and
+    gives the same slots. Returns (slot, n_slots)."""
+    n = len(pred_ptr) - 1
+    n_t = len(piece_at) - 1
+    slot = np.full(n, -1, np.int32)
+    most = np.zeros(max(n_t, 1), np.int64)
+    for t in numba.prange(n_t):
+        a, b = piece_at[t], piece_at[t + 1]
+        nn = b - a
+        last = np.full(nn, -1, np.int64)
+        for v in range(a, b):
+            pa, pb = pred_ptr[v], pred_ptr[v + 1]
+            if pb - pa == 1 and pred_idx[pa] == v - 1:
+                continue
+            for k in range(pa, pb):
+                u = pred_idx[k]
+                if keep_prev and u == v - 1:
+                    continue
+                if v > last[u - a]:
+                    last[u - a] = v
+        held = np.empty(nn + 1, np.int64)      # the last reader of each slot's holder
+        k_sl = 0
+        for x in range(nn):
+            if last[x] < 0:
+                continue
+            s = 0
+            while s < k_sl and held[s] >= a + x:   # smallest slot whose holder is done
+                s += 1
+            if s == k_sl:
+                k_sl += 1
+            held[s] = last[x]
+            slot[a + x] = s
+        most[t] = k_sl
+    return slot, most.max()
+
+
 class WindowGraph:
     """The window graph of a batch's node-set windows (see above).
 
@@ -295,7 +336,7 @@ class WindowGraph:
         pred_idx = np.empty(int(ptr[-1]), np.int32)
         _wg_fill(*args, ptr, pred_idx)
         pred_ptr = ptr.astype(np.int32)
-        slot, n_slots = _liveness_slots(n, pred_ptr, pred_idx)
+        slot, n_slots = window_liveness(self.piece_at, pred_ptr, pred_idx)
         has_succ = np.zeros(n, np.bool_)
         has_succ[pred_idx] = True
         self.graph = FlatGraph(

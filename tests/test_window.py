@@ -328,3 +328,30 @@ def test_fast_window_tables_equal_the_graph_tables(tmp_path):
         used = int(mp[-1])                    # column_tables' mslot has room to spare
         assert np.array_equal(ms[:used], want[3][:used]) and used == len(ms)
         assert np.array_equal(sub, ft.column_sub(want[0], Scoring(), False, prmt))
+
+
+def test_window_liveness_equals_the_graph_wide_slots(tmp_path):
+    """WindowGraph's slots, assigned window by window in parallel (window_liveness), ==
+    the graph-wide liveness rule (graph_core._liveness_slots) on the same window graph,
+    with and without keep-merges; bubbles of short nodes, both strands."""
+    from s2g.graph import load_graph
+    from s2g.graph_core import _liveness_slots
+    from s2g.index import build_index
+    from s2g.reads import ReadBatch
+    from s2g.scoring import Scoring
+    from s2g.seeded import SeededAligner
+    from s2g.simulate import sample_reads, snp_graph
+    from s2g.window import window_liveness
+    sg, ref = snp_graph(20_000, 5, 3, 12)
+    path = str(tmp_path / "g.gfa")
+    sg.write_gfa(path, ref)
+    g = load_graph(path, strands="both")
+    seqs = [s for _, s, _ in sample_reads(sg, 200, 150, 0.02, 0.5, 3)]
+    reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
+    wg = SeededAligner(g, build_index(g), Scoring(), Mode.LOCAL).candidates(reads).wg
+    w = wg.graph
+    assert wg.n_tasks >= 200 and w.n_slots > 1
+    for keep in (False, True):
+        want = _liveness_slots(w.n_nodes, w.pred_ptr, w.pred_idx, keep)
+        got = window_liveness(wg.piece_at, w.pred_ptr, w.pred_idx, keep)
+        assert np.array_equal(got[0], want[0]) and int(got[1]) == int(want[1])

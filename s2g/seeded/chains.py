@@ -42,6 +42,8 @@ def chain(ac, aq, k, max_skip, max_ins):
         best = float(k)
         bp = -1
         for j in range(i - 1, max(-1, i - 1 - CHAIN_LOOKBACK), -1):
+            if f[j] + k <= best:        # gain <= k, penalty >= 0: cannot beat best
+                continue
             dc = ac[i] - ac[j]
             dq = aq[i] - aq[j]
             if dq <= 0 or dc <= 0:

@@ -58,17 +58,18 @@ def window_tables(wgraph, piece_at, prmt_sub=True):
     ``piece_at[t]:piece_at[t + 1]`` (host arrays): colinfo, colsub, mword, mptr, mslot and
     the slots a lane needs (keep-merge liveness slots + the virtual one, last). What
     :func:`.tables.column_tables` and :func:`.tables.column_sub` make of a graph (local
-    and semiglobal), built window by window in parallel (:func:`_tables_count`,
-    :func:`_tables_fill`): a window graph has one component per window, so its liveness
-    slots restart at every window (the graph-wide rule gives the same ones there)."""
+    and semiglobal), built window by window in parallel (:func:`s2g.window.window_liveness`,
+    :func:`_tables_count`, :func:`_tables_fill`)."""
     ns = np.asarray(wgraph.node_start, np.int64)
     ptr = np.asarray(wgraph.pred_ptr, np.int64)
     idx = np.asarray(wgraph.pred_idx, np.int64)
     piece_at = np.asarray(piece_at, np.int64)
     n = len(ns) - 1
+    from ...window import window_liveness
+    slot, nsl = window_liveness(piece_at, ptr, idx, True)
+    nsl = int(nsl)
     cnt = np.zeros(n + 1, np.int64)
-    slot = np.full(n, -1, np.int32)
-    nsl = _tables_count(piece_at, ns, ptr, idx, cnt, slot)
+    _tables_count(piece_at, ptr, idx, cnt)
     off = np.zeros(n + 1, np.int64)
     np.cumsum(cnt[:n], out=off[1:])
     N = int(ns[n])
@@ -83,46 +84,20 @@ def window_tables(wgraph, piece_at, prmt_sub=True):
 
 
 @numba.njit(parallel=True, **NJIT)
-def _tables_count(piece_at, ns, ptr, idx, cnt, slot):
-    """Per node its merge-list length (``cnt``: a source 1, the virtual slot; a merge its
-    predecessors but v - 1, which the registers keep) and its keep-merge liveness slot
-    (``slot``, -1: none), window by window; returns the most slots a window needs."""
-    n_t = len(piece_at) - 1
-    most = np.zeros(n_t, np.int64)
-    for t in numba.prange(n_t):
-        a, b = piece_at[t], piece_at[t + 1]
-        nn = b - a
-        last = np.full(nn, -1, np.int64)
-        for v in range(a, b):
+def _tables_count(piece_at, ptr, idx, cnt):
+    """Per node its merge-list length (``cnt``): a source 1 (the virtual slot), a merge
+    its predecessors but v - 1 (which the registers keep), window by window."""
+    for t in numba.prange(len(piece_at) - 1):
+        for v in range(piece_at[t], piece_at[t + 1]):
             pa, pb = ptr[v], ptr[v + 1]
             if pb == pa:
                 cnt[v] = 1
-                continue
-            if pb - pa == 1 and idx[pa] == v - 1:
-                continue
-            c = 0
-            for k in range(pa, pb):
-                u = idx[k]
-                if u == v - 1:
-                    continue
-                c += 1
-                if v > last[u - a]:
-                    last[u - a] = v
-            cnt[v] = c
-        held = np.empty(nn + 1, np.int64)      # the last reader of each slot's holder
-        k_sl = 0
-        for x in range(nn):
-            if last[x] < 0:
-                continue
-            s = 0
-            while s < k_sl and held[s] >= a + x:   # smallest slot whose holder is done
-                s += 1
-            if s == k_sl:
-                k_sl += 1
-            held[s] = last[x]
-            slot[a + x] = s
-        most[t] = k_sl
-    return int(most.max()) if n_t else 0
+            elif not (pb - pa == 1 and idx[pa] == v - 1):
+                c = 0
+                for k in range(pa, pb):
+                    if idx[k] != v - 1:
+                        c += 1
+                cnt[v] = c
 
 
 @numba.njit(parallel=True, **NJIT)
