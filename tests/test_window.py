@@ -355,3 +355,34 @@ def test_window_liveness_equals_the_graph_wide_slots(tmp_path):
         want = _liveness_slots(w.n_nodes, w.pred_ptr, w.pred_idx, keep)
         got = window_liveness(wg.piece_at, w.pred_ptr, w.pred_idx, keep)
         assert np.array_equal(got[0], want[0]) and int(got[1]) == int(want[1])
+
+
+def test_window_graph_layout_equals_numpy(tmp_path):
+    """WindowGraph's node layout, built window by window in parallel (_wg_layout,
+    _wg_ends), == the plain numpy construction: node starts, predecessor pointers, sinks,
+    segments and strands of the pieces."""
+    from s2g.graph import load_graph
+    from s2g.index import build_index
+    from s2g.reads import ReadBatch
+    from s2g.scoring import Scoring
+    from s2g.seeded import SeededAligner
+    from s2g.simulate import sample_reads, snp_graph
+    sg, ref = snp_graph(20_000, 5, 3, 13)
+    path = str(tmp_path / "g.gfa")
+    sg.write_gfa(path, ref)
+    g = load_graph(path, strands="both")
+    seqs = [s for _, s, _ in sample_reads(sg, 200, 150, 0.02, 0.5, 4)]
+    reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
+    wg = SeededAligner(g, build_index(g), Scoring(), Mode.LOCAL).candidates(reads).wg
+    w = wg.graph
+    ws = np.zeros(len(wg.p_node) + 1, np.int64)
+    np.cumsum(wg.p_hi.astype(np.int64) - wg.p_lo + 1, out=ws[1:])
+    has_succ = np.zeros(w.n_nodes, np.bool_)
+    has_succ[w.pred_idx] = True
+    assert wg.n_tasks >= 200
+    assert np.array_equal(wg.ws, ws) and np.array_equal(w.node_start, ws.astype(np.int32))
+    assert np.array_equal(w.is_sink, (~has_succ).astype(np.uint8))
+    assert np.array_equal(w.node_seg, g.node_seg[wg.p_node])
+    assert np.array_equal(w.node_rev, g.node_rev[wg.p_node])
+    assert w.pred_ptr.dtype == np.int32 and w.pred_ptr[-1] == len(w.pred_idx)
+    assert np.array_equal(wg.t_lo, ws[wg.piece_at[:-1]])
