@@ -189,8 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "never full-graph DP")
     sd.add_argument("-N", "--secondary", type=int, default=0, metavar="N",
                     help="also write up to N secondary alignments per read (other windows "
-                         "scoring >= --secondary-ratio x the best; MAPQ 0, tp:A:S; the "
-                         "primary line gets tp:A:P)")
+                         "scoring >= --secondary-ratio x the best; MAPQ 0; GAF: tp:A:S, the "
+                         "primary line gets tp:A:P; SAM/BAM: FLAG 256 where the walk "
+                         "reaches the path)")
     sd.add_argument("--secondary-ratio", type=float, default=0.8, metavar="F",
                     help="lowest secondary-to-primary score ratio for -N")
     pe = p.add_argument_group(
@@ -328,8 +329,6 @@ def output_format(args) -> str:
             raise S2GError("SAM/BAM output does not run on Dask yet; write GAF with --dask")
         if args.no_traceback:
             raise S2GError("SAM/BAM output needs the alignments' paths: drop --no-traceback")
-        if args.secondary:
-            warnings.warn("-N/--secondary: SAM/BAM output holds primary alignments only")
     return fmt
 
 

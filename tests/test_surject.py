@@ -647,3 +647,212 @@ def test_a_region_graph_bam_lies_on_chromosome_coordinates(tmp_path):
     assert "@SQ\tSN:6\tLN:170805979" in sam.read_text()
     assert main(["align", str(tmp_path / "chr6.gfa"), str(reads), "-o", str(sam), "-q",
                  "--exact", "--ref-length", "1200"]) == 1
+
+
+# ------------------------------------------------------- secondary alignments (-N)
+
+def _repeat_case(tmp_path):
+    """A linear path a, d, b, d', c with d' a copy of d (one substitution): reads from
+    the copies have a secondary alignment on the other copy (reads crossing into a unique
+    flank a shorter one); unique reads and an N read have none."""
+    rng = np.random.default_rng(4)
+    a, d, b, c = ("".join(rng.choice(list("ACGT"), k)) for k in (600, 400, 600, 600))
+    d2 = d[:50] + ("A" if d[50] != "A" else "C") + d[51:]
+    segs = [a, d, b, d2, c]
+    gfa = "".join(f"S\t{i + 1}\t{s}\n" for i, s in enumerate(segs))
+    gfa += "".join(f"L\t{i + 1}\t+\t{i + 2}\t+\t0M\n" for i in range(4))
+    gfa += "P\tref\t1+,2+,3+,4+,5+\t*\n"
+    graph = s2g.load_graph(write_text(tmp_path, "rep.gfa", gfa), keep_paths=True)
+    refseq = "".join(segs)
+    reads = {"d0": d[20:170], "d1": rc(d[200:350]), "e0": d2[10:160], "e1": rc(d2[30:180]),
+             "x0": refseq[900:1050], "x1": rc(refseq[550:700]), "u0": a[100:250],
+             "u1": rc(c[300:450]), "n": "N" * 60}
+    return graph, refseq, batch(list(reads), list(reads.values()))
+
+
+def _seeded(graph, reads, n_secondary, pairs=None):
+    from s2g.aligner import Aligner
+    from s2g.plan import RunOptions, SeededOptions, plan
+    opts = RunOptions(SC, "local", "auto", "seeded", pairs=pairs,
+                      seeded=SeededOptions(secondary=n_secondary, secondary_ratio=0.5))
+    return Aligner.from_plan(plan(graph, opts, run_cells=10 ** 6)).align(reads)
+
+
+def _check_secondaries(recs, reads, refseq):
+    """Secondary records (FLAG 256) come right after their read's primary, MAPQ 0, SEQ and
+    QUAL '*', and re-spell the read (from its primary: the input sequence) against the path
+    to their AS, NM and MD; none repeats its primary's place. Returns them."""
+    seqs = {n: "".join("ACGTN"[c] for c in reads.codes(k)) for k, n in enumerate(reads.names)}
+    prim, sec = None, []
+    for r in recs:
+        flag = int(r[1])
+        if not flag & 256:
+            prim = r
+            continue
+        sec.append(r)
+        assert prim is not None and r[0] == prim[0], "a secondary follows its primary"
+        assert flag & ~(1 | 8 | 16 | 32 | 64 | 128) == 256 and not flag & 2
+        assert r[4] == "0" and r[9] == r[10] == "*" and r[2] == "ref"
+        full = seqs.get(r[0]) or seqs[r[0] + ("/1" if flag & 64 else "/2")]
+        check_record(r[:9] + [rc(full) if flag & 16 else full, "*"] + r[11:], refseq)
+        assert (r[3], r[5], flag & 16) != (prim[3], prim[5], int(prim[1]) & 16)
+        assert tags(r)["XG"] and int(tags(r)["XP"]) >= 0
+    return sec
+
+
+def test_secondaries_follow_their_primary_and_realign_on_the_path(tmp_path):
+    """-N: every secondary (all on the path here) is written after its read's primary,
+    re-scores to its AS, which on this linear path is the graph score; the primaries are
+    the records of a run without -N."""
+    graph, refseq, reads = _repeat_case(tmp_path)
+    res = _seeded(graph, reads, 3)
+    plain = records(sam_text(graph, reads, _seeded(graph, reads, 0)))
+    recs = records(sam_text(graph, reads, res))
+    assert [r for r in recs if not int(r[1]) & 256] == plain
+    assert [r[0] for r in plain] == reads.names
+    sec = _check_secondaries(recs, reads, refseq)
+    assert len(sec) == len(res.secondary) > 0
+    assert [r[0] for r in sec] == [reads.names[k] for k in res.secondary.owner]
+    assert [int(tags(r)["AS"]) for r in sec] == list(res.secondary.score)
+    assert {"d0", "d1", "e0", "e1", "x0", "x1"} <= {r[0] for r in sec}
+    assert not {"u0", "u1", "n"} & {r[0] for r in sec}
+    by = {r[0]: r for r in sec}
+    assert by["d0"][3] == str(1600 + 21) and by["d0"][5] == "150M"        # on the copy
+    assert tags(by["d0"])["MD"] == "30" + refseq[1650] + "119"          # its substitution
+    assert int(by["d1"][1]) == 256 | 16 and int(by["e0"][1]) == 256
+    # per-read results carry no secondaries: primaries only
+    assert records(sam_text(graph, reads, list(res))) == plain
+
+
+def test_secondary_off_the_path_and_at_the_primarys_place_are_left_out(tmp_path):
+    """A secondary whose walk misses the path is not written (no unmapped secondaries), nor
+    one that the path places where its primary already is."""
+    graph, refseq, reads = _repeat_case(tmp_path)
+    res = _seeded(graph, reads, 3)
+    n = len(res.secondary)
+    # the same graph with the path on a d, b only: the second copy's secondaries miss it
+    gfa2 = tmp_path / "rep2.gfa"
+    gfa2.write_text("".join(x for x in (tmp_path / "rep.gfa").read_text().splitlines(True)
+                            if not x.startswith("P")) + "P\tref\t1+,2+,3+\t*\n")
+    g2 = s2g.load_graph(str(gfa2), keep_paths=True)
+    recs = records(sam_text(g2, reads, res))
+    sec = _check_secondaries(recs, reads, refseq[:1600])
+    assert 0 < len(sec) < n
+    assert all(int(r[3]) <= 1600 for r in sec)
+    assert len([r for r in recs if not int(r[1]) & 256]) == reads.n_reads
+    # a secondary that repeats the primary (the same graph alignment twice): left out
+    res0 = _seeded(graph, reads, 0)
+    assert records(sam_text(graph, reads, res_twice(res0))) == records(
+        sam_text(graph, reads, res0))
+
+
+def res_twice(res):
+    """``res`` with every read's primary given again as its secondary."""
+    import copy
+    out, sec = copy.copy(res), copy.copy(res)
+    sec.owner = np.arange(len(res))
+    out.secondary = sec
+    return out
+
+
+def test_secondaries_in_a_sorted_indexed_bam(tmp_path):
+    """pysam reads the BAM: secondaries flagged, no SEQ; the sorted BAM orders them by
+    their own position and its index finds them."""
+    pysam = pytest.importorskip("pysam")
+    graph, refseq, reads = _repeat_case(tmp_path)
+    res = _seeded(graph, reads, 3)
+    n, ns = reads.n_reads, len(res.secondary)
+    text = records(sam_text(graph, reads, res))
+    out = str(tmp_path / "u.bam")
+    with SamWriter(out, graph, fmt="bam") as w:
+        w.write_batch(reads, res)
+    with pysam.AlignmentFile(out) as f:
+        got = list(f)
+    assert [a.to_string().split("\t")[:11] for a in got] == [r[:11] for r in text]
+    assert sum(a.is_secondary for a in got) == ns
+    assert all(a.query_sequence is None and a.mapping_quality == 0
+               for a in got if a.is_secondary)
+    srt = str(tmp_path / "s.bam")
+    with SamWriter(srt, graph, fmt="bam", sort=True, index=True) as w:
+        w.write_batch(reads, res)
+    pysam.quickcheck(srt)
+    assert os.path.exists(srt + ".bai")
+    with pysam.AlignmentFile(srt) as f:
+        allr = list(f.fetch(until_eof=True))
+        assert len(allr) == n + ns
+        pos = [a.reference_start for a in allr if not a.is_unmapped]
+        assert pos == sorted(pos)
+        assert f.mapped == n - 1 + ns                         # from the index
+        on_copy2 = list(f.fetch("ref", 1700, 1800))
+        assert any(a.is_secondary for a in on_copy2)
+        assert any(not a.is_secondary for a in on_copy2)
+
+
+def _repeat_pairs(refseq):
+    """Pairs (FR, fragment 350, mates of 120) whose mate 1 lies in a copy and mate 2 in it
+    too or across into the unique sequence after it, plus pairs in unique sequence."""
+    names, seqs = [], []
+    for k, s in enumerate([620, 700, 780, 1620, 1700, 1780, 100, 2100]):
+        names += [f"p{k}/1", f"p{k}/2"]
+        seqs += [refseq[s:s + 120], rc(refseq[s + 230:s + 350])]
+    return names, seqs
+
+
+def test_paired_secondaries_point_at_the_mates_primary(tmp_path):
+    """Pairs with -N: still one primary per read, mates adjacent, the same primaries as
+    without -N; a secondary carries FLAG 1 and its read's 64/128, its mate's primary as
+    RNEXT/PNEXT (and 8/32, MC), TLEN 0, never 2."""
+    from s2g.plan import PairOptions
+    graph, refseq, _ = _repeat_case(tmp_path)
+    names, seqs = _repeat_pairs(refseq)
+    reads = batch(names, seqs)
+    po = PairOptions(fragment_mean=350, fragment_sd=30)
+    res = _seeded(graph, reads, 3, pairs=po)
+    res0 = _seeded(graph, reads, 0, pairs=po)
+    plain = records(sam_text(graph, reads, res0, pairs=res0.pair_proper))
+    recs = records(sam_text(graph, reads, res, pairs=res.pair_proper))
+    prim = [r for r in recs if not int(r[1]) & 256]
+    assert prim == plain
+    assert [r[0] for r in prim] == [x[:-2] for x in names]
+    assert [int(r[1]) & 192 for r in prim] == [64, 128] * (len(names) // 2)
+    sec = _check_secondaries(recs, reads, refseq)
+    assert len(sec) > 0
+    mate_of = {(r[0], int(r[1]) & 192): r for r in prim}
+    for r in sec:
+        flag = int(r[1])
+        assert flag & 1 and flag & 192 in (64, 128)
+        m = mate_of[(r[0], 192 ^ (flag & 192))]
+        mflag = int(m[1])
+        assert r[6:9] == ["=", m[3], "0"]
+        assert bool(flag & 8) == bool(mflag & 4) and bool(flag & 32) == bool(mflag & 16)
+        assert tags(r).get("MC") == (m[5] if m[5] != "*" else None)
+    # p0 (both mates in the copies): the copy without the substitution is primary
+    p0 = [r for r in recs if r[0] == "p0"]
+    assert p0[0][3] == "621" and int(p0[1][1]) & 256 and p0[1][3] == "1621"
+
+
+def test_cli_paired_secondaries_to_a_sorted_bam(tmp_path, capsys):
+    """s2g align G R1 R2 -N 2 -o x.bam --sort: no warning, one primary record per read,
+    secondaries beside them, sorted and indexed."""
+    import pysam
+
+    from s2g.cli import main
+    graph, refseq, _ = _repeat_case(tmp_path)
+    names, seqs = _repeat_pairs(refseq)
+    r1, r2 = tmp_path / "r_1.fa", tmp_path / "r_2.fa"
+    r1.write_text("".join(f">{n[:-2]}\n{s}\n" for n, s in zip(names[0::2], seqs[0::2])))
+    r2.write_text("".join(f">{n[:-2]}\n{s}\n" for n, s in zip(names[1::2], seqs[1::2])))
+    bam = tmp_path / "x.bam"
+    assert main(["align", str(tmp_path / "rep.gfa"), str(r1), str(r2), "-o", str(bam),
+                 "--sort", "--seeded", "-N", "2", "--secondary-ratio", "0.5",
+                 "--fragment-mean", "350", "--fragment-sd", "30"]) == 0
+    assert "primary alignments only" not in capsys.readouterr().err
+    assert pysam.quickcheck(str(bam)) == "" and (tmp_path / "x.bam.bai").exists()
+    with pysam.AlignmentFile(str(bam)) as f:
+        recs = list(f.fetch("ref"))
+    prim = [(a.query_name, a.is_read1) for a in recs if not a.is_secondary]
+    assert sorted(prim) == sorted((n[:-2], n.endswith("/1")) for n in names)
+    sec = [a for a in recs if a.is_secondary]
+    assert sec and all(a.is_paired and a.mapping_quality == 0 for a in sec)
+    pos = [a.reference_start for a in recs]
+    assert pos == sorted(pos)

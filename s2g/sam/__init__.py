@@ -34,9 +34,15 @@ Numba over the whole batch:
    aligner did not compute one), ``XG:Z``/``XP:i``. Reverse-strand records carry FLAG
    16 and the reverse-complemented SEQ/QUAL, as SAM wants.
 
-Exactly one primary record per input read, in input order (secondary graph alignments
-are not surjected). Pairs: :meth:`SamWriter.write_batch` with ``pairs`` (2n reads
-interleaved, mate 1 of pair k at 2k) sets FLAG 1/2/8/32/64/128, RNEXT/PNEXT/TLEN and
+Exactly one primary record per input read, in input order. Secondary graph alignments
+(``res.secondary``, seeded ``-N``) are surjected the same way and follow their read's
+primary record (:meth:`SamWriter._with_secondaries`): FLAG 256, MAPQ 0, SEQ and QUAL ``*``
+(minimap2's default), the same CIGAR and tags; one whose walk misses the path, or that
+repeats its primary's or an earlier secondary's strand and span, is not written; for
+pairs, FLAG 1/64/128/8/32, RNEXT/PNEXT and ``MC:Z`` from the mate's primary, TLEN 0.
+
+Pairs: :meth:`SamWriter.write_batch` with ``pairs`` (2n reads interleaved, mate 1 of pair
+k at 2k) sets FLAG 1/2/8/32/64/128, RNEXT/PNEXT/TLEN and
 places an unmapped mate at its mate's position (SAM 1.6, section 2.4).
 
 BAM goes through pysam (imported only then: ``pip install 's2g[bam]'``); ``sort``

@@ -389,16 +389,86 @@ class SamWriter:
         data = out.tobytes()
         if pairs is not None:
             data = _with_mate_cigars(data)
+        sec = getattr(res, "secondary", None)
+        if sec is not None and len(sec):
+            mates = (rows[:, 3], rows[:, 1], sj.mapped, sj.reverse) if pairs is not None else None
+            data = self._with_secondaries(data, reads, sec, graph, sj, mates, (vblob, voff))
         return data.replace(b"\n", self._rg_tag) if self._rg_tag else data
 
+    def _with_secondaries(self, primary: bytes, reads, sec, graph, sj, mates, blob) -> bytes:
+        """Each read's primary record followed by its secondary alignments (``sec``: a
+        BatchResult whose ``owner`` gives each row's read, ascending) surjected as the
+        primaries are: FLAG 256 (+16 reverse), MAPQ 0, SEQ and QUAL ``*`` (minimap2's
+        default: the primary holds them), the same CIGAR/NM/MD/AS/XG/XP. Not written: a
+        secondary that does not reach the path (no unmapped secondaries), or one that
+        lands where its primary or an earlier secondary of the read already does (same
+        strand and span). ``mates`` (pairs): the primaries' (rname set, POS, mapped,
+        reverse): FLAG 1/64/128/8/32, RNEXT/PNEXT and ``MC:Z`` from the mate's primary
+        record, TLEN 0, never 2 (proper pair)."""
+        owner = np.asarray(sec.owner, np.int64)
+        ssj = surject_batch(graph, self.ref, reads.subset(owner), sec, self.scoring)
+        keep = ssj.mapped & ~(sj.mapped[owner] & (ssj.pos == sj.pos[owner]) &
+                              (ssj.end == sj.end[owner]) & (ssj.reverse == sj.reverse[owner]))
+        kk = np.flatnonzero(keep)
+        if len(kk):
+            key = np.stack([owner[kk], ssj.pos[kk], ssj.end[kk], ssj.reverse[kk]], axis=1)
+            kk = kk[np.sort(np.unique(key, axis=0, return_index=True)[1])]
+        if not len(kk):
+            return primary
+        own = owner[kk]
+        m = len(kk)
+        rows = np.zeros((m, 10), np.int64)
+        flag = 256 | np.where(ssj.reverse[kk], 16, 0)
+        names = [reads.names[r] for r in own.tolist()]
+        if mates is not None:
+            names = [_MATE.sub("", x) for x in names]
+            m_rname, m_pos1, m_mapped, m_rev = (x[own ^ 1] for x in mates)
+            flag = flag | 1 | np.where(own % 2 == 0, 64, 128)
+            flag |= np.where(~m_mapped, 8, 0)
+            flag |= np.where(m_mapped & m_rev, 32, 0)
+            rows[:, 4] = m_rname
+            rows[:, 5] = np.where(m_rname != 0, m_pos1, 0)
+        rows[:, 0] = flag
+        rows[:, 1] = ssj.pos[kk] + 1 + self.ref.offset
+        rows[:, 3] = 1
+        rows[:, 7] = 1
+        rows[:, 8] = ssj.score[kk]
+        rows[:, 9] = ssj.nm[kk]
+        nblob = np.frombuffer(("\n".join(names) + "\n").encode("utf-8", "surrogateescape"),
+                              np.uint8)
+        nend = np.flatnonzero(nblob == 10).astype(np.int64)
+        t = ssj.tbs
+        out = _format_sam((nblob, nend), rows,
+                          (np.zeros(0, np.uint8), np.zeros(m + 1, np.int64),   # SEQ/QUAL *
+                           np.zeros(0, np.uint8), False),
+                          (ssj.ops, np.ascontiguousarray(ssj.ops_at[kk]),
+                           np.ascontiguousarray(ssj.rea[kk]), self.ref.seq),
+                          (np.ascontiguousarray(t.has[kk]), np.ascontiguousarray(t.path_at[kk]),
+                           np.ascontiguousarray(t.n_path[kk]), t.path,
+                           np.ascontiguousarray(t.ps[kk]), *blob),
+                          (np.frombuffer(self._rname, np.uint8), _LETTERS, _CLETTERS))
+        secl = out.tobytes().split(b"\n")[:-1]
+        prim = primary.split(b"\n")[:-1]
+        if mates is not None:
+            cig = [ln.split(b"\t", 6)[5] for ln in prim]
+            secl = [ln + b"\tMC:Z:" + cig[r ^ 1] if cig[r ^ 1] != b"*" else ln
+                    for ln, r in zip(secl, own.tolist())]
+        starts = np.searchsorted(own, np.arange(len(prim) + 1)).tolist()
+        parts = []
+        for r, line in enumerate(prim):
+            parts.append(line)
+            parts.extend(secl[starts[r]:starts[r + 1]])
+        return b"\n".join(parts) + b"\n"
+
     def write_batch(self, reads, res, pairs=None, graph=None) -> int:
-        """Write one record per read of ``reads`` (a :class:`~s2g.reads.ReadBatch`), in
-        order, from ``res`` (its BatchResult, or per-read AlignResults). ``pairs``: None
+        """Write one primary record per read of ``reads`` (a :class:`~s2g.reads.ReadBatch`),
+        in order, from ``res`` (its BatchResult, or per-read AlignResults), each followed
+        by its secondary records when ``res.secondary`` holds any. ``pairs``: None
         (single-end), or for a batch of 2n reads interleaved (mate 1 of pair k at 2k, mate 2
         at 2k+1) n booleans (or an object with ``.proper``): which pairs are proper.
         ``graph``: the FlatGraph this batch was aligned to when it is not the writer's (a
         cyclic graph unrolled per batch: node ids differ, segments and paths do not).
-        Returns the number of records."""
+        Returns the number of reads."""
         return self.write_records(self.sam_bytes(reads, res, pairs, graph), reads.n_reads)
 
     def write_records(self, data: bytes, n: int) -> int:
