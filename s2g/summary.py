@@ -57,6 +57,11 @@ def _timings(args, aligner, st, dt, spent):
             + f"; first batch {st.first_batch_s or 0:.2f}",
             file=sys.stderr)
     print("s2g: memory: " + memory_report(st.profiles.get("devpool")), file=sys.stderr)
+    busy = gpu_busy(st.profiles, span)
+    if busy is not None:
+        print(f"s2g: GPU busy {busy[0]:.2f} s of the align stage's {busy[1]:.2f} s "
+              f"({100 * busy[0] / max(busy[1], 1e-9):.0f}%; kernels timed with CUDA events)",
+              file=sys.stderr)
     if aligner.prewarm is not None:      # first use on cold caches (s2g/warmup.py)
         print("s2g: " + aligner.prewarm.report(), file=sys.stderr)
     p = st.profiles.get("fast")
@@ -83,6 +88,19 @@ def _timings(args, aligner, st, dt, spent):
               f"{gt['long_launches']} launches, {gt['long_cells']:,} cells, "
               f"{gt['long_kernel']:.2f} s, {gt['long_cells'] / max(gt['long_kernel'], 1e-9) / 1e9:.1f}"
               " GCUPS", file=sys.stderr)
+
+
+def gpu_busy(profiles, span):
+    """(seconds the GPU ran kernels, seconds from the align stage's start to its end) from
+    the kernels' own counters (``fast``, ``fast_windows``, ``gpu_traceback``: CUDA events
+    around each launch), or None where no kernel was timed (no GPU, or the simulator)."""
+    k = (profiles.get("fast", {}).get("kernel", 0.0)
+         + profiles.get("fast_windows", {}).get("kernel", 0.0)
+         + profiles.get("gpu_traceback", {}).get("kernel", 0.0))   # long launches too
+    a = span.get("align")
+    if k <= 0 or not a or a[1] <= a[0]:
+        return None
+    return k, a[1] - a[0]
 
 
 def memory_report(devpool=None) -> str:

@@ -244,3 +244,15 @@ def test_warmup_subcommand_is_wired(capsys, monkeypatch):
     config.reset()                         # the environment is read again
     assert main(["warmup", "-v", "cpu"]) == 0
     assert "nothing to do" in capsys.readouterr().err
+
+
+def test_gpu_busy_share_from_the_kernels_counters():
+    """--timings' GPU busy line: the kernels' CUDA-event seconds (full-graph, window and
+    traceback kernels; long launches are inside the traceback's) over the align stage's
+    span; nothing where no kernel was timed."""
+    from s2g.summary import gpu_busy
+    prof = {"fast": {"kernel": 0.5}, "fast_windows": {"kernel": 0.25},
+            "gpu_traceback": {"kernel": 0.25, "long_kernel": 0.1}}
+    assert gpu_busy(prof, {"align": [1.0, 5.0]}) == (1.0, 4.0)
+    assert gpu_busy({"fast": {"kernel": 0.0}}, {"align": [1.0, 5.0]}) is None
+    assert gpu_busy(prof, {}) is None
