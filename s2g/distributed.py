@@ -59,7 +59,8 @@ def add_arguments(group) -> None:
     """Add ``--dask`` and its options to the CLI's "run" argument group."""
     group.add_argument("--dask", metavar="SCHEDULER", default=None,
                        help="run on a Dask cluster: a scheduler address (tcp://host:8786), a "
-                            "scheduler JSON file, or 'local' (one worker per GPU, else CPU worker "
+                            "scheduler JSON file, or 'local' (one worker per GPU; without a "
+                            "GPU this process aligns, unless --dask-workers asks for CPU worker "
                             "processes); reads go to workers in chunks of --batch-size")
     group.add_argument("--dask-workers", type=int, default=None, metavar="N",
                        help="with --dask local: number of workers (default: one per GPU; "

@@ -191,3 +191,31 @@ def test_pairs_on_the_cluster_equal_one_process(client, tmp_path, capsys):
     text = single.read_text()
     assert out.read_text() == text and text.count("\n") == 600
     assert text.count("pd:b:1") >= 590
+
+
+def test_dask_local_without_a_gpu_aligns_in_process(reads, expected, tmp_path, capsys,
+                                                    monkeypatch):
+    """--dask local on a host without a GPU: CPU worker processes were slower than this
+    process (docs/performance.md#dask), so it aligns here and says so (no cluster starts:
+    connect() would fail); --dask-workers N asks for the workers and gets them."""
+    monkeypatch.setattr(sd, "gpu_count", lambda: 0)
+    started = []
+    real = sd.connect
+
+    def spy(*a, **kw):
+        started.append(a)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(sd, "connect", spy)
+    out = tmp_path / "a.gaf"
+    assert cli.main(["align", GFA, reads, "-o", str(out), "-v", "cpu", "--dask", "local",
+                     "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "aligning in this process" in err and "dask worker" not in err
+    assert out.read_text() == expected and not started
+    out2 = tmp_path / "b.gaf"
+    assert cli.main(["align", GFA, reads, "-o", str(out2), "-v", "cpu", "--dask", "local",
+                     "--dask-workers", "1", "--batch-size", str(CHUNK), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "1 dask worker(s)" in err and started
+    assert out2.read_text() == expected
