@@ -386,3 +386,46 @@ def test_window_graph_layout_equals_numpy(tmp_path):
     assert np.array_equal(w.node_rev, g.node_rev[wg.p_node])
     assert w.pred_ptr.dtype == np.int32 and w.pred_ptr[-1] == len(w.pred_idx)
     assert np.array_equal(wg.t_lo, ws[wg.piece_at[:-1]])
+
+
+@SETTINGS
+@given(case=dag_cases(allow_empty=False), data=st.data())
+def test_window_graph_tables_on_random_pieces(case, data):
+    """On window graphs of random pieces of random DAGs (random_pieces, as the node-set
+    window test): the parallel, window-by-window builders == the graph-wide ones: slots
+    (window_liveness == graph_core._liveness_slots, with and without keep-merges), the
+    fast kernel's column tables (windows.window_tables == tables.column_tables /
+    column_sub), and the node layout (node starts, sinks) == numpy's."""
+    from s2g.graph_core import _liveness_slots
+    from s2g.variants.fast import tables as ft
+    from s2g.variants.fast import windows as fw
+    from s2g.window import WindowGraph, window_liveness
+    text, reads = case
+    graph = s2g.load_graph(write_tmp(text))
+    sets = [random_pieces(data, graph) for _ in range(data.draw(st.integers(1, 5)))]
+    sets = [s for s in sets if s[0]]
+    if not sets:
+        return
+    piece_at = np.cumsum([0] + [len(s[0]) for s in sets])
+    cat = lambda f: np.concatenate([np.asarray(s[f], np.int64) for s in sets])  # noqa
+    wg = WindowGraph(graph, piece_at, cat(0), cat(1), cat(2))
+    w = wg.graph
+    for keep in (False, True):
+        want = _liveness_slots(w.n_nodes, w.pred_ptr, w.pred_idx, keep)
+        got = window_liveness(wg.piece_at, w.pred_ptr, w.pred_idx, keep)
+        assert np.array_equal(got[0], want[0]) and int(got[1]) == int(want[1])
+    slot, n = ft.fast_slots(w)
+    exp = ft.column_tables(w.base, w.node_start, w.pred_ptr, w.pred_idx, slot, w.is_sink,
+                           int(Mode.LOCAL), 4, 2, n)
+    for prmt in (True, False):
+        ci, sub, mw, mp, ms, nsl = fw.window_tables(w, wg.piece_at, prmt)
+        assert nsl == n + 1
+        for x, y in zip((ci, mw, mp), exp[:3]):
+            assert np.array_equal(x, y)
+        assert np.array_equal(ms[:int(mp[-1])], exp[3][:int(mp[-1])])
+        assert np.array_equal(sub, ft.column_sub(exp[0], s2g.Scoring(), False, prmt))
+    ws = np.zeros(len(wg.p_node) + 1, np.int64)
+    np.cumsum(wg.p_hi.astype(np.int64) - wg.p_lo + 1, out=ws[1:])
+    has_succ = np.zeros(w.n_nodes, np.bool_)
+    has_succ[w.pred_idx] = True
+    assert np.array_equal(w.node_start, ws) and np.array_equal(w.is_sink, ~has_succ)
