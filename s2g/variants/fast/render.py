@@ -227,13 +227,9 @@ def _unit(pair, win=False):
                  "            cb = int32(rlo[2 * rd])\n            NC = int32(rlo[2 * rd + 1] - cb)\n"
                  "        NC32 = uint32(NC)\n        cb64 = uint64(cb)\n"
                  "        npass = int32((m + GK - 1) // GK)")
-        best_init = "best = floor\n        bi = M1\n        bj = M1"
-        pass_init = "pb_ = floor\n            pi_ = M1\n            pj_ = M1"
-        combine = ("            if live and pj_ >= 0 and (pb_ > best or (pb_ == best and "
-                   "(bj < 0 or pj_ < bj))):\n                best = pb_\n                bj = pj_\n"
-                   "                bi = pi_\n")
+        consts, _, best_init, pass_init, combine, _ = _unit(False)    # the 32-bit kernel's
         # local and semiglobal row 0 (the only modes of a window): -o-e, no table
-        return "NIV = NI", fetch, best_init, pass_init, combine, "NOE"
+        return consts, fetch, best_init, pass_init, combine, "NOE"
     # the unit (run_kernel's (read or pair, column range), whole warps a range) of ridx
     unit_map = ("ck = ridx // GPW                 # a warp's groups: one column range\n"
                 "        rr = ck % n_rng\n"
