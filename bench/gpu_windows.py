@@ -1,17 +1,18 @@
-"""Seeded alignment's GPU window stage, A/B: the ``fast`` kernel's window form (best cells
-of every window, then the chosen window traced from its end cell) against the traceback
-kernel's find mode (every window aligned and walked by one thread), on the same graph,
-index and reads, in one process; GAF-level equality checked (scores, end cells, MAPQ,
-tracebacks).
+"""Seeded alignment's window stage, A/B/C: the ``fast`` kernel's window form (best cells
+of every window, then the chosen window traced from its end cell), the traceback kernel's
+find mode (every window aligned and walked by one GPU thread), and the CPU alone (the
+``simd`` window kernel and the CPU traceback, every Numba thread), on the same graph,
+index and reads, in one process; results compared (scores, end cells, MAPQ, tracebacks).
 
     python3 -m bench.gpu_windows --graph G.gfa [--graph rep:2000000] --reads 200000 --out DIR
 
-For each graph and each way (``find``, ``fast``): after a warm-up batch, ``align_batch``
-(seeding, chaining, windows, window DP) and ``traceback`` timed apart over batches of
-``--batch`` reads; the window DP's own seconds (SeededAligner's ``seconds windows``), the
-fast window kernel's counters (cells, kernel seconds, GCUPS, table seconds), the
-traceback part's (s2g.trace.gpu_chunk.PROFILE). Needs a GPU (or the CUDA simulator with
-tiny inputs). Writes DIR/gpu_windows.json and prints a table.
+For each graph and each way of ``--ways`` (default ``find,fast,cpu``): after a warm-up
+batch, ``align_batch`` (seeding, chaining, windows, window DP) and ``traceback`` timed
+apart over batches of ``--batch`` reads; the window DP's own seconds (SeededAligner's
+``seconds windows``), the fast window kernel's counters (cells, kernel seconds, GCUPS,
+table seconds), the traceback part's (s2g.trace.gpu_chunk.PROFILE). ``find`` and ``fast``
+need a GPU (or the CUDA simulator with tiny inputs); ``--ways cpu`` runs anywhere.
+Writes DIR/gpu_windows.json and prints a table.
 """
 from __future__ import annotations
 
@@ -82,9 +83,11 @@ def run_graph(spec, args, rng):
     warm, _ = sample(g, min(args.batch, 5000), args.read_len, args.error, args.indel_share, rng)
     row = {"graph": spec, "columns": int(g.n_bases), "reads": reads.n_reads}
     results = {}
-    for way in ("find", "fast"):
+    ways = args.ways.split(",")
+    for way in ways:
         configure(gpu_window_fast=way == "fast")
-        al = SeededAligner(g, ix, Scoring(), Mode.parse(args.mode), device="gpu")
+        al = SeededAligner(g, ix, Scoring(), Mode.parse(args.mode),
+                           device="cpu" if way == "cpu" else "gpu")
         _run(al, warm, args.batch)                      # compiles, loads the kernels
         for k in al.totals:
             al.totals[k] = 0 if isinstance(al.totals[k], int) else 0.0
@@ -111,7 +114,8 @@ def run_graph(spec, args, rng):
                               if isinstance(v, float) and v},
         }
         log(f"{spec}: {way}: {row[way]}")
-    row["same_results"] = _same(results["find"], results["fast"]) or "identical"
+    diff = [f"{w}: {d}" for w in ways[1:] for d in [_same(results[ways[0]], results[w])] if d]
+    row["same_results"] = "; ".join(diff) or ("identical" if len(ways) > 1 else "-")
     return row
 
 
@@ -126,6 +130,9 @@ def main(argv=None):
     ap.add_argument("--error", type=float, default=0.01)
     ap.add_argument("--indel-share", type=float, default=0.1)
     ap.add_argument("--mode", default="local", choices=["local", "semiglobal"])
+    ap.add_argument("--ways", default="find,fast,cpu",
+                    help="comma-separated: find (GPU, one thread a window), fast (GPU, the "
+                         "fast kernel's windows), cpu (simd windows, CPU traceback)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=None, help="directory for gpu_windows.json")
     args = ap.parse_args(argv)
@@ -139,6 +146,9 @@ def main(argv=None):
             if isinstance(cuda.get_current_device().name, bytes) else cuda.get_current_device().name
     except Exception as exc:  # noqa: BLE001
         meta["device"] = f"none ({type(exc).__name__})"
+    bad = set(args.ways.split(",")) - {"find", "fast", "cpu"}
+    if bad or not args.ways:
+        ap.error(f"--ways: unknown {sorted(bad)}; use find, fast, cpu")
     for spec in args.graph:
         rows.append(run_graph(spec, args, rng))
         if args.out:
@@ -148,7 +158,7 @@ def main(argv=None):
     print(f"{'graph':28s} {'way':5s} {'reads/s':>9s} {'align s':>8s} {'tb s':>6s} "
           f"{'win DP s':>8s} {'kernel s':>8s} {'GCUPS':>7s} same")
     for r in rows:
-        for way in ("find", "fast"):
+        for way in args.ways.split(","):
             x = r[way]
             print(f"{os.path.basename(r['graph'])[:28]:28s} {way:5s} {x['reads_per_s']:9,d} "
                   f"{x['align_s']:8.2f} {x['traceback_s']:6.2f} {x['window_dp_s']:8.2f} "

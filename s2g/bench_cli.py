@@ -37,6 +37,7 @@ EXPERIMENTS = {
     "golden": "byte-identical outputs across a refactoring (SHA-1 per GAF)",
     "long_reads": "long-read workloads end to end through the CLI",
     "long_windows": "long reads' seeded windows: count, width, cells, exactness",
+    "gpu_windows": "seeded window stage: fast kernel windows, find mode and CPU, same reads",
 }
 
 

@@ -132,7 +132,8 @@ def test_sass_tool_parses_listings_and_says_when_ptxas_is_missing(monkeypatch, t
     assert "no ptxas found" in str(exc.value)
 
 
-@pytest.mark.parametrize("name", ["seeded", "pairs", "golden", "long_reads", "long_windows"])
+@pytest.mark.parametrize("name", ["seeded", "pairs", "golden", "long_reads", "long_windows",
+                                  "gpu_windows"])
 def test_s2g_bench_runs_each_experiment_module(name, capsys):
     """``s2g bench NAME --help``: the experiment's own options, under its s2g name."""
     from s2g.cli import main
@@ -140,3 +141,15 @@ def test_s2g_bench_runs_each_experiment_module(name, capsys):
         main(["bench", name, "--help"])
     assert exc.value.code == 0
     assert f"usage: s2g bench {name}" in capsys.readouterr().out
+
+
+def test_gpu_windows_bench_cpu_way(tmp_path, capsys):
+    """``s2g bench gpu_windows --ways cpu`` runs without a GPU: its JSON row and table line
+    (the GPU ways are measured on the GPU machine)."""
+    import json
+    from s2g.cli import main
+    assert main(["bench", "gpu_windows", "--graph", "rep:20000", "--reads", "60", "--batch",
+                 "30", "--ways", "cpu", "--out", str(tmp_path)]) == 0
+    row = json.load(open(tmp_path / "gpu_windows.json"))["rows"][0]
+    assert row["cpu"]["windows"] >= 60 and row["cpu"]["reads_per_s"] > 0
+    assert "rep:20000" in capsys.readouterr().out
