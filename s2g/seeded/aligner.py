@@ -62,9 +62,10 @@ class SeededAligner:
     of their weak chains (one anchor and up; MAPQ <= 3) or, without any anchor, a no-hit
     line (counted in ``totals``); ``"full"``: full-graph DP always; ``"unmapped"``: weak
     windows or a no-hit line, never full-graph DP. ``device="gpu"``: the windows
-    run on the GPU (:func:`s2g.trace.gpu.run_windows`: one thread per window finds the
-    best cell and walks back from it in the same pass; windows too large for it run on the
-    CPU), and the chosen windows' walks become the tracebacks.
+    run on the GPU (:func:`s2g.trace.gpu.run_windows`: reads up to 768 bases on the
+    ``fast`` kernel's window form, best cells only, the chosen window then traced from its
+    end cell; longer ones one thread (or block) a window that finds the best cell and walks
+    back from it in the same pass; windows too large for the GPU run on the CPU).
     """
 
     def __init__(self, graph, index, scoring, mode, max_occ=MAX_OCC, max_cand=MAX_CAND,

@@ -167,8 +167,9 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
     (``piece_at``: :class:`s2g.window.WindowGraph`'s, each task one window): windows of
     reads of at most :data:`s2g.variants.fast.windows.MAX_ROWS` bases run on the ``fast``
     kernel's window form (best cells only, no walk: the chosen window is traced later
-    from its end cell). The others, or all without ``fast``, on the traceback kernel in find mode: it
-    finds the best cell (V0's tie rule) and walks back from it in the same pass. There,
+    from its end cell). The others, or all without ``fast``, on the traceback kernel in
+    find mode: it finds the best cell (V0's tie rule) and walks back from it in the same
+    pass. There,
     tasks over ``max_cells`` cells (default :func:`window_max_cells`) run one block each
     (:mod:`s2g.trace.long`) up to ``long_cells`` (default :func:`window_long_cells`);
     larger ones (or with a predecessor list too long) are left to the caller: ``on_gpu`` is
