@@ -156,10 +156,10 @@ def _tables_fill(piece_at, ns, ptr, idx, base, is_sink, slot, off, vslot, prmt_s
 def run(wgraph, piece_at, codes, offsets, t_read, t_lo, t_hi, scoring, mode):
     """Best cell of every window (``t_read``, ``[t_lo, t_hi)``: the contract of
     :func:`s2g.window.align_windows_ref`) of a window graph whose window ``w`` owns nodes
-    ``piece_at[w]:piece_at[w + 1]`` (:class:`s2g.window.WindowGraph`; a task's range is
-    one window's, or any column range that starts and ends at one window's ends):
-    (score, end_i, end_j, done) int64 arrays and a bool mask; windows of reads over
-    :data:`MAX_ROWS` bases are not run (``done`` False, score NEG_INF)."""
+    ``piece_at[w]:piece_at[w + 1]`` (:class:`s2g.window.WindowGraph`; each task's range
+    is one whole window's, ``[t_lo[w], t_hi[w])``, any read in it): (score, end_i, end_j,
+    done) int64 arrays and a bool mask; windows of reads over :data:`MAX_ROWS` bases are
+    not run (``done`` False, score NEG_INF)."""
     from numba import cuda
     t_start = time.perf_counter()
     n = len(t_read)
