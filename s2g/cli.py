@@ -293,7 +293,9 @@ def cmd_align(args) -> int:
                           f"using {n}")
         args.threads = min(args.threads, n)
         numba.set_num_threads(args.threads)     # this thread; the Aligner sets its stages
-    _local_dask_in_process(args)
+    if getattr(args, "dask", None) == "local":
+        from .distributed import local_in_process
+        local_in_process(args)
     options = run_options(args)
     kernel = resolve_kernel(options.variant, options.traceback_on)   # fail before reading
     if args.batch_size is None:
@@ -311,25 +313,6 @@ def cmd_align(args) -> int:
                            "the mates of a pair lie on opposite strands")
     with output(args.output, inputs=_align_inputs(args)) as out:
         return _align(args, out, options, kernel)
-
-
-def _local_dask_in_process(args):
-    """``--dask local`` on a host without a GPU and without ``--dask-workers``: align in
-    this process instead, and say so. Its CPU worker processes share the host's cores, each
-    loading the graph and index, and were slower than one process using them all (2-core
-    VM, 2026-11-28: seeded 9,434 against 18,511-20,664 reads/s, full-graph DP 796 against
-    1,578-2,056; docs/performance.md#dask); ``--dask-workers N`` keeps them."""
-    if getattr(args, "dask", None) != "local" or args.dask_workers is not None:
-        return
-    from .distributed import gpu_count
-    if gpu_count():
-        return
-    args.dask = None
-    if not args.quiet:
-        print("s2g: --dask local: no GPU here, and CPU worker processes sharing this host's "
-              "cores are slower than one process using them all; aligning in this process "
-              "(--dask-workers N keeps N workers; --dask ADDRESS uses a cluster)",
-              file=sys.stderr)
 
 
 def output_format(args) -> str:

@@ -134,6 +134,22 @@ def run_align(plan, settings: DaskSettings, reads, out, quiet=False, progress=No
 
 # --------------------------------------------------------------------------- clusters
 
+def local_in_process(args):
+    """``--dask local`` on a host without a GPU and without ``--dask-workers``: align in
+    this process instead, and say so. Its CPU worker processes share the host's cores, each
+    loading the graph and index, and were slower than one process using them all (2-core
+    VM, 2026-11-28: seeded 9,434 against 18,511-20,664 reads/s, full-graph DP 796 against
+    1,578-2,056; docs/performance.md#dask); ``--dask-workers N`` keeps them."""
+    if getattr(args, "dask", None) != "local" or args.dask_workers is not None or gpu_count():
+        return
+    args.dask = None
+    if not args.quiet:
+        print("s2g: --dask local: no GPU here, and CPU worker processes sharing this host's "
+              "cores are slower than one process using them all; aligning in this process "
+              "(--dask-workers N keeps N workers; --dask ADDRESS uses a cluster)",
+              file=sys.stderr)
+
+
 class connect:
     """Context manager: a :class:`distributed.Client` for ``address``.
 

@@ -66,17 +66,13 @@ def _timings(args, aligner, st, dt, spent):
         print("s2g: " + aligner.prewarm.report(), file=sys.stderr)
     p = st.profiles.get("fast")
     if p is not None and p["launches"]:
-        rate = (f"{p['cells'] / p['kernel'] / 1e9:.1f} GCUPS" if p["kernel"] > 0
-                else "no GPU timing (CUDA simulator)")
         print(f"s2g: fast kernel: {p['launches']:,} launch{'es' if p['launches'] > 1 else ''}, "
-              f"{p['cells']:,} cells, {p['kernel']:.2f} s, {rate} (launch calls "
+              f"{p['cells']:,} cells, {p['kernel']:.2f} s, {_rate(p)} (launch calls "
               f"{p['wall']:.2f} s, setup {p['setup']:.2f} s)", file=sys.stderr)
     fw = st.profiles.get("fast_windows")
     if fw is not None and fw["launches"]:
-        rate = (f"{fw['cells'] / fw['kernel'] / 1e9:.1f} GCUPS" if fw["kernel"] > 0
-                else "no GPU timing (CUDA simulator)")
         print(f"s2g: fast window kernel: {fw['windows']:,} windows, {fw['cells']:,} cells, "
-              f"{fw['kernel']:.2f} s, {rate} (tables {fw['tables']:.2f} s, launch calls "
+              f"{fw['kernel']:.2f} s, {_rate(fw)} (tables {fw['tables']:.2f} s, launch calls "
               f"{fw['wall']:.2f} s)", file=sys.stderr)
     if gt is not None and st.seeded is None and any(
             v for k, v in gt.items() if not k.startswith("long")):
@@ -88,6 +84,12 @@ def _timings(args, aligner, st, dt, spent):
               f"{gt['long_launches']} launches, {gt['long_cells']:,} cells, "
               f"{gt['long_kernel']:.2f} s, {gt['long_cells'] / max(gt['long_kernel'], 1e-9) / 1e9:.1f}"
               " GCUPS", file=sys.stderr)
+
+
+def _rate(p) -> str:
+    """A kernel's GCUPS from its counters (``cells``, ``kernel`` seconds)."""
+    return (f"{p['cells'] / p['kernel'] / 1e9:.1f} GCUPS" if p["kernel"] > 0
+            else "no GPU timing (CUDA simulator)")
 
 
 def gpu_busy(profiles, span):

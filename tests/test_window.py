@@ -295,26 +295,33 @@ def test_gpu_fast_kernel_windows_equal_the_reference():
             assert np.array_equal(np.asarray(x, np.int64), y)
 
 
-def test_fast_window_tables_equal_the_graph_tables(tmp_path):
-    """The fast kernel's window tables, built window by window in parallel
-    (s2g.variants.fast.windows.window_tables), == the full-graph builder's
-    (tables.column_tables, column_sub, fast_slots) on a window graph: colinfo, colsub,
-    mword, mptr, mslot and the slot count; bubbles of short nodes, both strands."""
+def _snp_window_graph(tmp_path, node_len, seed, n_reads, read_seed):
+    """(graph, WindowGraph): a 20 kbp SNP graph (3 alleles a site, both strands) and the
+    seeded windows of ``n_reads`` simulated 150 bp reads (2% errors) on it."""
     from s2g.graph import load_graph
     from s2g.index import build_index
     from s2g.reads import ReadBatch
     from s2g.scoring import Scoring
     from s2g.seeded import SeededAligner
     from s2g.simulate import sample_reads, snp_graph
-    from s2g.variants.fast import tables as ft
-    from s2g.variants.fast import windows as fw
-    sg, ref = snp_graph(20_000, 6, 3, 11)
+    sg, ref = snp_graph(20_000, node_len, 3, seed)
     path = str(tmp_path / "g.gfa")
     sg.write_gfa(path, ref)
     g = load_graph(path, strands="both")
-    seqs = [s for _, s, _ in sample_reads(sg, 300, 150, 0.02, 0.5, 2)]
+    seqs = [s for _, s, _ in sample_reads(sg, n_reads, 150, 0.02, 0.5, read_seed)]
     reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
-    wg = SeededAligner(g, build_index(g), Scoring(), Mode.LOCAL).candidates(reads).wg
+    return g, SeededAligner(g, build_index(g), Scoring(), Mode.LOCAL).candidates(reads).wg
+
+
+def test_fast_window_tables_equal_the_graph_tables(tmp_path):
+    """The fast kernel's window tables, built window by window in parallel
+    (s2g.variants.fast.windows.window_tables), == the full-graph builder's
+    (tables.column_tables, column_sub, fast_slots) on a window graph: colinfo, colsub,
+    mword, mptr, mslot and the slot count; bubbles of short nodes, both strands."""
+    from s2g.scoring import Scoring
+    from s2g.variants.fast import tables as ft
+    from s2g.variants.fast import windows as fw
+    g, wg = _snp_window_graph(tmp_path, 6, 11, 300, 2)
     w = wg.graph
     assert wg.n_tasks >= 300 and w.n_nodes > 10 * wg.n_tasks
     for prmt in (True, False):
@@ -334,21 +341,9 @@ def test_window_liveness_equals_the_graph_wide_slots(tmp_path):
     """WindowGraph's slots, assigned window by window in parallel (window_liveness), ==
     the graph-wide liveness rule (graph_core._liveness_slots) on the same window graph,
     with and without keep-merges; bubbles of short nodes, both strands."""
-    from s2g.graph import load_graph
     from s2g.graph_core import _liveness_slots
-    from s2g.index import build_index
-    from s2g.reads import ReadBatch
-    from s2g.scoring import Scoring
-    from s2g.seeded import SeededAligner
-    from s2g.simulate import sample_reads, snp_graph
     from s2g.window import window_liveness
-    sg, ref = snp_graph(20_000, 5, 3, 12)
-    path = str(tmp_path / "g.gfa")
-    sg.write_gfa(path, ref)
-    g = load_graph(path, strands="both")
-    seqs = [s for _, s, _ in sample_reads(sg, 200, 150, 0.02, 0.5, 3)]
-    reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
-    wg = SeededAligner(g, build_index(g), Scoring(), Mode.LOCAL).candidates(reads).wg
+    g, wg = _snp_window_graph(tmp_path, 5, 12, 200, 3)
     w = wg.graph
     assert wg.n_tasks >= 200 and w.n_slots > 1
     for keep in (False, True):
@@ -361,19 +356,7 @@ def test_window_graph_layout_equals_numpy(tmp_path):
     """WindowGraph's node layout, built window by window in parallel (_wg_layout,
     _wg_ends), == the plain numpy construction: node starts, predecessor pointers, sinks,
     segments and strands of the pieces."""
-    from s2g.graph import load_graph
-    from s2g.index import build_index
-    from s2g.reads import ReadBatch
-    from s2g.scoring import Scoring
-    from s2g.seeded import SeededAligner
-    from s2g.simulate import sample_reads, snp_graph
-    sg, ref = snp_graph(20_000, 5, 3, 13)
-    path = str(tmp_path / "g.gfa")
-    sg.write_gfa(path, ref)
-    g = load_graph(path, strands="both")
-    seqs = [s for _, s, _ in sample_reads(sg, 200, 150, 0.02, 0.5, 4)]
-    reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
-    wg = SeededAligner(g, build_index(g), Scoring(), Mode.LOCAL).candidates(reads).wg
+    g, wg = _snp_window_graph(tmp_path, 5, 13, 200, 4)
     w = wg.graph
     ws = np.zeros(len(wg.p_node) + 1, np.int64)
     np.cumsum(wg.p_hi.astype(np.int64) - wg.p_lo + 1, out=ws[1:])
