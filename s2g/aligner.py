@@ -359,10 +359,11 @@ class Aligner:
         t = self.seeded.totals
         parts = [f"{t['windows'] / max(t['reads'], 1):.2f} windows per read",
                  f"{t['unseeded']} reads without a seed chain"]
-        for key, what in (("unseeded full DP", "by full-graph DP"),
+        for key, what in (("unseeded rescued", "rescued beside their mates"),
+                          ("unseeded full DP", "by full-graph DP"),
                           ("unseeded weak windows", "in single-anchor windows"),
                           ("unseeded unaligned", "left unaligned")):
-            if t[key]:
+            if t.get(key):
                 parts.append(f"{t[key]} {what}")
         if t.get("pairs"):
             m = getattr(self.seeded, "model", None)

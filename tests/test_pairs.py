@@ -181,14 +181,16 @@ def test_a_unique_mate_resolves_a_repeat(tmp_path):
         assert r1.score[2 * k] == r0.score[2 * k] and r1.score[2 * k + 1] == r0.score[2 * k + 1]
 
 
-def test_rescue_aligns_a_mate_without_seeds_exactly(tmp_path):
-    """Mate 2 with 12% substitutions has no usable seed chain (--unseeded unmapped: the
-    single-end run leaves it unaligned); the paired run rescues it by exact DP in the
-    region its mate implies: on its true segments, and its score is the full-graph DP
-    optimum of the read restricted to the rescue window (re-derived here by full DP on
-    the window's nodes) and re-scores from its CIGAR."""
-    from s2g.dp import LOCAL  # noqa: F401 - the mode constant the window DP uses
-    from s2g.variants import v0_cpu
+def _unseedable(s):
+    m = list(s)
+    for i in range(0, len(m), 8):              # every 8th base substituted: no 19-mer left
+        m[i] = "ACGT"[("ACGT".index(m[i]) + 1) % 4]
+    return "".join(m)
+
+
+def _seedless_mates(tmp_path, both=0):
+    """A 6 kbp linear graph of 60 bp segments; 40 pairs (fragment 420) whose mate 2 has
+    no usable seed chain, then ``both`` pairs with neither mate seedable."""
     rng = np.random.default_rng(8)
     genome = _rand(rng, 6000)
     segs = [genome[i:i + 60] for i in range(0, 6000, 60)]
@@ -197,16 +199,83 @@ def test_rescue_aligns_a_mate_without_seeds_exactly(tmp_path):
     gfa = tmp_path / "lin.gfa"
     gfa.write_text("\n".join(lines) + "\n")
     g = s2g.load_graph(str(gfa))
-    ix = build_index(g)
     pairs = []
-    for k in range(40):
+    for k in range(40 + both):
         x = 100 + k * 130
         frag = genome[x:x + 420]
-        m2 = list(rc(frag[-150:]))
-        for i in range(0, 150, 8):             # every 8th base substituted: no 19-mer left
-            m2[i] = "ACGT"[("ACGT".index(m2[i]) + 1) % 4]
-        pairs.append(((f"q{k}/1", frag[:150]), (f"q{k}/2", "".join(m2))))
+        m1 = _unseedable(frag[:150]) if k >= 40 else frag[:150]
+        pairs.append(((f"q{k}/1", m1), (f"q{k}/2", _unseedable(rc(frag[-150:])))))
+    return g, build_index(g), _pair_batch(pairs)
+
+
+def test_unseeded_mates_are_rescued_before_full_graph_dp(tmp_path):
+    """--unseeded auto: a seedless mate of a well-placed read is rescued beside it (exact
+    DP in the fragment's region, proper pair) instead of aligned by full-graph DP; pairs
+    with neither mate seedable still get full-graph DP first (MAPQ 255, the graph's
+    optimum) and are paired from it."""
+    from s2g.variants import v0_cpu
+    g, ix, reads = _seedless_mates(tmp_path, both=2)
+    pa = PairedAligner(SeededAligner(g, ix, Scoring(), Mode.LOCAL, full_module=v0_cpu),
+                       FragmentModel(420, 20))
+    r = pa.align_batch(reads)
+    pa.traceback(reads, r)
+    t = pa.totals
+    assert t["unseeded"] == 44 and t["unseeded rescued"] == 40
+    assert t["unseeded full DP"] == 4 and t["rescued mates"] == 40
+    assert r.pair_proper.all()         # full-DP pairs are aligned before pairing, and pair
+    full = v0_cpu.align_batch(g, reads, Scoring(), Mode.LOCAL)
+    np.testing.assert_array_equal(r.score[1:80:2], full.score[1:80:2])  # window = region
+    assert (r.mapq[80:] == 255).all() and (r.score[80:] == full.score[80:]).all()
+    assert all(tb is not None for tb in r.tracebacks)
+    # without rescue every seedless read goes to full-graph DP, as single-end
+    pn = PairedAligner(SeededAligner(g, ix, Scoring(), Mode.LOCAL, full_module=v0_cpu),
+                       FragmentModel(420, 20), rescue=False)
+    pn.align_batch(reads)
+    assert pn.totals["unseeded full DP"] == 44 and pn.totals["unseeded rescued"] == 0
+
+
+def test_a_poor_mate_in_a_proper_pair_is_rescued_where_it_scores_better(tmp_path):
+    """Mate 2's true place has no seeds (every 8th base substituted); a decoy 200 bp
+    before it shares its first 80 bases, so single-end alignment puts it there (score
+    ~160, a proper pair still: fragment 350 of 520 +- 60). Its score is under
+    RESCUE_POOR x perfect, so it is rescued beside mate 1 anyway and the pair takes the
+    better place: the read's full-graph optimum."""
+    from s2g.variants import v0_cpu
+    rng = np.random.default_rng(4)
+    pairs, parts = [], []
+    for k in range(20):
+        m1, true = _rand(rng, 150), _rand(rng, 150)
+        mt = _unseedable(true)
+        decoy = mt[:80] + _rand(rng, 70)
+        parts.append(_rand(rng, 300) + m1 + _rand(rng, 20) + decoy + _rand(rng, 50) + true
+                     + _rand(rng, 300))
+        pairs.append(((f"p{k}/1", m1), (f"p{k}/2", rc(mt))))
+    genome = "".join(parts)
+    lines = [f"S\ts{i}\t{genome[i:i + 60]}" for i in range(0, len(genome), 60)]
+    lines += [f"L\ts{i}\t+\ts{i + 60}\t+\t0M" for i in range(0, len(genome) - 60, 60)]
+    (tmp_path / "d.gfa").write_text("\n".join(lines) + "\n")
+    g = s2g.load_graph(str(tmp_path / "d.gfa"))
+    ix = build_index(g)
     reads = _pair_batch(pairs)
+    r0 = SeededAligner(g, ix, Scoring(), Mode.LOCAL).align_batch(reads)
+    pa = PairedAligner(SeededAligner(g, ix, Scoring(), Mode.LOCAL), FragmentModel(520, 60))
+    r1 = pa.align_batch(reads)
+    pa.traceback(reads, r1)
+    full = v0_cpu.align_batch(g, reads, Scoring(), Mode.LOCAL)
+    assert (r0.score[1::2] < full.score[1::2]).all()          # the decoy, alone
+    assert pa.totals["rescued mates"] == 20 and r1.pair_proper.all()
+    np.testing.assert_array_equal(r1.score[1::2], full.score[1::2])
+    assert (r1.mapq[1::2] > 0).all()
+
+
+def test_rescue_aligns_a_mate_without_seeds_exactly(tmp_path):
+    """Mate 2 with 12% substitutions has no usable seed chain (--unseeded unmapped: the
+    single-end run leaves it unaligned); the paired run rescues it by exact DP in the
+    region its mate implies: on its true segments, and its score is the full-graph DP
+    optimum of the read restricted to the rescue window (re-derived here by full DP on
+    the window's nodes) and re-scores from its CIGAR."""
+    from s2g.variants import v0_cpu
+    g, ix, reads = _seedless_mates(tmp_path)
     se = SeededAligner(g, ix, Scoring(), Mode.LOCAL, unseeded="unmapped")
     r0 = se.align_batch(reads)
     assert not r0.aligned()[1::2].any() and r0.aligned()[0::2].all()

@@ -57,7 +57,8 @@ class SeededAligner:
     minimap2's ``-N``/``-p``), in ``res.secondary`` (a BatchResult whose ``owner`` gives
     each row's read).
     ``unseeded``: what reads without a usable chain (none scoring ``min_chain``) get:
-    ``"auto"`` full-graph DP with ``full_module`` (MAPQ 255) where it costs at most
+    ``"auto"`` full-graph DP with ``full_module`` (default: ``simd``; with
+    ``device="gpu"`` the ``fast`` kernel) (MAPQ 255) where it costs at most
     ``full_cells`` cells a read (default ``FULL_FALLBACK_CELLS[device]``), else the windows
     of their weak chains (one anchor and up; MAPQ <= 3) or, without any anchor, a no-hit
     line (counted in ``totals``); ``"full"``: full-graph DP always; ``"unmapped"``: weak
@@ -83,7 +84,11 @@ class SeededAligner:
         if unseeded not in ("auto", "unmapped", "full"):
             raise ValueError(f"unseeded must be 'auto', 'unmapped' or 'full', got {unseeded!r}")
         if unseeded != "unmapped" and full_module is None:
-            from ..variants import simd as full_module
+            # the full-graph kernel of the device whose budget FULL_FALLBACK_CELLS gives
+            if device == "gpu":
+                from ..variants import fast as full_module
+            else:
+                from ..variants import simd as full_module
         self.unseeded = unseeded
         self.full_module = full_module
         if device not in ("cpu", "gpu"):
@@ -159,10 +164,13 @@ class SeededAligner:
             self.totals["seconds seeds+chains"] += time.perf_counter() - t0
             yield reads
 
-    def align_batch(self, reads, cand=None) -> BatchResult:
+    def align_batch(self, reads, cand=None, defer=None) -> BatchResult:
         """Scores, end cells, MAPQ (``res.mapq``) and window bounds (``res.col_lo``);
         ``cand``: the batch's :meth:`candidates`, when already computed (default: those
-        :meth:`seed_batches` attached, taken off the batch)."""
+        :meth:`seed_batches` attached, taken off the batch). ``defer(res, idx)``: of the
+        reads ``idx`` due for full-graph DP, those to leave unaligned for now (a bool mask;
+        :class:`~s2g.seeded.pairs.PairedAligner` rescues them beside their mates first and
+        gives what is left to :meth:`full_dp`); ``res.deferred`` lists them."""
         if cand is None:
             cand = reads.__dict__.pop("_seeds", None)
         if cand is None:
@@ -220,18 +228,28 @@ class SeededAligner:
         no_seed = np.nonzero(full_r)[0]
         t = self.totals
         t["unseeded"] += int(np.count_nonzero(lost))
-        t["unseeded full DP"] += len(no_seed)
         t["unseeded weak windows"] += int(np.count_nonzero(lost & ~full_r & (ncand > 0)))
         t["unseeded unaligned"] += int(np.count_nonzero(lost & ~full_r & (ncand == 0)))
-        if len(no_seed):
-            sub = reads.subset(no_seed)
-            full = self.full_module.align_batch(self.graph, sub, self.scoring, self.mode)
-            res.score[no_seed] = full.score
-            res.end_i[no_seed] = full.end_i
-            res.end_j[no_seed] = full.end_j
-            res.mapq[no_seed] = 255
-            res.col_lo[no_seed] = 0
+        res.deferred = no_seed[:0]
+        if defer is not None and len(no_seed):
+            d = np.asarray(defer(res, no_seed), np.bool_)
+            res.deferred, no_seed = no_seed[d], no_seed[~d]
+        self.full_dp(reads, res, no_seed)
         return res
+
+    def full_dp(self, reads, res, idx):
+        """Full-graph DP (``full_module``) of reads ``idx`` into ``res`` (MAPQ 255, no
+        window: traced on the graph by :meth:`traceback`)."""
+        self.totals["unseeded full DP"] += len(idx)
+        if not len(idx):
+            return
+        full = self.full_module.align_batch(self.graph, reads.subset(idx), self.scoring,
+                                            self.mode)
+        res.score[idx] = full.score
+        res.end_i[idx] = full.end_i
+        res.end_j[idx] = full.end_j
+        res.mapq[idx] = 255
+        res.col_lo[idx] = 0
 
     def set_secondaries(self, reads, res):
         """``res.secondary``: each read's other windows scoring at least

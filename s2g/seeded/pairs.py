@@ -25,7 +25,12 @@ read (:meth:`SeededAligner.align_batch`: every window's exact score, ``res.tasks
    alignment ending within that reach can use (:func:`rescue_pieces`: a node of 150 kbp
    is not searched whole, where a better copy of the mate far out of reach would hide
    the one the fragment puts it at); a rescue counts when it scores at least
-   ``RESCUE_MIN`` x the mate's perfect score.
+   ``RESCUE_MIN`` x the mate's perfect score. A proper pair is rescued too when one
+   mate scores below ``RESCUE_POOR`` x its perfect score (its true place may have had no
+   seeds: a window elsewhere won alone), from the other mate. A mate without a usable chain whose own
+   mate such a rescue starts from is not given full-graph DP first (``--unseeded
+   auto``): it waits for the rescue, and only if that leaves it unplaced gets full-graph
+   DP after pairing (:meth:`PairedAligner._defer`).
 4. **Joint choice.** Over every combination (window or rescue of mate 1) x (of mate 2):
    ``S = s1 + s2 - penalty(fragment)``, the penalty being the fragment's log-likelihood
    under a normal model in score units (a mismatch, ``a + b``, is worth 20 phred as in
@@ -62,6 +67,9 @@ UNPAIRED = 3.5
 RESCUE_MAPQ = 10
 #: a rescued mate counts when it scores at least this fraction of its perfect score
 RESCUE_MIN = 0.4
+#: a mate aligned below this fraction of its perfect score is rescued beside its mate
+#: even in a proper pair (1% errors score ~0.97; a mate with 10% substitutions ~0.7)
+RESCUE_POOR = 0.8
 #: rescue region: the fragment's mean +- this many standard deviations
 RESCUE_SD = 4.0
 #: learning the fragment model: pairs with both mates at this single-end MAPQ or more ...
@@ -511,7 +519,7 @@ class PairedAligner:
         self.graph = seeded.graph
         self.totals = seeded.totals
         for k in ("pairs", "pairs proper", "rescue attempts", "rescued mates",
-                  "seconds pairing"):
+                  "unseeded rescued", "seconds pairing"):
             self.totals.setdefault(k, 0.0 if k.startswith("seconds") else 0)
 
     def __getattr__(self, name):             # index, scoring, mode, device, ...
@@ -524,7 +532,7 @@ class PairedAligner:
     def align_batch(self, reads, cand=None) -> BatchResult:
         if reads.n_reads % 2:
             raise S2GError(f"a paired batch holds an odd number of reads ({reads.n_reads})")
-        res = self.seeded.align_batch(reads, cand)
+        res = self.seeded.align_batch(reads, cand, defer=self._defer if self.rescue else None)
         t0 = time.perf_counter()
         n_pairs = reads.n_reads // 2
         res.pair_proper = np.zeros(n_pairs, np.bool_)
@@ -535,7 +543,21 @@ class PairedAligner:
             self._pair(reads, res, n_pairs)
         finally:
             self.totals["seconds pairing"] += time.perf_counter() - t0
+        d = res.deferred
+        left = d[~res.aligned()[d]]              # not rescued: full-graph DP after all
+        self.totals["unseeded rescued"] += len(d) - len(left)
+        self.seeded.full_dp(reads, res, left)
         return res
+
+    @staticmethod
+    def _defer(res, idx):
+        """Of the reads ``idx`` due for full-graph DP (no usable chain), those whose mate
+        is placed well enough to rescue them from (its window, MAPQ >= RESCUE_MAPQ): rescue
+        is exact DP in the few kbp the fragment allows, full-graph DP the whole graph (on
+        MHC, 5.3 Mbp, 1,004 such mates cost more than the other 39,000 reads together)."""
+        m = idx ^ 1
+        return (res.aligned()[m] & (res.best_task[m] >= 0) & (res.mapq[m] >= RESCUE_MAPQ)
+                & (res.lengths[idx] > 0))
 
     def _gr(self):
         g = self.graph
@@ -624,12 +646,17 @@ class PairedAligner:
 
     def _rescue(self, reads, res, ok, lens, limit, copies):
         """Rescue windows for the mates of well-placed anchors in pairs without a proper
-        combination (:func:`rescue_pieces`; whole nodes, :func:`rescue_nodes`, where a
-        segment has several copies on a strand), aligned exactly: their read, score, end
-        cell and column, window graph (or None when there is none)."""
+        combination, and for poorly aligned mates (below ``RESCUE_POOR`` x a perfect
+        score: their true place may have had no seeds) of well-placed ones in proper
+        pairs (:func:`rescue_pieces`; whole nodes, :func:`rescue_nodes`, where a segment
+        has several copies on a strand), aligned exactly: their read, score, end cell and
+        column, window graph (or None when there is none)."""
         g = self.graph
-        anchor = res.aligned() & (res.mapq >= RESCUE_MAPQ) & ~np.repeat(ok, 2)
-        anchor &= lens[np.arange(len(lens)) ^ 1] > 0
+        mate = np.arange(len(lens)) ^ 1
+        poor = res.aligned() & (res.score < RESCUE_POOR * self.scoring.as_tuple()[0] * lens)
+        anchor = res.aligned() & (res.mapq >= RESCUE_MAPQ)
+        anchor &= np.repeat(~ok, 2) | (poor[mate] & ~poor)
+        anchor &= lens[mate] > 0
         rs = np.nonzero(anchor)[0]
         if len(rs) == 0:
             return None
@@ -666,6 +693,9 @@ class PairedAligner:
                                                t_read, wg.t_lo, wg.t_hi, self.scoring,
                                                self.mode)
         good = (sc > NEG_INF) & (sc >= RESCUE_MIN * a * lens[t_read])
+        # a poor mate's rescue in a proper pair counts only when it beats the mate's own
+        # windows (else it is one of them again, and would halve its MAPQ as a tie)
+        good &= ~np.repeat(ok, 2)[t_read] | (sc > res.score[t_read])
         sc = np.where(good, sc, NEG_INF)
         return {"read": t_read, "score": sc, "end_i": ei, "end_j": ej,
                 "col": np.where(good, wg.columns(ej), -1), "lo": wg.t_lo, "wg": wg}
