@@ -271,9 +271,22 @@ def run_graph(spec, args, rng):
     se.totals = dict.fromkeys(se.totals, 0)
 
     log("single-end")
+    prof = None
+    if args.profile:                     # where align_batch's seconds go (cProfile)
+        import cProfile
+        prof = cProfile.Profile()
+        prof.enable()
     t0 = time.perf_counter()
     rs = se.align_batch(reads)
     t1 = time.perf_counter()
+    if prof is not None:
+        prof.disable()
+        import io
+        import pstats
+        buf = io.StringIO()
+        pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(40)
+        with open(os.path.join(args.out, f"profile_{os.path.basename(spec)}.txt"), "w") as fh:
+            fh.write(buf.getvalue())
     se.traceback(reads, rs)
     t2 = time.perf_counter()
     log("paired")
@@ -343,7 +356,8 @@ def run_graph(spec, args, rng):
     row["rescued_mates"] = int(pe.totals["rescued mates"])
     row["rescued_on_walk"] = share(ok_p[rescued])
     row["rescue_attempts"] = int(pe.totals["rescue attempts"])
-    row["single_totals"] = {k: v for k, v in se.totals.items() if "unseeded" in k}
+    row["single_totals"] = {k: round(v, 3) if isinstance(v, float) else v
+                            for k, v in se.totals.items()}
 
     # off-walk mates with MAPQ >= 30 (either mode)
     mq_s, mq_p = np.asarray(rs.mapq, np.int64), np.asarray(rp.mapq, np.int64)
@@ -454,6 +468,8 @@ def main(argv=None):
     ap.add_argument("--show", type=int, default=8, help="off-walk MAPQ >= 30 mates listed per mode")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="bench/results/cpu-dev", help="directory for pairs.json")
+    ap.add_argument("--profile", action="store_true",
+                    help="cProfile the single-end align_batch (OUT/profile_GRAPH.txt)")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     t_all = time.perf_counter()

@@ -183,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="candidate windows aligned per read (MAPQ compares them)")
     sd.add_argument("--unseeded", choices=("auto", "full", "unmapped"), default="auto",
                     help="reads without a usable seed chain (two anchors' worth): auto = "
-                         "full-graph DP where it costs at most 5e8 cells a read (5e10 on a GPU), "
+                         "full-graph DP where it costs at most 5e8 cells a read, "
                          "else the windows of their single-anchor hits (MAPQ <= 3), else a "
                          "no-hit line with a warning; full = full-graph DP always; unmapped = "
                          "never full-graph DP")

@@ -27,8 +27,12 @@ MAX_CAND = 5
 #: reads without a usable chain (``--unseeded auto``): full-graph DP when it costs at most
 #: this many cells (graph columns x read length) per read; otherwise the windows of their
 #: weak chains, or a no-hit line when they have no anchor. CPU: ~0.3 s a read on one
-#: thread of the simd kernel; GPU: ~20 ms of the fast kernel.
-FULL_FALLBACK_CELLS = {"cpu": 500_000_000, "gpu": 50_000_000_000}
+#: thread of the simd kernel. The same on a GPU, so both devices write the same GAF: there
+#: the cost is latency, not cells (a read's DP crosses every column of its strand in one
+#: warp: on the 5.3 Mbp MHC graph ~2.6 s a batch however few the reads, H200 2026-11-28,
+#: where the batch's other 39,000 reads took 0.26 s); 5e8 cells of 150 bp reads is 3.3 M
+#: columns, under a second.
+FULL_FALLBACK_CELLS = 500_000_000
 
 
 class TaskResults(NamedTuple):
@@ -59,7 +63,7 @@ class SeededAligner:
     ``unseeded``: what reads without a usable chain (none scoring ``min_chain``) get:
     ``"auto"`` full-graph DP with ``full_module`` (default: ``simd``; with
     ``device="gpu"`` the ``fast`` kernel) (MAPQ 255) where it costs at most
-    ``full_cells`` cells a read (default ``FULL_FALLBACK_CELLS[device]``), else the windows
+    ``full_cells`` cells a read (default ``FULL_FALLBACK_CELLS``), else the windows
     of their weak chains (one anchor and up; MAPQ <= 3) or, without any anchor, a no-hit
     line (counted in ``totals``); ``"full"``: full-graph DP always; ``"unmapped"``: weak
     windows or a no-hit line, never full-graph DP. ``device="gpu"``: the windows
@@ -84,7 +88,7 @@ class SeededAligner:
         if unseeded not in ("auto", "unmapped", "full"):
             raise ValueError(f"unseeded must be 'auto', 'unmapped' or 'full', got {unseeded!r}")
         if unseeded != "unmapped" and full_module is None:
-            # the full-graph kernel of the device whose budget FULL_FALLBACK_CELLS gives
+            # the device's own full-graph kernel
             if device == "gpu":
                 from ..variants import fast as full_module
             else:
@@ -94,8 +98,7 @@ class SeededAligner:
         if device not in ("cpu", "gpu"):
             raise ValueError(f"device must be 'cpu' or 'gpu', got {device!r}")
         self.device = device
-        self.full_cells = (FULL_FALLBACK_CELLS[device] if full_cells is None
-                           else int(full_cells))
+        self.full_cells = FULL_FALLBACK_CELLS if full_cells is None else int(full_cells)
         self.n_secondary, self.secondary_ratio = int(n_secondary), float(secondary_ratio)
         self.totals = {"reads": 0, "windows": 0, "window_cells": 0, "unseeded": 0,
                        "unseeded full DP": 0, "unseeded weak windows": 0,
