@@ -74,6 +74,11 @@ KNOBS = (
          "fast: node_bound slots in shared memory (auto or a number)"),
     Knob("fast_ranges", "auto", str, "run",
          "fast: column ranges a unit for small batches (auto or a number; 1: no split)"),
+    # ---- seeded windows, s2g/seeded/windows.py
+    Knob("corridor_min_len", 1000, int, "run",
+         "reads of at least this many bases get corridor windows (reaches between chain "
+         "waypoints, not the chain's whole span); 0: never"),
+    Knob("corridor_waypoints", 64, int, "run", "most waypoints a chain of a corridor"),
     # ---- GPU traceback, s2g/gpu_traceback.py
     Knob("gpu_tb_max_cells", 1 << 21, int, "run",
          "largest window (cells) traced by the one-thread GPU kernel"),

@@ -223,14 +223,15 @@ def test_chain_ends_joined_by_jumps_are_trimmed():
     ac, aq = (np.array(x, np.int64) for x in zip(*sorted(block + stray)))
     f, pred = chain(ac, aq, 19, 100_000, 150 // 4 + 16)
     out = np.zeros((10, 6))
-    n = take_chains(f, pred, ac, aq, 38.0, 10, 16 + 150 // 8, 19.0, out)
+    nw0 = (np.zeros((10, 0, 2), np.int64), np.zeros(10, np.int64))
+    n = take_chains(f, pred, ac, aq, 38.0, 10, 16 + 150 // 8, 19.0, out, *nw0)
     assert n >= 1
     assert tuple(out[0, :4]) == (40, 264400, 140, 264503) and out[0, 5] == 23
     # a chain without jumps is left as it is
     bc, bq = (np.array(x, np.int64) for x in zip(*block))
     f, pred = chain(bc, bq, 19, 100_000, 150 // 4 + 16)
     out2 = np.zeros((10, 6))
-    assert take_chains(f, pred, bc, bq, 38.0, 10, 34, 19.0, out2) == 1
+    assert take_chains(f, pred, bc, bq, 38.0, 10, 34, 19.0, out2, *nw0) == 1
     assert tuple(out2[0, :4]) == (40, 264400, 140, 264503) and out2[0, 4] == f[-1]
 
 
@@ -547,3 +548,52 @@ def test_windows_that_a_merge_joins_become_one():
     nw, _ = read_windows(150, ch, 3, 5, 150, node_start, pred_ptr, pred_idx, succ_ptr,
                          succ_idx, 0, 0, e, e, e, info)
     assert nw == 1 and info[0, 1] == 15
+
+
+def test_long_read_corridor_skips_the_branches_its_anchors_rule_out(tmp_path):
+    """A 4.1 kbp read through the short alleles of two 3 kbp structural-variant bubbles:
+    the chain's window as one span (corridor_min_len=0) takes both long alleles whole;
+    the corridor between the chain's waypoints (the default for reads >= 1 kbp) does not,
+    and every score is still the full-graph optimum."""
+    from s2g.config import configure
+    from s2g.variants import simd
+    rng = np.random.default_rng(11)
+
+    def rnd(n):
+        return "".join(rng.choice(list("ACGT"), n))
+
+    seg = {"a": rnd(2000), "b1": rnd(3000), "b2": rnd(50), "c": rnd(2000), "d1": rnd(3000),
+           "d2": rnd(50), "e": rnd(2000)}
+    edges = [("a", "b1"), ("a", "b2"), ("b1", "c"), ("b2", "c"), ("c", "d1"), ("c", "d2"),
+             ("d1", "e"), ("d2", "e")]
+    gfa = tmp_path / "sv.gfa"
+    gfa.write_text("".join(f"S\t{k}\t{v}\n" for k, v in seg.items())
+                   + "".join(f"L\t{u}\t+\t{v}\t+\t0M\n" for u, v in edges))
+    g = s2g.load_graph(str(gfa))
+    walk = seg["a"][1000:] + seg["b2"] + seg["c"] + seg["d2"] + seg["e"][:1000]
+    seqs = []
+    for _ in range(6):                       # 5% substitutions and a few 1-3 bp indels
+        s = list(walk)
+        for i in rng.choice(len(s), len(s) // 20, replace=False):
+            s[i] = "ACGT"[("ACGT".index(s[i]) + int(rng.integers(1, 4))) % 4]
+        for i in sorted(rng.choice(len(s) - 10, 8, replace=False), reverse=True):
+            if rng.random() < 0.5:
+                del s[i:i + int(rng.integers(1, 4))]
+            else:
+                s[i:i] = list(rnd(int(rng.integers(1, 4))))
+        seqs.append("".join(s))
+    reads = ReadBatch.from_sequences([f"r{i}" for i in range(len(seqs))], seqs)
+    ix = build_index(g)
+    width, score = {}, {}
+    for c in (0, 1000):
+        configure(corridor_min_len=c)
+        sa = SeededAligner(g, ix, Scoring(), Mode.LOCAL)
+        cand = sa.candidates(reads)
+        first = cand.first
+        width[c] = (cand.wg.t_hi - cand.wg.t_lo)[first]
+        score[c] = sa.align_batch(reads, cand).score
+    assert (width[0] > len(walk) + 6000).all()          # both long alleles whole
+    assert (width[1000] < 1.3 * len(walk)).all()
+    full = simd.align_batch(g, reads, Scoring(), Mode.LOCAL)
+    np.testing.assert_array_equal(score[1000], full.score)
+    np.testing.assert_array_equal(score[0], full.score)

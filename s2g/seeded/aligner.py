@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from ..config import settings
 from ..result import BatchResult
 from ..window import WindowGraph, check_mode
 from .chains import MAX_WINDOW, batch_chains
@@ -118,9 +119,11 @@ class SeededAligner:
             self._succ = (ptr, dst[order])
         starts, shift = ix.buckets
         offs = np.asarray(reads.offsets, np.int64)
-        ch, nch, stats = batch_chains(reads.codes_flat, offs, ix.keys, ix.cols, starts, shift,
-                                      ix.k, ix.s, self.max_occ, 2 * self.max_cand,
-                                      self.min_chain, self.max_window)
+        cfg = settings()
+        n_way = cfg.corridor_waypoints if reads.max_len >= cfg.corridor_min_len > 0 else 0
+        ch, nch, stats, way, nway = batch_chains(
+            reads.codes_flat, offs, ix.keys, ix.cols, starts, shift, ix.k, ix.s, self.max_occ,
+            2 * self.max_cand, self.min_chain, self.max_window, n_way, cfg.corridor_min_len)
         n = reads.n_reads
         p_at = np.zeros(n + 1, np.int64)
         info = np.zeros((n, self.max_cand, 3), np.float64)
@@ -134,11 +137,13 @@ class SeededAligner:
         n_work = max(1, min(numba.get_num_threads(), n,
                             SCRATCH_BYTES // (SCRATCH_NODE_BYTES * max(g.n_nodes, 1))))
         cut = np.zeros(n, np.float64)
-        batch_windows(*args, False, p_at, (e32, e32, e32), info, nwin, cut, keep, n_work)
+        batch_windows(*args, False, p_at, (e32, e32, e32), info, nwin, cut, keep, n_work,
+                      (way, nway))
         np.cumsum(p_at, out=p_at)
         npc = int(p_at[-1])
         p_node, p_lo, p_hi = (np.empty(npc, np.int32) for _ in range(3))
-        batch_windows(*args, True, p_at, (p_node, p_lo, p_hi), info, nwin, cut, keep, n_work)
+        batch_windows(*args, True, p_at, (p_node, p_lo, p_hi), info, nwin, cut, keep, n_work,
+                      (way, nway))
         sel = np.arange(self.max_cand)[None, :] < nwin[:, None]
         piece_at = np.zeros(int(nwin.sum()) + 1, np.int64)
         np.cumsum(info[:, :, 2][sel].astype(np.int64), out=piece_at[1:])

@@ -69,7 +69,34 @@ def chain(ac, aq, k, max_skip, max_ins):
 
 
 @numba.njit(**NJIT)
-def take_chains(f, pred, ac, aq, thr, max_chains, jump, k, out):
+def _waypoints(pred, ac, aq, i, j, k, way):
+    """The chain ``j`` .. ``i``'s anchors into ``way`` (W x 2: read position, column),
+    ascending: its first and last and, between them, anchors at least ``max(k, span / (W -
+    2))`` read bases apart (at most W); returns how many."""
+    W = way.shape[0]
+    step = max(np.int64(k), (aq[i] - aq[j]) // max(W - 2, 1))
+    way[0, 0], way[0, 1] = aq[i], ac[i]
+    n = 1
+    if i == j:
+        return n
+    last = aq[i]
+    x = pred[i]
+    while x != j and x >= 0:
+        if n < W - 1 and last - aq[x] >= step and aq[x] - aq[j] >= step:
+            way[n, 0], way[n, 1] = aq[x], ac[x]
+            n += 1
+            last = aq[x]
+        x = pred[x]
+    way[n, 0], way[n, 1] = aq[j], ac[j]
+    n += 1
+    for z in range(n // 2):
+        for y in range(2):
+            way[z, y], way[n - 1 - z, y] = way[n - 1 - z, y], way[z, y]
+    return n
+
+
+@numba.njit(**NJIT)
+def take_chains(f, pred, ac, aq, thr, max_chains, jump, k, out, way, nway):
     """Chains scoring at least ``thr`` into ``out``, best first, each anchor in one chain
     (see :func:`read_chains`); returns how many. A chain's end anchors joined to it by a
     *jump* (``dc - dq > jump`` columns: beyond a bubble's other branch, or another copy of
@@ -78,7 +105,8 @@ def take_chains(f, pred, ac, aq, thr, max_chains, jump, k, out):
     (:func:`s2g.seeded.windows.read_windows`), and a stray anchor of another copy at each
     end put the read's true place, in the middle, outside it (a read with 23 anchors on its
     true copy aligned at 48 of 288 with MAPQ 60, issue #40). The window's walk-distance reach
-    from a trimmed end still covers a true jump's walk."""
+    from a trimmed end still covers a true jump's walk. ``way`` (max_chains x W x 2) and
+    ``nway``: each chain's waypoints (:func:`_waypoints`; W = 0: none)."""
     n = len(f)
     order = np.argsort(-f)
     used = np.zeros(n, np.bool_)
@@ -114,18 +142,20 @@ def take_chains(f, pred, ac, aq, thr, max_chains, jump, k, out):
             continue
         out[nc, 0], out[nc, 1], out[nc, 2], out[nc, 3] = aq[j], ac[j], aq[i], ac[i]
         out[nc, 4], out[nc, 5] = sc, cnt
+        if way.shape[1] > 1:
+            nway[nc] = _waypoints(pred, ac, aq, i, j, k, way[nc])
         nc += 1
     return nc
 
 
 @numba.njit(**NJIT)
 def read_chains(q, keys, kcols, starts, shift, k, s, max_occ, max_chains, min_chain,
-                max_window, out, stats):
+                max_window, out, stats, way, nway):
     """Chains of one read into ``out`` (max_chains x 6: q0, c0, q1, c1 (first and last
     anchor), score, anchors), best first, each anchor in one chain; returns how many.
     A read with anchors but no chain scoring ``min_chain`` gets its *weak* chains instead
     (every chain down to one anchor, score ``k``; ``stats[2]`` = 1). ``stats``: seeds
-    skipped, anchors, weak."""
+    skipped, anchors, weak. ``way``, ``nway``: the chains' waypoints (:func:`take_chains`)."""
     m = len(q)
     ac, aq, skipped = anchors(q, keys, kcols, starts, shift, k, s, max_occ)
     stats[0] = skipped
@@ -135,9 +165,10 @@ def read_chains(q, keys, kcols, starts, shift, k, s, max_occ, max_chains, min_ch
         return 0
     f, pred = chain(ac, aq, k, max(max_window, 8 * m), m // 4 + 16)
     jump = 16 + m // 8                  # the window's padding (_read_windows_s)
-    nc = take_chains(f, pred, ac, aq, min_chain, max_chains, jump, float(k), out)
+    nc = take_chains(f, pred, ac, aq, min_chain, max_chains, jump, float(k), out, way, nway)
     if nc == 0 and float(k) < min_chain:
-        nc = take_chains(f, pred, ac, aq, float(k), max_chains, jump, float(k), out)
+        nc = take_chains(f, pred, ac, aq, float(k), max_chains, jump, float(k), out, way,
+                         nway)
         stats[2] = 1
     return nc
 
@@ -153,17 +184,23 @@ def _next_of(pred, i, j):
 
 @numba.njit(**PARALLEL)
 def batch_chains(codes, offs, keys, kcols, starts, shift, k, s, max_occ, max_chains,
-                 min_chain, max_window):
+                 min_chain, max_window, n_way=0, way_min_len=0):
     """Chains of every read (:func:`read_chains`), in parallel over reads: (chains,
-    chain counts, stats)."""
+    chain counts, stats, waypoints, waypoint counts); reads of at least ``way_min_len``
+    bases get up to ``n_way`` waypoints a chain (``n_way`` 0: none; the windows'
+    corridors, :func:`s2g.seeded.windows._read_windows_s`)."""
     n = len(offs) - 1
     ch = np.zeros((n, max_chains, 6), np.float64)
     nch = np.zeros(n, np.int64)
     stats = np.zeros((n, 3), np.int64)
+    way = np.zeros((n, max_chains, n_way, 2), np.int64)
+    nway = np.zeros((n, max_chains), np.int64)
+    none = np.zeros((max_chains, 0, 2), np.int64)
     for r in numba.prange(n):
         q = codes[offs[r]:offs[r + 1]]
         if len(q) == 0:
             continue
+        wr = way[r] if n_way > 1 and len(q) >= way_min_len else none
         nch[r] = read_chains(q, keys, kcols, starts, shift, k, s, max_occ, max_chains,
-                             min_chain, max_window, ch[r], stats[r])
-    return ch, nch, stats
+                             min_chain, max_window, ch[r], stats[r], wr, nway[r])
+    return ch, nch, stats, way, nway

@@ -275,7 +275,38 @@ def _merge(wn, wl, wh, a0, na, b0, nb, out):
 
 
 @numba.njit(**NJIT)
-def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, sc):
+def _corridor(m, q0, c0, q1, c1, way, n_way, max_del, gr, sc, nb):
+    """A long read's chain as a corridor: the flanks as in :func:`_read_windows_s` with
+    padding ``16 + flank / 8``, and between consecutive waypoints ``(qa, ca)``, ``(qb,
+    cb)`` (gap ``g = qb - qa``) the columns within ``g + 1 + 16 + g / 8 + x`` bases
+    downstream of ``ca`` and upstream of ``cb`` (``x``: a deletion the shortest walk
+    between them has, at most ``max_del``). Appends pieces to the scratch's buffer from
+    ``nb``; returns (heap, bn, bl, bh, nb)."""
+    node_start, pred_ptr, pred_idx, succ_ptr, succ_idx = gr
+    stamp, slot, sd, ep, heap, bn, bl, bh = sc[:8]
+    heap, bn, bl, bh, nb = _reach(c0, q0 + 1 + 16 + (q0 + 1) // 8, node_start, pred_ptr,
+                                  pred_idx, False, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
+    heap, bn, bl, bh, nb = _reach(c1, m - q1 + 16 + (m - q1) // 8, node_start, succ_ptr,
+                                  succ_idx, True, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
+    for w in range(n_way - 1):
+        qa, ca, qb, cb = way[w, 0], way[w, 1], way[w + 1, 0], way[w + 1, 1]
+        g = qb - qa
+        x = np.int64(0)
+        if cb - ca > g:
+            s01, heap = _walk_dist(ca, cb, min(cb - ca + 1, g + 1 + max_del), node_start,
+                                   succ_ptr, succ_idx, stamp, sd, ep, heap)
+            if s01 > g + 1:
+                x = s01 - (g + 1)
+        d = g + 1 + 16 + g // 8 + x
+        heap, bn, bl, bh, nb = _reach(ca, d, node_start, succ_ptr, succ_idx, True, stamp,
+                                      slot, sd, ep, heap, bn, bl, bh, nb)
+        heap, bn, bl, bh, nb = _reach(cb, d, node_start, pred_ptr, pred_idx, False, stamp,
+                                      slot, sd, ep, heap, bn, bl, bh, nb)
+    return heap, bn, bl, bh, nb
+
+
+@numba.njit(**NJIT)
+def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, sc, wp):
     """Windows of one read from its chains (best first), as node pieces (a node may hold
     two: see :func:`_merge`). Chain (q0, c0) .. (q1, c1) covers every column within walk
     distance ``q0 + 1 + pad`` upstream of ``c0`` and ``m - q1 + pad`` downstream of ``c1``
@@ -295,7 +326,9 @@ def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, 
     window buffer (``w_at[y]``, ``w_n[y]``: where and how many), a merged window written
     anew after the others (the buffer is reused from the start by the next read). No
     list of arrays: numba 0.68.1's ``list.pop(i)`` (i not the last) on one corrupts the
-    heap (a window absorbing a later one did it: aborts on LPA and cactus 1-5 kbp reads)."""
+    heap (a window absorbing a later one did it: aborts on LPA and cactus 1-5 kbp reads).
+    ``wp`` = (waypoints, counts) of the read's chains (:func:`s2g.seeded.chains.batch_chains`):
+    a chain with two or more is a corridor instead (:func:`_corridor`: long reads)."""
     node_start, pred_ptr, pred_idx, succ_ptr, succ_idx = gr
     p_node, p_lo, p_hi = out
     pad = 16 + m // 8
@@ -317,7 +350,7 @@ def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, 
             break
         q0, c0, q1, c1 = np.int64(ch[c, 0]), np.int64(ch[c, 1]), np.int64(ch[c, 2]), np.int64(ch[c, 3])
         x = np.int64(0)
-        if c1 - c0 > q1 - q0:
+        if c1 - c0 > q1 - q0 and wp[1][c] < 2:
             s01, heap = _walk_dist(c0, c1, min(c1 - c0 + 1, q1 - q0 + 1 + max_del), node_start,
                                    succ_ptr, succ_idx, stamp, sd, ep, heap)
             if s01 > q1 - q0 + 1:
@@ -325,14 +358,20 @@ def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, 
         # each search's pieces of a node share an end (tails upstream, heads downstream),
         # so a hull is exact within one search; across searches they are kept apart
         nb = 0
-        heap, bn, bl, bh, nb = _reach(c0, q0 + 1 + pad, node_start, pred_ptr, pred_idx, False,
-                                      stamp, slot, sd, ep, heap, bn, bl, bh, nb)
-        heap, bn, bl, bh, nb = _reach(c1, q1 + 1 + pad + x, node_start, pred_ptr, pred_idx,
-                                      False, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
-        heap, bn, bl, bh, nb = _reach(c0, m - q0 + pad + x, node_start, succ_ptr, succ_idx,
-                                      True, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
-        heap, bn, bl, bh, nb = _reach(c1, m - q1 + pad, node_start, succ_ptr, succ_idx, True,
-                                      stamp, slot, sd, ep, heap, bn, bl, bh, nb)
+        if wp[1][c] >= 2:
+            heap, bn, bl, bh, nb = _corridor(m, q0, c0, q1, c1, wp[0][c], wp[1][c], max_del,
+                                             gr, (stamp, slot, sd, ep, heap, bn, bl, bh), nb)
+        else:
+            heap, bn, bl, bh, nb = _reach(c0, q0 + 1 + pad, node_start, pred_ptr, pred_idx,
+                                          False, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
+            heap, bn, bl, bh, nb = _reach(c1, q1 + 1 + pad + x, node_start, pred_ptr,
+                                          pred_idx, False, stamp, slot, sd, ep, heap, bn, bl,
+                                          bh, nb)
+            heap, bn, bl, bh, nb = _reach(c0, m - q0 + pad + x, node_start, succ_ptr,
+                                          succ_idx, True, stamp, slot, sd, ep, heap, bn, bl,
+                                          bh, nb)
+            heap, bn, bl, bh, nb = _reach(c1, m - q1 + pad, node_start, succ_ptr, succ_idx,
+                                          True, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
         # the chain's pieces, (node, lo) ascending, into the window buffer: sort keys
         # node << 32 | piece (in the heap's array, free between searches), then a node's
         # few pieces (one per search) by lo (np.argsort of node << 31 | lo instead: DRB1
@@ -424,9 +463,10 @@ def read_windows(m, ch, nch, max_cand, max_del, node_start, pred_ptr, pred_idx, 
     """:func:`_read_windows_s` with scratch of its own: (windows, pieces)."""
     sc = _scratch(len(node_start) - 1, 64)
     cut = np.zeros(1, np.float64)
+    wp = (np.zeros((len(ch), 0, 2), np.int64), np.zeros(len(ch), np.int64))
     nw, p, sc = _read_windows_s(m, ch, nch, max_cand, max_del,
                                 (node_start, pred_ptr, pred_idx, succ_ptr, succ_idx), cap, p0,
-                                (p_node, p_lo, p_hi), info, cut, sc)
+                                (p_node, p_lo, p_hi), info, cut, sc, wp)
     return nw, p
 
 
@@ -439,14 +479,15 @@ KEEP_BYTES = 256 << 20
 
 @numba.njit(**PARALLEL)
 def batch_windows(offs, ch, nch, max_cand, del_per_base, gr, fill, p_at, pieces, info, nwin,
-                  cut, keep, n_work):
+                  cut, keep, n_work, wp):
     """Every read's windows (:func:`_read_windows_s`; ``gr``: the graph's (node_start,
     pred_ptr, pred_idx, succ_ptr, succ_idx); ``del_per_base`` = a / e: an alignment of m
     bases pays for deletions of at most a m / e bases): pass 1 (``fill`` False) counts
     the pieces of each read into ``p_at[r + 1]`` and keeps them in ``keep`` (3 x reads x
     KEEP_PIECES) where they fit, pass 2 writes them from ``p_at[r]`` into ``pieces`` =
     (p_node, p_lo, p_hi) (searching again only for reads with more). ``n_work`` workers,
-    each with its scratch (made when it first searches), take every ``n_work``-th read."""
+    each with its scratch (made when it first searches), take every ``n_work``-th read.
+    ``wp`` = (waypoints, counts) of every read's chains (:func:`s2g.seeded.chains.batch_chains`)."""
     node_start = gr[0]
     p_node, p_lo, p_hi = pieces
     big = np.int64(1) << 62
@@ -470,13 +511,14 @@ def batch_windows(offs, ch, nch, max_cand, del_per_base, gr, fill, p_at, pieces,
                 nw, npc, sc = _read_windows_s(m, ch[r], nch[r], max_cand,
                                               np.int64(del_per_base * m), gr, keep.shape[2], 0,
                                               (keep[0, r], keep[1, r], keep[2, r]), info[r],
-                                              cut[r:r + 1], sc)
+                                              cut[r:r + 1], sc, (wp[0][r], wp[1][r]))
                 nwin[r] = nw
                 p_at[r + 1] = npc
             else:
                 nw, npc, sc = _read_windows_s(m, ch[r], nch[r], max_cand,
                                               np.int64(del_per_base * m), gr, big, p_at[r],
-                                              pieces, info[r], cut[r:r + 1], sc)
+                                              pieces, info[r], cut[r:r + 1], sc,
+                                              (wp[0][r], wp[1][r]))
 
 
 class Windows:
