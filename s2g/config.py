@@ -79,6 +79,11 @@ KNOBS = (
          "reads of at least this many bases get corridor windows (reaches between chain "
          "waypoints, not the chain's whole span); 0: never"),
     Knob("corridor_waypoints", 64, int, "run", "most waypoints a chain of a corridor"),
+    Knob("striped_min_len", 1000, int, "run",
+         "CPU windows of reads of at least this many bases run striped (rows in lanes, one "
+         "window a thread) when few (below); 0: never"),
+    Knob("striped_tasks_per_thread", 64, int, "run",
+         "... few: fewer such windows than this x threads (else lanes across reads)"),
     # ---- GPU traceback, s2g/gpu_traceback.py
     Knob("gpu_tb_max_cells", 1 << 21, int, "run",
          "largest window (cells) traced by the one-thread GPU kernel"),
