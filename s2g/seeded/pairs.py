@@ -27,10 +27,10 @@ read (:meth:`SeededAligner.align_batch`: every window's exact score, ``res.tasks
    the one the fragment puts it at); a rescue counts when it scores at least
    ``RESCUE_MIN`` x the mate's perfect score. A proper pair is rescued too when one
    mate scores below ``RESCUE_POOR`` x its perfect score (its true place may have had no
-   seeds: a window elsewhere won alone), from the other mate. A mate without a usable chain whose own
-   mate such a rescue starts from is not given full-graph DP first (``--unseeded
-   auto``): it waits for the rescue, and only if that leaves it unplaced gets full-graph
-   DP after pairing (:meth:`PairedAligner._defer`).
+   seeds: a window elsewhere won alone), from the other mate. A mate without a usable
+   chain whose own mate such a rescue starts from is not given full-graph DP first
+   (``--unseeded auto``): it waits for the rescue, and only if that leaves it unplaced
+   gets full-graph DP after pairing (:meth:`PairedAligner._defer`).
 4. **Joint choice.** Over every combination (window or rescue of mate 1) x (of mate 2):
    ``S = s1 + s2 - penalty(fragment)``, the penalty being the fragment's log-likelihood
    under a normal model in score units (a mismatch, ``a + b``, is worth 20 phred as in
