@@ -16,15 +16,20 @@ import numpy as np
 
 from ..config import settings
 from ..result import BatchResult
+from ..scoring import NEG_INF
 from ..window import WindowGraph, check_mode
 from .chains import MAX_WINDOW, batch_chains
 from .mapq import MAPQ_CUT_CAP, MAPQ_PER_MISMATCH, MAPQ_REPEAT_CAP, pick, secondaries
 from .seeds import MAX_OCC
 from .windows import (KEEP_BYTES, KEEP_PIECES, SCRATCH_BYTES, SCRATCH_NODE_BYTES, Windows,
-                      batch_windows)
+                      QGRAM, batch_windows, longest_walks, qgram_bounds)
 
 #: most windows DP'd per read
 MAX_CAND = 5
+#: a long read's window is not aligned when a x its longest walk is this many mismatches'
+#: worth (a + b) below its best chain's window score: its MAPQ term, 10^(-20 x 200 / 10),
+#: is 0.0 in float64 (SeededAligner._cpu_windows)
+DROP_MISMATCHES = 200
 #: reads without a usable chain (``--unseeded auto``): full-graph DP when it costs at most
 #: this many cells (graph columns x read length) per read; otherwise the windows of their
 #: weak chains, or a no-hit line when they have no anchor. CPU: ~0.3 s a read on one
@@ -101,9 +106,13 @@ class SeededAligner:
         self.device = device
         self.full_cells = FULL_FALLBACK_CELLS if full_cells is None else int(full_cells)
         self.n_secondary, self.secondary_ratio = int(n_secondary), float(secondary_ratio)
+        #: long reads' windows dropped by their bound (:meth:`_cpu_windows`); a pairing
+        #: wrapper turns it off (every window is a pair candidate)
+        self.drop_windows = True
         self.totals = {"reads": 0, "windows": 0, "window_cells": 0, "unseeded": 0,
                        "unseeded full DP": 0, "unseeded weak windows": 0,
                        "unseeded unaligned": 0, "windows left to the CPU": 0,
+                       "windows dropped by bound": 0,
                        "seconds seeds+chains": 0.0, "seconds windows": 0.0}
         self._succ = None
 
@@ -206,8 +215,7 @@ class SeededAligner:
                     wgraph, reads.codes_flat, reads.offsets, t_read[left], t_lo[left],
                     t_hi[left], self.scoring, self.mode)
         else:
-            ts, tei, tej = self.window_kernel(wgraph, reads.codes_flat, reads.offsets,
-                                              t_read, t_lo, t_hi, self.scoring, self.mode)
+            ts, tei, tej = self._cpu_windows(cand, reads)
         self.totals["seconds windows"] += time.perf_counter() - t1
         a, b, _, _ = self.scoring.as_tuple()
         tcol = wg.columns(tej)                     # end cells in graph columns (ties, GAF)
@@ -258,6 +266,55 @@ class SeededAligner:
         res.end_j[idx] = full.end_j
         res.mapq[idx] = 255
         res.col_lo[idx] = 0
+
+    def _cpu_windows(self, cand, reads):
+        """Every window's (score, end_i, end_j) on the CPU. Reads of at least
+        ``corridor_min_len`` bases with several windows align their best chain's first;
+        a window whose bound (``a`` x its longest walk, :func:`longest_walks`, or the
+        q-gram lemma's, :func:`qgram_bounds`) is at least
+        ``DROP_MISMATCHES`` mismatches' worth below that score is then not aligned: it
+        could not be picked, and its term in the MAPQ sum (:func:`s2g.seeded.mapq.pick`:
+        ``10^(-2 x 200)``) is 0.0 in float64, so scores, ends and MAPQ are those of
+        aligning it (not with ``n_secondary``: it might have been a secondary; not under
+        :class:`~s2g.seeded.pairs.PairedAligner`: every window is a pair candidate)."""
+        wg = cand.wg
+        args = (wg.graph, reads.codes_flat, reads.offsets)
+        t_read, t_lo, t_hi = cand.t_read, wg.t_lo, wg.t_hi
+        sc, mode = self.scoring, self.mode
+        cfg = settings()
+        lens = reads.lengths()
+        first, ncand = cand.first, cand.ncand
+        lead = first[(ncand > 1) & (lens >= max(cfg.corridor_min_len, 1))]
+        if self.n_secondary > 0 or not self.drop_windows or not len(lead):
+            return self.window_kernel(*args, t_read, t_lo, t_hi, sc, mode)
+        n = len(t_read)
+        ts = np.full(n, NEG_INF, np.int64)
+        tei = np.full(n, -1, np.int64)
+        tej = np.full(n, -1, np.int64)
+        ts[lead], tei[lead], tej[lead] = self.window_kernel(*args, t_read[lead], t_lo[lead],
+                                                           t_hi[lead], sc, mode)
+        a, b, o, e = sc.as_tuple()
+        g = wg.graph
+        bound = a * np.minimum(longest_walks(wg.piece_at, g.node_start, g.pred_ptr,
+                                             g.pred_idx), lens[t_read])
+        top = np.full(len(lens), NEG_INF, np.int64)
+        top[t_read[lead]] = ts[lead]
+        rest = np.ones(n, np.bool_)
+        rest[lead] = False
+        gap = DROP_MISMATCHES * (a + b)
+        tq = np.nonzero(rest & (top[t_read] - bound < gap) & (top[t_read] > gap))[0]
+        if len(tq):                              # the q-gram bound where that one fails
+            delta = min(a + b, o + e, QGRAM * (a + e))
+            bound[tq] = np.minimum(bound[tq], qgram_bounds(
+                tq, t_read, wg.piece_at, g.node_start, g.pred_ptr, g.pred_idx, g.base,
+                reads.codes_flat, np.asarray(reads.offsets, np.int64), a, float(delta)))
+        drop = rest & (top[t_read] - bound >= gap)
+        rest &= ~drop
+        self.totals["windows dropped by bound"] += int(np.count_nonzero(drop))
+        if rest.any():
+            ts[rest], tei[rest], tej[rest] = self.window_kernel(
+                *args, t_read[rest], t_lo[rest], t_hi[rest], sc, mode)
+        return ts, tei, tej
 
     def set_secondaries(self, reads, res):
         """``res.secondary``: each read's other windows scoring at least

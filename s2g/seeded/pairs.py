@@ -514,6 +514,7 @@ class PairedAligner:
             raise S2GError("paired-end reads need both strands of the graph (--strands both): "
                            "the mates of a pair lie on opposite strands")
         self.seeded = seeded
+        seeded.drop_windows = False           # every window is a pair candidate
         self.model = model
         self.rescue = bool(rescue)
         self.graph = seeded.graph

@@ -16,6 +16,8 @@ every range-window kernel runs on it unchanged; end cells and paths are mapped b
 """
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
@@ -547,3 +549,166 @@ class Windows:
     @property
     def n_tasks(self) -> int:
         return len(self.t_read)
+
+
+@numba.njit(parallel=True, **NJIT)
+def longest_walks(piece_at, node_start, pred_ptr, pred_idx):
+    """Bases of the longest walk inside each window of a window graph (its pieces,
+    ``piece_at[t]:piece_at[t + 1]``, are nodes in topological order; edges only inside a
+    window): what no alignment in the window can match more of, so ``a`` x this bounds
+    its score (:meth:`s2g.seeded.SeededAligner.align_batch` drops windows by it)."""
+    n_t = len(piece_at) - 1
+    out = np.zeros(n_t, np.int64)
+    walk = np.zeros(len(node_start) - 1, np.int64)
+    for t in numba.prange(n_t):
+        best = np.int64(0)
+        for v in range(piece_at[t], piece_at[t + 1]):
+            w = np.int64(0)
+            for k in range(pred_ptr[v], pred_ptr[v + 1]):
+                w = max(w, walk[pred_idx[k]])
+            w += node_start[v + 1] - node_start[v]
+            walk[v] = w
+            best = max(best, w)
+        out[t] = best
+    return out
+
+
+#: q-gram length of :func:`qgram_bounds` (a 2^20-bit set a window: 128 kB)
+QGRAM = 10
+#: most distinct (q-1)-base tails a window node may end with (more: no bound)
+QGRAM_TAILS = 16
+
+
+@numba.njit(**NJIT)
+def _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits):
+    """Set ``bits`` of every q-gram (2 bits a base) spelled along a walk of window graph
+    nodes ``v0..v1-1`` (topological; edges inside the window only); False when a node
+    ends more than QGRAM_TAILS distinct ways (no set made)."""
+    q = QGRAM
+    T = QGRAM_TAILS
+    nn = v1 - v0
+    tails = np.full((nn, T, q - 1), 4, np.uint8)      # last q-1 bases of walks ending at v
+    tlen = np.zeros((nn, T), np.int64)
+    ntail = np.zeros(nn, np.int64)
+    mask = (np.int64(1) << (2 * q)) - 1
+    buf = np.empty(2 * q, np.uint8)
+    for v in range(v0, v1):
+        s0, s1 = node_start[v], node_start[v + 1]
+        ln = s1 - s0
+        key = np.int64(0)
+        good = 0                                 # consecutive ACGT bases ending here
+        for j in range(s0, s1):                  # q-grams inside v
+            c = base[j]
+            if c < 4:
+                key = ((key << 2) | c) & mask
+                good += 1
+            else:
+                good = 0
+            if good >= q:
+                bits[key >> 6] |= np.uint64(1) << np.uint64(key & 63)
+        x = v - v0
+        head = min(ln, q - 1)
+        for k in range(pred_ptr[v], pred_ptr[v + 1]):     # q-grams entering from a pred
+            p = pred_idx[k] - v0
+            for y in range(ntail[p]):
+                L = tlen[p, y]
+                for z in range(L):
+                    buf[z] = tails[p, y, q - 1 - L + z]
+                for z in range(head):
+                    buf[L + z] = base[s0 + z]
+                for end in range(max(q - 1, L), L + head):   # q-grams ending in v
+                    st = end - q + 1
+                    kk = np.int64(0)
+                    ok = True
+                    for z in range(st, end + 1):
+                        if buf[z] >= 4:
+                            ok = False
+                            break
+                        kk = (kk << 2) | buf[z]
+                    if ok:
+                        bits[kk >> 6] |= np.uint64(1) << np.uint64(kk & 63)
+        # tails of v
+        if ln >= q - 1 or pred_ptr[v + 1] == pred_ptr[v]:
+            L = min(ln, q - 1)
+            for z in range(L):
+                tails[x, 0, q - 1 - L + z] = base[s1 - L + z]
+            tlen[x, 0] = L
+            ntail[x] = 1
+            continue
+        n = 0
+        for k in range(pred_ptr[v], pred_ptr[v + 1]):
+            p = pred_idx[k] - v0
+            for y in range(ntail[p]):
+                L = min(q - 1, tlen[p, y] + ln)
+                keep = L - ln                      # bases kept from the pred's tail
+                for z in range(keep):
+                    buf[z] = tails[p, y, q - 1 - keep + z]
+                for z in range(ln):
+                    buf[keep + z] = base[s0 + z]
+                dup = False
+                for w in range(n):
+                    if tlen[x, w] == L:
+                        same = True
+                        for z in range(L):
+                            if tails[x, w, q - 1 - L + z] != buf[z]:
+                                same = False
+                                break
+                        if same:
+                            dup = True
+                            break
+                if dup:
+                    continue
+                if n == T:
+                    return False
+                for z in range(L):
+                    tails[x, n, q - 1 - L + z] = buf[z]
+                tlen[x, n] = L
+                n += 1
+        ntail[x] = n
+    return True
+
+
+@numba.njit(parallel=True, **NJIT)
+def qgram_bounds(tasks, t_read, piece_at, node_start, pred_ptr, pred_idx, base, codes, offs,
+                 a, delta):
+    """An upper bound on the score of any alignment of its read inside each window
+    ``tasks[x]`` (q-gram lemma, QGRAM): an alignment of read bases ``[s, t)`` loses at
+    least ``delta = min(a + b, o + e)`` an edit against ``a`` a base, and each edit
+    destroys at most q of the read's q-grams, so every q-gram of ``[s, t)`` spelled
+    nowhere in the window costs ``delta / q``: the bound is the best ``[s, t)`` of ``a``
+    a base minus ``delta / q`` a missing q-gram (Kadane, a q-gram counted at its last
+    base), plus ``(q - 1) delta / q`` for the q-grams across ``s``. ``2^62`` where the
+    window has no q-gram set (:func:`_qgram_set`)."""
+    q = QGRAM
+    out = np.full(len(tasks), np.int64(1) << 62)
+    pen = delta / q
+    mask = (np.int64(1) << (2 * q)) - 1
+    for x in numba.prange(len(tasks)):
+        t = tasks[x]
+        bits = np.zeros(1 << (2 * q - 6), np.uint64)
+        if not _qgram_set(piece_at[t], piece_at[t + 1], node_start, pred_ptr, pred_idx, base,
+                          bits):
+            continue
+        r = t_read[t]
+        key = np.int64(0)
+        good = 0
+        cur = 0.0
+        best = 0.0
+        for i in range(offs[r], offs[r + 1]):
+            c = codes[i]
+            if c < 4:
+                key = ((key << 2) | c) & mask
+                good += 1
+            else:
+                good = 0
+            w = float(a)
+            if good >= q:
+                if not (bits[key >> 6] >> np.uint64(key & 63)) & np.uint64(1):
+                    w -= pen
+            else:
+                if i - offs[r] >= q - 1:       # a q-gram with an N: never spelled
+                    w -= pen
+            cur = max(0.0, cur) + w
+            best = max(best, cur)
+        out[x] = np.int64(math.ceil(best + (q - 1) * pen))
+    return out

@@ -1,0 +1,129 @@
+"""Bounds that let long reads skip windows (s2g/seeded/windows.py: longest_walks,
+qgram_bounds; SeededAligner._cpu_windows): each is at least the window's exact score on
+every task tried, and dropping windows by them leaves scores, end cells and MAPQ
+identical."""
+from __future__ import annotations
+
+import numpy as np
+
+import s2g
+from s2g.index import build_index
+from s2g.reads import ReadBatch
+from s2g.scoring import Mode, Scoring
+from s2g.seeded import SeededAligner
+from s2g.seeded.windows import longest_walks, qgram_bounds
+from s2g.window import align_windows_ref
+
+
+def _repeat_graph(tmp_path, rng):
+    """A 40 kbp linear genome with three diverged copies (15% substitutions) of one
+    3 kbp element and a 300 bp SNP bubble every 2 kbp."""
+    def rnd(n):
+        return "".join(rng.choice(list("ACGT"), n))
+
+    def diverge(s, rate):
+        return "".join("ACGT"[("ACGT".index(c) + int(rng.integers(1, 4))) % 4]
+                       if rng.random() < rate else c for c in s)
+    elem = rnd(3000)
+    parts = []
+    for k in range(12):
+        parts.append(rnd(1700) if k % 4 else diverge(elem, 0.15))
+    segs, edges = [], []
+    for k, p in enumerate(parts):
+        segs.append((f"m{k}", p))
+        alt = diverge(p[:300], 0.05)
+        segs.append((f"a{k}", alt))
+        segs.append((f"r{k}", p[300:]))
+        segs[-3] = (f"m{k}", p[:300])
+        edges += [(f"m{k}", f"r{k}"), (f"a{k}", f"r{k}")]
+        if k:
+            edges += [(f"r{k - 1}", f"m{k}"), (f"r{k - 1}", f"a{k}")]
+    gfa = tmp_path / "rep.gfa"
+    gfa.write_text("".join(f"S\t{n}\t{s}\n" for n, s in segs)
+                   + "".join(f"L\t{u}\t+\t{v}\t+\t0M\n" for u, v in edges))
+    return s2g.load_graph(str(gfa)), "".join(parts)
+
+
+def _reads(genome, rng, n, m, rate):
+    out = []
+    for _ in range(n):
+        x = int(rng.integers(0, len(genome) - m))
+        s = list(genome[x:x + m])
+        for i in range(m):
+            if rng.random() < rate:
+                s[i] = "ACGTN"[int(rng.integers(0, 5))]
+        out.append("".join(s))
+    return out
+
+
+def test_window_bounds_are_at_least_the_window_scores(tmp_path):
+    """Every window of seeded 2-4 kbp reads (2-30% errors, some N) and of junk reads:
+    a x longest walk and the q-gram bound are both >= the exact window score."""
+    rng = np.random.default_rng(21)
+    g, genome = _repeat_graph(tmp_path, rng)
+    seqs = []
+    for rate in (0.02, 0.1, 0.3):
+        seqs += _reads(genome, rng, 6, int(rng.integers(2000, 4000)), rate)
+    seqs += ["".join(rng.choice(list("ACGT"), 2500)) for _ in range(2)]
+    reads = ReadBatch.from_sequences([f"r{i}" for i in range(len(seqs))], seqs)
+    sc = Scoring()
+    a, b, o, e = sc.as_tuple()
+    sa = SeededAligner(g, build_index(g), sc, Mode.LOCAL)
+    cand = sa.candidates(reads)
+    wg = cand.wg
+    G = wg.graph
+    want = align_windows_ref(G, reads.codes_flat, reads.offsets, cand.t_read, wg.t_lo,
+                             wg.t_hi, sc, Mode.LOCAL)[0]
+    assert len(want) >= 15
+    walk = a * longest_walks(wg.piece_at, G.node_start, G.pred_ptr, G.pred_idx)
+    tasks = np.arange(len(want), dtype=np.int64)
+    qb = qgram_bounds(tasks, cand.t_read, wg.piece_at, G.node_start, G.pred_ptr, G.pred_idx,
+                      G.base, reads.codes_flat, np.asarray(reads.offsets, np.int64), a,
+                      float(min(a + b, o + e)))
+    assert (walk >= want).all() and (qb >= want).all()
+    assert (qb < a * reads.lengths()[cand.t_read]).any()      # the bound is not vacuous
+
+
+def test_dropping_windows_by_bound_changes_no_result(tmp_path):
+    """Seeded 5 kbp reads with 3% errors on the repeat graph: the other copies' windows are
+    dropped by the q-gram bound, and scores, end cells and MAPQ equal aligning them all."""
+    rng = np.random.default_rng(22)
+    g, genome = _repeat_graph(tmp_path, rng)
+    seqs = _reads(genome, rng, 12, 5000, 0.03)
+    reads = ReadBatch.from_sequences([f"r{i}" for i in range(len(seqs))], seqs)
+    ix = build_index(g)
+    res = {}
+    for drop in (False, True):
+        sa = SeededAligner(g, ix, Scoring(), Mode.LOCAL)
+        sa.drop_windows = drop
+        res[drop] = sa.align_batch(reads)
+        dropped = sa.totals["windows dropped by bound"]
+        assert (dropped > 0) == drop
+    for f in ("score", "end_i", "end_j", "mapq"):
+        np.testing.assert_array_equal(getattr(res[True], f), getattr(res[False], f), err_msg=f)
+
+
+def test_qgram_bound_on_short_nodes_holds(tmp_path):
+    """A SNP graph of 5 bp nodes (q-grams cross 2-3 nodes, tails of several walks): the
+    q-gram bound is still >= every window's exact score, and tight for 1% errors."""
+    from s2g.simulate import sample_reads, snp_graph
+    sg, ref = snp_graph(20000, 5, 2, 7)
+    sg.write_gfa(str(tmp_path / "s.gfa"), ref)
+    g = s2g.load_graph(str(tmp_path / "s.gfa"))
+    seqs = [s for rate in (0.01, 0.08) for _, s, _ in
+            sample_reads(sg, 6, 3000, rate, 0.5, int(rate * 100))]
+    reads = ReadBatch.from_sequences([f"r{i}" for i in range(len(seqs))], seqs)
+    sc = Scoring()
+    a, b, o, e = sc.as_tuple()
+    cand = SeededAligner(g, build_index(g), sc, Mode.LOCAL).candidates(reads)
+    wg = cand.wg
+    G = wg.graph
+    want = align_windows_ref(G, reads.codes_flat, reads.offsets, cand.t_read, wg.t_lo,
+                             wg.t_hi, sc, Mode.LOCAL)[0]
+    tasks = np.arange(len(want), dtype=np.int64)
+    qb = qgram_bounds(tasks, cand.t_read, wg.piece_at, G.node_start, G.pred_ptr, G.pred_idx,
+                      G.base, reads.codes_flat, np.asarray(reads.offsets, np.int64), a,
+                      float(min(a + b, o + e)))
+    assert (qb >= want).all()
+    low = cand.t_read < 6                         # the 1% reads' windows
+    assert (qb[low] - want[low] < 0.05 * want[low]).all()
