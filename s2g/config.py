@@ -79,6 +79,9 @@ KNOBS = (
          "reads of at least this many bases get corridor windows (reaches between chain "
          "waypoints, not the chain's whole span); 0: never"),
     Knob("corridor_waypoints", 64, int, "run", "most waypoints a chain of a corridor"),
+    Knob("window_bounds", True, bool, "run",
+         "long reads skip windows whose score bound cannot reach their best window's "
+         "(results identical; 0: align every window)"),
     Knob("striped_min_len", 1000, int, "run",
          "CPU windows of reads of at least this many bases run striped (rows in lanes, one "
          "window a thread) when few (below); 0: never"),

@@ -108,7 +108,7 @@ class SeededAligner:
         self.n_secondary, self.secondary_ratio = int(n_secondary), float(secondary_ratio)
         #: long reads' windows dropped by their bound (:meth:`_cpu_windows`); a pairing
         #: wrapper turns it off (every window is a pair candidate)
-        self.drop_windows = True
+        self.drop_windows = settings().window_bounds
         self.totals = {"reads": 0, "windows": 0, "window_cells": 0, "unseeded": 0,
                        "unseeded full DP": 0, "unseeded weak windows": 0,
                        "unseeded unaligned": 0, "windows left to the CPU": 0,
