@@ -4,22 +4,22 @@ The ``simd`` kernel puts *reads* in lanes: right for the many short windows of s
 reads, wrong for a few windows of long reads (issue #45): a batch of 10 reads of 10 kbp
 has ~50 windows, one group of 128 lanes, one thread, and every lane runs the group's
 widest window (0.6 GCUPS a thread measured on the MHC graph). Here each window is one
-task on a thread of its own (``prange`` over windows, the longest first), and its column
-is vectorised down the rows instead.
+task on a thread of its own (workers take every n-th window of the costliest-first
+order), and its column is vectorised down the rows instead.
 
-Layout: row ``i`` (0..m, padded to ``B x L``) lives at ``[i % B, i // B]`` (``L = 16``
-int32 lanes, one zmm register; ``B`` rows a lane), so the loop over a column's ``s``
-(0..B-1) with the lane loop inside moves 16 rows a step. V0's column recurrence
+Layout: row ``i`` (0..m, padded to ``B x L``) lives at ``[i % B, i // B]`` (``L = 64``
+int32 lanes, four zmm registers; ``B`` rows a lane), so the loop over a column's ``s``
+(0..B-1) with the lane loop inside moves 64 rows a step. V0's column recurrence
 (:func:`s2g.dp.column`) splits into
 
 * ``Hc[i] = max(PH[i-1] + sub(q[i-1], g), E[i])`` (and ``>= 0`` in local mode), ``E[i] =
   PE[i]``: elementwise; ``PH[i-1]`` is the row above: ``[s-1, l]``, or ``[B-1, l-1]`` at
   ``s = 0``;
 * ``F[i] = max(Hc[i-1] - o - e, F[i-1] - e)``: the same as V0's ``max(H[i-1] - o - e,
-  F[i-1] - e)`` because ``F[i-1] - o - e < F[i-1] - e``; a prefix maximum, computed in two
-  vector passes: each lane runs its own ``B`` rows from ``-inf``, then the value entering
-  each lane is carried down the 16 lanes (a scalar loop of 16) and ``F = max(F_lane,
-  carry[l] - s e)``;
+  F[i-1] - e)`` because ``F[i-1] - o - e < F[i-1] - e``; a prefix maximum: each lane runs
+  its own ``B`` rows from ``-inf`` (fused with the first pass), then the value entering
+  each lane is carried down the 64 lanes (a scalar loop of 64) and a last vector pass
+  takes ``F = max(F_lane, carry[l] - s e)``;
 * ``H[i] = max(Hc[i], F[i])``.
 
 Padding rows (``i > m``) score every base ``-2^28``; their cells only ever hold values
