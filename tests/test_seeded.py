@@ -197,7 +197,7 @@ def test_unseeded_reads_get_a_line_or_full_dp(sim):
     np.testing.assert_array_equal(full.score[:3], exact.score[:3])
     assert full.mapq[0] == 255
     # the default full-graph kernel is the device's own (a GPU aligner once ran the CPU's
-    # simd: 80 s for 257 unseeded mates on MHC), the budget the same on both (same GAF)
+    # simd: ~80 s for 1,004 seedless MHC mates), the budget the same on both (same GAF)
     from s2g.seeded import FULL_FALLBACK_CELLS
     for device, name in (("cpu", "s2g.variants.simd"), ("gpu", "s2g.variants.fast")):
         sa = SeededAligner(g, ix, Scoring(), Mode.LOCAL, device=device)
