@@ -42,9 +42,11 @@ def chain(ac, aq, k, max_skip, max_ins):
         best = float(k)
         bp = -1
         for j in range(i - 1, max(-1, i - 1 - CHAIN_LOOKBACK), -1):
+            dc = ac[i] - ac[j]
+            if dc - aq[i] > max_skip:   # d >= dc - aq[i] > max_skip here and further back
+                break                   # (anchors ascend by column)
             if f[j] + k <= best:        # gain <= k, penalty >= 0: cannot beat best
                 continue
-            dc = ac[i] - ac[j]
             dq = aq[i] - aq[j]
             if dq <= 0 or dc <= 0:
                 continue
@@ -52,6 +54,8 @@ def chain(ac, aq, k, max_skip, max_ins):
             if d > max_skip or -d > max_ins:
                 continue
             gain = min(dq, dc, k)
+            if f[j] + gain <= best:     # penalty >= 0: cannot beat best (skips the log)
+                continue
             ad = abs(d)
             pen = 0.0
             if ad > 0:
