@@ -8,8 +8,12 @@ Reads with a known origin are sampled from the graph's P/W paths as :mod:`bench.
 samples them (``--error`` errors per base, ``--indel-share`` of them indels; a cyclic
 graph is loaded with its back edges dropped). Reported: windows per read, window width in
 read lengths (median over windows, and over each read's first window), DP cells of the
-windows, the window DP's wall seconds and reads/s (``SeededAligner.align_batch`` after the
-candidates, warm: run twice, the second timed), MAPQ counts; with ``--full`` every read's
+windows, the windows dropped by bound, the window DP's wall seconds and reads/s
+(``SeededAligner.align_batch`` after the candidates, warm: run twice, the second timed),
+MAPQ counts; ``--same-as-all``: whether aligning every window gives the same scores, ends
+and MAPQ; ``--kernels``: GCUPS of the two CPU window kernels on every window of the batch
+(``simd``'s lanes across reads, ``striped``'s rows in lanes), results compared; with
+``--full`` every read's
 seeded score against full-graph DP (the ``simd`` variant; affordable on graphs up to ~1 Mbp):
 how many are equal (the exactness target: >= 99.5%).
 
@@ -40,6 +44,12 @@ def main(argv=None):
     ap.add_argument("--indel-share", type=float, default=0.2)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--full", action="store_true", help="check every score against full DP")
+    ap.add_argument("--kernels", action="store_true",
+                    help="time simd (lanes across reads) and striped (rows in lanes) on every "
+                         "window of the batch, results compared (after a warm align_batch)")
+    ap.add_argument("--same-as-all", action="store_true",
+                    help="check scores, ends and MAPQ against aligning every window "
+                         "(windows dropped by bound: S2G_CONFIG=window_bounds=0 times that)")
     ap.add_argument("--out", default=None, help="directory for long_windows.json")
     a = ap.parse_args(argv)
     import s2g
@@ -69,10 +79,34 @@ def main(argv=None):
            "window_x_read_median": round(float(np.median(w)) / a.read_len, 3) if len(w) else None,
            "first_window_x_read_median": (round(float(np.median(w[first])) / a.read_len, 3)
                                           if len(first) else None),
-           "cells": int(sa.totals["window_cells"]), "seconds_candidates": round(t_cand, 3),
+           "cells": int(sa.totals["window_cells"]),
+           "windows_dropped_by_bound": int(sa.totals["windows dropped by bound"]),
+           "seconds_candidates": round(t_cand, 3),
            "seconds_align": round(t_align, 3), "reads_per_s": round(a.reads / t_align, 3),
            "mapq": {str(q): int(np.sum(res.mapq == q)) for q in (0, 3, 30, 60, 255)},
            "date": time.strftime("%Y-%m-%d")}
+    if a.kernels:                         # the CPU window kernels on the same tasks
+        from s2g.variants import simd, striped
+        wg = cand.wg
+        args = (wg.graph, reads.codes_flat, np.asarray(reads.offsets, np.int64),
+                cand.t_read, wg.t_lo, wg.t_hi, Scoring(), Mode.LOCAL)
+        cells = int(((wg.t_hi - wg.t_lo) * reads.lengths()[cand.t_read]).sum())
+        row["kernels"] = {"windows": len(cand.t_read), "cells": cells}
+        got = {}
+        for name, fn in (("simd", lambda *x: simd.run_tasks(*x, window=True)),
+                         ("striped", striped.align_windows)):
+            t = time.perf_counter()
+            got[name] = fn(*args)
+            dt = time.perf_counter() - t
+            row["kernels"][name] = {"seconds": round(dt, 3), "gcups": round(cells / dt / 1e9, 3)}
+        row["kernels"]["equal"] = all(np.array_equal(x, y)
+                                      for x, y in zip(got["simd"], got["striped"]))
+    if a.same_as_all:                     # every window aligned (window_bounds off)
+        from s2g.config import configure
+        configure(window_bounds=False)
+        ref = SeededAligner(g, ix, Scoring(), Mode.LOCAL).align_batch(reads, cand)
+        row["same_as_every_window"] = all(np.array_equal(getattr(ref, f), getattr(res, f))
+                                          for f in ("score", "end_i", "end_j", "mapq"))
     if a.full:
         from s2g.variants import simd
         full = simd.align_batch(g, reads, Scoring(), Mode.LOCAL)
