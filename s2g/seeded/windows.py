@@ -579,6 +579,20 @@ QGRAM = 10
 QGRAM_TAILS = 16
 
 
+@numba.njit(inline="always", **NJIT)
+def _roll(key, good, c, mask):
+    """The q-gram key after base code ``c`` and the count of ACGT bases ending there (an N,
+    code 4, restarts it)."""
+    if c < 4:
+        return ((key << 2) | c) & mask, good + 1
+    return key, 0
+
+
+@numba.njit(inline="always", **NJIT)
+def _bit(bits, key):
+    return (bits[key >> 6] >> np.uint64(key & 63)) & np.uint64(1)
+
+
 @numba.njit(**NJIT)
 def _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits):
     """Set ``bits`` of every q-gram (2 bits a base) spelled along a walk of window graph
@@ -598,12 +612,7 @@ def _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits):
         key = np.int64(0)
         good = 0                                 # consecutive ACGT bases ending here
         for j in range(s0, s1):                  # q-grams inside v
-            c = base[j]
-            if c < 4:
-                key = ((key << 2) | c) & mask
-                good += 1
-            else:
-                good = 0
+            key, good = _roll(key, good, base[j], mask)
             if good >= q:
                 bits[key >> 6] |= np.uint64(1) << np.uint64(key & 63)
         x = v - v0
@@ -695,15 +704,10 @@ def qgram_bounds(tasks, t_read, piece_at, node_start, pred_ptr, pred_idx, base, 
         cur = 0.0
         best = 0.0
         for i in range(offs[r], offs[r + 1]):
-            c = codes[i]
-            if c < 4:
-                key = ((key << 2) | c) & mask
-                good += 1
-            else:
-                good = 0
+            key, good = _roll(key, good, codes[i], mask)
             w = float(a)
             if good >= q:
-                if not (bits[key >> 6] >> np.uint64(key & 63)) & np.uint64(1):
+                if not _bit(bits, key):
                     w -= pen
             else:
                 if i - offs[r] >= q - 1:       # a q-gram with an N: never spelled

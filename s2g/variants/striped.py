@@ -91,28 +91,16 @@ def _column(Pg, PH, PX, raw, H, E, Fl, carry, loc, oe, e, neg, B):
     for ln in range(L):
         Fl[0, ln] = neg
         f[ln] = max(np.int32(H[0, ln] - oe), np.int32(neg - e))
-    if raw:
-        for s in range(1, B):
-            for ln in range(L):
-                ev = max(np.int32(PX[s, ln] - e), np.int32(PH[s, ln] - oe))
-                h = max(np.int32(PH[s - 1, ln] + Pg[s, ln]), ev)
-                h = max(h, zero) if loc else h
-                H[s, ln] = h
-                E[s, ln] = ev
-                fv = f[ln]
-                Fl[s, ln] = fv
-                f[ln] = max(np.int32(h - oe), np.int32(fv - e))
-    else:
-        for s in range(1, B):
-            for ln in range(L):
-                ev = PX[s, ln]
-                h = max(np.int32(PH[s - 1, ln] + Pg[s, ln]), ev)
-                h = max(h, zero) if loc else h
-                H[s, ln] = h
-                E[s, ln] = ev
-                fv = f[ln]
-                Fl[s, ln] = fv
-                f[ln] = max(np.int32(h - oe), np.int32(fv - e))
+    for s in range(1, B):
+        for ln in range(L):
+            ev = max(np.int32(PX[s, ln] - e), np.int32(PH[s, ln] - oe)) if raw else PX[s, ln]
+            h = max(np.int32(PH[s - 1, ln] + Pg[s, ln]), ev)
+            h = max(h, zero) if loc else h
+            H[s, ln] = h
+            E[s, ln] = ev
+            fv = f[ln]
+            Fl[s, ln] = fv
+            f[ln] = max(np.int32(h - oe), np.int32(fv - e))
     # pass 3: the value entering each lane, carried down the lanes
     carry[0] = neg
     span = np.int32((B - 1) * e)
