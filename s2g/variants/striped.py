@@ -200,10 +200,12 @@ def align_window(q, lo, hi, base, node_start, pred_ptr, pred_idx, mode, a, b, o,
 
 
 @numba.njit(parallel=True, **NJIT)
-def _align_windows(codes, offs, task_read, task_lo, task_hi, order, base, node_start,
-                   pred_ptr, pred_idx, mode, a, b, o, e, n_work):
+def _align_windows(codes, offs, task_read, task_lo, task_hi, order, gr, mode, a, b, o, e,
+                   n_work):
     """Worker ``w`` of ``n_work`` takes tasks ``order[w::n_work]`` (the costliest first:
-    prange's static chunks of a sorted order gave one thread all the large windows)."""
+    prange's static chunks of a sorted order gave one thread all the large windows);
+    ``gr`` = the graph's (base, node_start, pred_ptr, pred_idx)."""
+    base, node_start, pred_ptr, pred_idx = gr
     n = len(task_read)
     score = np.full(n, NEG_INF, np.int64)
     end_i = np.full(n, -1, np.int64)
@@ -236,6 +238,6 @@ def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scori
     order = np.argsort(-(hi - lo) * lens, kind="stable").astype(np.int64)
     a, b, o, e = scoring.as_tuple()
     return _align_windows(np.asarray(codes_flat, np.uint8), offs, task_read, lo, hi, order,
-                          graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx,
+                          (graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx),
                           int(mode), a, b, o, e,
                           max(1, min(numba.get_num_threads(), len(order))))
