@@ -39,6 +39,7 @@ def main():
     long_only = sys.argv[2:3] == ["long"]
     on_gpu = 0
     n_sec = 0
+    n_two = 0            # reads with two windows or more in the lead-first flow
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(n):
             rng = np.random.default_rng(seed)
@@ -106,7 +107,25 @@ def main():
                 if list(ws.owner) != list(gs.owner) or \
                         list(ws.tracebacks or []) != list(gs.tracebacks or []):
                     raise AssertionError(f"seed {seed} {mode.name}: secondary alignments differ")
-    assert on_gpu > 0 and n_sec > 0
+                # long reads' flow (SeededAligner._windows): every read counted long, its
+                # lead window first, the others in a second GPU run merged into the first
+                configure(corridor_min_len=16)
+                try:
+                    cpu = SeededAligner(g, ix, sc, mode, min_chain=11)
+                    want = cpu.align_batch(reads)
+                    cpu.traceback(reads, want)
+                    gpu = SeededAligner(g, ix, sc, mode, min_chain=11, device="gpu")
+                    got = gpu.align_batch(reads)
+                    gpu.traceback(reads, got)
+                finally:
+                    configure(corridor_min_len=1000)
+                for f in ("score", "end_i", "end_j", "mapq"):
+                    if not np.array_equal(getattr(want, f), getattr(got, f)):
+                        raise AssertionError(f"seed {seed} {mode.name} lead-first {f}")
+                if list(want.tracebacks) != list(got.tracebacks):
+                    raise AssertionError(f"seed {seed} {mode.name} lead-first tracebacks")
+                n_two += int(np.count_nonzero(want.n_windows > 1))
+    assert on_gpu > 0 and n_sec > 0 and n_two > 0
     print("OK", n, on_gpu, n_sec)
 
 

@@ -1,10 +1,11 @@
 """Bounds that let long reads skip windows (s2g/seeded/windows.py: longest_walks,
-qgram_bounds; SeededAligner._cpu_windows): each is at least the window's exact score on
+qgram_bounds; SeededAligner._windows, both devices): each is at least the window's exact score on
 every task tried, and dropping windows by them leaves scores, end cells and MAPQ
 identical."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import s2g
 from s2g.index import build_index
@@ -127,3 +128,26 @@ def test_qgram_bound_on_short_nodes_holds(tmp_path):
     assert (qb >= want).all()
     low = cand.t_read < 6                         # the 1% reads' windows
     assert (qb[low] - want[low] < 0.05 * want[low]).all()
+
+
+@pytest.mark.gpu
+def test_gpu_drops_the_same_windows(tmp_path):
+    """On a real GPU: long reads' lead windows first, the rest after the bound (two GPU
+    runs merged, s2g/trace/gpu.py WindowRun.merge), beside short reads on the ``fast``
+    kernel: scores, end cells, MAPQ and tracebacks equal the CPU path, which drops the
+    same windows."""
+    rng = np.random.default_rng(22)
+    g, genome = _repeat_graph(tmp_path, rng)
+    seqs = _reads(genome, rng, 12, 5000, 0.03) + _reads(genome, rng, 200, 150, 0.01)
+    reads = ReadBatch.from_sequences([f"r{i}" for i in range(len(seqs))], seqs)
+    ix = build_index(g)
+    res, dropped = {}, {}
+    for device in ("cpu", "gpu"):
+        sa = SeededAligner(g, ix, Scoring(), Mode.LOCAL, device=device)
+        res[device] = sa.align_batch(reads)
+        sa.traceback(reads, res[device])
+        dropped[device] = sa.totals["windows dropped by bound"]
+    assert dropped["gpu"] == dropped["cpu"] > 0
+    for f in ("score", "end_i", "end_j", "mapq"):
+        np.testing.assert_array_equal(getattr(res["gpu"], f), getattr(res["cpu"], f), err_msg=f)
+    assert list(res["gpu"].tracebacks) == list(res["cpu"].tracebacks)

@@ -28,7 +28,7 @@ from .windows import (KEEP_BYTES, KEEP_PIECES, SCRATCH_BYTES, SCRATCH_NODE_BYTES
 MAX_CAND = 5
 #: a long read's window is not aligned when a x its longest walk is this many mismatches'
 #: worth (a + b) below its best chain's window score: its MAPQ term, 10^(-20 x 200 / 10),
-#: is 0.0 in float64 (SeededAligner._cpu_windows)
+#: is 0.0 in float64 (SeededAligner._windows)
 DROP_MISMATCHES = 200
 #: reads without a usable chain (``--unseeded auto``): full-graph DP when it costs at most
 #: this many cells (graph columns x read length) per read; otherwise the windows of their
@@ -106,7 +106,7 @@ class SeededAligner:
         self.device = device
         self.full_cells = FULL_FALLBACK_CELLS if full_cells is None else int(full_cells)
         self.n_secondary, self.secondary_ratio = int(n_secondary), float(secondary_ratio)
-        #: long reads' windows dropped by their bound (:meth:`_cpu_windows`); a pairing
+        #: long reads' windows dropped by their bound (:meth:`_windows`); a pairing
         #: wrapper turns it off (every window is a pair candidate)
         self.drop_windows = settings().window_bounds
         self.totals = {"reads": 0, "windows": 0, "window_cells": 0, "unseeded": 0,
@@ -195,27 +195,13 @@ class SeededAligner:
             cand = self.candidates(reads)
             self.totals["seconds seeds+chains"] += time.perf_counter() - t0
         wg = cand.wg
-        wgraph = wg.graph
         ncand = cand.ncand
         t1 = time.perf_counter()
         n = reads.n_reads
         first = cand.first
         total = cand.n_tasks
         t_read, t_lo, t_hi = cand.t_read, wg.t_lo, wg.t_hi
-        wr = None
-        if self.device == "gpu":
-            from ..trace import gpu
-            wr = gpu.run_windows(wgraph, reads, self.scoring, self.mode, t_read, t_lo, t_hi,
-                                 piece_at=wg.piece_at)
-            ts, tei, tej = wr.score.copy(), wr.end_i.copy(), wr.end_j.copy()
-            left = np.nonzero(~wr.on_gpu)[0]
-            self.totals["windows left to the CPU"] += len(left)
-            if len(left):
-                ts[left], tei[left], tej[left] = self.window_kernel(
-                    wgraph, reads.codes_flat, reads.offsets, t_read[left], t_lo[left],
-                    t_hi[left], self.scoring, self.mode)
-        else:
-            ts, tei, tej = self._cpu_windows(cand, reads)
+        ts, tei, tej, wr = self._windows(cand, reads)
         self.totals["seconds windows"] += time.perf_counter() - t1
         a, b, _, _ = self.scoring.as_tuple()
         tcol = wg.columns(tej)                     # end cells in graph columns (ties, GAF)
@@ -267,54 +253,78 @@ class SeededAligner:
         res.mapq[idx] = 255
         res.col_lo[idx] = 0
 
-    def _cpu_windows(self, cand, reads):
-        """Every window's (score, end_i, end_j) on the CPU. Reads of at least
-        ``corridor_min_len`` bases with several windows align their best chain's first;
-        a window whose bound (``a`` x its longest walk, :func:`longest_walks`, or the
-        q-gram lemma's, :func:`qgram_bounds`) is at least
-        ``DROP_MISMATCHES`` mismatches' worth below that score is then not aligned: it
-        could not be picked, and its term in the MAPQ sum (:func:`s2g.seeded.mapq.pick`:
-        ``10^(-2 x 200)``) is 0.0 in float64, so scores, ends and MAPQ are those of
-        aligning it (not with ``n_secondary``: it might have been a secondary; not under
-        :class:`~s2g.seeded.pairs.PairedAligner`: every window is a pair candidate)."""
+    def _align_tasks(self, cand, reads, sel, out):
+        """Align the windows ``sel`` (a task mask) into ``out = [ts, tei, tej, wr]``: on
+        the GPU (:func:`s2g.trace.gpu.run_windows`, its :class:`WindowRun` merged into
+        ``out[3]``; what it leaves runs here), or with ``window_kernel``."""
+        ts, tei, tej, wr = out
         wg = cand.wg
-        args = (wg.graph, reads.codes_flat, reads.offsets)
         t_read, t_lo, t_hi = cand.t_read, wg.t_lo, wg.t_hi
-        sc, mode = self.scoring, self.mode
+        args = (wg.graph, reads.codes_flat, reads.offsets)
+        if self.device == "gpu":
+            from ..trace import gpu
+            part = gpu.run_windows(wg.graph, reads, self.scoring, self.mode, t_read, t_lo,
+                                   t_hi, piece_at=wg.piece_at, only=sel)
+            if wr is None:
+                out[3] = wr = part
+            else:
+                wr.merge(part, sel)
+            on = sel & part.on_gpu
+            ts[on], tei[on], tej[on] = part.score[on], part.end_i[on], part.end_j[on]
+            sel = sel & ~part.on_gpu
+            self.totals["windows left to the CPU"] += int(np.count_nonzero(sel))
+        x = np.nonzero(sel)[0]
+        if len(x):
+            ts[x], tei[x], tej[x] = self.window_kernel(*args, t_read[x], t_lo[x], t_hi[x],
+                                                       self.scoring, self.mode)
+
+    def _windows(self, cand, reads):
+        """Every window's (score, end_i, end_j), and the GPU's :class:`WindowRun` (None on
+        the CPU). Reads of at least ``corridor_min_len`` bases with several windows align
+        their best chain's window first (with every window of other reads); a window
+        whose bound (``a`` x its longest walk, :func:`longest_walks`, or the q-gram
+        lemma's, :func:`qgram_bounds`) is at least ``DROP_MISMATCHES`` mismatches' worth
+        below that score is then not aligned: it could not be picked, and its term in the
+        MAPQ sum (:func:`s2g.seeded.mapq.pick`: ``10^(-2 x 200)``) is 0.0 in float64, so
+        scores, ends and MAPQ are those of aligning it (not with ``n_secondary``: it might
+        have been a secondary; not under :class:`~s2g.seeded.pairs.PairedAligner`: every
+        window is a pair candidate)."""
+        wg = cand.wg
+        t_read = cand.t_read
+        n = len(t_read)
+        out = [np.full(n, NEG_INF, np.int64), np.full(n, -1, np.int64),
+               np.full(n, -1, np.int64), None]
         cfg = settings()
         lens = reads.lengths()
         first, ncand = cand.first, cand.ncand
         lead = first[(ncand > 1) & (lens >= max(cfg.corridor_min_len, 1))]
         if self.n_secondary > 0 or not self.drop_windows or not len(lead):
-            return self.window_kernel(*args, t_read, t_lo, t_hi, sc, mode)
-        n = len(t_read)
-        ts = np.full(n, NEG_INF, np.int64)
-        tei = np.full(n, -1, np.int64)
-        tej = np.full(n, -1, np.int64)
-        ts[lead], tei[lead], tej[lead] = self.window_kernel(*args, t_read[lead], t_lo[lead],
-                                                           t_hi[lead], sc, mode)
-        a, b, o, e = sc.as_tuple()
+            self._align_tasks(cand, reads, np.ones(n, np.bool_), out)
+            return tuple(out)
+        rd = np.zeros(len(lens), np.bool_)       # later: those reads' other windows
+        rd[t_read[lead]] = True
+        later = rd[t_read]
+        later[lead] = False
+        self._align_tasks(cand, reads, ~later, out)
+        ts = out[0]
+        a, b, o, e = self.scoring.as_tuple()
         g = wg.graph
         bound = a * np.minimum(longest_walks(wg.piece_at, g.node_start, g.pred_ptr,
                                              g.pred_idx), lens[t_read])
         top = np.full(len(lens), NEG_INF, np.int64)
         top[t_read[lead]] = ts[lead]
-        rest = np.ones(n, np.bool_)
-        rest[lead] = False
         gap = DROP_MISMATCHES * (a + b)
-        tq = np.nonzero(rest & (top[t_read] - bound < gap) & (top[t_read] > gap))[0]
+        tq = np.nonzero(later & (top[t_read] - bound < gap) & (top[t_read] > gap))[0]
         if len(tq):                              # the q-gram bound where that one fails
             delta = min(a + b, o + e, QGRAM * (a + e))
             bound[tq] = np.minimum(bound[tq], qgram_bounds(
                 tq, t_read, wg.piece_at, g.node_start, g.pred_ptr, g.pred_idx, g.base,
                 reads.codes_flat, np.asarray(reads.offsets, np.int64), a, float(delta)))
-        drop = rest & (top[t_read] - bound >= gap)
-        rest &= ~drop
+        drop = later & (top[t_read] - bound >= gap)
         self.totals["windows dropped by bound"] += int(np.count_nonzero(drop))
-        if rest.any():
-            ts[rest], tei[rest], tej[rest] = self.window_kernel(
-                *args, t_read[rest], t_lo[rest], t_hi[rest], sc, mode)
-        return ts, tei, tej
+        if (later & ~drop).any():
+            self._align_tasks(cand, reads, later & ~drop, out)
+        return tuple(out)
 
     def set_secondaries(self, reads, res):
         """``res.secondary``: each read's other windows scoring at least

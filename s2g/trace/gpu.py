@@ -143,6 +143,14 @@ class WindowRun:
         self.where = np.full((n, 2), -1, np.int64)     # (chunk, row in chunk)
         self.chunks = []
 
+    def merge(self, other, sel):
+        """Take tasks ``sel`` (a mask) from ``other``, a run over the same tasks."""
+        for name in ("score", "end_i", "end_j", "on_gpu", "walked"):
+            getattr(self, name)[sel] = getattr(other, name)[sel]
+        w = other.where[sel]
+        self.where[sel] = np.where(w >= 0, w + np.array([len(self.chunks), 0]), -1)
+        self.chunks.extend(other.chunks)
+
     def add_tracebacks(self, graph, tasks, reads_of, flat, end_i_reads):
         """Tracebacks of GPU tasks ``tasks`` (walks already done) as reads ``reads_of``."""
         for c, (ops, cols, nn, start, oo, co) in enumerate(self.chunks):
@@ -159,7 +167,7 @@ class WindowRun:
 
 
 def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
-                long_cells=None, fast=None, piece_at=None):
+                long_cells=None, fast=None, piece_at=None, only=None):
     """Seeded windows on the GPU: task ``t`` aligns read ``t_read[t]`` inside columns
     ``[t_lo[t], t_hi[t])`` (the semantics of :func:`s2g.window.align_windows_ref`).
 
@@ -173,7 +181,8 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
     tasks over ``max_cells`` cells (default :func:`window_max_cells`) run one block each
     (:mod:`s2g.trace.long`) up to ``long_cells`` (default :func:`window_long_cells`);
     larger ones (or with a predecessor list too long) are left to the caller: ``on_gpu`` is
-    False there. Returns a :class:`WindowRun`."""
+    False there. ``only``: a task mask; the other tasks are not run (``on_gpu`` False).
+    Returns a :class:`WindowRun`."""
     kern = gpu_kernel.get_kernel()
     mode = int(mode)
     a, b, o, e = scoring.as_tuple()
@@ -182,17 +191,21 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
     out = WindowRun(n)
     if n == 0:
         return out
+    only = np.ones(n, np.bool_) if only is None else np.asarray(only, np.bool_)
     skip = np.zeros(n, np.bool_)
-    if piece_at is not None and (settings().gpu_window_fast if fast is None else fast):
-        from ..variants.fast import windows as fast_windows
+    from ..variants.fast import windows as fast_windows
+    rows = np.diff(np.asarray(reads.offsets, np.int64))[t_read]
+    if (piece_at is not None and (settings().gpu_window_fast if fast is None else fast)
+            and (rows[only] <= fast_windows.MAX_ROWS).any()):   # not for long reads only
         s, i, j, skip = fast_windows.run(graph, piece_at, reads.codes_flat, reads.offsets,
                                          t_read, t_lo, t_hi, scoring, mode)
+        skip &= only
         out.score[skip], out.end_i[skip], out.end_j[skip] = s[skip], i[skip], j[skip]
         out.on_gpu[skip] = True
-        if skip.all():
+        if (skip | ~only).all():
             return out
     t0 = time.perf_counter()
-    rest = np.nonzero(~skip)[0]
+    rest = np.nonzero(~skip & only)[0]
     z = np.zeros(len(rest), np.int64)
     sz = np.zeros((n, N_SIZES), np.int64)
     sz[rest] = sizes(np.arange(len(rest)), z, z, z, mode, a, e, graph.base,
@@ -204,7 +217,7 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
     L_all = sz[:, 0] - 1                  # a walk consumes each window column at most once
     long_cells = window_long_cells() if long_cells is None else long_cells
     short, lng = split(sz, rows_all, L_all, max_cells, long_cells)
-    has = (rows_all > 0) & ~skip
+    has = (rows_all > 0) & ~skip & only
     short &= has
     lng &= has
     dummy = np.zeros(1, np.int64)
