@@ -109,6 +109,9 @@ def main():
                     raise AssertionError(f"seed {seed} {mode.name}: secondary alignments differ")
                 # long reads' flow (SeededAligner._windows): every read counted long, its
                 # lead window first, the others in a second GPU run merged into the first
+                # (odd seeds: two copies of the graph, so every read has two windows)
+                if seed % 2 == 0:
+                    continue
                 configure(corridor_min_len=16)
                 try:
                     cpu = SeededAligner(g, ix, sc, mode, min_chain=11)
