@@ -7,3 +7,11 @@ if [ -d .whl ] && [ -z "${S2G_NO_WHEELS:-}" ]; then
   export PYTHONPATH=$PWD:/tmp/site
 fi
 export PYTHONUNBUFFERED=1
+# S2G_DEVICE_CACHE=DIR: Numba's cache and the generated kernels' files under DIR (a carried
+# folder, so that a later call of a session loads what an earlier call compiled; pack it
+# with `tar czf "$OUT/cache.tgz" -C DIR .` at the end of a call and unpack it here)
+if [ -n "${S2G_DEVICE_CACHE:-}" ]; then
+  mkdir -p "$S2G_DEVICE_CACHE"
+  export NUMBA_CACHE_DIR=$(realpath "$S2G_DEVICE_CACHE")/numba
+  export XDG_CACHE_HOME=$(realpath "$S2G_DEVICE_CACHE")/xdg
+fi

@@ -106,6 +106,8 @@ KNOBS = (
          "long windows: prepare the next launch while the kernel runs"),
     Knob("long_log", False, bool, "run", "long windows: one stderr line per launch"),
     Knob("long_band", True, bool, "run", "long windows: rounds compute only their band"),
+    Knob("long_score_first", True, bool, "run",
+         "seeded long windows: scores first (no codes), the chosen ones traced in their band"),
     # ---- long-window kernel, s2g/gpu_long.py
     Knob("long_strip", 32, int, "compile", "long kernel: rows a strip (8, 16, 24 or 32)"),
     Knob("long_max_t", 256, int, "compile", "long kernel: most threads a block"),
@@ -117,7 +119,8 @@ KNOBS = (
     Knob("long_debug", 0, int, "compile",
          "long kernel timing experiments (results wrong): 1 no stores, 4 no barrier, 8 no walk"),
     Knob("long_maxreg", 128, int, "compile", "long kernel: register cap for ptxas"),
-    Knob("long_chunk_bytes", 0, int, "run", "long kernel: device bytes a launch (0: half free)"),
+    Knob("long_chunk_bytes", 6_000_000_000, int, "run",
+         "long kernel: device bytes a launch (0: half of free memory)"),
 )
 _BY_NAME = {k.name: k for k in KNOBS}
 

@@ -228,10 +228,15 @@ def _dispatchers(task):
         return [gaf.format_gaf]
     if k == "seeded":
         from . import index, seeded, window
-        from .variants import simd
+        from .config import settings
+        from .variants import simd, striped
+        # the CPU window kernel the tiny run's reads take: a few long reads' windows run
+        # striped (simd._few_long), and then lockstep is never compiled (probing it kept
+        # every seeded 10 kbp run on the GPU machine starting a 3 s task, session 30)
+        long_reads = 0 < settings().striped_min_len <= int(task["read_len"])
         ds = [index.collect_syncmers, index.bucket_starts, seeded.batch_chains,
               seeded.batch_windows, seeded.pick, window.wg_count, window.wg_paths,
-              simd.run_lockstep]
+              striped._align_windows if long_reads else simd.run_lockstep]
         if task["gpu"]:
             from .trace import gpu_program
             ds += [gpu_program.sizes, gpu_program.summarize_sel]

@@ -71,10 +71,15 @@ def main():
             shared = 1 << 20 if seed % 2 == 0 else 0
             # the fast kernel's windows (seeds 0, 3: traced from their end cells) or the
             # traceback kernel's find mode (the others, and every window with "long")
+            # long-kernel windows scored first, the chosen ones traced later from their end
+            # cells (even seeds; with "long" on the long kernel too, in their bands), or
+            # walked in the same pass (odd seeds)
             configure(gpu_tb_chunk_bytes=3000 if seed % 2 else 1 << 30,
                       gpu_long=bool(long_only or seed % 2 == 0), long_shared=shared,
                       long_round_shared=shared,
-                      gpu_window_fast=bool(not long_only and seed % 3 == 0))
+                      gpu_window_fast=bool(not long_only and seed % 3 == 0),
+                      long_score_first=seed % 2 == 0,
+                      gpu_tb_max_cells=0 if long_only else 1 << 21)
             for mode in (Mode.LOCAL, Mode.SEMIGLOBAL):
                 cpu = SeededAligner(g, ix, sc, mode, min_chain=11, n_secondary=2, secondary_ratio=0.5)
                 want = cpu.align_batch(reads)

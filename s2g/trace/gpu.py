@@ -179,7 +179,10 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
     find mode: it finds the best cell (V0's tie rule) and walks back from it in the same
     pass. There,
     tasks over ``max_cells`` cells (default :func:`window_max_cells`) run one block each
-    (:mod:`s2g.trace.long`) up to ``long_cells`` (default :func:`window_long_cells`);
+    (:mod:`s2g.trace.long`) up to ``long_cells`` (default :func:`window_long_cells`),
+    best cells only (``long_score_first``, default: no direction codes, so device memory
+    for the rounds alone; the chosen windows are traced later from their end cells, in
+    their bands, as the ``fast`` kernel's are);
     larger ones (or with a predecessor list too long) are left to the caller: ``on_gpu`` is
     False there. ``only``: a task mask; the other tasks are not run (``on_gpu`` False).
     Returns a :class:`WindowRun`."""
@@ -194,9 +197,10 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
     only = np.ones(n, np.bool_) if only is None else np.asarray(only, np.bool_)
     skip = np.zeros(n, np.bool_)
     from ..variants.fast import windows as fast_windows
-    rows = np.diff(np.asarray(reads.offsets, np.int64))[t_read]
+    offs = np.asarray(reads.offsets, np.int64)
+    rows_all = np.diff(offs)[t_read]
     if (piece_at is not None and (settings().gpu_window_fast if fast is None else fast)
-            and (rows[only] <= fast_windows.MAX_ROWS).any()):   # not for long reads only
+            and (rows_all[only] <= fast_windows.MAX_ROWS).any()):   # not for long reads only
         s, i, j, skip = fast_windows.run(graph, piece_at, reads.codes_flat, reads.offsets,
                                          t_read, t_lo, t_hi, scoring, mode)
         skip &= only
@@ -212,11 +216,10 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
                      graph.node_start, graph.pred_ptr, graph.pred_idx,
                      np.ascontiguousarray(t_lo[rest]), np.ascontiguousarray(t_hi[rest]))
     PROFILE["sizes"] += time.perf_counter() - t0
-    offs = np.asarray(reads.offsets, np.int64)
-    rows_all = (offs[t_read + 1] - offs[t_read]).astype(np.int64)
     L_all = sz[:, 0] - 1                  # a walk consumes each window column at most once
     long_cells = window_long_cells() if long_cells is None else long_cells
-    short, lng = split(sz, rows_all, L_all, max_cells, long_cells)
+    first = settings().long_score_first
+    short, lng = split(sz, rows_all, L_all, max_cells, long_cells, store=not first)
     has = (rows_all > 0) & ~skip & only
     short &= has
     lng &= has
@@ -230,19 +233,22 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
         # (one thread per window: a warp runs as long as its largest)
         tasks = tasks[np.lexsort((sz[tasks, 0], rows_all[tasks]))]
         szt, rows, L = sz[tasks], rows_all[tasks], L_all[tasks]
-        bounds = long_bounds(szt, rows, L) if long else chunk_bounds(szt, rows, L)
+        store = not (long and first)
+        bounds = (long_bounds(szt, rows, L, store=store) if long
+                  else chunk_bounds(szt, rows, L))
         for c0, c1 in bounds:
             tk = tasks[c0:c1]
             best, ops, cols, nn, start, oo, co = chunk(
                 ti, t_read[tk], szt[c0:c1], rows[c0:c1], L[c0:c1], win=(t_lo[tk], t_hi[tk]),
-                long=long)
+                long=long, store=store)
             ok = best[:, 0] > NEG_INF
             out.score[tk] = np.where(ok, best[:, 0], NEG_INF)
             out.end_i[tk] = np.where(ok, best[:, 1], -1)
             out.end_j[tk] = np.where(ok, t_lo[tk] + best[:, 2], -1)
-            out.where[tk, 0] = len(out.chunks)
-            out.where[tk, 1] = np.arange(len(tk))
-            out.chunks.append((ops, cols, nn, start, oo, co))
+            if store:
+                out.where[tk, 0] = len(out.chunks)
+                out.where[tk, 1] = np.arange(len(tk))
+                out.chunks.append((ops, cols, nn, start, oo, co))
         out.on_gpu[tasks] = True
-        out.walked[tasks] = True
+        out.walked[tasks] = store
     return out

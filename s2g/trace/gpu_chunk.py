@@ -24,7 +24,8 @@ from .long import plan as long_plan
 
 #: seconds per stage, summed over calls (bench/gpu_traceback_profile.py reads it)
 PROFILE = {"sizes": 0.0, "fill": 0.0, "device": 0.0, "kernel": 0.0, "summary": 0.0, "store": 0.0,
-           "band": 0.0, "long_launches": 0, "long_windows": 0, "long_cells": 0, "long_kernel": 0.0}
+           "band": 0.0, "long_launches": 0, "long_windows": 0, "long_cells": 0, "long_kernel": 0.0,
+           "long_score_windows": 0, "long_score_cells": 0, "long_score_kernel": 0.0}
 
 
 class TraceInputs(NamedTuple):
@@ -145,14 +146,15 @@ def prep_slice(prep, c0, c1, first):
             t if first else 0.0)
 
 
-def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None):
+def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None, store=True):
     """One kernel launch over reads ``idx`` (``ti`` a :class:`TraceInputs`). ``win`` = (lo,
     hi) per entry: seeded windows (the kernel finds each end cell); returns the raw outputs
     (best cells, walks) instead of adding tracebacks to ``ti.out``. ``long``:
     :mod:`s2g.trace.long`'s kernel (one block per window) instead of
     :mod:`s2g.trace.gpu_kernel`'s (one thread per window). ``prep``: this launch's
     :func:`prepare_chunk` (else made here); ``on_launch``: called once the kernel is
-    queued."""
+    queued. ``store=False`` (seeded long windows): best cells only, no walks (the outputs
+    other than the best cells are empty)."""
     kern, graph, reads, mode, a, b, o, e = (ti.kern, ti.graph, ti.reads, ti.mode, ti.a, ti.b,
                                             ti.o, ti.e)
     score, ei, ej, out = ti.score, ti.ei, ti.ej, ti.out
@@ -173,8 +175,8 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None)
     soff = cum(sz[:, 3] * R1)
     doff = cum(sz[:, 0] * ((rows + 2) // 2))
     xoff = cum(sz[:, 1] * R1)
-    oo = cum(rows + L + 2)
-    co = cum(L + 1)
+    oo = cum(rows + L + 2) if store else np.zeros(n + 1, np.int64)
+    co = cum(L + 1) if store else np.zeros(n + 1, np.int64)
     # device buffers allocated once per thread and reused by every chunk and batch; the
     # host side of the uploads in page-locked buffers, also reused (a pageable upload is
     # staged by the driver at a few GB/s: ~300 MB per 50,000 seeded windows)
@@ -193,7 +195,8 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None)
     if long:
         d_ops, d_cols, d_n, d_start, d_st, d_best, (ev0, ev1) = long_launch.launch(
             d, emp, long_launch.LongChunk(n, mode, a, b, o, e, codes, qoff, rows, score_c, coff,
-                                          poff, sz, oo, co, prog, win is not None, band))
+                                          poff, sz, oo, co, prog, win is not None, band,
+                                          store))
     else:
         from numba import cuda
         args = [d(np.ascontiguousarray(codes, np.uint8)), d(qoff), d(rows.astype(np.int32)),
@@ -225,11 +228,16 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None)
         PROFILE["long_windows"] += n
         PROFILE["long_cells"] += cells
         PROFILE["long_kernel"] += ms / 1e3
+        if not store:
+            PROFILE["long_score_windows"] += n
+            PROFILE["long_score_cells"] += cells
+            PROFILE["long_score_kernel"] += ms / 1e3
         if settings().long_log:     # one line per launch on stderr (windows, cells, ms, GCUPS)
             import sys
             print(f"s2g: long-window launch: {n} windows, {cells:,} cells, rows "
                   f"{int(rows.min())}-{int(rows.max())}, columns {int(sz[:, 0].min())}-"
                   f"{int(sz[:, 0].max())}, {ms:.1f} ms, {cells / max(ms, 1e-9) / 1e6:.1f} GCUPS"
+                  + ("" if store else ", scores only")
                   + (", its host half made in the worker thread" if on_launch else ""),
                   file=sys.stderr)
     ops, cols = d_ops.copy_to_host(), d_cols.copy_to_host()

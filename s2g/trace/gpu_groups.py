@@ -127,13 +127,14 @@ def group_bytes() -> int:
     return settings().long_group_bytes
 
 
-def split(sz, rows, L, max_cells, long_cells, band=False):
+def split(sz, rows, L, max_cells, long_cells, band=False, store=True):
     """Masks of the windows for the one-thread kernel and for the long kernel (at most
     ``long_cells`` cells and one launch's device memory,
     :func:`s2g.trace.long.plan.chunk_budget`; with ``band``, every window over
     ``max_cells`` while ``long_cells > 0``: :func:`s2g.trace.gpu.run` bounds them by their
     bands' bytes once it has made them). ``gpu_long=0``: no long-window kernel (windows
-    over the one-thread bound stay on the CPU)."""
+    over the one-thread bound stay on the CPU). ``store=False``: launches of best cells only
+    (no codes; :func:`s2g.trace.gpu.run_windows`)."""
     cells = sz[:, 0] * (rows + 1)
     ok = (sz[:, 4] <= MAX_PREDS) & (sz[:, 0] > 0)
     short = ok & (cells <= max_cells)
@@ -141,11 +142,12 @@ def split(sz, rows, L, max_cells, long_cells, band=False):
     if not settings().gpu_long:
         lng[:] = False
     elif not band and lng.any():
-        lng[lng] = long_plan.window_bytes(sz[lng], rows[lng], L[lng]) <= long_plan.chunk_budget()
+        lng[lng] = (long_plan.window_bytes(sz[lng], rows[lng], L[lng], store=store)
+                    <= long_plan.chunk_budget())
     return short, lng
 
 
-def long_bounds(sz, rows, L, layout=None):
+def long_bounds(sz, rows, L, layout=None, store=True):
     """(first, end) of consecutive long windows per launch (sorted by rows ascending): at
     most one launch's device memory each (:func:`s2g.trace.long.plan.chunk_budget`), cut
     evenly into the number of launches that costs the fewest waves of blocks
@@ -153,7 +155,8 @@ def long_bounds(sz, rows, L, layout=None):
     0.74 s on an H100 (a second wave for 18 windows), as 360 + 360 + 280 0.53 s; 4,000 as
     10 x 400 windows (396 run at once) 2.76 s (bench.long_kernel, session 17). ``layout``:
     the windows' band-only code words and choice rows
-    (:func:`s2g.trace.long.plan.band_layout`)."""
+    (:func:`s2g.trace.long.plan.band_layout`); ``store=False``: launches of best cells
+    only."""
     ns = int(long_plan.n_strips(rows).max())
     T = long_plan.threads_for(ns)
     # windows run at once: blocks at once over a window's rounds (one block each); with
@@ -162,8 +165,8 @@ def long_bounds(sz, rows, L, layout=None):
     # against 0.50 s in one, H100 2026-11-27)
     cap = (0 if long_plan.round_t() else
            long_plan.resident_windows(T, int(sz[:, 3].max())) // -(-ns // T))
-    return even_bounds(long_plan.window_bytes(sz, rows, L, layout), long_plan.chunk_budget(),
-                       cap)
+    return even_bounds(long_plan.window_bytes(sz, rows, L, layout, store),
+                       long_plan.chunk_budget(), cap)
 
 
 def wave_cost(m, cap):

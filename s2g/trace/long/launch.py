@@ -41,7 +41,7 @@ def walk_body(n, mode, find, rows_a, score_a, coff, poff, doff, xoff, qoff, wjof
     """The second kernel of a launch: a window's end cell (``find``: the best of its rounds'
     best cells, V0's rule: the highest score, then the lowest column, then the lowest row;
     otherwise the host's end cell, whose H the long kernel left in ``out_best``) and the
-    walk back from it (:func:`s2g.trace.gpu_walk.walk`), thread 0 of block ``r``. A kernel
+    walk back from it (none with ``find == 2``: a launch without codes) (:func:`s2g.trace.gpu_walk.walk`), thread 0 of block ``r``. A kernel
     of its own: every round's codes, written by blocks on other SMs, are then visible."""
     r = cuda.blockIdx.x
     if cuda.threadIdx.x != 0 or r >= n:
@@ -70,7 +70,7 @@ def walk_body(n, mode, find, rows_a, score_a, coff, poff, doff, xoff, qoff, wjof
         out_best[3 * r] = best if bw >= 0 else NEG_INF
         out_best[3 * r + 1] = bi
         out_best[3 * r + 2] = bw
-        if bw < 0:
+        if bw < 0 or find == 2:         # 2: scores only (no codes were kept)
             out_n[2 * r] = 0
             out_n[2 * r + 1] = 0
             out_start[r] = 0
@@ -163,8 +163,9 @@ class LongChunk(NamedTuple):
     """One launch's windows for :func:`launch`: their count, the mode and scores, the reads'
     codes (packed, offsets ``qoff``), rows, scores (traceback windows: the end cell's),
     program offsets ``coff``/``poff`` and sizes ``sz``, output offsets ``oo``/``co``, the
-    programs' arrays ``prog``, ``find`` (seeded windows: the kernel finds the end cell) and
-    ``band`` (see :func:`launch`)."""
+    programs' arrays ``prog``, ``find`` (seeded windows: the kernel finds the end cell),
+    ``band`` (see :func:`launch`) and ``store`` (False: seeded windows' best cells only, no
+    direction codes, merge choices or walks; device memory for the rounds alone)."""
     n: int
     mode: int
     a: int
@@ -183,6 +184,7 @@ class LongChunk(NamedTuple):
     prog: list
     find: bool
     band: tuple = None
+    store: bool = True
 
 
 def launch(dev, emp, chunk):
@@ -195,9 +197,10 @@ def launch(dev, emp, chunk):
     the columns whose band meets its rows, and only the band's direction codes and merge
     choices are kept."""
     (n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, sz, oo, co, prog, find,
-     band) = chunk
+     band, store) = chunk
+    assert store or (find and band is None), "scores only: seeded windows, no band"
     S = plan.S
-    DEBUG = plan.DEBUG
+    DEBUG = plan.DEBUG if store else plan.DEBUG | 16     # 16: no codes, no merge choices
     R1 = rows + 1
     ns = n_strips(rows)
     T48 = threads_for(int(ns.max()))
@@ -210,7 +213,9 @@ def launch(dev, emp, chunk):
     if dyn + STATIC_SHARED > SHARED_BYTES and not _raise_shared(kern, dyn):
         n_sh, dyn = shared_plan(T, int(sz[:, 3].max()), SHARED_BYTES)
     W = sz[:, 0]
-    if band is None:
+    if not store:
+        doff = xoff = np.zeros(n + 1, np.int64)
+    elif band is None:
         doff = cum(W * code_stride(rows))          # whole words per window
         xoff = cum(sz[:, 1] * R1)
     else:
@@ -221,8 +226,8 @@ def launch(dev, emp, chunk):
     d_coff, d_poff, d_doff, d_xoff = (dev(x) for x in (coff, poff, doff, xoff))
     d_prog = [dev(x) for x in prog]
     dirs32 = emp(max(int(doff[-1]) // 4, 1), np.uint32)
-    dpred, epred = emp(xoff[-1], np.int16), emp(xoff[-1], np.int16)
-    d_ops, d_cols = emp(oo[-1], np.uint8), emp(co[-1], np.int32)
+    dpred, epred = emp(max(int(xoff[-1]), 1), np.int16), emp(max(int(xoff[-1]), 1), np.int16)
+    d_ops, d_cols = emp(max(int(oo[-1]), 1), np.uint8), emp(max(int(co[-1]), 1), np.int32)
     d_n, d_start = emp(2 * n, np.int32), emp(n, np.int32)
     d_st = dev(np.full(n, -1, np.int32))
     d_best = emp(3 * n, np.int32)
@@ -233,7 +238,8 @@ def launch(dev, emp, chunk):
         bargs = (np.int32(1),) + tuple(dev(x) for x in band[:4])
         wband = (np.int32(1), bargs[3], bargs[4])
     ev0, ev1 = cuda.event(), cuda.event()
-    walk_args = [np.int32(n), np.int32(mode), np.int32(find), d_rows,
+    wfind = 2 if find and not store else int(find)
+    walk_args = [np.int32(n), np.int32(mode), np.int32(wfind), d_rows,
                  dev(score.astype(np.int32)), d_coff, d_poff, d_doff, d_xoff, d_qoff]
     tail = [d_best, d_codes] + [d_prog[k] for k in (0, 1, 2, 4, 5, 8)] + [
         dirs32.view(np.uint8), dpred, epred, dev(oo), dev(co), d_ops, d_cols, d_n, d_start, d_st,

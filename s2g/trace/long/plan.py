@@ -198,15 +198,18 @@ def n_strips(rows):
     return (np.asarray(rows, np.int64) + S) // S
 
 
-def device_bytes(sz, rows, L, T, layout=None):
+def device_bytes(sz, rows, L, T, layout=None, store=True):
     """Device bytes per window, ``T`` threads a block (program, codes, choices, outputs;
     per round its slots, ring and best cell; between rounds the hand-off). ``layout``
     (:func:`band_layout`'s per-window code words and choice rows): the band's codes and
-    choices, and its four words a column, instead of every row's."""
+    choices, and its four words a column, instead of every row's. ``store=False``: no
+    codes, choices or walks (a launch of best cells only)."""
     W, nm, nmp, nsl = sz[:, 0], sz[:, 1], sz[:, 2], sz[:, 3]
     R1 = rows + 1
     G = -(-n_strips(rows) // int(T))
     hand = 12 * (G - 1) * ((W + 31) // 32 * 32)
+    if not store:
+        return W * 20 + nmp * 8 + G * (nsl * (S * T * 8) + 24 * T + 40) + hand + 64
     if layout is None:
         kept = W * code_stride(rows) + nm * R1 * 4
     else:
@@ -218,13 +221,13 @@ def device_bytes(sz, rows, L, T, layout=None):
             + (rows + L + 2) + 4 * (L + 1) + 64)
 
 
-def window_bytes(sz, rows, L, layout=None):
+def window_bytes(sz, rows, L, layout=None, store=True):
     """Device bytes per window whichever width :func:`launch_threads` picks."""
     ns = int(n_strips(rows).max(initial=1))
     if round_t():
-        return device_bytes(sz, rows, L, memory_threads(ns), layout)
-    return np.maximum(device_bytes(sz, rows, L, threads_for(ns), layout),
-                      device_bytes(sz, rows, L, memory_threads(ns), layout))
+        return device_bytes(sz, rows, L, memory_threads(ns), layout, store)
+    return np.maximum(device_bytes(sz, rows, L, threads_for(ns), layout, store),
+                      device_bytes(sz, rows, L, memory_threads(ns), layout, store))
 
 
 @numba.njit(parallel=True, **NJIT)
@@ -319,11 +322,10 @@ def code_stride(rows):
 
 
 def chunk_budget() -> int:
-    """Device bytes one launch of long windows may use: ``long_chunk_bytes``, else (0) half
-    of free memory (more windows a launch: more blocks per SM, the kernel's limit)."""
+    """Device bytes one launch of long windows may use: ``long_chunk_bytes`` (default 6 GB:
+    seeded long windows scored without codes fill the GPU within it, issue 45) or half of
+    free memory, whichever is less (0: half of free memory)."""
     chunk_bytes = settings().long_chunk_bytes
-    if chunk_bytes > 0:
-        return chunk_bytes
     _cuda()
     try:
         free = float(cuda.current_context().get_memory_info()[0])
@@ -331,7 +333,8 @@ def chunk_budget() -> int:
         free = float("inf")
     if not np.isfinite(free):          # the simulator reports no memory
         free = 4 << 30
-    return max(1 << 28, int(free) // 2)
+    half = max(1 << 28, int(free) // 2)
+    return min(chunk_bytes, half) if chunk_bytes > 0 else half
 
 
 def shared_plan(T: int, n_slots: int, budget: int):

@@ -574,7 +574,7 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
                         ca = uint64(tl * SP + v)
                         col[ca] = ph
                         col[ca + uint64(TSP)] = int32(pe + e32)     # the lane's E register
-                        if mr >= 0 and t >= xlo and t < xhi:
+                        if mr >= 0 and t >= xlo and t < xhi and dbg & 16 == 0:
                             xa = uint64(x0 + xcl + t)
                             dpred[xa] = dsel
                             epred[xa] = esel
@@ -604,7 +604,7 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
 @CMINIT@
 @WDINIT@
 @CELLS@
-                if dbg & 1 == 0:
+                if dbg & 17 == 0:
                     # the strip's code words: every one (at column w's stride), or with a
                     # band only the words its rows blo..bhi meet (band_layout)
                     wlo = int32(0)
