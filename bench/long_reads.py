@@ -121,7 +121,7 @@ def workload_spec(name: str) -> dict:
 _SUMMARY = re.compile(r"^s2g: (\d+) reads, (\d+) aligned, (\d+) without alignment; (.*); "
                       r"([0-9.]+) s \(([0-9,.]+) reads/s\)\s*$")
 _LONG = re.compile(r"^s2g: long-window kernel: ([0-9,]+) windows in ([0-9,]+) launches, "
-                   r"([0-9,]+) cells, ([0-9.]+) s, ([0-9.]+) GCUPS\s*$")
+                   r"([0-9,]+) cells, ([0-9.]+) s, ([0-9.]+) GCUPS(?:; .*)?\s*$")
 _FAST = re.compile(r"^s2g: fast kernel: ([0-9,]+) launch(?:es)?, ([0-9,]+) cells, ([0-9.]+) s, "
                    r"([0-9.]+) GCUPS \(launch calls ([0-9.]+) s(?:, setup ([0-9.]+) s)?\)\s*$")
 _MEM = re.compile(r"^s2g: memory: peak RSS ([0-9,]+) MB(?:; GPU buffers peak ([0-9,]+) MB, "

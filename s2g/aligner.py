@@ -357,7 +357,9 @@ class Aligner:
                 f"{v} {b:,} batch{'es' if b > 1 else ''} ({r:,} reads)"
                 for v, (b, r) in self.ran.items())
         t = self.seeded.totals
-        parts = [f"{t['windows'] / max(t['reads'], 1):.2f} windows per read",
+        parts = [f"{t['windows'] / max(t['reads'], 1):.2f} windows per read"
+                 + "".join(f", {t[k]:,} {k}" for k in ("windows dropped by bound",
+                                                       "windows left to the CPU") if t.get(k)),
                  f"{t['unseeded']} reads without a seed chain"]
         for key, what in (("unseeded rescued", "rescued beside their mates"),
                           ("unseeded full DP", "by full-graph DP"),

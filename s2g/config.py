@@ -95,8 +95,8 @@ KNOBS = (
     Knob("gpu_window_fast", True, bool, "run",
          "seeded windows of short reads on the fast kernel (else: the traceback kernel's "
          "find mode for every window)"),
-    Knob("gpu_window_long_cells", 1 << 34, int, "run",
-         "largest seeded window (cells) for the long-window kernel"),
+    Knob("gpu_window_long_cells", 1 << 40, int, "run",
+         "largest seeded window (cells) for the long-window kernel (and one launch's memory)"),
     Knob("gpu_tb_chunk_bytes", 1 << 30, int, "run", "device bytes for one chunk of reads"),
     Knob("gpu_tb_interleave", True, bool, "run",
          "column scratch interleaved across the reads of a chunk"),

@@ -48,7 +48,7 @@ def _timings(args, aligner, st, dt, spent):
     gt = st.profiles.get("gpu_traceback")
     if st.seeded is not None:
         parts = {k.replace("seconds ", ""): v for k, v in st.seeded.items()
-                 if k.startswith("seconds")}
+                 if k.startswith("seconds") and (v or k != "seconds CPU windows")}
         if aligner.seeded.device == "gpu":
             parts.update({f"GPU {k}": v for k, v in (gt or {}).items()
                           if v and not k.startswith("long")})
@@ -59,7 +59,8 @@ def _timings(args, aligner, st, dt, spent):
     print("s2g: memory: " + memory_report(st.profiles.get("devpool")), file=sys.stderr)
     busy = gpu_busy(st.profiles, span)
     if busy is not None:
-        print(f"s2g: GPU busy {busy[0]:.2f} s of the align stage's {busy[1]:.2f} s "
+        stages = "align and traceback stages'" if busy[2] else "align stage's"
+        print(f"s2g: GPU busy {busy[0]:.2f} s of the {stages} {busy[1]:.2f} s "
               f"({100 * busy[0] / max(busy[1], 1e-9):.0f}%; kernels timed with CUDA events)",
               file=sys.stderr)
     if aligner.prewarm is not None:      # first use on cold caches (s2g/warmup.py)
@@ -96,7 +97,8 @@ def _rate(p) -> str:
 
 
 def gpu_busy(profiles, span):
-    """(seconds the GPU ran kernels, seconds from the align stage's start to its end) from
+    """(seconds the GPU ran kernels, seconds from the align stage's start to its end or the
+    traceback stage's, whichever is later, and whether the traceback's) from
     the kernels' own counters (``fast``, ``fast_windows``, ``gpu_traceback``: CUDA events
     around each launch), or None where no kernel was timed (no GPU, or the simulator)."""
     k = (profiles.get("fast", {}).get("kernel", 0.0)
@@ -105,7 +107,9 @@ def gpu_busy(profiles, span):
     a = span.get("align")
     if k <= 0 or not a or a[1] <= a[0]:
         return None
-    return k, a[1] - a[0]
+    t = span.get("traceback")       # the traceback stage's kernels (seeded long windows'
+    end = max(a[1], t[1]) if t else a[1]    # chosen ones, traced in their bands) count too
+    return k, end - a[0], bool(t and t[1] > a[1])
 
 
 def memory_report(devpool=None) -> str:

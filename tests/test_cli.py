@@ -249,10 +249,13 @@ def test_warmup_subcommand_is_wired(capsys, monkeypatch):
 def test_gpu_busy_share_from_the_kernels_counters():
     """--timings' GPU busy line: the kernels' CUDA-event seconds (full-graph, window and
     traceback kernels; long launches are inside the traceback's) over the align stage's
-    span; nothing where no kernel was timed."""
+    span, to the traceback stage's end where that is later (its kernels count: seeded
+    long windows are traced there); nothing where no kernel was timed."""
     from s2g.summary import gpu_busy
     prof = {"fast": {"kernel": 0.5}, "fast_windows": {"kernel": 0.25},
             "gpu_traceback": {"kernel": 0.25, "long_kernel": 0.1}}
-    assert gpu_busy(prof, {"align": [1.0, 5.0]}) == (1.0, 4.0)
+    assert gpu_busy(prof, {"align": [1.0, 5.0]}) == (1.0, 4.0, False)
+    assert gpu_busy(prof, {"align": [1.0, 5.0], "traceback": [5.0, 6.5]}) == (1.0, 5.5, True)
+    assert gpu_busy(prof, {"align": [1.0, 5.0], "traceback": [2.0, 4.0]}) == (1.0, 4.0, False)
     assert gpu_busy({"fast": {"kernel": 0.0}}, {"align": [1.0, 5.0]}) is None
     assert gpu_busy(prof, {}) is None

@@ -113,7 +113,8 @@ class SeededAligner:
                        "unseeded full DP": 0, "unseeded weak windows": 0,
                        "unseeded unaligned": 0, "windows left to the CPU": 0,
                        "windows dropped by bound": 0,
-                       "seconds seeds+chains": 0.0, "seconds windows": 0.0}
+                       "seconds seeds+chains": 0.0, "seconds windows": 0.0,
+                       "seconds CPU windows": 0.0}
         self._succ = None
 
     def candidates(self, reads) -> Windows:
@@ -275,8 +276,11 @@ class SeededAligner:
             self.totals["windows left to the CPU"] += int(np.count_nonzero(sel))
         x = np.nonzero(sel)[0]
         if len(x):
+            t0 = time.perf_counter()
             ts[x], tei[x], tej[x] = self.window_kernel(*args, t_read[x], t_lo[x], t_hi[x],
                                                        self.scoring, self.mode)
+            if self.device == "gpu":
+                self.totals["seconds CPU windows"] += time.perf_counter() - t0
 
     def _windows(self, cand, reads):
         """Every window's (score, end_i, end_j), and the GPU's :class:`WindowRun` (None on
