@@ -62,6 +62,12 @@ the window's rows ``0..R`` into *strips* of :data:`~s2g.trace.long.plan.S` rows:
   giant scores in 20-45% of seeded 10 kbp windows on the H100 until then; the simulator
   checks now poison shared memory before every block).
 
+Scores only (seeded windows with ``long_score_first``, :func:`s2g.trace.gpu.run_windows`):
+the launch sets bit 16 of ``dbg`` and no code words or merge choices are stored (the cells
+still compute them: one kernel for both), the walk kernel only takes each window's best
+cell, and the device holds no codes (1,000 x 10 kbp seeded windows on MHC, H200: 263
+GCUPS against 128 with codes, 15 GB against 56 GB, session 30).
+
 Bands (traceback windows, not seeded ones): every cell of an optimal alignment ending at
 the window's end cell lies in rows ``blo[w]..bhi[w]`` of its column
 (:func:`s2g.trace.gpu_program.band_rows`), so each round of strips first finds, with the
