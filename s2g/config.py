@@ -106,6 +106,8 @@ KNOBS = (
          "long windows: prepare the next launch while the kernel runs"),
     Knob("long_log", False, bool, "run", "long windows: one stderr line per launch"),
     Knob("long_band", True, bool, "run", "long windows: rounds compute only their band"),
+    Knob("tb_band", True, bool, "run",
+         "CPU traceback of long windows: row bands compute only their slack band's columns"),
     Knob("long_score_first", True, bool, "run",
          "seeded long windows: scores first (no codes), the chosen ones traced in their band"),
     # ---- long-window kernel, s2g/gpu_long.py

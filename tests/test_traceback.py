@@ -524,3 +524,38 @@ def test_gpu_part_bounds_long_windows_by_code_bytes(monkeypatch):
     res = BatchResult(["r"], [5], np.array([4]), np.array([4]), np.array([3]))
     traceback_gpu_part(None, None, s2g.Scoring(), 0, res, max_cells=1 << 31)
     assert seen == {"max_cells": min(gpu.max_cells(), 1 << 31), "long_cells": 1 << 32}
+
+
+def test_window_band_rows():
+    """common.window_band (the slack band of the GPU's long traceback and of the CPU's
+    banded lanes): on a chain, column w lies W-1-w steps from the end, so its rows are
+    R - (W-1-w) - I - 1 .. R - (W-1-w) + D + 1 clipped to 0..R; through a bubble the
+    shortest and longest walks to the end bound it; a column no walk leaves gets none."""
+    import numpy as np
+
+    from s2g.trace.common import window_band
+    R, D, I = 20, 3, 2
+
+    def band(kind, mpa, mpn, wcol):
+        lo = np.zeros(len(kind), np.int64)
+        hi = np.zeros(len(kind), np.int64)
+        window_band(np.array(kind, np.int8), np.array(mpa, np.int32), np.array(mpn, np.int32),
+                    np.array(wcol, np.int32), R, D, I, lo, hi)
+        return lo.tolist(), hi.tolist()
+
+    W = 10
+    lo, hi = band([1] + [0] * (W - 1), [0] * W, [0] * W, [0])
+    assert lo == [max(0, R - (W - 1 - w) - I - 1) for w in range(W)]
+    assert hi == [min(R, R - (W - 1 - w) + D + 1) for w in range(W)]
+    # column 0 (node X: no walk to the end), 1-3 (A), 4-5 (B, after A), 6-10 (C, after A
+    # and B; the end): walks to the end from column 3 take 5 steps (A->C) or 7 (A->B->C)
+    kind = [1, 1, 0, 0, 1, 0, 1, 0, 0, 0, 0]
+    mpa = [0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0]
+    mpn = [0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0]
+    wcol = [3, 3, 5]
+    dmin = [None, 7, 6, 5, 6, 5, 4, 3, 2, 1, 0]
+    lmax = [None, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0]
+    lo, hi = band(kind, mpa, mpn, wcol)
+    assert (lo[0], hi[0]) == (R + 1, -1)
+    assert lo[1:] == [max(0, R - lmax[w] - I - 1) for w in range(1, 11)]
+    assert hi[1:] == [min(R, R - dmin[w] + D + 1) for w in range(1, 11)]

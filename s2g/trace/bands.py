@@ -16,6 +16,13 @@ int32 lanes, ~7 MB a lane), and the groups are cut so that it stays under
 BAND_GROUP_BYTES (256 MB, :mod:`s2g.trace.batch`). A window whose group of one lane
 would pass it, or that traceback_read would refuse, goes to traceback_read.
 
+Slack bands (knob ``tb_band``, session 30): each row band computes only the columns where
+some lane's slack band meets its rows (:func:`_band_columns`; the argument in
+:func:`_band_group`), the lanes right-aligned in the group (a lane's window ends at the
+group's last column, where its band is anchored: left-aligned, one wider window in a group
+of 12 spread the union over 55% of the columns). 20 x 10 kbp seeded reads on MHC, 2-core
+VM: traceback 2.3-2.5 -> 1.0-1.2 s, identical output (docs/performance.md).
+
 Measured (2-core AMD EPYC VM shared with other jobs, 2026-11-24, best of 3; the simd
 variant's scores and end cells, then traceback_batch timed alone): 20 x 10 kbp reads
 (5% substitutions) on a 100 kbp SNP graph (2.34e9 window cells, int32 lanes, groups of
@@ -37,7 +44,7 @@ from .._numba import NJIT
 from ..dp import LOCAL
 from ..lanes import GRAPH_N, PAD_CODE, cast, dealt
 from .columns import ck_column, lane_merge, lane_walk, tb_column
-from .common import K_CONT, K_VIRT, ST_MISMATCH, ST_OK, summarize
+from .common import K_CONT, K_VIRT, ST_MISMATCH, ST_OK, summarize, window_band
 from .lanes import (ST_DEFER, band_plan, band_sizes, batch_arrays, lane_arrays, lane_programs,
                     padded, room, take_group, width_order)
 
@@ -89,8 +96,53 @@ def _band_groups(W, M, S, NM, OB, lanes, vec, cap, isz, band):
     return order, starts[:g + 1], bh[:g]
 
 
+@numba.njit(inline="always", **NJIT)
+def _unreachable(H, F, neg):
+    """Every entry of the lane-type rows ``H`` and ``F`` unreachable."""
+    h = H.reshape(H.size)
+    f = F.reshape(F.size)
+    for x in range(h.size):
+        h[x] = neg
+        f[x] = neg
+
+
 @numba.njit(**NJIT)
-def _band_group(L, Lv, la, nmg, dims, bufs, rd, gl, prog, mode, sc, out):
+def _band_columns(L, la, prog, rd, sc, W, Bh, nb, slack, sh):
+    """Per row band ``b`` (rows ``b Bh + 1 .. b Bh + Bh``, its top row from band ``b - 1``)
+    the group columns ``clo[b]..chi[b]`` it computes (lane ``l``'s window column ``w`` is
+    group column ``w + sh[l]``): with ``slack``, the first and last where some lane's band
+    (:func:`s2g.trace.common.window_band`, from the lane's slack ``a`` x rows - score)
+    meets those rows or band 0's top row; otherwise every column."""
+    lk, rows, wl, pw, pe, pm, me = la
+    p_col, p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol = prog
+    codes, offs, idx, score, end_i, end_j, col_lo = rd
+    a = np.int64(sc[0])
+    e = np.int64(sc[3])
+    clo = np.zeros(nb, np.int64)
+    chi = np.full(nb, np.int64(W - 1))
+    if not slack:
+        return clo, chi
+    clo[:] = W
+    chi[:] = -1
+    for l in range(L):
+        R = np.int64(rows[l])
+        sl = max(np.int64(0), a * R - np.int64(score[idx[lk[l]]]))
+        n = wl[l]
+        bl = np.empty(n, np.int64)
+        bh = np.empty(n, np.int64)
+        window_band(p_kind[pw[l]:pe[l]], p_mpa[pw[l]:pe[l]], p_mpn[pw[l]:pe[l]],
+                    mp_wcol[pm[l]:me[l]], R, sl // max(e, 1), sl // max(a + e, 1), bl, bh)
+        for w in range(n):
+            if bh[w] < bl[w]:
+                continue
+            for b in range(max(np.int64(0), (bl[w] - 1) // Bh), min(nb - 1, bh[w] // Bh) + 1):
+                clo[b] = min(clo[b], w + sh[l])
+                chi[b] = max(chi[b], w + sh[l])
+    return clo, chi
+
+
+@numba.njit(**NJIT)
+def _band_group(L, Lv, la, nmg, dims, bufs, rd, gl, prog, mode, sc, out, slack):
     """One group of long windows in lanes with row bands:
     :func:`s2g.trace.scalar.traceback_read`'s row checkpoints in the lane layout, every
     output identical to it.
@@ -114,6 +166,15 @@ def _band_group(L, Lv, la, nmg, dims, bufs, rd, gl, prog, mode, sc, out):
     type, ``dbuf`` direction bytes, ``cbuf`` int16 choices, ``obuf``/``jbuf`` per-lane
     walks. ``la``: the group's lane arrays (``L`` lanes), ``nmg``: merges with a list per
     lane.
+
+    ``slack`` (knob ``tb_band``): each row band, in both passes, computes only the columns
+    ``clo[b]..chi[b]`` where some lane's slack band (:func:`s2g.trace.common.window_band`:
+    the rows a cell of an optimal alignment ending at its end cell can take) meets its
+    rows; the rest are unreachable (checkpoints below them, the column before the first,
+    predecessors before it in merges). Every cell of every optimal alignment ending at the
+    end cell is inside, and so is every best prefix of such a cell (it ends an optimal
+    alignment too), so every value the walk compares, and every choice, is the whole
+    window's (the GPU's bands, :func:`s2g.trace.gpu_program.band_rows`, argue the same).
     """
     lk, rows, wl, pw, pe, pm, me = la
     M, W, S, Bh = dims
@@ -183,7 +244,14 @@ def _band_group(L, Lv, la, nmg, dims, bufs, rd, gl, prog, mode, sc, out):
         vh = 0 if (mode == LOCAL or i == 0) else -(o + e * i)
         VH[i] = cast(vh, a)
         VX[i] = cast(vh - o - e, a)
-    # ---- 1. checkpoint pass: the bands top down, each over every column from the
+    # lanes right-aligned: lane l's window column w is group column w + sh[l], so that
+    # every lane's window ends at the group's last column, where the bands below (each
+    # anchored at its lane's end cell) line up across lanes of different widths
+    sh = np.empty(L, np.int64)
+    for l in range(L):
+        sh[l] = W - wl[l]
+    clo, chi = _band_columns(L, la, prog, rd, sc, W, Bh, nb, slack, sh)
+    # ---- 1. checkpoint pass: the bands top down, each over its columns from the
     # checkpoints at its top row (written by the band above), so that the two columns
     # and the slots in use are one band high (cache-resident) rather than whole columns
     for b in range(nb):
@@ -191,17 +259,22 @@ def _band_group(L, Lv, la, nmg, dims, bufs, rd, gl, prog, mode, sc, out):
         bhi = min(blo + Bh, M)
         VHb = VH[blo:]
         VXb = VX[blo:]
+        _unreachable(Hb[1], Xb[1], neg)          # before the band's first column
+        if b + 1 < nck:                          # the next band's top row outside its columns
+            for k in range(W):
+                if k < clo[b] or k > chi[b]:
+                    _unreachable(ckH[k, b + 1], ckF[k, b + 1], neg)
         cur = 0
-        for k in range(W):
+        for k in range(clo[b], chi[b] + 1):
             PH = Hb[1 - cur]
             PX = Xb[1 - cur]
             H = Hb[cur]
             X = Xb[cur]
             for l in range(L):
-                if k >= wl[l]:
+                if k < sh[l]:
                     G[l] = gn
                     continue
-                w = pw[l] + k
+                w = pw[l] + k - sh[l]
                 G[l] = cast(gcode[p_col[w]], a)
                 if p_kind[w] == K_CONT or (rows[l] <= blo and b > 0):
                     continue
@@ -214,7 +287,8 @@ def _band_group(L, Lv, la, nmg, dims, bufs, rd, gl, prog, mode, sc, out):
                     continue
                 e0 = pm[l] + p_mpa[w]
                 lane_merge(l, Rl, virt, p_mpn[w], mp_slot[e0:e0 + p_mpn[w]], (SHb, SXb),
-                           (VHb, VXb), neg, PH, PX, fdc, fec, (th, tx), mode == LOCAL)
+                           (VHb, VXb), neg, PH, PX, fdc, fec, (th, tx), mode == LOCAL,
+                           mp_wcol[e0:e0 + p_mpn[w]], clo[b] - sh[l])
             if b + 1 < nck:
                 ck_column(Q, blo, bhi, Lv, G, PH, PX, H, X, (hup, fp), (ckH[k, b], ckF[k, b]),
                           mode, ls, (ckH[k, b + 1], ckF[k, b + 1]))
@@ -222,16 +296,16 @@ def _band_group(L, Lv, la, nmg, dims, bufs, rd, gl, prog, mode, sc, out):
                 ck_column(Q, blo, bhi, Lv, G, PH, PX, H, X, (hup, fp), (ckH[k, b], ckF[k, b]),
                           mode, ls, (dH, dF))
             for l in range(L):
-                if k >= wl[l] or (rows[l] <= blo and b > 0):
+                if k < sh[l] or (rows[l] <= blo and b > 0):
                     continue
-                s = p_store[pw[l] + k]
+                s = p_store[pw[l] + k - sh[l]]
                 if s >= 0:
                     hs = SHb[l, s]
                     xs = SXb[l, s]
                     for i in range(min(bhi, rows[l]) - blo + 1):
                         hs[i] = H[i, l]
                         xs[i] = X[i, l]
-                if k == wl[l] - 1 and rows[l] <= bhi:
+                if k == W - 1 and rows[l] <= bhi:
                     endv[l] = H[rows[l] - blo, l]
             cur = 1 - cur
     # ---- end cells; walks start at (last column, end row) in state H
@@ -259,24 +333,25 @@ def _band_group(L, Lv, la, nmg, dims, bufs, rd, gl, prog, mode, sc, out):
             # traceback_read's band for row i: ((i - 1) // Bh) x Bh
             act[l] = not done[l] and (ic[l] - 1 if ic[l] > 0 else 0) // Bh == b
             if act[l]:
-                kmax = max(kmax, wc[l])
+                kmax = max(kmax, wc[l] + sh[l])
         if kmax < 0:
             continue
         VHb = VH[blo:]
         VXb = VX[blo:]
+        _unreachable(Hb[1], Xb[1], neg)
         cur = 0
-        for k in range(kmax + 1):
+        for k in range(clo[b], min(kmax, chi[b]) + 1):
             PH = Hb[1 - cur]
             PX = Xb[1 - cur]
             H = Hb[cur]
             X = Xb[cur]
             for l in range(L):
-                if k >= wl[l]:
+                if k < sh[l]:
                     G[l] = gn
                     continue
-                w = pw[l] + k
+                w = pw[l] + k - sh[l]
                 G[l] = cast(gcode[p_col[w]], a)
-                if p_kind[w] == K_CONT or not act[l] or k > wc[l]:
+                if p_kind[w] == K_CONT or not act[l] or k - sh[l] > wc[l]:
                     continue
                 Rl = min(bhi, rows[l]) - blo + 1
                 virt = p_kind[w] == K_VIRT
@@ -289,13 +364,13 @@ def _band_group(L, Lv, la, nmg, dims, bufs, rd, gl, prog, mode, sc, out):
                 e0 = pm[l] + p_mpa[w]
                 lane_merge(l, Rl, virt, p_mpn[w], mp_slot[e0:e0 + p_mpn[w]], (SHb, SXb),
                            (VHb, VXb), neg, PH, PX, DC[c0:c0 + Rl], EC[c0:c0 + Rl], (th, tx),
-                           mode == LOCAL)
+                           mode == LOCAL, mp_wcol[e0:e0 + p_mpn[w]], clo[b] - sh[l])
             tb_column(Q, blo, bhi, Lv, G, PH, PX, H, X, D[k], (hup, fp), (ckH[k, b], ckF[k, b]),
                       mode, ls)
             for l in range(L):
-                if k >= wl[l] or not act[l] or k > wc[l]:
+                if k < sh[l] or not act[l] or k - sh[l] > wc[l]:
                     continue
-                s = p_store[pw[l] + k]
+                s = p_store[pw[l] + k - sh[l]]
                 if s >= 0:
                     hs = SHb[l, s]
                     xs = SXb[l, s]
@@ -311,7 +386,7 @@ def _band_group(L, Lv, la, nmg, dims, bufs, rd, gl, prog, mode, sc, out):
             ops = obuf[obo[l]:obo[l + 1]]
             cols = jbuf[obo[l]:obo[l + 1]]
             wc[l], ic[l], sw[l], nop[l], ncl[l], fin = lane_walk(
-                l, D, blo, (wc[l], ic[l], sw[l], nop[l], ncl[l]), mode, (codes, offs[r]), base,
+                l, D[sh[l]:], blo, (wc[l], ic[l], sw[l], nop[l], ncl[l]), mode, (codes, offs[r]), base,
                 (p_col[pw[l]:pe[l]], p_kind[pw[l]:pe[l]], p_mrank[pw[l]:pe[l]],
                  p_mpa[pw[l]:pe[l]], mp_wcol[pm[l]:me[l]]), (DC, EC, coff[l], Rb), (ops, cols))
             if fin:
@@ -324,7 +399,7 @@ def _band_group(L, Lv, la, nmg, dims, bufs, rd, gl, prog, mode, sc, out):
 
 
 @numba.njit(**NJIT)
-def _band_worker(t, n_threads, order, batch, lanes, rd, gl, mode, sc, lim, out):
+def _band_worker(t, n_threads, order, batch, lanes, rd, gl, mode, sc, lim, out, slack):
     """:func:`s2g.trace.lanes._lane_worker`'s second pass (same arguments): super-batches
     of the reads it gave status ST_BAND, their programs again, groups of long windows
     (:func:`_band_groups`) traced in row bands (:func:`_band_group`). A read whose window
@@ -385,11 +460,11 @@ def _band_worker(t, n_threads, order, batch, lanes, rd, gl, mode, sc, lim, out):
                 jbuf = room(jbuf, no)
                 _band_group(L, Lv, (lk[:L], rows[:L], wl[:L], pw[:L], pe[:L], pm[:L], me[:L]),
                             lnm[:L], (M, W, S, Bh), (tbuf, dbuf, cbuf, obuf, jbuf), rd, gl, prog,
-                            mode, sc, out)
+                            mode, sc, out, slack)
 
 
 @numba.njit(parallel=True, **NJIT)
-def run_bands(order, batch, lanes, n_threads, rd, gl, mode, sc, lim, out):
+def run_bands(order, batch, lanes, n_threads, rd, gl, mode, sc, lim, out, slack):
     """:func:`_band_worker` on ``n_threads`` threads (tuples unpacked and rebuilt in the
     loop, as :func:`s2g.trace.lanes.run_lanes`)."""
     codes, offs, idx, score, end_i, end_j, col_lo = rd
@@ -405,4 +480,4 @@ def run_bands(order, batch, lanes, n_threads, rd, gl, mode, sc, lim, out):
                      (base, gcode, node_start, pred_ptr, pred_idx), mode,
                      (a, mb, o, e, neg, slim), (max_cells, lane_cells, cap, band_cap, band_h),
                      (oo, co, st, start, cells,
-                      (run_op, run_len, n_runs, path, n_path, geo, counts)))
+                      (run_op, run_len, n_runs, path, n_path, geo, counts)), slack)

@@ -11,6 +11,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from ..config import settings
 from ..dp import LOCAL
 from ..lanes import NEG16, NEG32, graph_codes, lane_type
 from ..result import Traceback
@@ -225,7 +226,7 @@ def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, scoring, 
                 v = 16 // np.dtype(T).itemsize
                 lanes = batch = min(lanes, -(-per // v) * v)
                 nt = max(1, min(threads, -(-len(part) // batch)))
-                run_bands(part, batch, lanes, nt, *args)
+                run_bands(part, batch, lanes, nt, *args, bool(settings().tb_band))
     rest = np.nonzero(st == ST_DEFER)[0]
     if len(rest):
         traceback_many(rest, rd, graph_tuple(graph), mode, (a, b, o, e), int(max_cells), out)

@@ -147,7 +147,7 @@ def ck_column(Q, lo, hi, L, G, PH, PX, H, X, row, top, mode, ls, nxt):
 
 
 @numba.njit(inline="always", **NJIT)
-def lane_merge(l, Rl, virt, n, ent, slots, vcol, neg, PH, PX, dc, ec, tmp, local):
+def lane_merge(l, Rl, virt, n, ent, slots, vcol, neg, PH, PX, dc, ec, tmp, local, wcol, cut):
     """Lane ``l``'s merge at a node-first column, rows ``0..Rl-1``: from the virtual
     column (``virt``; ``vcol = (VH, VX)``) or unreachable, then the ``n`` in-window
     predecessors whose last columns are in the lane's slots ``ent[0..n-1]`` (ascending node
@@ -158,21 +158,27 @@ def lane_merge(l, Rl, virt, n, ent, slots, vcol, neg, PH, PX, dc, ec, tmp, local
     down the rows; the result is scattered into the lane's column of ``PH``/``PX``.
     ``local``: the first predecessor replaces the virtual column outright (local H >= 0
     and X >= -o-e, the virtual column's values, and a real predecessor wins ties), which
-    saves one pass. ``tmp = (th, tx)``: scratch.
+    saves one pass. ``tmp = (th, tx)``: scratch. Predecessors whose last window column
+    ``wcol[t]`` is before ``cut`` are unreachable (not computed in this row band,
+    :func:`s2g.trace.bands._band_group`'s slack band; their slots hold other rows): left
+    out of the fold, their list positions kept.
     """
     SH, SX = slots
     VH, VX = vcol
     th, tx = tmp
     t0 = 0
-    if local:
-        hs = SH[l, ent[0]]
-        xs = SX[l, ent[0]]
+    while t0 < n and wcol[t0] < cut:
+        t0 += 1
+    if local and t0 < n:
+        hs = SH[l, ent[t0]]
+        xs = SX[l, ent[t0]]
+        tt = np.int16(t0)
         for i in range(Rl):
             th[i] = hs[i]
             tx[i] = xs[i]
-            dc[i] = 0
-            ec[i] = 0
-        t0 = 1
+            dc[i] = tt
+            ec[i] = tt
+        t0 += 1
     else:
         for i in range(Rl):
             th[i] = VH[i] if virt else neg
@@ -180,6 +186,8 @@ def lane_merge(l, Rl, virt, n, ent, slots, vcol, neg, PH, PX, dc, ec, tmp, local
             dc[i] = -1
             ec[i] = -1
     for t in range(t0, n):
+        if wcol[t] < cut:
+            continue
         hs = SH[l, ent[t]]
         xs = SX[l, ent[t]]
         tt = np.int16(t)
@@ -283,7 +291,7 @@ def _asm_probe(Q, M, L, G, cols, D, row, mode, ls, merge, nxt):
     PH, PX, H, X = cols
     a, mb, oe, e, floor, slim, neg, z = ls
     slots, vcol, ent, DC, EC, tmp = merge
-    lane_merge(0, M + 1, True, 2, ent, slots, vcol, neg, PH, PX, DC, EC, tmp, False)
+    lane_merge(0, M + 1, True, 2, ent, slots, vcol, neg, PH, PX, DC, EC, tmp, False, ent, 0)
     tb_column(Q, 0, M, L, G, PH, PX, H, X, D, row, row, mode, ls)
     ck_column(Q, 0, M, L, G, PH, PX, H, X, row, row, mode, ls, nxt)
 

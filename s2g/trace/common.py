@@ -218,6 +218,45 @@ def raise_status(reads, idx, st, cells, score, ei, ej, max_cells):
 K_CONT, K_VIRT, K_NEG = 0, 1, 2
 
 
+@numba.njit(**NJIT)
+def window_band(p_kind, p_mpa, p_mpn, mp_wcol, R, D, I, blo, bhi):
+    """Rows ``blo[w]..bhi[w]`` of window column ``w`` (``len(blo)`` columns) that a cell of
+    an optimal alignment ending at the window's end cell (row ``R``, its last column) can
+    take, ``D`` and ``I`` the most deletions and insertions its slack allows
+    (:func:`s2g.trace.gpu_program.band_rows` gives the argument); an empty band (``R + 1``,
+    ``-1``) where no walk leads to the end. The program's arrays are the window's own
+    (``mp_wcol`` from its first merge edge); ``p_kind == 0`` is a column continuing the
+    previous one in both program forms (:data:`K_CONT`, :data:`s2g.trace.gpu_walk.K_CONT`),
+    any other kind merges its ``p_mpn`` predecessors' last columns ``mp_wcol``."""
+    W = len(blo)
+    big = np.int64(1) << 40
+    dmin = np.full(W, big, np.int64)
+    lmax = np.full(W, np.int64(-1), np.int64)
+    if W > 0:
+        dmin[W - 1] = 0
+        lmax[W - 1] = 0
+    for w in range(W - 1, -1, -1):
+        if dmin[w] == big:
+            continue
+        if p_kind[w] == 0:
+            if w > 0:
+                dmin[w - 1] = min(dmin[w - 1], dmin[w] + 1)
+                lmax[w - 1] = max(lmax[w - 1], lmax[w] + 1)
+        else:
+            ma = p_mpa[w]
+            for x in range(p_mpn[w]):
+                q = mp_wcol[ma + x]
+                dmin[q] = min(dmin[q], dmin[w] + 1)
+                lmax[q] = max(lmax[q], lmax[w] + 1)
+    for w in range(W):
+        if dmin[w] == big:
+            blo[w] = R + 1
+            bhi[w] = -1
+        else:
+            blo[w] = max(np.int64(0), R - lmax[w] - I - 1)
+            bhi[w] = min(R, R - dmin[w] + D + 1)
+
+
 @numba.njit(inline="always", **NJIT)
 def _in_window(wn, p):
     """Index of node ``p`` in the ascending window nodes ``wn``, or -1."""

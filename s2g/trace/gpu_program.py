@@ -24,7 +24,7 @@ import numpy as np
 
 from .._numba import NJIT
 from .common import K_CONT as TB_CONT, K_VIRT as TB_VIRT
-from .common import lane_program, summarize, summary_arrays, window
+from .common import lane_program, summarize, summary_arrays, window, window_band
 from .gpu_walk import K_CONT, K_MERGE, K_VIRT
 
 #: W, merge columns with a list, list entries, slots, longest list, node-first columns with
@@ -123,40 +123,13 @@ def band_rows(coff, poff, rows, score, a, e, p_kind, p_mpa, p_mpn, mp_wcol, blo,
     choice it makes, is the same whether the cells outside are computed or taken as
     unreachable (the argument that makes the window exact); columns no walk to the end
     leaves get an empty band."""
-    big = np.int64(1) << 40
     for k in numba.prange(len(rows)):
         c0 = coff[k]
-        W = coff[k + 1] - c0
-        p0 = poff[k]
+        c1 = coff[k + 1]
         R = rows[k]
         slack = max(np.int64(0), a * R - score[k])
-        D = slack // max(e, 1)
-        I = slack // max(a + e, 1)
-        dmin = np.full(W, big, np.int64)
-        lmax = np.full(W, np.int64(-1), np.int64)
-        if W > 0:
-            dmin[W - 1] = 0
-            lmax[W - 1] = 0
-        for w in range(W - 1, -1, -1):
-            if dmin[w] == big:
-                continue
-            if p_kind[c0 + w] == K_CONT:
-                if w > 0:
-                    dmin[w - 1] = min(dmin[w - 1], dmin[w] + 1)
-                    lmax[w - 1] = max(lmax[w - 1], lmax[w] + 1)
-            else:
-                ma = p0 + p_mpa[c0 + w]
-                for x in range(p_mpn[c0 + w]):
-                    q = mp_wcol[ma + x]
-                    dmin[q] = min(dmin[q], dmin[w] + 1)
-                    lmax[q] = max(lmax[q], lmax[w] + 1)
-        for w in range(W):
-            if dmin[w] == big:
-                blo[c0 + w] = R + 1
-                bhi[c0 + w] = -1
-            else:
-                blo[c0 + w] = max(np.int64(0), R - lmax[w] - I - 1)
-                bhi[c0 + w] = min(R, R - dmin[w] + D + 1)
+        window_band(p_kind[c0:c1], p_mpa[c0:c1], p_mpn[c0:c1], mp_wcol[poff[k]:], R,
+                    slack // max(e, 1), slack // max(a + e, 1), blo[c0:c1], bhi[c0:c1])
 
 
 def _prog_arrays(coff, poff, empty=np.empty):
