@@ -27,12 +27,12 @@ above's live cells (a range of columns), plus whole rows near the top where a fr
 optimum a 10 kbp read computes a band of tens to hundreds of columns a row, not the
 window's ~10,000.
 
-A traceback would rerun it with ``T = S`` (the score is known), ``rec`` storing the
-direction bytes of the live cells only (and, at node-first columns that merge
-predecessors, which one won), and walk back as :func:`s2g.trace.scalar.traceback_read`:
-every cell of an optimal alignment is computed exactly, and so is every tied alternative
-at each of its cells (a tie is another optimal alignment), so the walk would be the same.
-The walk itself is not written yet.
+A traceback would rerun it with ``T = S`` (the score is known), storing the direction
+bytes of the live cells only (and, at node-first columns that merge predecessors, which one
+won), and walk back as :func:`s2g.trace.scalar.traceback_read`: every cell of an optimal
+alignment is computed exactly, and so is every tied alternative at each of its cells (a tie
+is another optimal alignment), so the walk would be the same. Neither is written (the
+scores alone lost to the striped kernel, above).
 
 Findings (2026-12-02, 2-core AMD EPYC VM, this module's ``main``):
 
@@ -59,7 +59,7 @@ import numba
 import numpy as np
 
 from s2g._numba import NJIT
-from s2g.dp import E_EXT, LOCAL
+from s2g.dp import LOCAL
 from s2g.scoring import NEG_INF
 from s2g.trace.common import tb_cell
 from s2g.seeded.windows import QGRAM, _bit, _qgram_set, _roll
@@ -154,22 +154,11 @@ def _layout(v0, v1, node_start, pred_ptr, pred_idx, lo, W):
 
 
 @numba.njit(**NJIT)
-def _grow(arr, need):
-    if need <= len(arr):
-        return arr
-    out = np.empty(max(need, 2 * len(arr)), arr.dtype)
-    out[:len(arr)] = arr
-    return out
-
-
-@numba.njit(**NJIT)
-def bounded_window(q, U, T, rows, v0, v1, graph, mode, sc, rec, cap):
+def bounded_window(q, U, T, rows, v0, v1, graph, mode, sc):
     """The bounded DP (module doc) of read ``q``'s rows ``0..rows`` in the window of
-    window-graph nodes ``v0..v1-1``, threshold ``T``. Returns (best, end_i, end_j, cells,
-    store): best over live cells as :func:`s2g.window.align_window` (NEG_INF, -1, -1:
-    none), cells computed, and with ``rec`` the stored directions ``store = (ok, rlo, rhi,
-    off, dirs, moff, mcount, dpm, epm, nodeof, kind, lo)`` (``ok`` False: more than
-    ``cap`` cells; then nothing is stored)."""
+    window-graph nodes ``v0..v1-1``, threshold ``T``. Returns (best, end_i, end_j, cells):
+    best over live cells as :func:`s2g.window.align_window` (NEG_INF, -1, -1: none), and
+    the cells computed."""
     base, node_start, pred_ptr, pred_idx = graph
     a, b, o, e = sc
     lo = node_start[v0]
@@ -189,19 +178,6 @@ def bounded_window(q, U, T, rows, v0, v1, graph, mode, sc, rec, cap):
         plo, phi, preach = W, -1, -1
     best, bi, bx = NEG, -1, -1
     cells = np.int64(W)
-    # traceback store
-    rlo = np.zeros(rows + 1, np.int64)
-    rhi = np.full(rows + 1, -1, np.int64)
-    off = np.zeros(rows + 2, np.int64)
-    moff = np.zeros(rows + 2, np.int64)
-    mcount = np.zeros(W + 1, np.int64)
-    if rec:
-        for x in range(W):
-            mcount[x + 1] = mcount[x] + (1 if kind[x] == 2 else 0)
-    dirs = np.empty(1024 if rec else 0, np.uint8)
-    dpm = np.empty(256 if rec else 0, np.int32)
-    epm = np.empty(256 if rec else 0, np.int32)
-    ok = True
     for i in range(1, rows + 1):
         thr = T - U[i]
         vh1 = np.int64(0) if (local or i == 1) else -(o + e * (i - 1))
@@ -215,18 +191,9 @@ def bounded_window(q, U, T, rows, v0, v1, graph, mode, sc, rec, cap):
             xs, reach = 0, W - 1
         elif phi < plo:
             plo, phi, preach = W, -1, -1
-            off[i + 1] = off[i]
-            moff[i + 1] = moff[i]
             continue
         else:
             xs, reach = plo, preach
-        if rec and ok:                            # room for the rest of the row
-            if off[i] + W - xs > cap:
-                ok = False
-            else:
-                dirs = _grow(dirs, off[i] + W - xs)
-                dpm = _grow(dpm, moff[i] + mcount[W] - mcount[xs])
-                epm = _grow(epm, moff[i] + mcount[W] - mcount[xs])
         clo, chi, nreach = W, -1, -1
         qb = q[i - 1]
         x = xs
@@ -240,15 +207,11 @@ def bounded_window(q, U, T, rows, v0, v1, graph, mode, sc, rec, cap):
                     ho = NEG - o - e
                     ex = NEG - e
                 ev = max(ho, ex)
-                px = ex > ho
-                dp = np.int32(-1)
-                ep = np.int32(-1)
             else:
                 v = nodeof[x]
                 diag = vh1
                 dp = np.int32(-1)
                 ev = ve
-                px = False
                 ep = np.int32(-1)
                 for k in range(pred_ptr[v], pred_ptr[v + 1]):
                     p = pred_idx[k]
@@ -266,12 +229,11 @@ def bounded_window(q, U, T, rows, v0, v1, graph, mode, sc, rec, cap):
                     ce = max(ho, ex)
                     if ce > ev or (ce == ev and ep == -1 and ce > NEG):
                         ev = ce
-                        px = ex > ho
                         ep = np.int32(p)
             inside = plo <= x <= phi
             hup = Hp[x] if inside else NEG
             fup = Fp[x] if inside else NEG
-            h, f, d = tb_cell(diag, ev, hup, fup, qb, base[lo + x], mode, a, b, o, e)
+            h, f, _ = tb_cell(diag, ev, hup, fup, qb, base[lo + x], mode, a, b, o, e)
             live = False
             if h >= thr:
                 live = True
@@ -300,18 +262,8 @@ def bounded_window(q, U, T, rows, v0, v1, graph, mode, sc, rec, cap):
                     reach = ms
                 if ms > nreach:
                     nreach = ms
-            if rec and ok:
-                dirs[off[i] + x - xs] = d | (E_EXT if px else 0)
-                if kind[x] == 2:
-                    mi = moff[i] + mcount[x] - mcount[xs]
-                    dpm[mi] = dp
-                    epm[mi] = ep
             x += 1
         cells += x - xs
-        rlo[i] = xs
-        rhi[i] = x - 1
-        off[i + 1] = off[i] + x - xs
-        moff[i + 1] = moff[i] + mcount[x] - mcount[xs]
         Hp, Hc = Hc, Hp
         Fp, Fc = Fc, Fp
         plo, phi = clo, chi
@@ -319,8 +271,7 @@ def bounded_window(q, U, T, rows, v0, v1, graph, mode, sc, rec, cap):
     if local and best <= 0:
         best, bi, bx = NEG, -1, -1
     ej = lo + bx if bx >= 0 else -1
-    return best, bi, ej, cells, (ok, rlo, rhi, off, dirs, moff, mcount, dpm, epm, nodeof,
-                                 kind, lo)
+    return best, bi, ej, cells
 
 
 @numba.njit(parallel=True, **NJIT)
@@ -332,8 +283,8 @@ def bounded_windows(tasks, thr, t_read, codes, offs, piece_at, graph, mode, sc, 
         t = tasks[x]
         r = t_read[t]
         q = codes[offs[r]:offs[r + 1]]
-        s, i, j, c, _ = bounded_window(q, U[u_at[x]:u_at[x + 1]], thr[x], len(q),
-                                       piece_at[t], piece_at[t + 1], graph, mode, sc, False, 0)
+        s, i, j, c = bounded_window(q, U[u_at[x]:u_at[x + 1]], thr[x], len(q),
+                                    piece_at[t], piece_at[t + 1], graph, mode, sc)
         score[x], end_i[x], end_j[x], cells[x] = s, i, j, c
 
 
