@@ -84,9 +84,10 @@ def _timings(args, aligner, st, dt, spent):
         print(f"s2g: long-window kernel: {gt['long_windows']:,} windows in "
               f"{gt['long_launches']} launches, {gt['long_cells']:,} cells, "
               f"{gt['long_kernel']:.2f} s, {gt['long_cells'] / max(gt['long_kernel'], 1e-9) / 1e9:.1f}"
-              " GCUPS" + (f"; of which scores only (seeded windows): {gt['long_score_windows']:,}"
-                          f" windows, {gt['long_score_cells']:,} cells, "
-                          f"{gt['long_score_kernel']:.2f} s" if gt["long_score_windows"] else ""),
+              " GCUPS" + (f"; of which scores only (seeded windows): "
+                          f"{gt['long_score_windows']:,} windows, "
+                          f"{gt['long_score_cells']:,} cells, {gt['long_score_kernel']:.2f} s"
+                          if gt["long_score_windows"] else ""),
               file=sys.stderr)
 
 

@@ -386,7 +386,8 @@ def _band_group(L, Lv, la, nmg, dims, bufs, rd, gl, prog, mode, sc, out, slack):
             ops = obuf[obo[l]:obo[l + 1]]
             cols = jbuf[obo[l]:obo[l + 1]]
             wc[l], ic[l], sw[l], nop[l], ncl[l], fin = lane_walk(
-                l, D[sh[l]:], blo, (wc[l], ic[l], sw[l], nop[l], ncl[l]), mode, (codes, offs[r]), base,
+                l, D[sh[l]:], blo, (wc[l], ic[l], sw[l], nop[l], ncl[l]), mode,
+                (codes, offs[r]), base,
                 (p_col[pw[l]:pe[l]], p_kind[pw[l]:pe[l]], p_mrank[pw[l]:pe[l]],
                  p_mpa[pw[l]:pe[l]], mp_wcol[pm[l]:me[l]]), (DC, EC, coff[l], Rb), (ops, cols))
             if fin:

@@ -41,8 +41,9 @@ def walk_body(n, mode, find, rows_a, score_a, coff, poff, doff, xoff, qoff, wjof
     """The second kernel of a launch: a window's end cell (``find``: the best of its rounds'
     best cells, V0's rule: the highest score, then the lowest column, then the lowest row;
     otherwise the host's end cell, whose H the long kernel left in ``out_best``) and the
-    walk back from it (none with ``find == 2``: a launch without codes) (:func:`s2g.trace.gpu_walk.walk`), thread 0 of block ``r``. A kernel
-    of its own: every round's codes, written by blocks on other SMs, are then visible."""
+    walk back from it (:func:`s2g.trace.gpu_walk.walk`; none with ``find == 2``, a launch
+    without codes), thread 0 of block ``r``. A kernel of its own: every round's codes,
+    written by blocks on other SMs, are then visible."""
     r = cuda.blockIdx.x
     if cuda.threadIdx.x != 0 or r >= n:
         return
