@@ -24,7 +24,7 @@ s2g: warning: 3 read(s) longer than --max-read-len 1000: seeded alignment used t
 s2g: 1000 reads, 1000 aligned, 0 without alignment; seeded (1.00 windows per read, 0 reads without a seed hit); 4.10 s (244 reads/s)
 s2g: seconds per stage: load graph (from GRAPH.s2gg) 0.14, index 0.74, align 2.09, traceback (GPU) 0.14, GAF text 0.08, write 0.00; wall 4.10 (aligning from 1.77 s to 3.86 s)
 s2g: seeded align stage, seconds: seeds+chains 0.68, windows 2.07, GPU sizes 0.07, GPU fill 0.15, GPU device 1.48, GPU kernel 1.33; first batch 2.09
-s2g: long-window kernel: 1,000 windows in 6 launches, 127,763,445,067 cells, 1.33 s, 95.8 GCUPS
+s2g: long-window kernel: 1,000 windows in 6 launches, 127,763,445,067 cells, 1.33 s, 95.8 GCUPS; of which scores only (seeded windows): 500 windows, 100,000,000,000 cells, 1.00 s
 """
 
 GPU_INDEX = "s2g: m.gfa.s2gi: 613,803 seeds (613,800 distinct) over 2,000,000 columns, 7.4 MB, 13.7 s\n"
@@ -58,6 +58,7 @@ def test_parse_gpu_seeded():
     assert t["stages"]["load graph"] == 0.14 and t["stages"]["index"] == 0.74
     assert t["seeded_stages"]["GPU kernel"] == 1.33 and t["seeded_stages"]["seeds+chains"] == 0.68
     assert t["first_batch_s"] == 2.09
+    assert t["long_window"]["windows"] == 1000 and t["long_window"]["gcups"] == 95.8
     assert t["long_window"]["cells"] == 127_763_445_067 and t["long_window"]["gcups"] == 95.8
     assert len(t["warnings"]) == 1 and t["warnings"][0].startswith("3 read(s) longer")
 
