@@ -79,6 +79,8 @@ KNOBS = (
          "reads of at least this many bases get corridor windows (reaches between chain "
          "waypoints, not the chain's whole span); 0: never"),
     Knob("corridor_waypoints", 64, int, "run", "most waypoints a chain of a corridor"),
+    Knob("corridor_merge_flanks", False, bool, "run",
+         "a later chain merging into a window brings its flank searches too (0: not)"),
     Knob("window_bounds", True, bool, "run",
          "long reads skip windows whose score bound cannot reach their best window's "
          "(results identical; 0: align every window)"),

@@ -277,18 +277,21 @@ def _merge(wn, wl, wh, a0, na, b0, nb, out):
 
 
 @numba.njit(**NJIT)
-def _corridor(m, q0, c0, q1, c1, way, n_way, max_del, gr, sc, nb):
+def _corridor(m, q0, c0, q1, c1, way, n_way, max_del, gr, sc, nb, flanks=True):
     """A long read's chain as a corridor: the flanks as in :func:`_read_windows_s` with
-    padding ``16 + flank / 8``, and between consecutive waypoints ``(qa, ca)``, ``(qb,
+    padding ``16 + flank / 8`` (``flanks`` False: padding only, as if the chain covered
+    the read), and between consecutive waypoints ``(qa, ca)``, ``(qb,
     cb)`` (gap ``g = qb - qa``) the columns within ``g + 1 + 16 + g / 8 + x`` bases
     downstream of ``ca`` and upstream of ``cb`` (``x``: a deletion the shortest walk
     between them has, at most ``max_del``). Appends pieces to the scratch's buffer from
     ``nb``; returns (heap, bn, bl, bh, nb)."""
     node_start, pred_ptr, pred_idx, succ_ptr, succ_idx = gr
     stamp, slot, sd, ep, heap, bn, bl, bh = sc[:8]
-    heap, bn, bl, bh, nb = _reach(c0, q0 + 1 + 16 + (q0 + 1) // 8, node_start, pred_ptr,
+    fq0 = q0 if flanks else np.int64(0)
+    fq1 = m - q1 if flanks else np.int64(0)
+    heap, bn, bl, bh, nb = _reach(c0, fq0 + 1 + 16 + (fq0 + 1) // 8, node_start, pred_ptr,
                                   pred_idx, False, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
-    heap, bn, bl, bh, nb = _reach(c1, m - q1 + 16 + (m - q1) // 8, node_start, succ_ptr,
+    heap, bn, bl, bh, nb = _reach(c1, fq1 + 16 + fq1 // 8, node_start, succ_ptr,
                                   succ_idx, True, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
     for w in range(n_way - 1):
         qa, ca, qb, cb = way[w, 0], way[w, 1], way[w + 1, 0], way[w + 1, 1]
@@ -329,7 +332,8 @@ def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, 
     anew after the others (the buffer is reused from the start by the next read). No
     list of arrays: numba 0.68.1's ``list.pop(i)`` (i not the last) on one corrupts the
     heap (a window absorbing a later one did it: aborts on LPA and cactus 1-5 kbp reads).
-    ``wp`` = (waypoints, counts) of the read's chains (:func:`s2g.seeded.chains.batch_chains`):
+    ``wp`` = (waypoints, counts, merge_flanks) of the read's chains
+    (:func:`s2g.seeded.chains.batch_chains`; ``merge_flanks``: knob ``corridor_merge_flanks``):
     a chain with two or more is a corridor instead (:func:`_corridor`: long reads)."""
     node_start, pred_ptr, pred_idx, succ_ptr, succ_idx = gr
     p_node, p_lo, p_hi = out
@@ -357,61 +361,69 @@ def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, 
                                    succ_ptr, succ_idx, stamp, sd, ep, heap)
             if s01 > q1 - q0 + 1:
                 x = s01 - (q1 - q0 + 1)
-        # each search's pieces of a node share an end (tails upstream, heads downstream),
-        # so a hull is exact within one search; across searches they are kept apart
-        nb = 0
-        if wp[1][c] >= 2:
-            heap, bn, bl, bh, nb = _corridor(m, q0, c0, q1, c1, wp[0][c], wp[1][c], max_del,
-                                             gr, (stamp, slot, sd, ep, heap, bn, bl, bh), nb)
-        else:
-            heap, bn, bl, bh, nb = _reach(c0, q0 + 1 + pad, node_start, pred_ptr, pred_idx,
-                                          False, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
-            heap, bn, bl, bh, nb = _reach(c1, q1 + 1 + pad + x, node_start, pred_ptr,
-                                          pred_idx, False, stamp, slot, sd, ep, heap, bn, bl,
-                                          bh, nb)
-            heap, bn, bl, bh, nb = _reach(c0, m - q0 + pad + x, node_start, succ_ptr,
-                                          succ_idx, True, stamp, slot, sd, ep, heap, bn, bl,
-                                          bh, nb)
-            heap, bn, bl, bh, nb = _reach(c1, m - q1 + pad, node_start, succ_ptr, succ_idx,
-                                          True, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
-        # the chain's pieces, (node, lo) ascending, into the window buffer: sort keys
-        # node << 32 | piece (in the heap's array, free between searches), then a node's
-        # few pieces (one per search) by lo (np.argsort of node << 31 | lo instead: DRB1
-        # window pass 0.31 s, not 0.24 s, 20,000 reads, one thread)
-        heap = _grown(heap, nb)
-        for t in range(nb):
-            heap[t] = (bn[t] << _NODE_BITS) | t
-        heap[:nb].sort()
-        wn, wl, wh = _grown(wn, top + nb), _grown(wl, top + nb), _grown(wh, top + nb)
-        k = top
-        t = 0
-        while t < nb:
-            v = heap[t] >> _NODE_BITS
-            u = t + 1
-            while u < nb and heap[u] >> _NODE_BITS == v:
-                u += 1
-            for a in range(t + 1, u):
-                z = heap[a]
-                b = a - 1
-                while b >= t and bl[heap[b] & _NODE_MASK] > bl[z & _NODE_MASK]:
-                    heap[b + 1] = heap[b]
-                    b -= 1
-                heap[b + 1] = z
-            for a in range(t, u):
-                z = heap[a] & _NODE_MASK
-                if a > t and bl[z] <= wh[k - 1] + 1:
-                    wh[k - 1] = max(wh[k - 1], bh[z])
-                else:
-                    wn[k], wl[k], wh[k] = v, bl[z], bh[z]
-                    k += 1
-            t = u
-        c_at, cn = top, k - top
-        top = k
-        into = -1
-        for y in range(nw):
-            if _shares_node(wn, w_at[y], w_n[y], c_at, cn):
-                into = y
+        # a later chain's corridor first without its flank searches (the read's ends
+        # beyond its anchors): merged into a window it adds only that (a partial chain's
+        # flank reached every branch within kbp of it: most of the width of long reads'
+        # lead windows on MHC, session 30); a window of its own is made again with them
+        for attempt in range(2):
+            fl = not (attempt == 0 and c > 0 and wp[1][c] >= 2 and not wp[2])
+            # each search's pieces of a node share an end (tails upstream, heads downstream),
+            # so a hull is exact within one search; across searches they are kept apart
+            nb = 0
+            if wp[1][c] >= 2:
+                heap, bn, bl, bh, nb = _corridor(m, q0, c0, q1, c1, wp[0][c], wp[1][c], max_del,
+                                                 gr, (stamp, slot, sd, ep, heap, bn, bl, bh), nb, fl)
+            else:
+                heap, bn, bl, bh, nb = _reach(c0, q0 + 1 + pad, node_start, pred_ptr, pred_idx,
+                                              False, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
+                heap, bn, bl, bh, nb = _reach(c1, q1 + 1 + pad + x, node_start, pred_ptr,
+                                              pred_idx, False, stamp, slot, sd, ep, heap, bn, bl,
+                                              bh, nb)
+                heap, bn, bl, bh, nb = _reach(c0, m - q0 + pad + x, node_start, succ_ptr,
+                                              succ_idx, True, stamp, slot, sd, ep, heap, bn, bl,
+                                              bh, nb)
+                heap, bn, bl, bh, nb = _reach(c1, m - q1 + pad, node_start, succ_ptr, succ_idx,
+                                              True, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
+            # the chain's pieces, (node, lo) ascending, into the window buffer: sort keys
+            # node << 32 | piece (in the heap's array, free between searches), then a node's
+            # few pieces (one per search) by lo (np.argsort of node << 31 | lo instead: DRB1
+            # window pass 0.31 s, not 0.24 s, 20,000 reads, one thread)
+            heap = _grown(heap, nb)
+            for t in range(nb):
+                heap[t] = (bn[t] << _NODE_BITS) | t
+            heap[:nb].sort()
+            wn, wl, wh = _grown(wn, top + nb), _grown(wl, top + nb), _grown(wh, top + nb)
+            k = top
+            t = 0
+            while t < nb:
+                v = heap[t] >> _NODE_BITS
+                u = t + 1
+                while u < nb and heap[u] >> _NODE_BITS == v:
+                    u += 1
+                for a in range(t + 1, u):
+                    z = heap[a]
+                    b = a - 1
+                    while b >= t and bl[heap[b] & _NODE_MASK] > bl[z & _NODE_MASK]:
+                        heap[b + 1] = heap[b]
+                        b -= 1
+                    heap[b + 1] = z
+                for a in range(t, u):
+                    z = heap[a] & _NODE_MASK
+                    if a > t and bl[z] <= wh[k - 1] + 1:
+                        wh[k - 1] = max(wh[k - 1], bh[z])
+                    else:
+                        wn[k], wl[k], wh[k] = v, bl[z], bh[z]
+                        k += 1
+                t = u
+            c_at, cn = top, k - top
+            into = -1
+            for y in range(nw):
+                if _shares_node(wn, w_at[y], w_n[y], c_at, cn):
+                    into = y
+                    break
+            if fl or into >= 0:
                 break
+        top = k
         if into < 0:
             w_at[nw], w_n[nw] = c_at, cn
             info[nw, 0] = ch[c, 4]
@@ -465,7 +477,7 @@ def read_windows(m, ch, nch, max_cand, max_del, node_start, pred_ptr, pred_idx, 
     """:func:`_read_windows_s` with scratch of its own: (windows, pieces)."""
     sc = _scratch(len(node_start) - 1, 64)
     cut = np.zeros(1, np.float64)
-    wp = (np.zeros((len(ch), 0, 2), np.int64), np.zeros(len(ch), np.int64))
+    wp = (np.zeros((len(ch), 0, 2), np.int64), np.zeros(len(ch), np.int64), True)
     nw, p, sc = _read_windows_s(m, ch, nch, max_cand, max_del,
                                 (node_start, pred_ptr, pred_idx, succ_ptr, succ_idx), cap, p0,
                                 (p_node, p_lo, p_hi), info, cut, sc, wp)
@@ -489,7 +501,8 @@ def batch_windows(offs, ch, nch, max_cand, del_per_base, gr, fill, p_at, pieces,
     KEEP_PIECES) where they fit, pass 2 writes them from ``p_at[r]`` into ``pieces`` =
     (p_node, p_lo, p_hi) (searching again only for reads with more). ``n_work`` workers,
     each with its scratch (made when it first searches), take every ``n_work``-th read.
-    ``wp`` = (waypoints, counts) of every read's chains (:func:`s2g.seeded.chains.batch_chains`)."""
+    ``wp`` = (waypoints, counts, merge_flanks) of every read's chains
+    (:func:`s2g.seeded.chains.batch_chains`)."""
     node_start = gr[0]
     p_node, p_lo, p_hi = pieces
     big = np.int64(1) << 62
@@ -513,14 +526,14 @@ def batch_windows(offs, ch, nch, max_cand, del_per_base, gr, fill, p_at, pieces,
                 nw, npc, sc = _read_windows_s(m, ch[r], nch[r], max_cand,
                                               np.int64(del_per_base * m), gr, keep.shape[2], 0,
                                               (keep[0, r], keep[1, r], keep[2, r]), info[r],
-                                              cut[r:r + 1], sc, (wp[0][r], wp[1][r]))
+                                              cut[r:r + 1], sc, (wp[0][r], wp[1][r], wp[2]))
                 nwin[r] = nw
                 p_at[r + 1] = npc
             else:
                 nw, npc, sc = _read_windows_s(m, ch[r], nch[r], max_cand,
                                               np.int64(del_per_base * m), gr, big, p_at[r],
                                               pieces, info[r], cut[r:r + 1], sc,
-                                              (wp[0][r], wp[1][r]))
+                                              (wp[0][r], wp[1][r], wp[2]))
 
 
 class Windows:
