@@ -372,7 +372,8 @@ def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, 
             nb = 0
             if wp[1][c] >= 2:
                 heap, bn, bl, bh, nb = _corridor(m, q0, c0, q1, c1, wp[0][c], wp[1][c], max_del,
-                                                 gr, (stamp, slot, sd, ep, heap, bn, bl, bh), nb, fl)
+                                                 gr, (stamp, slot, sd, ep, heap, bn, bl, bh), nb,
+                                                 fl)
             else:
                 heap, bn, bl, bh, nb = _reach(c0, q0 + 1 + pad, node_start, pred_ptr, pred_idx,
                                               False, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
