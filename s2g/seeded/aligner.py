@@ -147,13 +147,14 @@ class SeededAligner:
         n_work = max(1, min(numba.get_num_threads(), n,
                             SCRATCH_BYTES // (SCRATCH_NODE_BYTES * max(g.n_nodes, 1))))
         cut = np.zeros(n, np.float64)
+        wp = (way, nway, bool(settings().corridor_merge_flanks))
         batch_windows(*args, False, p_at, (e32, e32, e32), info, nwin, cut, keep, n_work,
-                      (way, nway, bool(settings().corridor_merge_flanks)))
+                      wp)
         np.cumsum(p_at, out=p_at)
         npc = int(p_at[-1])
         p_node, p_lo, p_hi = (np.empty(npc, np.int32) for _ in range(3))
         batch_windows(*args, True, p_at, (p_node, p_lo, p_hi), info, nwin, cut, keep, n_work,
-                      (way, nway, bool(settings().corridor_merge_flanks)))
+                      wp)
         sel = np.arange(self.max_cand)[None, :] < nwin[:, None]
         piece_at = np.zeros(int(nwin.sum()) + 1, np.int64)
         np.cumsum(info[:, :, 2][sel].astype(np.int64), out=piece_at[1:])

@@ -209,16 +209,18 @@ def device_bytes(sz, rows, L, T, layout=None, store=True):
     G = -(-n_strips(rows) // int(T))
     hand = 12 * (G - 1) * ((W + 31) // 32 * 32)
     if not store:
-        return W * 20 + nmp * 8 + G * (nsl * (S * T * 8) + 24 * T + 40) + hand + 64
-    if layout is None:
-        kept = W * code_stride(rows) + nm * R1 * 4
+        kept = walks = 0
     else:
-        kept = 4 * layout[0] + 4 * layout[1] + 16 * W
-        if round_t() and int(T) == memory_threads(1):
-            hand = 12 * layout[2]               # the rounds' own ranges (handoff_columns)
+        walks = (rows + L + 2) + 4 * (L + 1)
+        if layout is None:
+            kept = W * code_stride(rows) + nm * R1 * 4
+        else:
+            kept = 4 * layout[0] + 4 * layout[1] + 16 * W
+            if round_t() and int(T) == memory_threads(1):
+                hand = 12 * layout[2]           # the rounds' own ranges (handoff_columns)
     return (W * 20 + nmp * 8 + kept
             + G * (nsl * (S * T * 8) + 24 * T + 40) + hand
-            + (rows + L + 2) + 4 * (L + 1) + 64)
+            + walks + 64)
 
 
 def window_bytes(sz, rows, L, layout=None, store=True):
