@@ -288,7 +288,7 @@ def _band_group(L, Lv, la, nmg, dims, bufs, rd, gl, prog, mode, sc, out, slack):
                 e0 = pm[l] + p_mpa[w]
                 lane_merge(l, Rl, virt, p_mpn[w], mp_slot[e0:e0 + p_mpn[w]], (SHb, SXb),
                            (VHb, VXb), neg, PH, PX, fdc, fec, (th, tx), mode == LOCAL,
-                           mp_wcol[e0:e0 + p_mpn[w]], clo[b] - sh[l])
+                           (mp_wcol[e0:e0 + p_mpn[w]], clo[b] - sh[l]))
             if b + 1 < nck:
                 ck_column(Q, blo, bhi, Lv, G, PH, PX, H, X, (hup, fp), (ckH[k, b], ckF[k, b]),
                           mode, ls, (ckH[k, b + 1], ckF[k, b + 1]))
@@ -364,7 +364,7 @@ def _band_group(L, Lv, la, nmg, dims, bufs, rd, gl, prog, mode, sc, out, slack):
                 e0 = pm[l] + p_mpa[w]
                 lane_merge(l, Rl, virt, p_mpn[w], mp_slot[e0:e0 + p_mpn[w]], (SHb, SXb),
                            (VHb, VXb), neg, PH, PX, DC[c0:c0 + Rl], EC[c0:c0 + Rl], (th, tx),
-                           mode == LOCAL, mp_wcol[e0:e0 + p_mpn[w]], clo[b] - sh[l])
+                           mode == LOCAL, (mp_wcol[e0:e0 + p_mpn[w]], clo[b] - sh[l]))
             tb_column(Q, blo, bhi, Lv, G, PH, PX, H, X, D[k], (hup, fp), (ckH[k, b], ckF[k, b]),
                       mode, ls)
             for l in range(L):

@@ -147,7 +147,7 @@ def ck_column(Q, lo, hi, L, G, PH, PX, H, X, row, top, mode, ls, nxt):
 
 
 @numba.njit(inline="always", **NJIT)
-def lane_merge(l, Rl, virt, n, ent, slots, vcol, neg, PH, PX, dc, ec, tmp, local, wcol, cut):
+def lane_merge(l, Rl, virt, n, ent, slots, vcol, neg, PH, PX, dc, ec, tmp, local, skip):
     """Lane ``l``'s merge at a node-first column, rows ``0..Rl-1``: from the virtual
     column (``virt``; ``vcol = (VH, VX)``) or unreachable, then the ``n`` in-window
     predecessors whose last columns are in the lane's slots ``ent[0..n-1]`` (ascending node
@@ -158,14 +158,15 @@ def lane_merge(l, Rl, virt, n, ent, slots, vcol, neg, PH, PX, dc, ec, tmp, local
     down the rows; the result is scattered into the lane's column of ``PH``/``PX``.
     ``local``: the first predecessor replaces the virtual column outright (local H >= 0
     and X >= -o-e, the virtual column's values, and a real predecessor wins ties), which
-    saves one pass. ``tmp = (th, tx)``: scratch. Predecessors whose last window column
-    ``wcol[t]`` is before ``cut`` are unreachable (not computed in this row band,
+    saves one pass. ``tmp = (th, tx)``: scratch. ``skip = (wcol, cut)``: predecessors whose
+    last window column ``wcol[t]`` is before ``cut`` are unreachable (not computed in this row band,
     :func:`s2g.trace.bands._band_group`'s slack band; their slots hold other rows): left
     out of the fold, their list positions kept.
     """
     SH, SX = slots
     VH, VX = vcol
     th, tx = tmp
+    wcol, cut = skip
     t0 = 0
     while t0 < n and wcol[t0] < cut:
         t0 += 1
@@ -291,7 +292,7 @@ def _asm_probe(Q, M, L, G, cols, D, row, mode, ls, merge, nxt):
     PH, PX, H, X = cols
     a, mb, oe, e, floor, slim, neg, z = ls
     slots, vcol, ent, DC, EC, tmp = merge
-    lane_merge(0, M + 1, True, 2, ent, slots, vcol, neg, PH, PX, DC, EC, tmp, False, ent, 0)
+    lane_merge(0, M + 1, True, 2, ent, slots, vcol, neg, PH, PX, DC, EC, tmp, False, (ent, 0))
     tb_column(Q, 0, M, L, G, PH, PX, H, X, D, row, row, mode, ls)
     ck_column(Q, 0, M, L, G, PH, PX, H, X, row, row, mode, ls, nxt)
 

@@ -424,7 +424,7 @@ def _lane_worker(t, n_threads, order, batch, lanes, rd, gl, mode, sc, lim, out):
                     e0 = pm[l] + p_mpa[w]
                     lane_merge(l, Rl, virt, p_mpn[w], mp_slot[e0:e0 + p_mpn[w]], (SH, SX),
                                (VH, VX), neg, PH, PX, DC[c0:c0 + Rl], EC[c0:c0 + Rl], (th, tx),
-                               mode == LOCAL, mp_wcol[e0:e0 + p_mpn[w]], 0)
+                               mode == LOCAL, (mp_wcol[e0:e0 + p_mpn[w]], 0))
                 tb_column(Q, 0, M, L, G, PH, PX, H, X, D[k], (hup, fp), (hup, fp), mode, ls)
                 for l in range(L):
                     if k >= wl[l]:
