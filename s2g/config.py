@@ -97,6 +97,9 @@ KNOBS = (
     Knob("gpu_window_fast", True, bool, "run",
          "seeded windows of short reads on the fast kernel (else: the traceback kernel's "
          "find mode for every window)"),
+    Knob("gpu_window_tables", True, bool, "run",
+         "the fast kernel's window tables made on the GPU from per-node data and bases "
+         "(else: on the host, uploaded)"),
     Knob("gpu_window_long_cells", 1 << 40, int, "run",
          "largest seeded window (cells) for the long-window kernel (and one launch's memory)"),
     Knob("gpu_tb_chunk_bytes", 1 << 30, int, "run", "device bytes for one chunk of reads"),

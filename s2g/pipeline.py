@@ -25,8 +25,9 @@ from concurrent.futures import ThreadPoolExecutor
 _DONE = object()
 
 
-def prefetch(iterable, depth: int = 2):
-    """Iterate ``iterable`` in a background thread, ``depth`` items ahead; errors re-raised here."""
+def prefetch(iterable, depth: int = 2, name: str = "s2g-reader"):
+    """Iterate ``iterable`` in a background thread (``name``), ``depth`` items ahead; errors
+    re-raised here."""
     q: queue.Queue = queue.Queue(maxsize=max(1, depth))
     stop = threading.Event()
 
@@ -45,7 +46,7 @@ def prefetch(iterable, depth: int = 2):
         except BaseException as exc:  # handed to the consumer, which raises it
             q.put((False, exc))
 
-    t = threading.Thread(target=run, name="s2g-reader", daemon=True)
+    t = threading.Thread(target=run, name=name, daemon=True)
     t.start()
     try:
         while True:

@@ -235,12 +235,20 @@ def _dispatchers(task):
         # every seeded 10 kbp run on the GPU machine starting a 3 s task, session 30)
         long_reads = 0 < settings().striped_min_len <= int(task["read_len"])
         ds = [index.collect_syncmers, index.bucket_starts, seeded.batch_chains,
-              seeded.batch_windows, seeded.pick, window.wg_count, window.wg_paths,
-              striped._align_windows if long_reads else simd.run_lockstep]
-        if task["gpu"]:
-            from .trace import gpu_program
-            ds += [gpu_program.sizes, gpu_program.summarize_sel]
-        return ds
+              seeded.batch_windows, seeded.pick, window.wg_count, window.wg_paths]
+        if not task["gpu"]:
+            return ds + [striped._align_windows if long_reads else simd.run_lockstep]
+        # on a GPU the tiny run's windows take the GPU: short reads' on the `fast` kernel's
+        # window form (its host tables), never a CPU window kernel (probing simd's kept
+        # every warm 150 bp GPU run waiting 4 s on a task, H200, session 31)
+        from .trace import gpu_program
+        from .variants.fast import tables as fast_tables
+        from .variants.fast import windows as fast_windows
+        if settings().gpu_window_fast and int(task["read_len"]) <= fast_windows.MAX_ROWS:
+            # scored without walks (summarize_sel never runs), traced from their end cells
+            return ds + [gpu_program.sizes, fast_tables.window_merge_counts
+                         if settings().gpu_window_tables else fast_windows._tables_fill]
+        return ds + [gpu_program.sizes, gpu_program.summarize_sel]
     raise ValueError(f"unknown warm-up task {task!r}")
 
 

@@ -6,7 +6,8 @@ graphs (one or both strands, tiny or longer nodes), simulated reads with errors 
 20-60 bases and one of 200-260 (the 32-lane launch), a read too long for one strip (not
 run: NEG_INF, ``done`` False), a random read and an empty one, random scoring, local and
 semiglobal. The tasks are the seeded windows of every read plus random (read, window)
-pairs, so the groups of a warp hold windows of different widths and reads.
+pairs, so the groups of a warp hold windows of different widths and reads. The column
+tables made on the GPU (wtables_gpu) are checked word for word against the host's.
 Usage: python tests/fast_windows_cudasim_check.py [n_cases] -> prints "OK <cases> <windows>".
 """
 import os
@@ -27,8 +28,24 @@ from s2g.reads import ReadBatch  # noqa: E402
 from s2g.scoring import NEG_INF, Mode, Scoring  # noqa: E402
 from s2g.seeded import SeededAligner  # noqa: E402
 from s2g.simulate import sample_reads, snp_graph  # noqa: E402
+from s2g.variants import _devpool  # noqa: E402
 from s2g.variants.fast import windows as fw  # noqa: E402
+from s2g.variants.fast.wtables_gpu import device_tables  # noqa: E402
 from s2g.window import align_windows_ref  # noqa: E402
+
+
+def check_device_tables(wg, seed):
+    """The tables made on the GPU (wtables_gpu.device_tables) == the host's, word for word."""
+    for prmt in (False, True):
+        want = fw.window_tables(wg.graph, wg.piece_at, prmt)
+        got = device_tables(_devpool.pool(), wg.graph, wg.piece_at, prmt, tag="check")
+        assert want[5] == got[5], f"seed {seed}: slots {want[5]} != {got[5]}"
+        for name, x, y in zip(("colinfo", "colsub", "mword", "mptr", "mslot"), want, got):
+            y = y.copy_to_host()
+            if not np.array_equal(x, y):
+                bad = np.nonzero(x != y)[0] if len(x) == len(y) else [len(x), len(y)]
+                raise AssertionError(f"seed {seed} prmt {prmt} {name}: first differences at "
+                                     f"{list(bad[:5])}")
 
 
 def main():
@@ -58,6 +75,7 @@ def main():
                 nt = wg.n_tasks
                 if nt == 0:
                     continue
+                check_device_tables(wg, seed)
                 # every read in its windows, then random (read, window) pairs
                 extra = int(rng.integers(nt, 3 * nt + 1))
                 w = np.concatenate([np.arange(nt), rng.integers(0, nt, extra)])

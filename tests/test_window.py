@@ -412,3 +412,18 @@ def test_window_graph_tables_on_random_pieces(case, data):
     has_succ = np.zeros(w.n_nodes, np.bool_)
     has_succ[w.pred_idx] = True
     assert np.array_equal(w.node_start, ws) and np.array_equal(w.is_sink, ~has_succ)
+
+
+def test_window_tables_kernel_compiles_to_sm90():
+    """The kernel that makes the window form's column tables on the GPU
+    (s2g.variants.fast.wtables_gpu), compiled to sm_90 PTX with its real signature (the
+    CUDA simulator, which checks its words against the host's, checks no types)."""
+    cuda = pytest.importorskip("numba.cuda", reason="numba-cuda is not installed")
+    from s2g.variants.fast import wtables_gpu
+    try:
+        ptx = cuda.compile_ptx(wtables_gpu.fill_body, wtables_gpu.SIGNATURE, cc=(9, 0))[0]
+    except Exception as exc:  # no NVVM: the toolchain is a test dependency (pyproject)
+        pytest.skip(f"compile_ptx unavailable: {type(exc).__name__}: {exc}")
+    assert ".target sm_90" in ptx
+    assert "st.global.u32" in ptx or "st.global.b32" in ptx
+    assert "ld.local" not in ptx and "st.local" not in ptx

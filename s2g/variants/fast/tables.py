@@ -285,3 +285,22 @@ def column_ranges(graph, n_rng: int) -> np.ndarray:
         lo.append(int(cand[x]))
         k += x + 1
     return np.asarray(lo + [N], np.int32)
+
+
+@numba.njit(parallel=True, **NJIT)
+def window_merge_counts(piece_at, ptr, idx, cnt):
+    """Per node its merge-list length (``cnt``): a source 1 (the virtual slot), a merge
+    its predecessors but v - 1 (which the registers keep), window by window (a window
+    graph whose window ``t`` owns nodes ``piece_at[t]:piece_at[t + 1]``; the window
+    form's tables, :mod:`.windows` on the host and :mod:`.wtables_gpu` on the GPU)."""
+    for t in numba.prange(len(piece_at) - 1):
+        for v in range(piece_at[t], piece_at[t + 1]):
+            pa, pb = ptr[v], ptr[v + 1]
+            if pb == pa:
+                cnt[v] = 1
+            elif not (pb - pa == 1 and idx[pa] == v - 1):
+                c = 0
+                for k in range(pa, pb):
+                    if idx[k] != v - 1:
+                        c += 1
+                cnt[v] = c

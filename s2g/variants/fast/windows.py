@@ -25,6 +25,7 @@ import numba
 import numpy as np
 
 from ..._numba import NJIT
+from ...config import settings
 from ...scoring import NEG_INF
 from .. import _devpool
 from .constants import (CI_KEEP, CI_MERGE, CI_SINK, CI_SLOT_SHIFT, CI_VIRT, GRAPH_N,
@@ -32,7 +33,7 @@ from .constants import (CI_KEEP, CI_MERGE, CI_SINK, CI_SLOT_SHIFT, CI_VIRT, GRAP
 from .geometry import (BLOCK, K_CHOICES, LONG_G, MAX_K, SHORT_G, _resident_groups, prmt_scores,
                        shared_slots)
 from .kernel import get_kernel, shared_exchange, sim
-from .tables import kernel_constants
+from .tables import kernel_constants, window_merge_counts
 
 #: longest read (rows) a window of which runs here: one strip of LONG_G x MAX_K rows
 MAX_ROWS = LONG_G * MAX_K
@@ -59,7 +60,8 @@ def window_tables(wgraph, piece_at, prmt_sub=True):
     the slots a lane needs (keep-merge liveness slots + the virtual one, last). What
     :func:`.tables.column_tables` and :func:`.tables.column_sub` make of a graph (local
     and semiglobal), built window by window in parallel (:func:`s2g.window.window_liveness`,
-    :func:`_tables_count`, :func:`_tables_fill`)."""
+    :func:`.tables.window_merge_counts`, :func:`_tables_fill`); :func:`run` makes them on the GPU
+    (:mod:`.wtables_gpu`) unless the ``gpu_window_tables`` knob is off."""
     ns = np.asarray(wgraph.node_start, np.int64)
     ptr = np.asarray(wgraph.pred_ptr, np.int64)
     idx = np.asarray(wgraph.pred_idx, np.int64)
@@ -69,7 +71,7 @@ def window_tables(wgraph, piece_at, prmt_sub=True):
     slot, nsl = window_liveness(piece_at, ptr, idx, True)
     nsl = int(nsl)
     cnt = np.zeros(n + 1, np.int64)
-    _tables_count(piece_at, ptr, idx, cnt)
+    window_merge_counts(piece_at, ptr, idx, cnt)
     off = np.zeros(n + 1, np.int64)
     np.cumsum(cnt[:n], out=off[1:])
     N = int(ns[n])
@@ -81,23 +83,6 @@ def window_tables(wgraph, piece_at, prmt_sub=True):
     _tables_fill(piece_at, ns, ptr, idx, np.asarray(wgraph.base), np.asarray(wgraph.is_sink),
                  slot, off, nsl, bool(prmt_sub), ci, sub, mw, mp, ms)
     return ci, sub, mw, mp, ms, nsl + 1
-
-
-@numba.njit(parallel=True, **NJIT)
-def _tables_count(piece_at, ptr, idx, cnt):
-    """Per node its merge-list length (``cnt``): a source 1 (the virtual slot), a merge
-    its predecessors but v - 1 (which the registers keep), window by window."""
-    for t in numba.prange(len(piece_at) - 1):
-        for v in range(piece_at[t], piece_at[t + 1]):
-            pa, pb = ptr[v], ptr[v + 1]
-            if pb == pa:
-                cnt[v] = 1
-            elif not (pb - pa == 1 and idx[pa] == v - 1):
-                c = 0
-                for k in range(pa, pb):
-                    if idx[k] != v - 1:
-                        c += 1
-                cnt[v] = c
 
 
 @numba.njit(parallel=True, **NJIT)
@@ -176,15 +161,21 @@ def run(wgraph, piece_at, codes, offsets, t_read, t_lo, t_hi, scoring, mode):
     a, b, o, e = scoring.as_tuple()
     prmt_sub = prmt_scores(a, b, o, e)
     t0 = time.perf_counter()
-    ci, csub, mw, mp, ms, n_slots = window_tables(wgraph, piece_at, prmt_sub)
-    PROFILE["tables"] += time.perf_counter() - t0
-    t0 = time.perf_counter()
     dp = _devpool.pool()
-    d_ci = dp.put("fastw.colinfo", ci)
-    d_sub = dp.put("fastw.colsub", csub)
-    d_mw = dp.put("fastw.mword", mw)
-    d_mp = dp.put("fastw.mptr", mp)
-    d_ms = dp.put("fastw.mslot", ms)
+    if settings().gpu_window_tables:       # made on the GPU (uploads: 1 byte a column)
+        from .wtables_gpu import device_tables
+        d_ci, d_sub, d_mw, d_mp, d_ms, n_slots = device_tables(dp, wgraph, piece_at, prmt_sub)
+        PROFILE["tables"] += time.perf_counter() - t0
+        t0 = time.perf_counter()
+    else:
+        ci, csub, mw, mp, ms, n_slots = window_tables(wgraph, piece_at, prmt_sub)
+        PROFILE["tables"] += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        d_ci = dp.put("fastw.colinfo", ci)
+        d_sub = dp.put("fastw.colsub", csub)
+        d_mw = dp.put("fastw.mword", mw)
+        d_mp = dp.put("fastw.mptr", mp)
+        d_ms = dp.put("fastw.mslot", ms)
     d_codes = dp.put("fastw.codes", codes if len(codes) else np.zeros(1, np.uint8))
     d_off = dp.put("fastw.off", offsets[:-1][t_read])        # per window: its read's codes
     d_len = dp.put("fastw.len", lens.astype(np.int32))

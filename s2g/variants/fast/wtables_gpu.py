@@ -1,0 +1,142 @@
+"""The window form's column tables made on the GPU (issue #42).
+
+:func:`s2g.variants.fast.windows.window_tables` makes five int32 words a window column
+(colinfo, colsub, mword, mptr; mslot per merge predecessor) on the host, and uploading
+them was most of the window stage: 1,000,000 150 bp reads on the MHC graph have 4.5e8
+window columns, 7.2 GB of tables, 1.2-1.4 s of uploads at the ~6 GB/s this H200 host
+moves (page-locked or not) beside 0.6-1.0 s of building them on 16 vCPUs, for a kernel
+of 0.07 s (session 31). Here the host keeps what is per window node (liveness slots and
+merge-list offsets: a window has a few nodes, most of them thousands of bases long on
+MHC) and uploads those with the window graph's bases (1 byte a column); one thread a
+column then writes the tables, the same words as the host's (tests: the CUDA simulator
+against :func:`window_tables` on random window graphs).
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import cuda
+
+from .constants import (CI_KEEP, CI_MERGE, CI_SINK, CI_SLOT_SHIFT, CI_VIRT, GRAPH_N,
+                        PACKED_PREDS, SLOT_BITS, SLOT_MASK)
+from .tables import window_merge_counts
+
+#: threads a block of the table kernel (:func:`fill_body`)
+BLOCK = 256
+
+
+def fill_body(ns, n, ptr, idx, base, is_sink, slot, off, vslot, prmt_sub, ci, sub, mw, mp,
+              ms, n_cols):
+    """Column ``c`` of every thread's grid-stride loop: its node ``v`` (binary search of
+    ``ns``, the window graph's node starts: the last ``v`` with ``ns[v] <= c``), then the
+    words :func:`s2g.variants.fast.windows._tables_fill` writes for it; a node's first
+    column also writes its merge list (``ms``), its last the sink and slot bits."""
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    if start == 0:
+        mp[n_cols] = off[n]
+    for c in range(start, n_cols, stride):
+        lo = numba.int32(0)
+        hi = numba.int32(n - 1)
+        while lo < hi:
+            mid = (lo + hi + 1) >> 1
+            if ns[mid] <= c:
+                lo = mid
+            else:
+                hi = mid - 1
+        v = lo
+        c0 = ns[v]
+        g = numba.int32(base[c])
+        if g >= 4:
+            g = numba.int32(GRAPH_N)
+        info = g
+        word = numba.int32(0)
+        p = off[v + 1]
+        if c == c0:
+            p = off[v]
+            pa, pb = ptr[v], ptr[v + 1]
+            if pb == pa:                             # a source: the virtual slot
+                info |= CI_VIRT | CI_MERGE
+                ms[off[v]] = vslot
+                word = vslot + 1 if vslot + 1 < SLOT_MASK else numba.int32(-1)
+            elif not (pb - pa == 1 and idx[pa] == v - 1):
+                info |= CI_MERGE
+                bad = False
+                r = numba.int32(0)
+                for k in range(pa, pb):
+                    u = idx[k]
+                    if u == v - 1:
+                        info |= CI_KEEP
+                        continue
+                    sq = slot[u]
+                    ms[off[v] + r] = sq
+                    if sq + 1 < SLOT_MASK and r < PACKED_PREDS:
+                        word += (sq + 1) << (SLOT_BITS * r)
+                    else:
+                        bad = True
+                    r += 1
+                if bad:
+                    word = numba.int32(-1)
+        if c == ns[v + 1] - 1:
+            if is_sink[v] != 0:
+                info |= CI_SINK
+            if slot[v] >= 0:
+                info |= (slot[v] + 1) << CI_SLOT_SHIFT
+        ci[c] = info
+        sub[c] = g * 0x1111 + 0x8880 if prmt_sub != 0 else g
+        mw[c] = word
+        mp[c] = p
+
+
+_I32 = numba.int32[::1]
+_U8 = numba.uint8[::1]
+#: the kernel's signature (tests compile it to PTX with it)
+SIGNATURE = (_I32, numba.int32, _I32, _I32, _U8, _U8, _I32, _I32, numba.int32, numba.int32,
+             _I32, _I32, _I32, _I32, _I32, numba.int32)
+_KERNEL = []
+
+
+def kernel():
+    if not _KERNEL:
+        _KERNEL.append(cuda.jit(SIGNATURE, cache=True)(fill_body))
+    return _KERNEL[0]
+
+
+def device_tables(dp, wgraph, piece_at, prmt_sub, tag="fastw"):
+    """:func:`s2g.variants.fast.windows.window_tables` of ``wgraph`` as device arrays in
+    the :class:`~s2g.variants._devpool.DevicePool` ``dp`` (buffers ``tag``.*): (colinfo,
+    colsub, mword, mptr, mslot, slots a lane needs). The per-node parts (liveness slots,
+    merge-list offsets) are made here as the host builder makes them."""
+    from ...window import window_liveness
+    ns = np.asarray(wgraph.node_start, np.int32)
+    ptr = np.asarray(wgraph.pred_ptr, np.int32)
+    idx = np.asarray(wgraph.pred_idx, np.int32)
+    piece_at = np.asarray(piece_at, np.int64)
+    n = len(ns) - 1
+    slot, nsl = window_liveness(piece_at, ptr, idx, True)
+    nsl = int(nsl)
+    cnt = np.zeros(n + 1, np.int64)
+    window_merge_counts(piece_at, ptr, idx, cnt)
+    off = np.zeros(n + 1, np.int32)
+    np.cumsum(cnt[:n], out=off[1:])
+    N = int(ns[n]) if n else 0
+    d_ci = dp.empty(f"{tag}.colinfo", N, np.int32)
+    d_sub = dp.empty(f"{tag}.colsub", N, np.int32)
+    d_mw = dp.empty(f"{tag}.mword", N, np.int32)
+    d_mp = dp.empty(f"{tag}.mptr", N + 1, np.int32)
+    d_ms = dp.put(f"{tag}.mslot", np.zeros(1, np.int32)) if int(off[n]) == 0 else \
+        dp.empty(f"{tag}.mslot", int(off[n]), np.int32)
+    if n == 0 or N == 0:
+        if n:
+            d_mp[N:N + 1].copy_to_device(off[n:n + 1])
+        return d_ci, d_sub, d_mw, d_mp, d_ms, nsl + 1
+    args = [dp.put(f"{tag}.t_ns", ns), np.int32(n), dp.put(f"{tag}.t_ptr", ptr),
+            dp.put(f"{tag}.t_idx", idx if len(idx) else np.zeros(1, np.int32)),
+            dp.put(f"{tag}.t_base", np.asarray(wgraph.base, np.uint8)),
+            dp.put(f"{tag}.t_sink", np.asarray(wgraph.is_sink, np.uint8)),
+            dp.put(f"{tag}.t_slot", np.asarray(slot, np.int32)), dp.put(f"{tag}.t_off", off),
+            np.int32(nsl), np.int32(bool(prmt_sub)), d_ci, d_sub, d_mw, d_mp, d_ms,
+            np.int32(N)]
+    blocks = min(-(-N // BLOCK), 65536)
+    kernel()[blocks, BLOCK](*args)
+    return d_ci, d_sub, d_mw, d_mp, d_ms, nsl + 1
