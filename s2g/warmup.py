@@ -234,7 +234,8 @@ def _dispatchers(task):
         # striped (simd._few_long), and then lockstep is never compiled (probing it kept
         # every seeded 10 kbp run on the GPU machine starting a 3 s task, session 30)
         long_reads = 0 < settings().striped_min_len <= int(task["read_len"])
-        ds = [index.collect_syncmers, index.bucket_starts, seeded.batch_chains,
+        ds = [index.collect_syncmers, index.interior_syncmers, index.sort_by_hash,
+              index.bucket_starts, seeded.batch_chains,
               seeded.batch_windows, seeded.pick, window.wg_count, window.wg_paths]
         if not task["gpu"]:
             return ds + [striped._align_windows if long_reads else simd.run_lockstep]

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 import s2g
 from s2g.cli import main
@@ -53,6 +56,56 @@ def test_syncmers_of_a_read_are_the_closed_syncmers_of_its_kmers():
         assert bool(is_closed_syncmer(x, k, s)) == (int(np.argmin(sh)) in (0, k - s))
     assert [(int(h), int(p)) for h, p in zip(hs, ps)] == want
     assert 0.1 < len(want) / (len(seq) - k + 1) < 0.4      # density ~ 2 / (k - s + 1)
+
+
+@hsettings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data(), ks=st.sampled_from([(5, 2), (7, 3), (9, 5), (19, 11)]),
+       cap=st.sampled_from([1, 2, 16]))
+def test_parallel_index_build_equals_the_single_pass(data, ks, cap, tmp_path_factory):
+    """build_index's parallel parts (interior_syncmers over nodes, the merge by column,
+    sort_by_hash) give the single pass's arrays (collect_syncmers over every column, then a
+    stable argsort) entry for entry: random DAGs with Ns and nodes shorter and longer
+    than k, both strands, capped bubbles."""
+    import naive
+    from s2g.index import all_syncmers, sort_by_hash
+    k, s = ks
+    text = naive.random_dag_gfa(data.draw, st, with_n=True)
+    if data.draw(st.booleans()):         # a few long nodes (most of their columns interior)
+        extra = "".join(data.draw(st.lists(st.sampled_from("ACGTTGCAN"), min_size=40,
+                                           max_size=120)))
+        text += f"S\tlong\t{extra}\n"
+    path = tmp_path_factory.mktemp("ix") / "g.gfa"
+    path.write_text(text)
+    g = s2g.load_graph(str(path), strands=data.draw(st.sampled_from(["both", "forward"])))
+    h0, c0, n0 = all_syncmers(g, k, s, cap, parallel=False)
+    h1, c1, n1 = all_syncmers(g, k, s, cap, parallel=True)
+    assert n0 == n1
+    np.testing.assert_array_equal(h1, h0)
+    np.testing.assert_array_equal(c1, c0)
+    o = np.argsort(h0, kind="stable")
+    for parts in (1, 3):
+        sh, sc = sort_by_hash(h0, c0, 2 * k, parts)
+        np.testing.assert_array_equal(sh, h0[o])
+        np.testing.assert_array_equal(sc, c0[o])
+
+
+def test_parallel_index_build_on_real_graphs(real_data):
+    """The same on the bundled real graphs (long nodes, tiny nodes, bubbles, repeats)."""
+    from s2g.index import all_syncmers, sort_by_hash
+    for gfa in ("drb1_odgi/DRB1-3123.gfa", "mt_minigraph/MT.gfa"):
+        p = real_data / gfa
+        if not p.exists():
+            continue
+        g = s2g.load_graph(str(p), break_cycles=True)
+        h0, c0, n0 = all_syncmers(g, 19, 11, 16, parallel=False)
+        h1, c1, n1 = all_syncmers(g, 19, 11, 16, parallel=True)
+        assert n0 == n1 and len(h0) > 1000
+        np.testing.assert_array_equal(h1, h0)
+        np.testing.assert_array_equal(c1, c0)
+        o = np.argsort(h0, kind="stable")
+        sh, sc = sort_by_hash(h0, c0, 38, 4)
+        np.testing.assert_array_equal(sh, h0[o])
+        np.testing.assert_array_equal(sc, c0[o])
 
 
 def test_graph_index_holds_every_read_syncmer_of_a_walk_across_nodes(gfa_file):
