@@ -38,6 +38,7 @@ EXPERIMENTS = {
     "long_reads": "long-read workloads end to end through the CLI",
     "long_windows": "long reads' seeded windows: count, width, cells, exactness",
     "gpu_windows": "seeded window stage: fast kernel windows, find mode and CPU, same reads",
+    "devices": "s2g align on the GPU path, the CPU path and GraphAligner, same reads, one table",
 }
 
 

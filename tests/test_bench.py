@@ -133,7 +133,7 @@ def test_sass_tool_parses_listings_and_says_when_ptxas_is_missing(monkeypatch, t
 
 
 @pytest.mark.parametrize("name", ["seeded", "pairs", "golden", "long_reads", "long_windows",
-                                  "gpu_windows"])
+                                  "gpu_windows", "devices"])
 def test_s2g_bench_runs_each_experiment_module(name, capsys):
     """``s2g bench NAME --help``: the experiment's own options, under its s2g name."""
     from s2g.cli import main
@@ -153,3 +153,35 @@ def test_gpu_windows_bench_cpu_way(tmp_path, capsys):
     row = json.load(open(tmp_path / "gpu_windows.json"))["rows"][0]
     assert row["cpu"]["windows"] >= 60 and row["cpu"]["reads_per_s"] > 0
     assert "rep:20000" in capsys.readouterr().out
+
+
+def test_devices_bench_rows_and_table(tmp_path, capsys):
+    """``s2g bench devices``: the CPU row timed from s2g's own closing line, the GPU row
+    skipped without a GPU (measured on the GPU machine), a GraphAligner row from the given
+    executable (a stand-in script here: GraphAligner is not installed in CI), the reads
+    repeated with suffixed names, a nonzero exit when a row fails."""
+    import json
+    import stat
+    from s2g.cli import main
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ga = tmp_path / "GraphAligner"
+    ga.write_text("#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -a ] && : > \"$2\"; shift; done\n")
+    ga.chmod(ga.stat().st_mode | stat.S_IEXEC)
+    argv = ["bench", "devices", "--graph", os.path.join(repo, "graphs", "example.gfa"),
+            "--reads", os.path.join(repo, "graphs", "example.fq"), "--repeat", "2", "--runs",
+            "1", "--graphaligner", str(ga), "--out", str(tmp_path / "out")]
+    assert main(argv) == 0
+    doc = json.load(open(tmp_path / "out" / "devices.json"))
+    rows = {r["name"]: r for r in doc["rows"]}
+    n = sum(1 for _ in open(os.path.join(repo, "graphs", "example.fq"))) // 4
+    assert doc["n_reads"] == 2 * n
+    assert rows["cpu"]["status"] == "ok" and rows["cpu"]["n_reads"] == 2 * n
+    assert rows["cpu"]["reads_per_s"] > 0 and rows["cpu"]["stages"]["align"] > 0
+    assert rows["graphaligner"]["status"] == "ok" and rows["graphaligner"]["reads_per_s"] > 0
+    if rows["gpu"]["status"] == "ok":
+        assert doc["gaf_identical_to_cpu"]["gpu"]
+    else:
+        assert rows["gpu"]["reason"] == "no GPU"
+    assert "| cpu |" in capsys.readouterr().out
+    ga.write_text("#!/bin/sh\nexit 3\n")
+    assert main(argv[:-1] + [str(tmp_path / "out2")]) == 1
