@@ -85,5 +85,8 @@ def anchors(q, keys, kcols, starts, shift, k, s, max_occ):
             ac[p] = kcols[u]
             aq[p] = ps[t]
             p += 1
-    order = np.argsort(ac * np.int64(1 << 24) + aq) if n < (1 << 20) else np.argsort(ac)
+    if n < (1 << 20):         # sort the packed (column, read position) keys themselves:
+        key = np.sort(ac * np.int64(1 << 24) + aq)    # equal keys are equal anchors
+        return key >> np.int64(24), key & np.int64((1 << 24) - 1), skipped
+    order = np.argsort(ac)
     return ac[order], aq[order], skipped
