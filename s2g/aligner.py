@@ -158,10 +158,22 @@ class Aligner:
                           dict(self.seeded.totals) if self.seeded is not None else None,
                           gpu_profiles())
 
-    def _use_threads(self):
-        if self.threads:
-            import numba
-            numba.set_num_threads(min(int(self.threads), numba.config.NUMBA_NUM_THREADS))
+    def _use_threads(self, stage=None):
+        """This thread's Numba threads: ``--threads`` (None: all), or for ``stage``
+        ("seed", "align", "traceback") its knob where set (``seed_threads``,
+        ``align_threads``, ``tb_threads``; at most ``--threads``): the pipeline's stages run
+        at once in their own threads, each with a parallel region of its own, on the same
+        cores."""
+        import numba
+        top = numba.config.NUMBA_NUM_THREADS
+        n = int(self.threads) if self.threads else 0
+        knob = {"seed": "seed_threads", "align": "align_threads",
+                "traceback": "tb_threads"}.get(stage)
+        k = int(getattr(settings(), knob)) if knob else 0
+        if k > 0:
+            n = min(k, n) if n else k
+        if n:
+            numba.set_num_threads(max(1, min(n, top)))
 
     # ------------------------------------------------------------------ stages
     def graph_for(self, batch):
@@ -175,7 +187,7 @@ class Aligner:
     def align_scores(self, batch):
         """Stage 1: scores and end cells (seeded: windows, MAPQ), and the GPU half of the
         traceback where it runs there."""
-        self._use_threads()
+        self._use_threads("align")
         self._wait("align")
         t = time.perf_counter()
         if self.seeded is not None:
@@ -239,7 +251,7 @@ class Aligner:
         """Stage 2: the tracebacks (what the GPU half left, or all of them)."""
         if not self.traceback:
             return res
-        self._use_threads()
+        self._use_threads("traceback")
         self._wait("traceback")
         if self.seeded is not None:
             self.seeded.traceback(batch, res, max_cells=self.max_traceback_cells)
@@ -297,7 +309,7 @@ class Aligner:
             return batches
 
         def seeded():                   # runs in the pipeline's reader thread
-            self._use_threads()
+            self._use_threads("seed")
             self._wait("seed")
             # reading and encoding (Python, holding the GIL) in a thread of their own:
             # the seeding (Numba, without the GIL) overlaps them (1,000,000 reads on MHC,

@@ -61,6 +61,12 @@ KNOBS = (
     Knob("devpool", True, bool, "run", "reuse GPU buffers between batches"),
     Knob("tb_inline", True, bool, "run",
          "the GPU half of the traceback runs in the aligning thread after each kernel"),
+    Knob("seed_threads", 0, int, "run",
+         "Numba threads of the seeding stage (0: as every stage, --threads or all)"),
+    Knob("align_threads", 0, int, "run",
+         "Numba threads of the align stage (0: as every stage)"),
+    Knob("tb_threads", 0, int, "run",
+         "Numba threads of the traceback stage (0: as every stage)"),
     # ---- fast (full-graph GPU kernel), s2g/variants/fast.py
     Knob("fast_block", 128, int, "compile", "fast: threads per block"),
     Knob("fast_maxreg", 0, int, "compile", "fast: register cap for ptxas (0: its choice)"),

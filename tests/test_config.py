@@ -222,3 +222,40 @@ def test_only_compile_knobs_are_read_at_import():
     reads = _module_level_reads()
     assert ("s2g/_numba.py", "compile_time") in reads
     assert [r for r in reads if r[1] != "compile_time"] == []
+
+
+def test_stage_threads_knobs(env):
+    """seed_threads / align_threads / tb_threads set each pipeline stage's Numba threads
+    in its own thread (at most --threads); 0 leaves the stage as every stage."""
+    import threading
+
+    import numba
+
+    import s2g
+    from s2g.aligner import Aligner
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs 2 Numba threads")
+    top = numba.config.NUMBA_NUM_THREADS
+    g = s2g.load_graph(os.path.join(os.path.dirname(os.path.dirname(__file__)), "graphs",
+                                    "example.gfa"))
+    got = {}
+
+    def probe(al, stage):
+        def run():
+            al._use_threads(stage)
+            got[stage] = numba.get_num_threads()
+        t = threading.Thread(target=run)
+        t.start()
+        t.join()
+        return got[stage]
+
+    al = Aligner(g, variant="simd")
+    assert probe(al, "seed") == top                          # knobs at 0: untouched
+    config.configure(seed_threads=1, tb_threads=top + 5)
+    assert probe(al, "seed") == 1
+    assert probe(al, "traceback") == top                     # capped at what Numba has
+    assert probe(al, "align") == top
+    al2 = Aligner(g, variant="simd", threads=1)
+    config.configure(seed_threads=0, tb_threads=2)
+    assert probe(al2, "traceback") == 1                      # at most --threads
+    assert probe(al2, "seed") == 1
