@@ -23,11 +23,14 @@ How
     smallest kept; the count of capped columns is reported): seeding there falls back
     to the k-mers that survive, the DP itself never depends on it. From a node's k-th
     column on, the set is one k-mer, the node's own bases: the single pass skips those
-    columns and :func:`interior_syncmers` makes their entries, nodes in parallel; the
-    entries are merged back in column order and sorted by hash in parallel
-    (:func:`sort_by_hash`, a stable counting sort by the top bits), the same arrays as
-    the single pass and a stable argsort (tests). On MHC's 5.4 kbp nodes the build went
-    from 1.85 to 0.7 s on the 2-core VM (session 31).
+    columns and :func:`interior_syncmers` makes their entries, nodes in parallel. A node
+    of at least k bases so ends with one suffix of its own, so the pass over the rest
+    runs in segments of the node order cut where every edge into a segment leaves such a
+    node (:func:`segment_cuts`), in threads. The entries are merged back in column order
+    and sorted by hash in parallel (:func:`sort_by_hash`, a stable counting sort by the
+    top bits): the same arrays as the single pass and a stable argsort (tests). On the
+    2-core VM: MHC (5.4 kbp nodes) 0.92-0.98 -> 0.33-0.36 s, a 10 Mbp simulated SNP graph
+    (17 bp nodes) 5.3-7.1 -> 2.6-2.7 s (session 31).
 
 On disk (``GRAPH.s2gi``, format 4)
     the magic ``S2GINDEX``, a JSON header's length (uint64) and text (format version, k,
@@ -164,15 +167,36 @@ def _dedup_cap(vals, lens, n, cap):
     return m, False
 
 
+@numba.njit(inline="always", **NJIT)
+def _end_state(base, node_start, u, k, kmask):
+    """The one k-mer suffix at the last column of node ``u`` of at least k bases: its last
+    bases since an ``N`` (at most k), as (value, length)."""
+    x = np.uint64(0)
+    ln = 0
+    for j in range(node_start[u + 1] - k, node_start[u + 1]):
+        b = base[j]
+        if b > 3:
+            x = np.uint64(0)
+            ln = 0
+        else:
+            x = ((x << np.uint64(2)) | np.uint64(b)) & kmask
+            ln = min(ln + 1, k)
+    return x, ln
+
+
 @numba.njit(**NJIT)
 def collect_syncmers(base, node_start, pred_ptr, pred_idx, slot, n_slots, k, s, cap,
-                     interior=True):
+                     interior=True, v_lo=0, v_hi=-1):
     """(hashes, columns, n, capped columns): every closed-syncmer k-mer of every walk.
     ``interior`` False: not those of a node's columns from its k-th on (one k-mer each,
     the node's own bases: :func:`interior_syncmers` makes them in parallel); the node's
     last column then holds the one suffix those columns leave (its last bases since an
-    ``N``, at most k), as the full pass would."""
+    ``N``, at most k), as the full pass would. ``v_lo``, ``v_hi``: only nodes
+    ``v_lo..v_hi - 1`` (-1: to the last), whose predecessors before ``v_lo`` must have at
+    least k bases (their last column's suffix is their own: :func:`segment_cuts`)."""
     n_nodes = len(node_start) - 1
+    if v_hi < 0:
+        v_hi = n_nodes
     kmask = (np.uint64(1) << np.uint64(2 * k)) - np.uint64(1)
     S_ = max(n_slots, 1)
     slot_v = np.zeros((S_, cap), np.uint64)
@@ -182,19 +206,31 @@ def collect_syncmers(base, node_start, pred_ptr, pred_idx, slot, n_slots, k, s, 
     cur_l = np.zeros(cap * 8 + 8, np.int64)
     ncur = 0
     n_out = 0
-    out_h = np.empty(max(1024, len(base) // 2), np.uint64)
-    out_c = np.empty(max(1024, len(base) // 2), np.int32)
+    span = node_start[v_hi] - node_start[v_lo]
+    out_h = np.empty(max(1024, span // (2 if interior else 8)), np.uint64)
+    out_c = np.empty(max(1024, span // (2 if interior else 8)), np.int32)
     capped = 0
-    for v in range(n_nodes):
+    for v in range(v_lo, v_hi):
         pa, pb = pred_ptr[v], pred_ptr[v + 1]
         if pb == pa:
             ncur = 1
             cur_v[0] = 0
             cur_l[0] = 0
-        elif not (pb - pa == 1 and pred_idx[pa] == v - 1):
+        elif not (pb - pa == 1 and pred_idx[pa] == v - 1 and v > v_lo):
             ncur = 0
             for t in range(pa, pb):
-                sp = slot[pred_idx[t]]
+                u = pred_idx[t]
+                if u < v_lo:                  # before this segment: a node of >= k bases
+                    if ncur == len(cur_v):
+                        nv = np.zeros(2 * len(cur_v), np.uint64)
+                        nl = np.zeros(2 * len(cur_l), np.int64)
+                        nv[:ncur] = cur_v[:ncur]
+                        nl[:ncur] = cur_l[:ncur]
+                        cur_v, cur_l = nv, nl
+                    cur_v[ncur], cur_l[ncur] = _end_state(base, node_start, u, k, kmask)
+                    ncur += 1
+                    continue
+                sp = slot[u]
                 for x in range(slot_n[sp]):
                     if ncur == len(cur_v):
                         nv = np.zeros(2 * len(cur_v), np.uint64)
@@ -231,19 +267,8 @@ def collect_syncmers(base, node_start, pred_ptr, pred_idx, slot, n_slots, k, s, 
                 if cur_l[x] == k and is_closed_syncmer(cur_v[x], k, s):
                     out_h, out_c, n_out = _push(out_h, out_c, n_out, hash64(cur_v[x], kmask), j)
         if cend < c1:         # from column c0 + k - 1 on every suffix is the node's own
-            x0 = np.uint64(0)
-            l0 = 0
-            for j in range(c1 - k, c1):
-                b = base[j]
-                if b > 3:
-                    x0 = np.uint64(0)
-                    l0 = 0
-                else:
-                    x0 = ((x0 << np.uint64(2)) | np.uint64(b)) & kmask
-                    l0 = min(l0 + 1, k)
             ncur = 1
-            cur_v[0] = x0
-            cur_l[0] = l0
+            cur_v[0], cur_l[0] = _end_state(base, node_start, v, k, kmask)
         if slot[v] >= 0:
             sp = slot[v]
             nkeep = min(ncur, cap)
@@ -516,18 +541,65 @@ def build_index(graph, k: int = K, s: int = S, max_kmers: int = MAX_KMERS) -> Se
     return SeedIndex(k, s, graph_checksum(graph), h, c.astype(np.int32), stats)
 
 
-def all_syncmers(graph, k, s, cap, parallel=True):
+@numba.njit(**NJIT)
+def segment_cuts(node_start, pred_ptr, pred_idx, k, parts):
+    """Up to ``parts`` segments of the node order, about equal in columns, cut only where
+    every edge into a segment from before it leaves a node of at least k bases (whose
+    last suffix is its own, so a segment's pass needs nothing from the ones before):
+    their first nodes, then the node count."""
+    n = len(node_start) - 1
+    bad = np.zeros(n + 2, np.int64)           # edges from short nodes spanning a cut
+    for w in range(n):
+        for t in range(pred_ptr[w], pred_ptr[w + 1]):
+            u = pred_idx[t]
+            if node_start[u + 1] - node_start[u] < k and u < w:
+                bad[u + 1] += 1
+                bad[w + 1] -= 1
+    cuts = [0]
+    run = 0
+    total = node_start[n]
+    q = 1
+    for i in range(1, n):
+        run += bad[i]
+        if q < parts and run == 0 and node_start[i] >= q * total // parts:
+            cuts.append(i)
+            while q < parts and node_start[i] >= q * total // parts:
+                q += 1
+    cuts.append(n)
+    return np.array(cuts, dtype=np.int64)
+
+
+def all_syncmers(graph, k, s, cap, parallel=True, parts=None):
     """(hashes, columns, (n, capped columns)) of every walk's closed syncmers, in the
     order :func:`collect_syncmers`' single pass writes them (columns ascending). With
     ``parallel``, what lies inside a node past its first k - 1 columns (most columns of a
-    graph of long nodes) comes from :func:`interior_syncmers`, nodes in parallel; the
-    single pass does the rest (the same arrays: tests)."""
+    graph of long nodes) comes from :func:`interior_syncmers`, nodes in parallel, and the
+    single pass over the rest runs in ``parts`` segments (default 4 per Numba thread;
+    :func:`segment_cuts`) in threads (Numba releases the GIL), concatenated in order (the
+    same arrays: tests)."""
     args = (graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx, graph.slot,
             graph.n_slots, k, s, cap)
     if not parallel:
         h, c, n, capped = collect_syncmers(*args, True)
         return h[:n], c[:n], (n, capped)
-    h, c, n, capped = collect_syncmers(*args, False)
+    threads = numba.get_num_threads()
+    parts = 4 * threads if parts is None else int(parts)
+    cuts = segment_cuts(np.asarray(graph.node_start, np.int64), graph.pred_ptr,
+                        graph.pred_idx, k, max(1, parts)) if parts > 1 else \
+        np.asarray([0, len(graph.node_start) - 1], np.int64)
+
+    def seg(x):
+        return collect_syncmers(*args, False, int(cuts[x]), int(cuts[x + 1]))
+    if len(cuts) > 2 and threads > 1:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(threads, thread_name_prefix="s2g-index") as ex:
+            segs = list(ex.map(seg, range(len(cuts) - 1)))
+    else:
+        segs = [seg(x) for x in range(len(cuts) - 1)]
+    h = np.concatenate([x[0][:x[2]] for x in segs])
+    c = np.concatenate([x[1][:x[2]] for x in segs])
+    n = len(h)
+    capped = sum(int(x[3]) for x in segs)
     ns = np.asarray(graph.node_start, np.int64)
     at = np.zeros(len(ns), np.int64)
     e8, e4 = np.zeros(0, np.uint64), np.zeros(0, np.int32)

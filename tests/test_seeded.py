@@ -60,12 +60,12 @@ def test_syncmers_of_a_read_are_the_closed_syncmers_of_its_kmers():
 
 @hsettings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data(), ks=st.sampled_from([(5, 2), (7, 3), (9, 5), (19, 11)]),
-       cap=st.sampled_from([1, 2, 16]))
-def test_parallel_index_build_equals_the_single_pass(data, ks, cap, tmp_path_factory):
-    """build_index's parallel parts (interior_syncmers over nodes, the merge by column,
-    sort_by_hash) give the single pass's arrays (collect_syncmers over every column, then a
-    stable argsort) entry for entry: random DAGs with Ns and nodes shorter and longer
-    than k, both strands, capped bubbles."""
+       cap=st.sampled_from([1, 2, 16]), parts=st.sampled_from([None, 1, 3, 50]))
+def test_parallel_index_build_equals_the_single_pass(data, ks, cap, parts, tmp_path_factory):
+    """build_index's parallel parts (the boundary pass in segments, interior_syncmers over
+    nodes, the merge by column, sort_by_hash) give the single pass's arrays
+    (collect_syncmers over every column, then a stable argsort) entry for entry: random
+    DAGs with Ns and nodes shorter and longer than k, both strands, capped bubbles."""
     import naive
     from s2g.index import all_syncmers, sort_by_hash
     k, s = ks
@@ -78,7 +78,7 @@ def test_parallel_index_build_equals_the_single_pass(data, ks, cap, tmp_path_fac
     path.write_text(text)
     g = s2g.load_graph(str(path), strands=data.draw(st.sampled_from(["both", "forward"])))
     h0, c0, n0 = all_syncmers(g, k, s, cap, parallel=False)
-    h1, c1, n1 = all_syncmers(g, k, s, cap, parallel=True)
+    h1, c1, n1 = all_syncmers(g, k, s, cap, parallel=True, parts=parts)
     assert n0 == n1
     np.testing.assert_array_equal(h1, h0)
     np.testing.assert_array_equal(c1, c0)
@@ -87,6 +87,25 @@ def test_parallel_index_build_equals_the_single_pass(data, ks, cap, tmp_path_fac
         sh, sc = sort_by_hash(h0, c0, 2 * k, parts)
         np.testing.assert_array_equal(sh, h0[o])
         np.testing.assert_array_equal(sc, c0[o])
+
+
+def test_parallel_index_build_cuts_only_after_nodes_of_k_bases(gfa_file):
+    """A node of k - 1 bases reached by two suffixes leaves two at its last column: no
+    segment may start after it (a cut there would read one suffix from the column order);
+    with one segment per node where allowed the arrays still equal the single pass's."""
+    from s2g.index import all_syncmers, segment_cuts
+    k = 5
+    gfa = gfa_file("S\ta\tACGTACGTTA\nS\tb\tTTGCAGGCAC\nS\tc\tGATC\nS\td\tCCATGGTACA\n"
+                   "L\ta\t+\tc\t+\t0M\nL\tb\t+\tc\t+\t0M\nL\tc\t+\td\t+\t0M\n")
+    g = s2g.load_graph(gfa, strands="forward")
+    cuts = segment_cuts(np.asarray(g.node_start, np.int64), g.pred_ptr, g.pred_idx, k, 1000)
+    c_node = int(np.nonzero(np.diff(g.node_start) == 4)[0][0])
+    assert c_node + 1 not in cuts.tolist()
+    h0, c0, n0 = all_syncmers(g, k, 2, 16, parallel=False)
+    h1, c1, n1 = all_syncmers(g, k, 2, 16, parallel=True, parts=1000)
+    assert n0 == n1
+    np.testing.assert_array_equal(h1, h0)
+    np.testing.assert_array_equal(c1, c0)
 
 
 def test_parallel_index_build_on_real_graphs(real_data):
@@ -98,10 +117,11 @@ def test_parallel_index_build_on_real_graphs(real_data):
             continue
         g = s2g.load_graph(str(p), break_cycles=True)
         h0, c0, n0 = all_syncmers(g, 19, 11, 16, parallel=False)
-        h1, c1, n1 = all_syncmers(g, 19, 11, 16, parallel=True)
-        assert n0 == n1 and len(h0) > 1000
-        np.testing.assert_array_equal(h1, h0)
-        np.testing.assert_array_equal(c1, c0)
+        for parts in (None, 7, 1000):
+            h1, c1, n1 = all_syncmers(g, 19, 11, 16, parallel=True, parts=parts)
+            assert n0 == n1 and len(h0) > 1000
+            np.testing.assert_array_equal(h1, h0)
+            np.testing.assert_array_equal(c1, c0)
         o = np.argsort(h0, kind="stable")
         sh, sc = sort_by_hash(h0, c0, 38, 4)
         np.testing.assert_array_equal(sh, h0[o])
