@@ -267,11 +267,11 @@ def _wg_bases(p_node, p_lo, ws, node_start, base, out):
             out[ws[k] + x] = base[s + x]
 
 
-@numba.njit(**NJIT)
+@numba.njit(parallel=True, **NJIT)
 def _wg_columns(j, ws, p_node, p_lo, node_start):
-    """Graph columns of window-graph columns ``j`` (-1 stays -1)."""
+    """Graph columns of window-graph columns ``j`` (-1 stays -1), in parallel."""
     out = np.empty(len(j), np.int64)
-    for x in range(len(j)):
+    for x in numba.prange(len(j)):
         if j[x] < 0:
             out[x] = -1
             continue
@@ -280,12 +280,12 @@ def _wg_columns(j, ws, p_node, p_lo, node_start):
     return out
 
 
-@numba.njit(**NJIT)
+@numba.njit(parallel=True, **NJIT)
 def wg_paths(has, path_at, n_path, path, geo, p_node, p_lo, node_start):
     """Tracebacks on the window graph -> on the graph, in place: path steps become graph
     nodes, path offsets move by the first piece's in-node start, path lengths count
-    whole nodes."""
-    for r in range(len(has)):
+    whole nodes (reads in parallel: each read's path entries are its own)."""
+    for r in numba.prange(len(has)):
         if not has[r] or n_path[r] == 0:
             continue
         a = path_at[r]
