@@ -134,9 +134,10 @@ def is_closed_syncmer(x, k, s):
 
 @numba.njit(**NJIT)
 def _push(out_h, out_c, n_out, h, c):
+    """Append (h, c) at ``n_out`` to the pair of arrays, doubling both when full."""
     if n_out == len(out_h):
-        nh = np.empty(2 * len(out_h), np.uint64)
-        nc = np.empty(2 * len(out_c), np.int32)
+        nh = np.empty(2 * len(out_h), out_h.dtype)
+        nc = np.empty(2 * len(out_c), out_c.dtype)
         nh[:n_out] = out_h[:n_out]
         nc[:n_out] = out_c[:n_out]
         out_h, out_c = nh, nc
@@ -221,26 +222,12 @@ def collect_syncmers(base, node_start, pred_ptr, pred_idx, slot, n_slots, k, s, 
             for t in range(pa, pb):
                 u = pred_idx[t]
                 if u < v_lo:                  # before this segment: a node of >= k bases
-                    if ncur == len(cur_v):
-                        nv = np.zeros(2 * len(cur_v), np.uint64)
-                        nl = np.zeros(2 * len(cur_l), np.int64)
-                        nv[:ncur] = cur_v[:ncur]
-                        nl[:ncur] = cur_l[:ncur]
-                        cur_v, cur_l = nv, nl
-                    cur_v[ncur], cur_l[ncur] = _end_state(base, node_start, u, k, kmask)
-                    ncur += 1
+                    x0, l0 = _end_state(base, node_start, u, k, kmask)
+                    cur_v, cur_l, ncur = _push(cur_v, cur_l, ncur, x0, l0)
                     continue
                 sp = slot[u]
                 for x in range(slot_n[sp]):
-                    if ncur == len(cur_v):
-                        nv = np.zeros(2 * len(cur_v), np.uint64)
-                        nl = np.zeros(2 * len(cur_l), np.int64)
-                        nv[:ncur] = cur_v[:ncur]
-                        nl[:ncur] = cur_l[:ncur]
-                        cur_v, cur_l = nv, nl
-                    cur_v[ncur] = slot_v[sp, x]
-                    cur_l[ncur] = slot_l[sp, x]
-                    ncur += 1
+                    cur_v, cur_l, ncur = _push(cur_v, cur_l, ncur, slot_v[sp, x], slot_l[sp, x])
             ncur, cut = _dedup_cap(cur_v, cur_l, ncur, cap)
             if cut:
                 capped += 1

@@ -287,6 +287,26 @@ def column_ranges(graph, n_rng: int) -> np.ndarray:
     return np.asarray(lo + [N], np.int32)
 
 
+def window_node_parts(wgraph, piece_at):
+    """What the window form's tables need per node of a window graph whose window ``t``
+    owns nodes ``piece_at[t]:piece_at[t + 1]`` (host and GPU builders alike): (node_start,
+    pred_ptr, pred_idx) as int32, the keep-merge liveness slots and their count
+    (:func:`s2g.window.window_liveness`), and each node's merge-list offset (int64,
+    :func:`window_merge_counts`, nodes + 1)."""
+    from ...window import window_liveness
+    ns = np.asarray(wgraph.node_start, np.int32)
+    ptr = np.asarray(wgraph.pred_ptr, np.int32)
+    idx = np.asarray(wgraph.pred_idx, np.int32)
+    piece_at = np.asarray(piece_at, np.int64)
+    n = len(ns) - 1
+    slot, nsl = window_liveness(piece_at, ptr, idx, True)
+    cnt = np.zeros(n + 1, np.int64)
+    window_merge_counts(piece_at, ptr, idx, cnt)
+    off = np.zeros(n + 1, np.int64)
+    np.cumsum(cnt[:n], out=off[1:])
+    return ns, ptr, idx, slot, int(nsl), off
+
+
 @numba.njit(parallel=True, **NJIT)
 def window_merge_counts(piece_at, ptr, idx, cnt):
     """Per node its merge-list length (``cnt``): a source 1 (the virtual slot), a merge

@@ -33,8 +33,10 @@ from .constants import (CI_KEEP, CI_MERGE, CI_SINK, CI_SLOT_SHIFT, CI_VIRT, GRAP
 from .geometry import (BLOCK, K_CHOICES, LONG_G, MAX_K, SHORT_G, _resident_groups, prmt_scores,
                        shared_slots)
 from .kernel import get_kernel, shared_exchange, sim
-from .tables import kernel_constants, window_merge_counts
+from .tables import kernel_constants, window_node_parts
 
+#: the window form's column tables, in :func:`window_tables`' order (device buffer names)
+TABLE_NAMES = ("colinfo", "colsub", "mword", "mptr", "mslot")
 #: longest read (rows) a window of which runs here: one strip of LONG_G x MAX_K rows
 MAX_ROWS = LONG_G * MAX_K
 #: what this process's window launches cost (``--timings``): launches, windows, cells
@@ -60,20 +62,11 @@ def window_tables(wgraph, piece_at, prmt_sub=True):
     the slots a lane needs (keep-merge liveness slots + the virtual one, last). What
     :func:`.tables.column_tables` and :func:`.tables.column_sub` make of a graph (local
     and semiglobal), built window by window in parallel (:func:`s2g.window.window_liveness`,
-    :func:`.tables.window_merge_counts`, :func:`_tables_fill`); :func:`run` makes them on the GPU
+    :func:`.tables.window_node_parts`, :func:`_tables_fill`); :func:`run` makes them on the GPU
     (:mod:`.wtables_gpu`) unless the ``gpu_window_tables`` knob is off."""
-    ns = np.asarray(wgraph.node_start, np.int64)
-    ptr = np.asarray(wgraph.pred_ptr, np.int64)
-    idx = np.asarray(wgraph.pred_idx, np.int64)
+    ns, ptr, idx, slot, nsl, off = window_node_parts(wgraph, piece_at)
     piece_at = np.asarray(piece_at, np.int64)
     n = len(ns) - 1
-    from ...window import window_liveness
-    slot, nsl = window_liveness(piece_at, ptr, idx, True)
-    nsl = int(nsl)
-    cnt = np.zeros(n + 1, np.int64)
-    window_merge_counts(piece_at, ptr, idx, cnt)
-    off = np.zeros(n + 1, np.int64)
-    np.cumsum(cnt[:n], out=off[1:])
     N = int(ns[n])
     ci = np.empty(N, np.int32)
     sub = np.empty(N, np.int32)
@@ -164,18 +157,13 @@ def run(wgraph, piece_at, codes, offsets, t_read, t_lo, t_hi, scoring, mode):
     dp = _devpool.pool()
     if settings().gpu_window_tables:       # made on the GPU (uploads: 1 byte a column)
         from .wtables_gpu import device_tables
-        d_ci, d_sub, d_mw, d_mp, d_ms, n_slots = device_tables(dp, wgraph, piece_at, prmt_sub)
-        PROFILE["tables"] += time.perf_counter() - t0
-        t0 = time.perf_counter()
+        *d_tab, n_slots = device_tables(dp, wgraph, piece_at, prmt_sub)
     else:
-        ci, csub, mw, mp, ms, n_slots = window_tables(wgraph, piece_at, prmt_sub)
-        PROFILE["tables"] += time.perf_counter() - t0
-        t0 = time.perf_counter()
-        d_ci = dp.put("fastw.colinfo", ci)
-        d_sub = dp.put("fastw.colsub", csub)
-        d_mw = dp.put("fastw.mword", mw)
-        d_mp = dp.put("fastw.mptr", mp)
-        d_ms = dp.put("fastw.mslot", ms)
+        *tab, n_slots = window_tables(wgraph, piece_at, prmt_sub)
+        d_tab = [dp.put(f"fastw.{nm}", x) for nm, x in zip(TABLE_NAMES, tab)]
+    d_ci, d_sub, d_mw, d_mp, d_ms = d_tab
+    PROFILE["tables"] += time.perf_counter() - t0
+    t0 = time.perf_counter()
     d_codes = dp.put("fastw.codes", codes if len(codes) else np.zeros(1, np.uint8))
     d_off = dp.put("fastw.off", offsets[:-1][t_read])        # per window: its read's codes
     d_len = dp.put("fastw.len", lens.astype(np.int32))

@@ -19,7 +19,7 @@ from numba import cuda
 
 from .constants import (CI_KEEP, CI_MERGE, CI_SINK, CI_SLOT_SHIFT, CI_VIRT, GRAPH_N,
                         PACKED_PREDS, SLOT_BITS, SLOT_MASK)
-from .tables import window_merge_counts
+from .tables import window_node_parts
 
 #: threads a block of the table kernel (:func:`fill_body`)
 BLOCK = 256
@@ -106,19 +106,10 @@ def device_tables(dp, wgraph, piece_at, prmt_sub, tag="fastw"):
     """:func:`s2g.variants.fast.windows.window_tables` of ``wgraph`` as device arrays in
     the :class:`~s2g.variants._devpool.DevicePool` ``dp`` (buffers ``tag``.*): (colinfo,
     colsub, mword, mptr, mslot, slots a lane needs). The per-node parts (liveness slots,
-    merge-list offsets) are made here as the host builder makes them."""
-    from ...window import window_liveness
-    ns = np.asarray(wgraph.node_start, np.int32)
-    ptr = np.asarray(wgraph.pred_ptr, np.int32)
-    idx = np.asarray(wgraph.pred_idx, np.int32)
-    piece_at = np.asarray(piece_at, np.int64)
+    merge-list offsets) are the host builder's (:func:`.tables.window_node_parts`)."""
+    ns, ptr, idx, slot, nsl, off = window_node_parts(wgraph, piece_at)
+    off = off.astype(np.int32)
     n = len(ns) - 1
-    slot, nsl = window_liveness(piece_at, ptr, idx, True)
-    nsl = int(nsl)
-    cnt = np.zeros(n + 1, np.int64)
-    window_merge_counts(piece_at, ptr, idx, cnt)
-    off = np.zeros(n + 1, np.int32)
-    np.cumsum(cnt[:n], out=off[1:])
     N = int(ns[n]) if n else 0
     d_ci = dp.empty(f"{tag}.colinfo", N, np.int32)
     d_sub = dp.empty(f"{tag}.colsub", N, np.int32)
