@@ -103,6 +103,9 @@ KNOBS = (
     Knob("gpu_window_fast", True, bool, "run",
          "seeded windows of short reads on the fast kernel (else: the traceback kernel's "
          "find mode for every window)"),
+    Knob("gpu_seeds", True, bool, "run",
+         "seeds and chains of reads without corridor waypoints made on the GPU, one thread "
+         "a read (else: on the host's threads)"),
     Knob("gpu_window_tables", True, bool, "run",
          "the fast kernel's window tables made on the GPU from per-node data and bases "
          "(else: on the host, uploaded)"),

@@ -235,10 +235,15 @@ def _dispatchers(task):
         # every seeded 10 kbp run on the GPU machine starting a 3 s task, session 30)
         long_reads = 0 < settings().striped_min_len <= int(task["read_len"])
         ds = [index.collect_syncmers, index.interior_syncmers, index.sort_by_hash,
-              index.bucket_starts, seeded.batch_chains,
-              seeded.batch_windows, seeded.pick, window.wg_count, window.wg_paths]
+              index.bucket_starts, seeded.batch_windows, seeded.pick, window.wg_count,
+              window.wg_paths]
         if not task["gpu"]:
-            return ds + [striped._align_windows if long_reads else simd.run_lockstep]
+            return ds + [seeded.batch_chains,
+                         striped._align_windows if long_reads else simd.run_lockstep]
+        # seeds and chains on the GPU (gpu_seeds) but for reads whose chains keep waypoints
+        cfg = settings()
+        if not cfg.gpu_seeds or 0 < cfg.corridor_min_len <= int(task["read_len"]):
+            ds.append(seeded.batch_chains)
         # on a GPU the tiny run's windows take the GPU: short reads' on the `fast` kernel's
         # window form (its host tables), never a CPU window kernel (probing simd's kept
         # every warm 150 bp GPU run waiting 4 s on a task, H200, session 31)

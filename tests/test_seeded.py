@@ -432,6 +432,73 @@ def test_long_window_kernel_under_the_cuda_simulator_matches_the_cpu():
     assert p.stdout.startswith("OK 2"), p.stdout
 
 
+def test_gpu_seeds_under_the_cuda_simulator_match_the_cpu():
+    """Seeds and chains made on the GPU (s2g.seeded.chains_gpu) == batch_chains, array for
+    array, on SNP graphs and the bundled BRCA2 graph, with repeats skipped and weak chains."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    repo = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(repo))
+    p = subprocess.run([sys.executable, str(repo / "tests" / "seeds_gpu_cudasim_check.py"),
+                        "6"], env=env, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.startswith("OK 6"), p.stdout
+
+
+def test_seed_kernels_compile_to_sm90_without_fused_multiply_adds():
+    """Both seeding kernels compile to sm_90 PTX with their real signatures (the simulator
+    checks no types), and the chaining kernel holds no float64 fma (a contracted
+    multiply-add would change scores' last bits against the CPU's)."""
+    cuda = pytest.importorskip("numba.cuda", reason="numba-cuda is not installed")
+    from s2g.seeded import chains_gpu
+    ptx = {}
+    for name, fn, sig in (("count", chains_gpu.count_body, chains_gpu.COUNT_SIGNATURE),
+                          ("chain", chains_gpu.chain_body, chains_gpu.CHAIN_SIGNATURE)):
+        try:
+            ptx[name] = cuda.compile_ptx(fn, sig, cc=(9, 0))[0]
+        except Exception as exc:  # no NVVM: the toolchain is a test dependency (pyproject)
+            pytest.skip(f"compile_ptx unavailable: {type(exc).__name__}: {exc}")
+        assert ".target sm_90" in ptx[name]
+    assert "fma.rn.f64" not in ptx["chain"]
+    assert "add.f64" in ptx["chain"] and "st.global.f64" in ptx["chain"]
+
+
+@pytest.mark.gpu
+def test_gpu_seeds_equal_cpu_seeds_on_real_graphs(real_data):
+    """On a real GPU: chains_gpu.batch_chains == batch_chains on 3,000 reads sampled from
+    each real graph (1% errors, both strands) and 300 random ones."""
+    from s2g.seeded import chains_gpu
+    from s2g.seeded.chains import batch_chains
+    for gfa in ("drb1_odgi/DRB1-3123.gfa", "lpa_odgi/LPA.gfa", "mt_minigraph/MT.gfa"):
+        path = real_data / gfa
+        if not path.exists():
+            continue
+        g = s2g.load_graph(str(path))
+        ix = build_index(g)
+        rng = np.random.default_rng(3)
+        seqs = []
+        for r in range(3300):
+            if r < 3000:
+                v = int(rng.integers(max(g.n_bases - 150, 1)))
+                c = g.base[v:v + 150].copy()
+                err = rng.random(len(c)) < 0.01
+                c[err] = rng.integers(0, 4, int(err.sum()))
+            else:
+                c = rng.integers(0, 5, 150)
+            seqs.append("".join("ACGTN"[x] for x in c.tolist()))
+        reads = ReadBatch.from_sequences([f"r{i}" for i in range(len(seqs))], seqs)
+        offs = np.asarray(reads.offsets, np.int64)
+        starts, shift = ix.buckets
+        want = batch_chains(reads.codes_flat, offs, ix.keys, ix.cols, starts, shift, ix.k,
+                            ix.s, 200, 10, 38.0, 100_000, 0, 0)
+        got = chains_gpu.batch_chains(chains_gpu.DeviceIndex(ix), reads.codes_flat, offs, 200,
+                                      10, 38.0, 100_000)
+        for name, x, y in zip(("chains", "counts", "stats"), want, got):
+            np.testing.assert_array_equal(x, y, err_msg=f"{gfa} {name}")
+
+
 @pytest.mark.gpu
 def test_gpu_long_reads_seeded_equal_cpu(tmp_path):
     """On a real GPU: 40 simulated 5 kbp reads (5% errors) on a 200 kbp SNP graph, seeded:

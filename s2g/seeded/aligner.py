@@ -116,6 +116,7 @@ class SeededAligner:
                        "seconds seeds+chains": 0.0, "seconds windows": 0.0,
                        "seconds CPU windows": 0.0}
         self._succ = None
+        self._dix = None          # the index on the GPU (chains_gpu.DeviceIndex; False: none)
 
     def candidates(self, reads) -> Windows:
         """The :class:`Windows` of a ReadBatch: seeds, chains, node-set windows and their
@@ -131,9 +132,13 @@ class SeededAligner:
         offs = np.asarray(reads.offsets, np.int64)
         cfg = settings()
         n_way = cfg.corridor_waypoints if reads.max_len >= cfg.corridor_min_len > 0 else 0
-        ch, nch, stats, way, nway = batch_chains(
-            reads.codes_flat, offs, ix.keys, ix.cols, starts, shift, ix.k, ix.s, self.max_occ,
-            2 * self.max_cand, self.min_chain, self.max_window, n_way, cfg.corridor_min_len)
+        got = self._gpu_chains(reads, offs) if n_way == 0 else None
+        if got is None:
+            got = batch_chains(
+                reads.codes_flat, offs, ix.keys, ix.cols, starts, shift, ix.k, ix.s,
+                self.max_occ, 2 * self.max_cand, self.min_chain, self.max_window, n_way,
+                cfg.corridor_min_len)
+        ch, nch, stats, way, nway = got
         n = reads.n_reads
         p_at = np.zeros(n + 1, np.int64)
         info = np.zeros((n, self.max_cand, 3), np.float64)
@@ -159,6 +164,21 @@ class SeededAligner:
         piece_at = np.zeros(int(nwin.sum()) + 1, np.int64)
         np.cumsum(info[:, :, 2][sel].astype(np.int64), out=piece_at[1:])
         return Windows(nwin, info, stats, WindowGraph(g, piece_at, p_node, p_lo, p_hi), cut)
+
+    def _gpu_chains(self, reads, offs):
+        """:func:`batch_chains` on the GPU (:mod:`s2g.seeded.chains_gpu`, knob
+        ``gpu_seeds``), or None where it does not run (a CPU aligner, an index the kernels
+        do not take, a read of 2^20 anchors)."""
+        if self.device != "gpu" or not settings().gpu_seeds:
+            return None
+        from . import chains_gpu
+        if self._dix is None:
+            self._dix = chains_gpu.DeviceIndex(self.index) if chains_gpu.usable(self.index) \
+                else False
+        if self._dix is False:
+            return None
+        return chains_gpu.batch_chains(self._dix, reads.codes_flat, offs, self.max_occ,
+                                       2 * self.max_cand, self.min_chain, self.max_window)
 
     def _fallback(self, ncand, weak, lens):
         """(lost, full): reads without a usable chain (no window, or only weak ones), and

@@ -112,7 +112,7 @@ def take_chains(f, pred, ac, aq, thr, max_chains, jump, k, out, way, nway):
     from a trimmed end still covers a true jump's walk. ``way`` (max_chains x W x 2) and
     ``nway``: each chain's waypoints (:func:`_waypoints`; W = 0: none)."""
     n = len(f)
-    order = np.argsort(-f)
+    order = np.argsort(-f, kind="mergesort")       # stable: ties by column (the GPU's order)
     used = np.zeros(n, np.bool_)
     nc = 0
     for t in range(n):

@@ -1,0 +1,531 @@
+"""Seeds and chains of short reads on the GPU (issue #42): :func:`batch_chains`'s output,
+made by one GPU thread a read.
+
+On the GPU machine the seeding thread (:func:`s2g.seeded.chains.batch_chains`: closed
+syncmers, index look-ups, anchors sorted, chained, chains taken) cost ~25 us a 150 bp read
+on one CPU thread, 5.4-5.8 s of a 1,000,000-read MHC run on the host's busy 16 vCPUs,
+the pace of the whole pipeline (session 31). Every read's seeds and chains are its own, so
+here a thread does one read the way :func:`~s2g.seeded.chains.read_chains` does, in two
+launches:
+
+1. :func:`count_body`: the read's closed syncmers (a ring of the last ``k - s + 1``
+   s-mer hashes), each looked up in the index (bucket table, then a scan or binary
+   search: :func:`s2g.index.lookup`), counting anchors and repeats skipped;
+2. the host turns the counts into offsets (one prefix sum), and :func:`chain_body`
+   looks the syncmers up again, writes the read's anchors as packed (column, read
+   position) keys, merge-sorts them (bottom-up, in a scratch buffer), chains them
+   (:func:`s2g.seeded.chains.chain`, the same float64 operations in the same order),
+   orders them by score (a stable merge sort: ties by column, as the CPU's
+   ``np.argsort(-f, kind="mergesort")``) and takes chains best first
+   (:func:`~s2g.seeded.chains.take_chains`), weak ones where no chain reaches
+   ``min_chain``.
+
+The outputs are the CPU's bit for bit (tests: the CUDA simulator against
+:func:`batch_chains` on real and random graphs; ``pytest -m gpu`` on the device). The
+chaining penalty's two terms come from host-made tables (``0.5 log2(d + 1)`` up to the
+widest skip, ``0.01 k d`` up to the widest insertion), so neither the device's ``log2``
+nor a fused multiply-add can change a bit of a score. Reads whose chains need waypoints
+(long reads, ``corridor_waypoints``) stay on the CPU.
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from numba import cuda
+
+from .chains import CHAIN_LOOKBACK
+
+#: threads a block
+BLOCK = 128
+#: the ring of s-mer hashes holds the last RING (a power of two) of them: k - s + 1 <= RING
+RING = 32
+#: anchors a read may have here (the CPU sorts packed keys below this; beyond: argsort)
+MAX_READ_ANCHORS = 1 << 20
+#: read positions are packed into the low bits of an anchor's key
+POS_BITS = 24
+
+
+@cuda.jit(device=True, inline=True)
+def _hash64(key, mask):
+    key = (~key + (key << numba.uint64(21))) & mask
+    key = key ^ (key >> numba.uint64(24))
+    key = ((key + (key << numba.uint64(3))) + (key << numba.uint64(8))) & mask
+    key = key ^ (key >> numba.uint64(14))
+    key = ((key + (key << numba.uint64(2))) + (key << numba.uint64(4))) & mask
+    key = key ^ (key >> numba.uint64(28))
+    key = (key + (key << numba.uint64(31))) & mask
+    return key
+
+
+@cuda.jit(device=True, inline=True)
+def _lookup_lo(keys, starts, shift, h):
+    """:func:`s2g.index.lookup`'s first entry: the first ``x`` of ``h``'s bucket with
+    ``keys[x] >= h``."""
+    bk = numba.int64(h >> numba.uint64(shift))
+    x = starts[bk]
+    y = starts[bk + 1]
+    while x < y:                          # binary search (the CPU scans small buckets:
+        mid = (x + y) >> 1                # the same first entry)
+        if keys[mid] < h:
+            x = mid + 1
+        else:
+            y = mid
+    return x
+
+
+@cuda.jit(device=True, inline=True)
+def _lookup_hi(keys, starts, shift, h, x):
+    bk = numba.int64(h >> numba.uint64(shift))
+    y = starts[bk + 1]
+    z = x
+    while z < y and keys[z] == h:
+        z += 1
+    return z
+
+
+def count_body(codes, offs, keys, starts, shift, k, s, max_occ, n_anc, skipped, n_reads):
+    """Thread ``r``: anchors of read ``r`` (``n_anc``) and seeds skipped as repeats."""
+    r = cuda.grid(1)
+    if r >= n_reads:
+        return
+    ring = cuda.local.array(RING, numba.uint64)
+    q0 = offs[r]
+    m = offs[r + 1] - q0
+    kmask = (numba.uint64(1) << numba.uint64(2 * k)) - numba.uint64(1)
+    smask = (numba.uint64(1) << numba.uint64(2 * s)) - numba.uint64(1)
+    x = numba.uint64(0)
+    ln = 0
+    n = numba.int64(0)
+    sk = numba.int64(0)
+    for i in range(m):
+        b = codes[q0 + i]
+        if b > 3:
+            ln = 0
+            x = numba.uint64(0)
+            continue
+        x = ((x << numba.uint64(2)) | numba.uint64(b)) & kmask
+        ln += 1
+        if ln >= s:
+            ring[i & (RING - 1)] = _hash64(x & smask, smask)
+        if ln >= k:
+            f = i - (k - s)
+            best = ring[f & (RING - 1)]
+            at = 0
+            for t in range(1, k - s + 1):
+                h = ring[(f + t) & (RING - 1)]
+                if h < best:
+                    best = h
+                    at = t
+            if at == 0 or at == k - s:
+                h = _hash64(x, kmask)
+                lo = _lookup_lo(keys, starts, shift, h)
+                hi = _lookup_hi(keys, starts, shift, h, lo)
+                if hi > lo:
+                    if hi - lo > max_occ:
+                        sk += 1
+                    else:
+                        n += hi - lo
+    n_anc[r] = n
+    skipped[r] = sk
+
+
+@cuda.jit(device=True, inline=True)
+def _merge_keys(src, dst, n):
+    """Bottom-up merge sort of ``src[:n]`` (int64), ``dst`` scratch; True when the
+    sorted keys ended in ``dst``."""
+    w = 1
+    flip = False
+    while w < n:
+        lo = 0
+        while lo < n:
+            mid = min(lo + w, n)
+            hi = min(lo + 2 * w, n)
+            i, j, o = lo, mid, lo
+            if flip:
+                while i < mid and j < hi:
+                    if dst[j] < dst[i]:
+                        src[o] = dst[j]
+                        j += 1
+                    else:
+                        src[o] = dst[i]
+                        i += 1
+                    o += 1
+                while i < mid:
+                    src[o] = dst[i]
+                    i += 1
+                    o += 1
+                while j < hi:
+                    src[o] = dst[j]
+                    j += 1
+                    o += 1
+            else:
+                while i < mid and j < hi:
+                    if src[j] < src[i]:
+                        dst[o] = src[j]
+                        j += 1
+                    else:
+                        dst[o] = src[i]
+                        i += 1
+                    o += 1
+                while i < mid:
+                    dst[o] = src[i]
+                    i += 1
+                    o += 1
+                while j < hi:
+                    dst[o] = src[j]
+                    j += 1
+                    o += 1
+            lo += 2 * w
+        flip = not flip
+        w *= 2
+    return flip
+
+
+@cuda.jit(device=True, inline=True)
+def _order_by_score(f, a, b, n):
+    """Indices ``0 .. n-1`` by descending ``f``, ties ascending (a stable merge sort of
+    ``-f``), into ``a`` or ``b`` (scratch); True when they ended in ``b``."""
+    for i in range(n):
+        a[i] = i
+    w = 1
+    flip = False
+    while w < n:
+        lo = 0
+        while lo < n:
+            mid = min(lo + w, n)
+            hi = min(lo + 2 * w, n)
+            i, j, o = lo, mid, lo
+            if flip:
+                while i < mid and j < hi:
+                    if f[b[j]] > f[b[i]]:
+                        a[o] = b[j]
+                        j += 1
+                    else:
+                        a[o] = b[i]
+                        i += 1
+                    o += 1
+                while i < mid:
+                    a[o] = b[i]
+                    i += 1
+                    o += 1
+                while j < hi:
+                    a[o] = b[j]
+                    j += 1
+                    o += 1
+            else:
+                while i < mid and j < hi:
+                    if f[a[j]] > f[a[i]]:
+                        b[o] = a[j]
+                        j += 1
+                    else:
+                        b[o] = a[i]
+                        i += 1
+                    o += 1
+                while i < mid:
+                    b[o] = a[i]
+                    i += 1
+                    o += 1
+                while j < hi:
+                    b[o] = a[j]
+                    j += 1
+                    o += 1
+            lo += 2 * w
+        flip = not flip
+        w *= 2
+    return flip
+
+
+@cuda.jit(device=True, inline=True)
+def _chain(ac, aq, f, pred, n, k, max_skip, max_ins, half_log2, lin):
+    """:func:`s2g.seeded.chains.chain` (the penalty from the tables)."""
+    fk = numba.float64(k)
+    for i in range(n):
+        best = fk
+        bp = -1
+        j = i - 1
+        stop = max(-1, i - 1 - CHAIN_LOOKBACK)
+        while j > stop:
+            dc = ac[i] - ac[j]
+            if dc - aq[i] > max_skip:
+                break
+            if f[j] + fk <= best:
+                j -= 1
+                continue
+            dq = aq[i] - aq[j]
+            if dq <= 0 or dc <= 0:
+                j -= 1
+                continue
+            d = dc - dq
+            if d > max_skip or -d > max_ins:
+                j -= 1
+                continue
+            gain = min(dq, dc, numba.int64(k))
+            if f[j] + gain <= best:
+                j -= 1
+                continue
+            ad = abs(d)
+            pen = 0.0
+            if ad > 0:
+                pen = half_log2[ad]
+                if d < 0:
+                    pen = pen + lin[ad]
+            sc = f[j] + gain - pen
+            if sc > best:
+                best = sc
+                bp = j
+            j -= 1
+        f[i] = best
+        pred[i] = bp
+
+
+@cuda.jit(device=True, inline=True)
+def _take(f, pred, ac, aq, order, used, n, thr, max_chains, jump, fk, out):
+    """:func:`s2g.seeded.chains.take_chains` without waypoints."""
+    for i in range(n):
+        used[i] = 0
+    nc = 0
+    for t in range(n):
+        i = order[t]
+        if used[i] != 0:
+            continue
+        if f[i] < thr or nc == max_chains:
+            break
+        j = i
+        cnt = 1
+        used[i] = 1
+        while pred[j] >= 0 and used[pred[j]] == 0:
+            j = pred[j]
+            used[j] = 1
+            cnt += 1
+        sc = f[i] - (f[pred[j]] if pred[j] >= 0 else 0.0)
+        i0 = i
+        j0 = j
+        while cnt > 1 and (ac[i] - ac[pred[i]]) - (aq[i] - aq[pred[i]]) > jump:
+            i = pred[i]
+            cnt -= 1
+        while cnt > 1:
+            nx = i
+            while pred[nx] != j:
+                nx = pred[nx]
+            if (ac[nx] - ac[j]) - (aq[nx] - aq[j]) <= jump:
+                break
+            j = nx
+            cnt -= 1
+        if i != i0 or j != j0:
+            sc = f[i] - f[j] + fk
+        if sc < thr:
+            continue
+        out[nc, 0] = aq[j]
+        out[nc, 1] = ac[j]
+        out[nc, 2] = aq[i]
+        out[nc, 3] = ac[i]
+        out[nc, 4] = sc
+        out[nc, 5] = cnt
+        nc += 1
+    return nc
+
+
+def chain_body(codes, offs, keys, kcols, starts, shift, k, s, max_occ, max_chains, min_chain,
+               max_window, aoff, kb, kt, ac, aq, f, pred, o1, o2, used, half_log2, lin,
+               ch, nch, stats, skipped, n_reads):
+    """Thread ``r``: read ``r``'s chains (:func:`s2g.seeded.chains.read_chains`) into
+    ``ch[r]`` (zeros after the last), ``nch[r]``, ``stats[r]`` (seeds skipped, anchors,
+    weak; its anchors at ``aoff[r]`` of the scratch arrays)."""
+    r = cuda.grid(1)
+    if r >= n_reads:
+        return
+    a0 = aoff[r]
+    n = aoff[r + 1] - a0
+    for c in range(ch.shape[1]):
+        for y in range(6):
+            ch[r, c, y] = 0.0
+    nch[r] = 0
+    stats[r, 0] = skipped[r]
+    stats[r, 1] = n
+    stats[r, 2] = 0
+    if n == 0:
+        return
+    ring = cuda.local.array(RING, numba.uint64)
+    q0 = offs[r]
+    m = offs[r + 1] - q0
+    kmask = (numba.uint64(1) << numba.uint64(2 * k)) - numba.uint64(1)
+    smask = (numba.uint64(1) << numba.uint64(2 * s)) - numba.uint64(1)
+    x = numba.uint64(0)
+    ln = 0
+    p = a0
+    for i in range(m):
+        b = codes[q0 + i]
+        if b > 3:
+            ln = 0
+            x = numba.uint64(0)
+            continue
+        x = ((x << numba.uint64(2)) | numba.uint64(b)) & kmask
+        ln += 1
+        if ln >= s:
+            ring[i & (RING - 1)] = _hash64(x & smask, smask)
+        if ln >= k:
+            fi = i - (k - s)
+            best = ring[fi & (RING - 1)]
+            at = 0
+            for t in range(1, k - s + 1):
+                h = ring[(fi + t) & (RING - 1)]
+                if h < best:
+                    best = h
+                    at = t
+            if at == 0 or at == k - s:
+                h = _hash64(x, kmask)
+                lo = _lookup_lo(keys, starts, shift, h)
+                hi = _lookup_hi(keys, starts, shift, h, lo)
+                if hi > lo and hi - lo <= max_occ:
+                    for u in range(lo, hi):
+                        kb[p] = (numba.int64(kcols[u]) << POS_BITS) + i
+                        p += 1
+    a1 = a0 + n
+    if _merge_keys(kb[a0:a1], kt[a0:a1], n):
+        for u in range(a0, a1):
+            kb[u] = kt[u]
+    pmask = numba.int64((1 << POS_BITS) - 1)
+    for u in range(a0, a1):
+        ac[u] = kb[u] >> POS_BITS
+        aq[u] = kb[u] & pmask
+    fr = f[a0:a1]
+    pr = pred[a0:a1]
+    acr = ac[a0:a1]
+    aqr = aq[a0:a1]
+    _chain(acr, aqr, fr, pr, n, k, max(max_window, 8 * m), m // 4 + 16, half_log2, lin)
+    order = o1[a0:a1]
+    if _order_by_score(fr, o1[a0:a1], o2[a0:a1], n):
+        order = o2[a0:a1]
+    jump = 16 + m // 8
+    fk = numba.float64(k)
+    out = ch[r]
+    ur = used[a0:a1]
+    nc = _take(fr, pr, acr, aqr, order, ur, n, min_chain, max_chains, jump, fk, out)
+    if nc == 0 and fk < min_chain:
+        nc = _take(fr, pr, acr, aqr, order, ur, n, fk, max_chains, jump, fk, out)
+        stats[r, 2] = 1
+    nch[r] = nc
+
+
+_I64 = numba.int64[::1]
+_I32 = numba.int32[::1]
+_U8 = numba.uint8[::1]
+_U64 = numba.uint64[::1]
+_F64 = numba.float64[::1]
+#: the kernels' signatures (tests compile them to PTX with these)
+COUNT_SIGNATURE = (_U8, _I64, _U64, _I64, numba.int64, numba.int64, numba.int64, numba.int64,
+                   _I64, _I64, numba.int64)
+CHAIN_SIGNATURE = (_U8, _I64, _U64, _I64, _I64, numba.int64, numba.int64, numba.int64,
+                   numba.int64, numba.int64, numba.float64, numba.int64, _I64, _I64, _I64,
+                   _I64, _I64, _F64, _I32, _I32, _I32, _U8, _F64, _F64,
+                   numba.float64[:, :, ::1], _I64, numba.int64[:, ::1], _I64, numba.int64)
+_KERNELS = {}
+
+
+def kernels():
+    """(count, chain) kernels, compiled once (disk cache)."""
+    if not _KERNELS:
+        _KERNELS["count"] = cuda.jit(COUNT_SIGNATURE, cache=True)(count_body)
+        _KERNELS["chain"] = cuda.jit(CHAIN_SIGNATURE, cache=True)(chain_body)
+    return _KERNELS["count"], _KERNELS["chain"]
+
+
+def penalty_tables(k, max_skip, max_ins):
+    """(``0.5 log2(d + 1)`` for d in 0 .. max_skip, ``0.01 k d`` for d in 0 .. max_ins):
+    the chaining penalty's terms as :func:`s2g.seeded.chains.chain` computes them on the
+    host (the same bits)."""
+    from .chains import _HALF_LOG2
+    half = np.empty(max_skip + 1, np.float64)
+    t = min(len(_HALF_LOG2), max_skip + 1)
+    half[:t] = _HALF_LOG2[:t]
+    for d in range(t, max_skip + 1):
+        half[d] = 0.5 * math.log2(d + 1.0)
+    lin = np.array([0.01 * k * d for d in range(max_ins + 1)], np.float64)
+    return half, lin
+
+
+class DeviceIndex:
+    """An index's arrays on the GPU (uploaded once per aligner), with the penalty tables
+    for the widest reads seen so far."""
+
+    def __init__(self, index):
+        starts, shift = index.buckets
+        self.k, self.s, self.shift = int(index.k), int(index.s), int(shift)
+        self.keys = cuda.to_device(np.ascontiguousarray(index.keys, np.uint64))
+        self.cols = cuda.to_device(np.ascontiguousarray(index.cols, np.int64))
+        self.starts = cuda.to_device(np.ascontiguousarray(starts, np.int64))
+        self._tables = (-1, -1, None, None)
+
+    def tables(self, max_skip, max_ins):
+        s0, i0, half, lin = self._tables
+        if max_skip > s0 or max_ins > i0:
+            s0, i0 = max(max_skip, s0), max(max_ins, i0)
+            h, li = penalty_tables(self.k, s0, i0)
+            half, lin = cuda.to_device(h), cuda.to_device(li)
+            self._tables = (s0, i0, half, lin)
+        return half, lin
+
+
+def usable(index) -> bool:
+    """Whether the kernels take this index (the syncmer ring holds k - s + 1 hashes)."""
+    return 0 < int(index.k) - int(index.s) + 1 <= RING and int(index.k) <= 32
+
+
+def batch_chains(dix, codes, offs, max_occ, max_chains, min_chain, max_window, dp=None):
+    """:func:`s2g.seeded.chains.batch_chains` (``n_way`` 0) on the GPU for the reads
+    ``codes[offs[r]:offs[r + 1]]``, with the index ``dix`` (:class:`DeviceIndex`); ``dp``:
+    the :class:`~s2g.variants._devpool.DevicePool` (default: this thread's). None when a
+    read has :data:`MAX_READ_ANCHORS` anchors or more (the caller runs the CPU's)."""
+    from ..variants._devpool import pool
+    dp = pool() if dp is None else dp
+    offs = np.ascontiguousarray(offs, np.int64)
+    n = len(offs) - 1
+    ch = np.zeros((n, max_chains, 6), np.float64)
+    nch = np.zeros(n, np.int64)
+    stats = np.zeros((n, 3), np.int64)
+    way = np.zeros((n, max_chains, 0, 2), np.int64)
+    nway = np.zeros((n, max_chains), np.int64)
+    if n == 0:
+        return ch, nch, stats, way, nway
+    lens = np.diff(offs)
+    m = int(lens.max())
+    if m >= (1 << POS_BITS):
+        return None
+    count, chain = kernels()
+    d_codes = dp.put("seed.codes", np.ascontiguousarray(codes, np.uint8))
+    d_offs = dp.put("seed.offs", offs)
+    d_nanc = dp.empty("seed.nanc", n, np.int64)
+    d_skip = dp.empty("seed.skip", n, np.int64)
+    blocks = -(-n // BLOCK)
+    k, s = dix.k, dix.s
+    count[blocks, BLOCK](d_codes, d_offs, dix.keys, dix.starts, dix.shift, k, s,
+                         int(max_occ), d_nanc, d_skip, n)
+    nanc = d_nanc.copy_to_host()
+    if nanc.max() >= MAX_READ_ANCHORS:
+        return None
+    aoff = np.zeros(n + 1, np.int64)
+    np.cumsum(nanc, out=aoff[1:])
+    A = max(int(aoff[-1]), 1)
+    half, lin = dix.tables(max(int(max_window), 8 * m), m // 4 + 16)
+    d_ch = dp.empty("seed.ch", ch.size, np.float64).reshape(ch.shape)
+    d_nch = dp.empty("seed.nch", n, np.int64)
+    d_stats = dp.empty("seed.stats", 3 * n, np.int64).reshape((n, 3))
+    d_aoff = dp.put("seed.aoff", aoff)
+    kb, kt, ac, aq = (dp.empty(f"seed.{x}", A, np.int64) for x in ("kb", "kt", "ac", "aq"))
+    f = dp.empty("seed.f", A, np.float64)
+    pred, o1, o2 = (dp.empty(f"seed.{x}", A, np.int32) for x in ("pred", "o1", "o2"))
+    used = dp.empty("seed.used", A, np.uint8)
+    chain[blocks, BLOCK](d_codes, d_offs, dix.keys, dix.cols, dix.starts, dix.shift, k, s,
+                         int(max_occ), int(max_chains), float(min_chain), int(max_window),
+                         d_aoff, kb, kt, ac, aq, f, pred, o1, o2, used, half, lin, d_ch,
+                         d_nch, d_stats, d_skip, n)
+    d_ch.copy_to_host(ch)
+    d_nch.copy_to_host(nch)
+    d_stats.copy_to_host(stats)
+    return ch, nch, stats, way, nway
+
+
+__all__ = ["BLOCK", "DeviceIndex", "batch_chains", "count_body", "chain_body", "usable",
+           "penalty_tables", "COUNT_SIGNATURE", "CHAIN_SIGNATURE", "kernels"]
