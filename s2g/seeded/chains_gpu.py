@@ -473,11 +473,14 @@ def usable(index) -> bool:
     return 0 < int(index.k) - int(index.s) + 1 <= RING and int(index.k) <= 32
 
 
-def batch_chains(dix, codes, offs, max_occ, max_chains, min_chain, max_window, dp=None):
+def batch_chains(dix, codes, offs, max_occ, max_chains, min_chain, max_window, dp=None,
+                 times=None):
     """:func:`s2g.seeded.chains.batch_chains` (``n_way`` 0) on the GPU for the reads
     ``codes[offs[r]:offs[r + 1]]``, with the index ``dix`` (:class:`DeviceIndex`); ``dp``:
     the :class:`~s2g.variants._devpool.DevicePool` (default: this thread's). None when a
-    read has :data:`MAX_READ_ANCHORS` anchors or more (the caller runs the CPU's)."""
+    read has :data:`MAX_READ_ANCHORS` anchors or more (the caller runs the CPU's).
+    ``times``: a dict that gets each kernel's milliseconds added (CUDA events;
+    "count", "chain") and the anchors ("anchors")."""
     from ..variants._devpool import pool
     dp = pool() if dp is None else dp
     offs = np.ascontiguousarray(offs, np.int64)
@@ -500,8 +503,13 @@ def batch_chains(dix, codes, offs, max_occ, max_chains, min_chain, max_window, d
     d_skip = dp.empty("seed.skip", n, np.int64)
     blocks = -(-n // BLOCK)
     k, s = dix.k, dix.s
+    ev = [cuda.event() for _ in range(4)] if times is not None else None
+    if ev:
+        ev[0].record()
     count[blocks, BLOCK](d_codes, d_offs, dix.keys, dix.starts, dix.shift, k, s,
                          int(max_occ), d_nanc, d_skip, n)
+    if ev:
+        ev[1].record()
     nanc = d_nanc.copy_to_host()
     if nanc.max() >= MAX_READ_ANCHORS:
         return None
@@ -517,10 +525,18 @@ def batch_chains(dix, codes, offs, max_occ, max_chains, min_chain, max_window, d
     f = dp.empty("seed.f", A, np.float64)
     pred, o1, o2 = (dp.empty(f"seed.{x}", A, np.int32) for x in ("pred", "o1", "o2"))
     used = dp.empty("seed.used", A, np.uint8)
+    if ev:
+        ev[2].record()
     chain[blocks, BLOCK](d_codes, d_offs, dix.keys, dix.cols, dix.starts, dix.shift, k, s,
                          int(max_occ), int(max_chains), float(min_chain), int(max_window),
                          d_aoff, kb, kt, ac, aq, f, pred, o1, o2, used, half, lin, d_ch,
                          d_nch, d_stats, d_skip, n)
+    if ev:
+        ev[3].record()
+        ev[3].synchronize()
+        for name, a, b in (("count", 0, 1), ("chain", 2, 3)):
+            times[name] = times.get(name, 0.0) + max(ev[a].elapsed_time(ev[b]), 0.0)
+        times["anchors"] = times.get("anchors", 0) + int(aoff[-1])
     d_ch.copy_to_host(ch)
     d_nch.copy_to_host(nch)
     d_stats.copy_to_host(stats)
