@@ -30,6 +30,7 @@ What the driver owns (and nothing else does):
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -343,7 +344,8 @@ class Aligner:
         try:
             return pipeline.run(self.batches(batches), timed("align", self.align_scores),
                                 timed("traceback", self.finish), timed("write", write),
-                                format_one=timed("GAF text", format_one))
+                                format_one=timed("GAF text", format_one),
+                                finish_workers=settings().finish_workers)
         finally:
             self.close_prewarm()
 
@@ -351,6 +353,7 @@ class Aligner:
         """``timed(name, fn)``: ``fn`` adding its seconds to :attr:`seconds` and its span
         (from ``t0``) to :attr:`span` under ``name``."""
         spent, span = self.seconds, self.span
+        lock = threading.Lock()          # stages of several workers (finish_workers)
 
         def timed(name, fn):
             def run(*a):
@@ -359,8 +362,11 @@ class Aligner:
                     return fn(*a)
                 finally:
                     t1 = time.perf_counter()
-                    spent[name] = spent.get(name, 0.0) + t1 - t
-                    span.setdefault(name, [t - t0, 0.0])[1] = t1 - t0
+                    with lock:
+                        spent[name] = spent.get(name, 0.0) + t1 - t
+                        sp = span.setdefault(name, [t - t0, 0.0])
+                        sp[0] = min(sp[0], t - t0)
+                        sp[1] = max(sp[1], t1 - t0)
             return run
         return timed
 

@@ -67,6 +67,9 @@ KNOBS = (
          "Numba threads of the align stage (0: as every stage)"),
     Knob("tb_threads", 0, int, "run",
          "Numba threads of the traceback stage (0: as every stage)"),
+    Knob("finish_workers", 1, int, "run",
+         "batches traced at once (threads of the traceback stage; output stays in input "
+         "order)"),
     # ---- fast (full-graph GPU kernel), s2g/variants/fast.py
     Knob("fast_block", 128, int, "compile", "fast: threads per block"),
     Knob("fast_maxreg", 0, int, "compile", "fast: register cap for ptxas (0: its choice)"),

@@ -60,12 +60,15 @@ def prefetch(iterable, depth: int = 2, name: str = "s2g-reader"):
         stop.set()
 
 
-def run(batches, align_one, finish_one, write, depth: int = 2, format_one=None):
+def run(batches, align_one, finish_one, write, depth: int = 2, format_one=None,
+        finish_workers: int = 1):
     """``write(format_one(batch, finish_one(batch, align_one(batch))))`` for every batch
     (without ``format_one``: ``write(finish_one(...))``), stages overlapped.
 
-    ``align_one`` runs in an aligner thread, ``finish_one`` in one worker thread and
-    ``format_one`` in another (one each, so results stay in order); ``write`` runs in the
+    ``align_one`` runs in an aligner thread, ``finish_one`` in ``finish_workers`` worker
+    threads (several batches traced at once) and ``format_one`` in one more; results are
+    formatted and written in input order whatever order the workers end in (each
+    batch's future waits in a queue); ``write`` runs in the
     calling thread, which otherwise only waits: a kernel holds its thread until it
     returns, and Python handles signals in the main thread only, so Ctrl-C (and the
     CLI's SIGTERM) interrupts the caller at once, whatever the batch size. At most
@@ -76,7 +79,7 @@ def run(batches, align_one, finish_one, write, depth: int = 2, format_one=None):
     n = 0
     pending: deque = deque()
     aligner = ThreadPoolExecutor(1, thread_name_prefix="s2g-align")
-    pool = ThreadPoolExecutor(1, thread_name_prefix="s2g-finish")
+    pool = ThreadPoolExecutor(max(1, int(finish_workers)), thread_name_prefix="s2g-finish")
     fmt = ThreadPoolExecutor(1, thread_name_prefix="s2g-format")
     ok = False
     try:
@@ -87,7 +90,8 @@ def run(batches, align_one, finish_one, write, depth: int = 2, format_one=None):
                 fut = fmt.submit(lambda b=batch, f=fut: format_one(b, f.result()))
             pending.append(fut)
             n += 1
-            while pending and (len(pending) > depth or pending[0].done()):
+            while pending and (len(pending) > depth + finish_workers - 1
+                               or pending[0].done()):
                 write(pending.popleft().result())
         while pending:
             write(pending.popleft().result())

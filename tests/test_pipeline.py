@@ -80,6 +80,31 @@ def test_format_stage_keeps_order_and_runs_in_its_own_thread():
     assert all(t.startswith("s2g-format") for t in fmt)
 
 
+def test_several_finish_workers_trace_at_once_and_keep_the_order():
+    """finish_workers=3: batches traced in three threads at once (later ones may end
+    first), formatted and written in input order, none lost."""
+    rng = random.Random(7)
+    delay = [rng.random() * 0.01 for _ in range(50)]
+    out, names = [], set()
+    busy, most = [0], [0]
+    lock = threading.Lock()
+
+    def finish_one(k, r):
+        with lock:
+            names.add(threading.current_thread().name)
+            busy[0] += 1
+            most[0] = max(most[0], busy[0])
+        time.sleep(delay[k])
+        with lock:
+            busy[0] -= 1
+        return r + 1
+
+    n = pipeline.run(iter(range(50)), lambda k: 10 * k, finish_one, out.append, depth=2,
+                     format_one=lambda k, r: (k, r), finish_workers=3)
+    assert n == 50 and out == [(k, 10 * k + 1) for k in range(50)]
+    assert most[0] >= 2 and len(names) >= 2
+
+
 def test_finisher_error_passes_through_the_format_stage():
     def finish_one(b, r):
         if b == 3:
