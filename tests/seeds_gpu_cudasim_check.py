@@ -5,7 +5,9 @@ Invoked by tests/test_seeded.py in a subprocess with NUMBA_ENABLE_CUDASIM=1. Sma
 graphs (one or both strands) and the bundled cactus BRCA2 graph; reads sampled from them
 with errors, a random read with Ns, an empty read, a read of one base and a read of
 repeats (many anchors of equal scores: the order of ties); max_occ 1 or 2 in some cases (seeds
-skipped as repeats), min_chain high in some (weak chains).
+skipped as repeats), min_chain high in some (weak chains). In even cases reads of more
+than 4-11 anchors take the block-a-read kernel (heavy_body), the others one thread each; in
+odd ones every read is on one thread; BRCA2 reads of more than 60 anchors in blocks.
 Usage: python tests/seeds_gpu_cudasim_check.py [n_cases] -> prints "OK <cases> <chains>".
 """
 import os
@@ -27,14 +29,14 @@ from s2g.simulate import sample_reads, snp_graph  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def check(g, ix, seqs, max_occ, min_chain, max_chains, max_window, label):
+def check(g, ix, seqs, max_occ, min_chain, max_chains, max_window, label, heavy=4):
     reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
     offs = np.asarray(reads.offsets, np.int64)
     starts, shift = ix.buckets
     want = batch_chains(reads.codes_flat, offs, ix.keys, ix.cols, starts, shift, ix.k, ix.s,
                         max_occ, max_chains, min_chain, max_window, 0, 0)
     got = chains_gpu.batch_chains(chains_gpu.DeviceIndex(ix), reads.codes_flat, offs, max_occ,
-                                  max_chains, min_chain, max_window)
+                                  max_chains, min_chain, max_window, heavy=heavy)
     assert got is not None, label
     for name, x, y in zip(("chains", "counts", "stats", "way", "nway"), want, got):
         assert x.shape == y.shape and x.dtype == y.dtype, f"{label} {name}: {x.shape} {y.shape}"
@@ -58,7 +60,7 @@ def main():
             sg.write_gfa(path, ref)
             g = load_graph(path, strands="both" if seed % 2 else "forward")
             ix = build_index(g, k=11, s=5)
-            seqs = [s for _, s, _ in sample_reads(sg, 6, int(rng.integers(30, 150)), 0.05, 0.5,
+            seqs = [s for _, s, _ in sample_reads(sg, 6, int(rng.integers(30, 100)), 0.05, 0.5,
                                                   seed + 7)]
             seqs.append("".join(rng.choice(list("ACGTN"), int(rng.integers(20, 60)))))
             line = "".join(sg.seqs[v] for v in ref)
@@ -66,7 +68,8 @@ def main():
             max_occ = 2 if seed % 3 == 2 else 200
             min_chain = 60.0 if seed % 2 else 22.0
             total += check(g, ix, seqs, max_occ, min_chain, 2 * int(rng.integers(1, 5)),
-                           int(rng.integers(50, 400)), f"seed {seed}")
+                           int(rng.integers(50, 400)), f"seed {seed}",
+                           heavy=1 << 30 if seed % 2 else int(rng.integers(4, 12)))
         g = load_graph(os.path.join(REPO, "graphs", "cactus-BRCA2.gfa"))
         ix = build_index(g)
         seqs = []
@@ -74,8 +77,10 @@ def main():
             for t, line in enumerate(fh):
                 if t % 4 == 1 and len(seqs) < 24:
                     seqs.append(line.strip())
-        total += check(g, ix, seqs, 200, 38.0, 10, 100_000, "BRCA2")
-        total += check(g, ix, seqs, 1, 38.0, 4, 2_000, "BRCA2 max_occ 1")
+        total += check(g, ix, seqs[:6], 200, 38.0, 10, 100_000, "BRCA2", heavy=60)
+        total += check(g, ix, seqs[6:], 1, 38.0, 4, 2_000, "BRCA2 max_occ 1", heavy=60)
+        total += check(g, ix, seqs, 200, 38.0, 10, 100_000, "BRCA2 one thread a read",
+                       heavy=1 << 30)
     assert total.min() > 0, f"chains, skipped seeds, weak reads: {total}"
     print("OK", n, *total)
 

@@ -448,21 +448,24 @@ def test_gpu_seeds_under_the_cuda_simulator_match_the_cpu():
 
 
 def test_seed_kernels_compile_to_sm90_without_fused_multiply_adds():
-    """Both seeding kernels compile to sm_90 PTX with their real signatures (the simulator
-    checks no types), and the chaining kernel holds no float64 fma (a contracted
+    """The three seeding kernels compile to sm_90 PTX with their real signatures (the
+    simulator checks no types), and the chaining kernels hold no float64 fma (a contracted
     multiply-add would change scores' last bits against the CPU's)."""
     cuda = pytest.importorskip("numba.cuda", reason="numba-cuda is not installed")
     from s2g.seeded import chains_gpu
     ptx = {}
     for name, fn, sig in (("count", chains_gpu.count_body, chains_gpu.COUNT_SIGNATURE),
-                          ("chain", chains_gpu.chain_body, chains_gpu.CHAIN_SIGNATURE)):
+                          ("chain", chains_gpu.chain_body, chains_gpu.CHAIN_SIGNATURE),
+                          ("heavy", chains_gpu.heavy_body, chains_gpu.HEAVY_SIGNATURE)):
         try:
             ptx[name] = cuda.compile_ptx(fn, sig, cc=(9, 0))[0]
         except Exception as exc:  # no NVVM: the toolchain is a test dependency (pyproject)
             pytest.skip(f"compile_ptx unavailable: {type(exc).__name__}: {exc}")
         assert ".target sm_90" in ptx[name]
-    assert "fma.rn.f64" not in ptx["chain"]
-    assert "add.f64" in ptx["chain"] and "st.global.f64" in ptx["chain"]
+    for name in ("chain", "heavy"):
+        assert "fma.rn.f64" not in ptx[name], name
+        assert "add.f64" in ptx[name] and "st.global.f64" in ptx[name], name
+    assert "bar.sync" in ptx["heavy"] and "atom.global.add.u64" in ptx["heavy"]
 
 
 @pytest.mark.gpu

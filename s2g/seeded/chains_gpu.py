@@ -329,15 +329,18 @@ def _take(f, pred, ac, aq, order, used, n, thr, max_chains, jump, fk, out):
 
 def chain_body(codes, offs, keys, kcols, starts, shift, k, s, max_occ, max_chains, min_chain,
                max_window, aoff, kb, kt, ac, aq, f, pred, o1, o2, used, half_log2, lin,
-               ch, nch, stats, skipped, n_reads):
+               ch, nch, stats, skipped, heavy, n_reads):
     """Thread ``r``: read ``r``'s chains (:func:`s2g.seeded.chains.read_chains`) into
     ``ch[r]`` (zeros after the last), ``nch[r]``, ``stats[r]`` (seeds skipped, anchors,
-    weak; its anchors at ``aoff[r]`` of the scratch arrays)."""
+    weak; its anchors at ``aoff[r]`` of the scratch arrays). Reads of more than ``heavy``
+    anchors are left to :func:`heavy_body`."""
     r = cuda.grid(1)
     if r >= n_reads:
         return
     a0 = aoff[r]
     n = aoff[r + 1] - a0
+    if n > heavy:                       # a block of its own (heavy_body)
+        return
     for c in range(ch.shape[1]):
         for y in range(6):
             ch[r, c, y] = 0.0
@@ -409,6 +412,204 @@ def chain_body(codes, offs, keys, kcols, starts, shift, k, s, max_occ, max_chain
     nch[r] = nc
 
 
+#: threads of a heavy read's block (:func:`heavy_body`)
+WARP = 32
+#: reads of more anchors than this are chained by a block each (:func:`heavy_body`): on
+#: MHC 150 bp reads have 29 anchors at the median but 1,154 at the 99th percentile, and
+#: one thread a read left the kernel waiting ~50 ms on its slowest read (H200, session 32)
+HEAVY = 64
+_NEG = -1e300
+
+
+@cuda.jit(device=True, inline=True)
+def _rank_pass(src, dst, n, w, t, by_f, f):
+    """One pass of a merge sort by ranks: runs of ``w`` merged pairwise into runs of ``2w``,
+    each of this thread's elements (``t``, ``t + WARP``, ...) put at its rank (its index in
+    its run plus the elements of the other run before it: equal ones of the left run
+    first, so the sort is stable). ``by_f``: ``src`` holds indices ordered by descending
+    ``f``; else int64 keys ascending."""
+    e = t
+    while e < n:
+        lo = (e // (2 * w)) * (2 * w)
+        mid = min(lo + w, n)
+        hi = min(lo + 2 * w, n)
+        x = src[e]
+        if e < mid:              # left run: the right run's elements strictly before x
+            a, b = mid, hi
+            while a < b:
+                c = (a + b) >> 1
+                if (f[src[c]] > f[x]) if by_f else (src[c] < x):
+                    a = c + 1
+                else:
+                    b = c
+            dst[lo + (e - lo) + (a - mid)] = x
+        else:                    # right run: the left run's elements before or equal to x
+            a, b = lo, mid
+            while a < b:
+                c = (a + b) >> 1
+                if (f[src[c]] >= f[x]) if by_f else (src[c] <= x):
+                    a = c + 1
+                else:
+                    b = c
+            dst[lo + (e - mid) + (a - lo)] = x
+        e += WARP
+
+
+def heavy_body(codes, offs, keys, kcols, starts, shift, k, s, max_occ, max_chains,
+               min_chain, max_window, aoff, rows, cursor, kb, kt, ac, aq, f, pred, o1, o2,
+               used, half_log2, lin, ch, nch, stats, skipped, n_rows):
+    """Block ``b`` (:data:`WARP` threads): read ``rows[b]``'s chains, as :func:`chain_body`
+    makes them, with the work shared: the read's positions split among the threads
+    (each tests its k-mers for closed syncmers from the bases, looks them up and appends
+    the anchors at an atomic cursor, in any order), the anchor keys and then the score
+    order sorted by ranks (:func:`_rank_pass`), each anchor's ``CHAIN_LOOKBACK``
+    predecessors scored by the threads at once and the best taken by a reduction in
+    shared memory (ties: the nearest predecessor, as the CPU's loop keeps the first it
+    meets); thread 0 takes the chains."""
+    b = cuda.blockIdx.x
+    if b >= n_rows:
+        return
+    t = cuda.threadIdx.x
+    r = rows[b]
+    a0 = aoff[r]
+    n = aoff[r + 1] - a0
+    q0 = offs[r]
+    m = offs[r + 1] - q0
+    sc_sh = cuda.shared.array(WARP, numba.float64)
+    j_sh = cuda.shared.array(WARP, numba.int64)
+    if t == 0:
+        for c in range(ch.shape[1]):
+            for y in range(6):
+                ch[r, c, y] = 0.0
+        nch[r] = 0
+        stats[r, 0] = skipped[r]
+        stats[r, 1] = n
+        stats[r, 2] = 0
+    kmask = (numba.uint64(1) << numba.uint64(2 * k)) - numba.uint64(1)
+    smask = (numba.uint64(1) << numba.uint64(2 * s)) - numba.uint64(1)
+    i = k - 1 + t
+    while i < m:
+        x = numba.uint64(0)
+        ok = True
+        for z in range(i - k + 1, i + 1):
+            c = codes[q0 + z]
+            if c > 3:
+                ok = False
+                break
+            x = (x << numba.uint64(2)) | numba.uint64(c)
+        if ok:
+            best = numba.uint64(0)
+            at = 0
+            for u in range(k - s + 1):
+                h = _hash64((x >> numba.uint64(2 * (k - s - u))) & smask, smask)
+                if u == 0 or h < best:
+                    best = h
+                    at = u
+            if at == 0 or at == k - s:
+                h = _hash64(x, kmask)
+                lo = _lookup_lo(keys, starts, shift, h)
+                hi = _lookup_hi(keys, starts, shift, h, lo)
+                if hi > lo and hi - lo <= max_occ:
+                    p = a0 + cuda.atomic.add(cursor, b, hi - lo)
+                    for u in range(lo, hi):
+                        kb[p + u - lo] = (numba.int64(kcols[u]) << POS_BITS) + i
+        i += WARP
+    cuda.syncthreads()
+    a1 = a0 + n
+    src = kb[a0:a1]
+    dst = kt[a0:a1]
+    w = 1
+    while w < n:
+        _rank_pass(src, dst, n, w, t, False, f)
+        cuda.syncthreads()
+        src, dst = dst, src
+        w *= 2
+    pmask = numba.int64((1 << POS_BITS) - 1)
+    e = t
+    while e < n:
+        ac[a0 + e] = src[e] >> POS_BITS
+        aq[a0 + e] = src[e] & pmask
+        e += WARP
+    cuda.syncthreads()
+    fr = f[a0:a1]
+    pr = pred[a0:a1]
+    acr = ac[a0:a1]
+    aqr = aq[a0:a1]
+    fk = numba.float64(k)
+    max_skip = max(max_window, 8 * m)
+    max_ins = m // 4 + 16
+    for i in range(n):
+        bs = _NEG
+        bj = numba.int64(-1)
+        for y in range(2):
+            j = i - 1 - t - WARP * y
+            if j < 0 or j < i - CHAIN_LOOKBACK:
+                continue
+            dc = acr[i] - acr[j]
+            if dc - aqr[i] > max_skip:
+                continue
+            dq = aqr[i] - aqr[j]
+            if dq <= 0 or dc <= 0:
+                continue
+            d = dc - dq
+            if d > max_skip or -d > max_ins:
+                continue
+            gain = min(dq, dc, numba.int64(k))
+            ad = abs(d)
+            pen = 0.0
+            if ad > 0:
+                pen = half_log2[ad]
+                if d < 0:
+                    pen = pen + lin[ad]
+            sc = fr[j] + gain - pen
+            if sc > bs:                     # y = 0 first: the nearer on ties
+                bs = sc
+                bj = j
+        sc_sh[t] = bs
+        j_sh[t] = bj
+        cuda.syncthreads()
+        st = WARP // 2
+        while st > 0:
+            if t < st:
+                so = sc_sh[t + st]
+                jo = j_sh[t + st]
+                if so > sc_sh[t] or (so == sc_sh[t] and jo > j_sh[t]):
+                    sc_sh[t] = so
+                    j_sh[t] = jo
+            cuda.syncthreads()
+            st //= 2
+        if t == 0:
+            if sc_sh[0] > fk:
+                fr[i] = sc_sh[0]
+                pr[i] = j_sh[0]
+            else:
+                fr[i] = fk
+                pr[i] = -1
+        cuda.syncthreads()
+    src = o1[a0:a1]
+    dst = o2[a0:a1]
+    e = t
+    while e < n:
+        src[e] = e
+        e += WARP
+    cuda.syncthreads()
+    w = 1
+    while w < n:
+        _rank_pass(src, dst, n, w, t, True, fr)
+        cuda.syncthreads()
+        src, dst = dst, src
+        w *= 2
+    if t == 0:
+        jump = 16 + m // 8
+        out = ch[r]
+        ur = used[a0:a1]
+        nc = _take(fr, pr, acr, aqr, src, ur, n, min_chain, max_chains, jump, fk, out)
+        if nc == 0 and fk < min_chain:
+            nc = _take(fr, pr, acr, aqr, src, ur, n, fk, max_chains, jump, fk, out)
+            stats[r, 2] = 1
+        nch[r] = nc
+
+
 _I64 = numba.int64[::1]
 _I32 = numba.int32[::1]
 _U8 = numba.uint8[::1]
@@ -420,16 +621,22 @@ COUNT_SIGNATURE = (_U8, _I64, _U64, _I64, numba.int64, numba.int64, numba.int64,
 CHAIN_SIGNATURE = (_U8, _I64, _U64, _I64, _I64, numba.int64, numba.int64, numba.int64,
                    numba.int64, numba.int64, numba.float64, numba.int64, _I64, _I64, _I64,
                    _I64, _I64, _F64, _I32, _I32, _I32, _U8, _F64, _F64,
+                   numba.float64[:, :, ::1], _I64, numba.int64[:, ::1], _I64, numba.int64,
+                   numba.int64)
+HEAVY_SIGNATURE = (_U8, _I64, _U64, _I64, _I64, numba.int64, numba.int64, numba.int64,
+                   numba.int64, numba.int64, numba.float64, numba.int64, _I64, _I64, _I64,
+                   _I64, _I64, _I64, _I64, _F64, _I32, _I32, _I32, _U8, _F64, _F64,
                    numba.float64[:, :, ::1], _I64, numba.int64[:, ::1], _I64, numba.int64)
 _KERNELS = {}
 
 
 def kernels():
-    """(count, chain) kernels, compiled once (disk cache)."""
+    """(count, chain, heavy) kernels, compiled once (disk cache)."""
     if not _KERNELS:
         _KERNELS["count"] = cuda.jit(COUNT_SIGNATURE, cache=True)(count_body)
         _KERNELS["chain"] = cuda.jit(CHAIN_SIGNATURE, cache=True)(chain_body)
-    return _KERNELS["count"], _KERNELS["chain"]
+        _KERNELS["heavy"] = cuda.jit(HEAVY_SIGNATURE, cache=True)(heavy_body)
+    return _KERNELS["count"], _KERNELS["chain"], _KERNELS["heavy"]
 
 
 def penalty_tables(k, max_skip, max_ins):
@@ -474,13 +681,14 @@ def usable(index) -> bool:
 
 
 def batch_chains(dix, codes, offs, max_occ, max_chains, min_chain, max_window, dp=None,
-                 times=None):
+                 times=None, heavy=HEAVY):
     """:func:`s2g.seeded.chains.batch_chains` (``n_way`` 0) on the GPU for the reads
     ``codes[offs[r]:offs[r + 1]]``, with the index ``dix`` (:class:`DeviceIndex`); ``dp``:
     the :class:`~s2g.variants._devpool.DevicePool` (default: this thread's). None when a
     read has :data:`MAX_READ_ANCHORS` anchors or more (the caller runs the CPU's).
     ``times``: a dict that gets each kernel's milliseconds added (CUDA events;
-    "count", "chain") and the anchors ("anchors")."""
+    "count", "chain": both chaining kernels) and the anchors ("anchors"). Reads of more
+    than ``heavy`` anchors are chained by a block each (:func:`heavy_body`)."""
     from ..variants._devpool import pool
     dp = pool() if dp is None else dp
     offs = np.ascontiguousarray(offs, np.int64)
@@ -496,7 +704,7 @@ def batch_chains(dix, codes, offs, max_occ, max_chains, min_chain, max_window, d
     m = int(lens.max())
     if m >= (1 << POS_BITS):
         return None
-    count, chain = kernels()
+    count, chain, heavy_k = kernels()
     d_codes = dp.put("seed.codes", np.ascontiguousarray(codes, np.uint8))
     d_offs = dp.put("seed.offs", offs)
     d_nanc = dp.empty("seed.nanc", n, np.int64)
@@ -530,7 +738,15 @@ def batch_chains(dix, codes, offs, max_occ, max_chains, min_chain, max_window, d
     chain[blocks, BLOCK](d_codes, d_offs, dix.keys, dix.cols, dix.starts, dix.shift, k, s,
                          int(max_occ), int(max_chains), float(min_chain), int(max_window),
                          d_aoff, kb, kt, ac, aq, f, pred, o1, o2, used, half, lin, d_ch,
-                         d_nch, d_stats, d_skip, n)
+                         d_nch, d_stats, d_skip, int(heavy), n)
+    rows = np.nonzero(nanc > heavy)[0].astype(np.int64)
+    if len(rows):
+        heavy_k[len(rows), WARP](
+            d_codes, d_offs, dix.keys, dix.cols, dix.starts, dix.shift, k, s, int(max_occ),
+            int(max_chains), float(min_chain), int(max_window), d_aoff,
+            dp.put("seed.rows", rows), dp.put("seed.cursor", np.zeros(len(rows), np.int64)),
+            kb, kt, ac, aq, f, pred, o1, o2, used, half, lin, d_ch, d_nch, d_stats, d_skip,
+            len(rows))
     if ev:
         ev[3].record()
         ev[3].synchronize()
@@ -543,5 +759,8 @@ def batch_chains(dix, codes, offs, max_occ, max_chains, min_chain, max_window, d
     return ch, nch, stats, way, nway
 
 
-__all__ = ["BLOCK", "DeviceIndex", "batch_chains", "count_body", "chain_body", "usable",
-           "penalty_tables", "COUNT_SIGNATURE", "CHAIN_SIGNATURE", "kernels"]
+assert CHAIN_LOOKBACK <= 2 * WARP          # heavy_body: two predecessors a thread
+
+__all__ = ["BLOCK", "DeviceIndex", "batch_chains", "count_body", "chain_body", "heavy_body",
+           "usable", "penalty_tables", "COUNT_SIGNATURE", "CHAIN_SIGNATURE",
+           "HEAVY_SIGNATURE", "kernels"]
