@@ -248,14 +248,17 @@ class Aligner:
             mod = self._modules[name] = registry.get_variant(name)
         return mod
 
-    def finish(self, batch, res):
-        """Stage 2: the tracebacks (what the GPU half left, or all of them)."""
+    def finish(self, batch, res, late=False):
+        """Stage 2: the tracebacks (what the GPU half left, or all of them). ``late``:
+        seeded GPU walks' packing may be left to the first reader of ``res.flat``
+        (:meth:`s2g.seeded.SeededAligner.traceback`; :meth:`run` formats in another
+        thread)."""
         if not self.traceback:
             return res
         self._use_threads("traceback")
         self._wait("traceback")
         if self.seeded is not None:
-            self.seeded.traceback(batch, res, max_cells=self.max_traceback_cells)
+            self.seeded.traceback(batch, res, max_cells=self.max_traceback_cells, late=late)
             return res
         from .trace import traceback_batch
         flat, idx = res.__dict__.pop("_gpu_part", (None, None))
@@ -342,8 +345,10 @@ class Aligner:
             return (batch.n_reads, int(np.count_nonzero(res.aligned())), fmt(batch, res))
 
         try:
+            late = settings().late_packing
             return pipeline.run(self.batches(batches), timed("align", self.align_scores),
-                                timed("traceback", self.finish), timed("write", write),
+                                timed("traceback", lambda b, r: self.finish(b, r, late)),
+                                timed("write", write),
                                 format_one=timed("GAF text", format_one),
                                 finish_workers=settings().finish_workers)
         finally:

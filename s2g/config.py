@@ -67,6 +67,9 @@ KNOBS = (
          "Numba threads of the align stage (0: as every stage)"),
     Knob("tb_threads", 0, int, "run",
          "Numba threads of the traceback stage (0: as every stage)"),
+    Knob("late_packing", True, bool, "run",
+         "seeded GPU tracebacks' packing of CIGARs and paths done in the GAF thread (else: "
+         "in the traceback thread)"),
     Knob("finish_workers", 1, int, "run",
          "batches traced at once (threads of the traceback stage; output stays in input "
          "order)"),

@@ -56,8 +56,30 @@ class BatchResult:
         self.end_i = end_i
         self.end_j = end_j
         self._tracebacks = tracebacks
+        self._pending = None       # completes the tracebacks (set_pending)
         self.flat = None           # FlatTracebacks: the tracebacks as arrays (GAF writer)
         self.mapq = None           # int array (seeded alignment), None: 255 for every read
+
+    @property
+    def flat(self):
+        """The tracebacks as arrays (:class:`~s2g.traceback.FlatTracebacks`; None: none),
+        completed first where a traceback left its last steps pending
+        (:meth:`set_pending`)."""
+        fn = self._pending
+        if fn is not None:
+            self._pending = None
+            fn()
+        return self._flat
+
+    @flat.setter
+    def flat(self, value):
+        self._flat = value
+
+    def set_pending(self, fn):
+        """``fn()`` (which calls :meth:`set_flat`) runs when :attr:`flat` is first read: a
+        traceback stage leaves its packing of CIGARs and paths to the thread that formats
+        the batch (:meth:`s2g.aligner.Aligner.finish` with ``late``)."""
+        self._pending = fn
 
     @property
     def tracebacks(self):
@@ -69,6 +91,7 @@ class BatchResult:
     @tracebacks.setter
     def tracebacks(self, value):
         self._tracebacks = value
+        self._pending = None
         self.flat = None
 
     def set_flat(self, flat):

@@ -7,7 +7,8 @@ random scoring, local and semiglobal: ``SeededAligner(device="gpu")`` must give 
 scores, end cells, MAPQ, tracebacks and secondary alignments as ``device="cpu"`` (the reference window DP and
 the CPU traceback). Odd cases shrink the chunk size (several launches) and the per-task
 cell bound (a GPU/CPU mix); seeds 0 and 3 run the windows on the ``fast`` kernel
-(s2g/variants/fast/windows.py) and trace the chosen ones from their end cells.
+(s2g/variants/fast/windows.py) and trace the chosen ones from their end cells. Even
+cases leave the packing of the tracebacks to the first reader of ``flat`` (``late``).
 With ``long``, every window runs on the long-window kernel (s2g/trace/long/; the test sets
 S2G_CONFIG=long_strip=8,long_max_t=2: several strips and rounds per window).
 Usage: python tests/seeded_cudasim_check.py [n_cases] [long] -> prints "OK <cases> <gpu windows>".
@@ -40,6 +41,7 @@ def main():
     on_gpu = 0
     n_sec = 0
     n_two = 0            # reads with two windows or more in the lead-first flow
+    n_late = 0           # batches whose packing the GPU traceback left pending
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(n):
             rng = np.random.default_rng(seed)
@@ -103,7 +105,9 @@ def main():
                     x, y = getattr(want, f), getattr(got, f)
                     if not np.array_equal(x, y):
                         raise AssertionError(f"seed {seed} {mode.name} {f}: gpu {y} != cpu {x}")
-                gpu.traceback(reads, got)
+                late = seed % 2 == 0      # packing left to the first reader of flat
+                gpu.traceback(reads, got, late=late)
+                n_late += int(late and got._pending is not None)
                 for r, (x, y) in enumerate(zip(want.tracebacks, got.tracebacks)):
                     if x != y:
                         raise AssertionError(f"seed {seed} {mode.name} read {r}: gpu {y} != cpu {x}")
@@ -133,7 +137,7 @@ def main():
                 if list(want.tracebacks) != list(got.tracebacks):
                     raise AssertionError(f"seed {seed} {mode.name} lead-first tracebacks")
                 n_two += int(np.count_nonzero(want.n_windows > 1))
-    assert on_gpu > 0 and n_sec > 0 and n_two > 0
+    assert on_gpu > 0 and n_sec > 0 and n_two > 0 and n_late > 0
     print("OK", n, on_gpu, n_sec)
 
 

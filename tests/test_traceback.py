@@ -562,3 +562,33 @@ def test_window_band_rows():
     assert (lo[0], hi[0]) == (R + 1, -1)
     assert lo[1:] == [max(0, R - lmax[w] - I - 1) for w in range(1, 11)]
     assert hi[1:] == [min(R, R - dmin[w] + D + 1) for w in range(1, 11)]
+
+
+def test_pending_tracebacks_complete_when_flat_is_first_read():
+    """BatchResult.set_pending: the completion runs once, at the first read of ``flat``
+    (or of ``tracebacks``), in the reader's thread; setting tracebacks drops it."""
+    import threading
+
+    import numpy as np
+
+    from s2g.result import BatchResult
+    from s2g.trace import FlatTracebacks
+    res = BatchResult(["a", "b"], [3, 4], np.array([1, 2]), np.array([2, 3]), np.array([0, 1]))
+    calls = []
+
+    def complete():
+        calls.append(threading.current_thread().name)
+        res.set_flat(FlatTracebacks(2).finish())
+
+    res.set_pending(complete)
+    assert calls == []
+    box = {}
+    th = threading.Thread(target=lambda: box.setdefault("flat", res.flat), name="reader")
+    th.start()
+    th.join()
+    assert calls == ["reader"] and box["flat"] is not None
+    assert res.flat is box["flat"] and calls == ["reader"]
+    assert res.tracebacks == [None, None]
+    res.set_pending(complete)
+    res.tracebacks = None
+    assert res.flat is None and calls == ["reader"]

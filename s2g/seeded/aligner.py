@@ -369,11 +369,14 @@ class SeededAligner:
         sec.task = st
         res.secondary = sec
 
-    def traceback(self, reads, res, max_cells=None, threads=None):
+    def traceback(self, reads, res, max_cells=None, threads=None, late=False):
         """Path and CIGAR of every aligned read, restricted to its window (traced on the
         window graph, then moved onto the graph); GPU windows reuse the walk the kernel
         already made. Reads aligned by full-graph DP (``unseeded="full"``) trace on the
-        graph."""
+        graph. ``late``: where every window's walk came from the GPU, the packing of CIGARs
+        and paths, their move onto the graph and the tracebacks of reads aligned by
+        full-graph DP are left to whoever reads ``res.flat`` first
+        (:meth:`BatchResult.set_pending`: the pipeline's formatting thread)."""
         from ..trace import MAX_CELLS, FlatTracebacks, traceback_batch
         max_cells = max_cells or MAX_CELLS
         wg = res.wg
@@ -400,18 +403,26 @@ class SeededAligner:
             idx = _gpu_traces(wr, wg.graph, reads, self.scoring, self.mode, tres,
                               res.best_task[win], idx, flat, max_cells)
             res.window_run = None                  # the walks are no longer needed
-        traceback_batch(wg.graph, reads, self.scoring, self.mode, tres, max_cells=max_cells,
-                        threads=threads, col_lo=res.col_lo, flat=flat, idx=idx)
-        flat = wg.map_tracebacks(tres.flat)
         full = aligned[bt < 0]                     # full-graph DP (unseeded="full")
-        if len(full):
-            fres = BatchResult(res.names, res.lengths, res.score, res.end_i, res.end_j)
-            traceback_batch(self.graph, reads, self.scoring, self.mode, fres,
-                            max_cells=max_cells, threads=threads, flat=FlatTracebacks(len(res)),
-                            idx=full.astype(np.int64))
-            flat = flat.merged(fres.flat)
-        res.set_flat(flat)
-        res.wg = None
+
+        def complete():
+            traceback_batch(wg.graph, reads, self.scoring, self.mode, tres,
+                            max_cells=max_cells, threads=threads, col_lo=res.col_lo, flat=flat,
+                            idx=idx)
+            out = wg.map_tracebacks(tres.flat)
+            if len(full):
+                fres = BatchResult(res.names, res.lengths, res.score, res.end_i, res.end_j)
+                traceback_batch(self.graph, reads, self.scoring, self.mode, fres,
+                                max_cells=max_cells, threads=threads,
+                                flat=FlatTracebacks(len(res)), idx=full.astype(np.int64))
+                out = out.merged(fres.flat)
+            res.set_flat(out)
+            res.wg = None
+
+        if late and len(idx) == 0:      # nothing left to trace on the CPU in windows
+            res.set_pending(complete)
+        else:
+            complete()
         return res
 
 
