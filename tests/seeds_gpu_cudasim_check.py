@@ -81,6 +81,16 @@ def main():
         total += check(g, ix, seqs[6:], 1, 38.0, 4, 2_000, "BRCA2 max_occ 1", heavy=60)
         total += check(g, ix, seqs, 200, 38.0, 10, 100_000, "BRCA2 one thread a read",
                        heavy=1 << 30)
+        # a batch over the anchor budget is left to the CPU (None)
+        reads = ReadBatch.from_sequences(["a", "b"], seqs[:2])
+        cap = chains_gpu.MAX_BATCH_ANCHORS
+        chains_gpu.MAX_BATCH_ANCHORS = 1
+        try:
+            assert chains_gpu.batch_chains(chains_gpu.DeviceIndex(ix), reads.codes_flat,
+                                           np.asarray(reads.offsets, np.int64), 200, 10, 38.0,
+                                           100_000) is None
+        finally:
+            chains_gpu.MAX_BATCH_ANCHORS = cap
     assert total.min() > 0, f"chains, skipped seeds, weak reads: {total}"
     print("OK", n, *total)
 

@@ -43,6 +43,8 @@ BLOCK = 128
 RING = 32
 #: anchors a read may have here (the CPU sorts packed keys below this; beyond: argsort)
 MAX_READ_ANCHORS = 1 << 20
+#: anchors a batch may have here (~53 bytes each on the device: 7 GB); above, the CPU's
+MAX_BATCH_ANCHORS = 1 << 27
 #: read positions are packed into the low bits of an anchor's key
 POS_BITS = 24
 
@@ -685,7 +687,8 @@ def batch_chains(dix, codes, offs, max_occ, max_chains, min_chain, max_window, d
     """:func:`s2g.seeded.chains.batch_chains` (``n_way`` 0) on the GPU for the reads
     ``codes[offs[r]:offs[r + 1]]``, with the index ``dix`` (:class:`DeviceIndex`); ``dp``:
     the :class:`~s2g.variants._devpool.DevicePool` (default: this thread's). None when a
-    read has :data:`MAX_READ_ANCHORS` anchors or more (the caller runs the CPU's).
+    read has :data:`MAX_READ_ANCHORS` anchors or more, or the batch more than
+    :data:`MAX_BATCH_ANCHORS` (the caller runs the CPU's).
     ``times``: a dict that gets each kernel's milliseconds added (CUDA events;
     "count", "chain": both chaining kernels) and the anchors ("anchors"). Reads of more
     than ``heavy`` anchors are chained by a block each (:func:`heavy_body`)."""
@@ -719,7 +722,7 @@ def batch_chains(dix, codes, offs, max_occ, max_chains, min_chain, max_window, d
     if ev:
         ev[1].record()
     nanc = d_nanc.copy_to_host()
-    if nanc.max() >= MAX_READ_ANCHORS:
+    if nanc.max() >= MAX_READ_ANCHORS or nanc.sum() > MAX_BATCH_ANCHORS:
         return None
     aoff = np.zeros(n + 1, np.int64)
     np.cumsum(nanc, out=aoff[1:])
