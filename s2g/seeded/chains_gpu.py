@@ -1,24 +1,27 @@
 """Seeds and chains of short reads on the GPU (issue #42): :func:`batch_chains`'s output,
-made by one GPU thread a read.
+made by one GPU thread a read, or one block for a read of many anchors.
 
 On the GPU machine the seeding thread (:func:`s2g.seeded.chains.batch_chains`: closed
 syncmers, index look-ups, anchors sorted, chained, chains taken) cost ~25 us a 150 bp read
 on one CPU thread, 5.4-5.8 s of a 1,000,000-read MHC run on the host's busy 16 vCPUs,
 the pace of the whole pipeline (session 31). Every read's seeds and chains are its own, so
-here a thread does one read the way :func:`~s2g.seeded.chains.read_chains` does, in two
-launches:
+here each read is done the way :func:`~s2g.seeded.chains.read_chains` does it:
 
-1. :func:`count_body`: the read's closed syncmers (a ring of the last ``k - s + 1``
-   s-mer hashes), each looked up in the index (bucket table, then a scan or binary
-   search: :func:`s2g.index.lookup`), counting anchors and repeats skipped;
-2. the host turns the counts into offsets (one prefix sum), and :func:`chain_body`
-   looks the syncmers up again, writes the read's anchors as packed (column, read
-   position) keys, merge-sorts them (bottom-up, in a scratch buffer), chains them
-   (:func:`s2g.seeded.chains.chain`, the same float64 operations in the same order),
-   orders them by score (a stable merge sort: ties by column, as the CPU's
-   ``np.argsort(-f, kind="mergesort")``) and takes chains best first
-   (:func:`~s2g.seeded.chains.take_chains`), weak ones where no chain reaches
-   ``min_chain``.
+1. :func:`count_body` (a thread a read): the read's closed syncmers (a ring of the last
+   ``k - s + 1`` s-mer hashes), each looked up in the index (bucket table, then a binary
+   search: the first entry :func:`s2g.index.lookup` finds), counting anchors and repeats
+   skipped;
+2. the host turns the counts into offsets (one prefix sum), and :func:`chain_body` (a
+   thread a read of at most :data:`HEAVY` anchors) looks the syncmers up again, writes
+   the read's anchors as packed (column, read position) keys, merge-sorts them
+   (bottom-up, in a scratch buffer), chains them (:func:`s2g.seeded.chains.chain`, the
+   same float64 operations in the same order), orders them by score (a stable merge
+   sort: ties by column, as the CPU's ``np.argsort(-f, kind="mergesort")``) and takes
+   chains best first (:func:`~s2g.seeded.chains.take_chains`), weak ones where no chain
+   reaches ``min_chain``;
+3. :func:`heavy_body` does the same for each read of more anchors with a block of
+   :data:`WARP` threads (anchor counts are heavy-tailed: one thread a read waited on the
+   slowest reads).
 
 The outputs are the CPU's bit for bit (tests: the CUDA simulator against
 :func:`batch_chains` on real and random graphs; ``pytest -m gpu`` on the device). The

@@ -730,11 +730,12 @@ class PairedAligner:
         res.mapq = np.where(move & (ck != 1), np.floor(q + 0.5).astype(np.int64), q_se)
 
     # -------------------------------------------------------------- traceback
-    def traceback(self, reads, res, max_cells=None, threads=None):
-        """The seeded traceback, and the rescued mates' on their rescue windows."""
+    def traceback(self, reads, res, max_cells=None, threads=None, late=False):
+        """The seeded traceback, and the rescued mates' on their rescue windows (``late``:
+        as :meth:`SeededAligner.traceback`'s where no mate was rescued)."""
         rescue = getattr(res, "rescue", None)
         if rescue is None:
-            return self.seeded.traceback(reads, res, max_cells, threads)
+            return self.seeded.traceback(reads, res, max_cells, threads, late=late)
         from ..trace import MAX_CELLS, FlatTracebacks, traceback_batch
         rsc, wg, lo, ej = rescue
         keep = res.score[rsc].copy()
