@@ -65,29 +65,47 @@ def _hash64(key, mask):
 
 
 @cuda.jit(device=True, inline=True)
-def _lookup_lo(keys, starts, shift, h):
-    """:func:`s2g.index.lookup`'s first entry: the first ``x`` of ``h``'s bucket with
-    ``keys[x] >= h``."""
+def _lookup(keys, starts, shift, h):
+    """:func:`s2g.index.lookup`: the entries ``[lo, hi)`` whose hash is ``h`` (a binary
+    search of its bucket where the CPU scans small ones: the same first entry)."""
     bk = numba.int64(h >> numba.uint64(shift))
     x = starts[bk]
     y = starts[bk + 1]
-    while x < y:                          # binary search (the CPU scans small buckets:
-        mid = (x + y) >> 1                # the same first entry)
+    end = y
+    while x < y:
+        mid = (x + y) >> 1
         if keys[mid] < h:
             x = mid + 1
         else:
             y = mid
-    return x
+    z = x
+    while z < end and keys[z] == h:
+        z += 1
+    return x, z
 
 
 @cuda.jit(device=True, inline=True)
-def _lookup_hi(keys, starts, shift, h, x):
-    bk = numba.int64(h >> numba.uint64(shift))
-    y = starts[bk + 1]
-    z = x
-    while z < y and keys[z] == h:
-        z += 1
-    return z
+def _syncmer_step(b, i, x, ln, ring, k, s, kmask, smask):
+    """The rolling k-mer ``x`` (``ln`` bases since the last N) advanced by base ``b`` at
+    read position ``i``, the s-mer hash ring updated: (x, ln, whether the k-mer ending at
+    ``i`` is a closed syncmer, as :func:`s2g.seeded.seeds.read_syncmers` tests it)."""
+    if b > 3:
+        return numba.uint64(0), 0, False
+    x = ((x << numba.uint64(2)) | numba.uint64(b)) & kmask
+    ln += 1
+    if ln >= s:
+        ring[i & (RING - 1)] = _hash64(x & smask, smask)
+    if ln < k:
+        return x, ln, False
+    f = i - (k - s)
+    best = ring[f & (RING - 1)]
+    at = 0
+    for t in range(1, k - s + 1):
+        h = ring[(f + t) & (RING - 1)]
+        if h < best:
+            best = h
+            at = t
+    return x, ln, at == 0 or at == k - s
 
 
 def count_body(codes, offs, keys, starts, shift, k, s, max_occ, n_anc, skipped, n_reads):
@@ -105,33 +123,14 @@ def count_body(codes, offs, keys, starts, shift, k, s, max_occ, n_anc, skipped, 
     n = numba.int64(0)
     sk = numba.int64(0)
     for i in range(m):
-        b = codes[q0 + i]
-        if b > 3:
-            ln = 0
-            x = numba.uint64(0)
-            continue
-        x = ((x << numba.uint64(2)) | numba.uint64(b)) & kmask
-        ln += 1
-        if ln >= s:
-            ring[i & (RING - 1)] = _hash64(x & smask, smask)
-        if ln >= k:
-            f = i - (k - s)
-            best = ring[f & (RING - 1)]
-            at = 0
-            for t in range(1, k - s + 1):
-                h = ring[(f + t) & (RING - 1)]
-                if h < best:
-                    best = h
-                    at = t
-            if at == 0 or at == k - s:
-                h = _hash64(x, kmask)
-                lo = _lookup_lo(keys, starts, shift, h)
-                hi = _lookup_hi(keys, starts, shift, h, lo)
-                if hi > lo:
-                    if hi - lo > max_occ:
-                        sk += 1
-                    else:
-                        n += hi - lo
+        x, ln, hit = _syncmer_step(codes[q0 + i], i, x, ln, ring, k, s, kmask, smask)
+        if hit:
+            lo, hi = _lookup(keys, starts, shift, _hash64(x, kmask))
+            if hi > lo:
+                if hi - lo > max_occ:
+                    sk += 1
+                else:
+                    n += hi - lo
     n_anc[r] = n
     skipped[r] = sk
 
@@ -148,41 +147,16 @@ def _merge_keys(src, dst, n):
             mid = min(lo + w, n)
             hi = min(lo + 2 * w, n)
             i, j, o = lo, mid, lo
-            if flip:
-                while i < mid and j < hi:
-                    if dst[j] < dst[i]:
-                        src[o] = dst[j]
-                        j += 1
-                    else:
-                        src[o] = dst[i]
-                        i += 1
-                    o += 1
-                while i < mid:
-                    src[o] = dst[i]
-                    i += 1
-                    o += 1
-                while j < hi:
-                    src[o] = dst[j]
-                    j += 1
-                    o += 1
-            else:
-                while i < mid and j < hi:
-                    if src[j] < src[i]:
-                        dst[o] = src[j]
-                        j += 1
-                    else:
-                        dst[o] = src[i]
-                        i += 1
-                    o += 1
-                while i < mid:
+            while i < mid or j < hi:
+                if j >= hi or (i < mid and src[i] <= src[j]):
                     dst[o] = src[i]
                     i += 1
-                    o += 1
-                while j < hi:
+                else:
                     dst[o] = src[j]
                     j += 1
-                    o += 1
+                o += 1
             lo += 2 * w
+        src, dst = dst, src
         flip = not flip
         w *= 2
     return flip
@@ -202,41 +176,16 @@ def _order_by_score(f, a, b, n):
             mid = min(lo + w, n)
             hi = min(lo + 2 * w, n)
             i, j, o = lo, mid, lo
-            if flip:
-                while i < mid and j < hi:
-                    if f[b[j]] > f[b[i]]:
-                        a[o] = b[j]
-                        j += 1
-                    else:
-                        a[o] = b[i]
-                        i += 1
-                    o += 1
-                while i < mid:
-                    a[o] = b[i]
-                    i += 1
-                    o += 1
-                while j < hi:
-                    a[o] = b[j]
-                    j += 1
-                    o += 1
-            else:
-                while i < mid and j < hi:
-                    if f[a[j]] > f[a[i]]:
-                        b[o] = a[j]
-                        j += 1
-                    else:
-                        b[o] = a[i]
-                        i += 1
-                    o += 1
-                while i < mid:
+            while i < mid or j < hi:
+                if j >= hi or (i < mid and f[a[i]] >= f[a[j]]):
                     b[o] = a[i]
                     i += 1
-                    o += 1
-                while j < hi:
+                else:
                     b[o] = a[j]
                     j += 1
-                    o += 1
+                o += 1
             lo += 2 * w
+        a, b = b, a
         flip = not flip
         w *= 2
     return flip
@@ -364,32 +313,13 @@ def chain_body(codes, offs, keys, kcols, starts, shift, k, s, max_occ, max_chain
     ln = 0
     p = a0
     for i in range(m):
-        b = codes[q0 + i]
-        if b > 3:
-            ln = 0
-            x = numba.uint64(0)
-            continue
-        x = ((x << numba.uint64(2)) | numba.uint64(b)) & kmask
-        ln += 1
-        if ln >= s:
-            ring[i & (RING - 1)] = _hash64(x & smask, smask)
-        if ln >= k:
-            fi = i - (k - s)
-            best = ring[fi & (RING - 1)]
-            at = 0
-            for t in range(1, k - s + 1):
-                h = ring[(fi + t) & (RING - 1)]
-                if h < best:
-                    best = h
-                    at = t
-            if at == 0 or at == k - s:
-                h = _hash64(x, kmask)
-                lo = _lookup_lo(keys, starts, shift, h)
-                hi = _lookup_hi(keys, starts, shift, h, lo)
-                if hi > lo and hi - lo <= max_occ:
-                    for u in range(lo, hi):
-                        kb[p] = (numba.int64(kcols[u]) << POS_BITS) + i
-                        p += 1
+        x, ln, hit = _syncmer_step(codes[q0 + i], i, x, ln, ring, k, s, kmask, smask)
+        if hit:
+            lo, hi = _lookup(keys, starts, shift, _hash64(x, kmask))
+            if hi > lo and hi - lo <= max_occ:
+                for u in range(lo, hi):
+                    kb[p] = (numba.int64(kcols[u]) << POS_BITS) + i
+                    p += 1
     a1 = a0 + n
     if _merge_keys(kb[a0:a1], kt[a0:a1], n):
         for u in range(a0, a1):
@@ -511,9 +441,7 @@ def heavy_body(codes, offs, keys, kcols, starts, shift, k, s, max_occ, max_chain
                     best = h
                     at = u
             if at == 0 or at == k - s:
-                h = _hash64(x, kmask)
-                lo = _lookup_lo(keys, starts, shift, h)
-                hi = _lookup_hi(keys, starts, shift, h, lo)
+                lo, hi = _lookup(keys, starts, shift, _hash64(x, kmask))
                 if hi > lo and hi - lo <= max_occ:
                     p = a0 + cuda.atomic.add(cursor, b, hi - lo)
                     for u in range(lo, hi):
