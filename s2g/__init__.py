@@ -15,6 +15,14 @@ from __future__ import annotations
 import os
 
 from . import _numba  # noqa: F401  (first: the CPU target's vector width, before any JIT)
+from .config import compile_time
+
+if compile_time("per_thread_streams"):
+    # read by CUDA Python when numba.cuda first loads it (s2g imports numba.cuda lazily):
+    # the stages' threads (seeding, windows, tracebacks) then wait only for their own GPU
+    # work; a value the user set is kept. Shared device arrays are synchronized once
+    # after their upload (s2g.variants._devpool.shared).
+    os.environ.setdefault("CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM", "1")
 from .errors import GraphError, ReadError, S2GError
 from .graph import FlatGraph, graph_info, load_graph
 from .reads import ReadBatch, iter_pair_batches, iter_read_batches, read_pairs, read_reads

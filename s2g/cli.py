@@ -413,6 +413,10 @@ def _align(args, out, options, kernel) -> int:
     if args.method != "exact" and not dask:
         from .index import index_path, preload_index    # read it while the graph parses
         pre = preload_index(args.index or index_path(args.graph))
+        from .config import settings as knobs
+        if pre is not None and kernel.device == "cuda" and knobs().gpu_seeds:
+            from .seeded import chains_gpu     # seeded on a GPU, most likely: its kernels
+            chains_gpu.preload()               # loaded meanwhile too
     sam = args.output_format != "gaf"
     graph = _open_graph(args, options.scoring, options.mode,    # a FlatGraph, or a CyclicGraph
                         keep_paths=sam)

@@ -59,6 +59,9 @@ KNOBS = (
     Knob("py_nodes", 30_000, int, "run",
          "graphs of at most this many nodes build their tables in Python, not compiled"),
     Knob("devpool", True, bool, "run", "reuse GPU buffers between batches"),
+    Knob("per_thread_streams", True, bool, "compile",
+         "each thread's GPU work on its own default stream (CUDA per-thread default "
+         "streams), so a thread's copies wait for its own kernels, not every thread's"),
     Knob("tb_inline", True, bool, "run",
          "the GPU half of the traceback runs in the aligning thread after each kernel"),
     Knob("seed_threads", 0, int, "run",
@@ -67,10 +70,12 @@ KNOBS = (
          "Numba threads of the align stage (0: as every stage)"),
     Knob("tb_threads", 0, int, "run",
          "Numba threads of the traceback stage (0: as every stage)"),
+    Knob("seed_stages", 2, int, "run",
+         "seeding in two threads, chains a batch ahead of windows (1: one thread)"),
     Knob("late_packing", True, bool, "run",
          "seeded GPU tracebacks' packing of CIGARs and paths done in the GAF thread (else: "
          "in the traceback thread)"),
-    Knob("finish_workers", 1, int, "run",
+    Knob("finish_workers", 2, int, "run",
          "batches traced at once (threads of the traceback stage; output stays in input "
          "order)"),
     # ---- fast (full-graph GPU kernel), s2g/variants/fast.py

@@ -8,6 +8,7 @@ one contract), the best window is the read's alignment (ties: the smaller end co
 """
 from __future__ import annotations
 
+import threading
 import time
 from typing import NamedTuple
 
@@ -120,14 +121,13 @@ class SeededAligner:
 
     def candidates(self, reads) -> Windows:
         """The :class:`Windows` of a ReadBatch: seeds, chains, node-set windows and their
-        window graph."""
-        ix, g = self.index, self.graph
-        if self._succ is None:
-            order = np.argsort(g.pred_idx, kind="stable")
-            ptr = np.zeros(g.n_nodes + 1, np.int64)
-            np.cumsum(np.bincount(g.pred_idx, minlength=g.n_nodes), out=ptr[1:])
-            dst = np.repeat(np.arange(g.n_nodes, dtype=np.int32), np.diff(g.pred_ptr))
-            self._succ = (ptr, dst[order])
+        window graph (:meth:`chains`, then :meth:`windows_of`)."""
+        return self.windows_of(reads, self.chains(reads))
+
+    def chains(self, reads):
+        """Seeds and chains of a ReadBatch (``batch_chains``' arrays: on the GPU where
+        :meth:`_gpu_chains` runs, else on the CPU)."""
+        ix = self.index
         starts, shift = ix.buckets
         offs = np.asarray(reads.offsets, np.int64)
         cfg = settings()
@@ -138,6 +138,18 @@ class SeededAligner:
                 reads.codes_flat, offs, ix.keys, ix.cols, starts, shift, ix.k, ix.s,
                 self.max_occ, 2 * self.max_cand, self.min_chain, self.max_window, n_way,
                 cfg.corridor_min_len)
+        return got
+
+    def windows_of(self, reads, got) -> Windows:
+        """The :class:`Windows` of a ReadBatch from its chains ``got`` (:meth:`chains`)."""
+        g = self.graph
+        if self._succ is None:
+            order = np.argsort(g.pred_idx, kind="stable")
+            ptr = np.zeros(g.n_nodes + 1, np.int64)
+            np.cumsum(np.bincount(g.pred_idx, minlength=g.n_nodes), out=ptr[1:])
+            dst = np.repeat(np.arange(g.n_nodes, dtype=np.int32), np.diff(g.pred_ptr))
+            self._succ = (ptr, dst[order])
+        offs = np.asarray(reads.offsets, np.int64)
         ch, nch, stats, way, nway = got
         n = reads.n_reads
         p_at = np.zeros(n + 1, np.int64)
@@ -196,11 +208,33 @@ class SeededAligner:
     def seed_batches(self, batches):
         """The batches of ``batches``, each with its :meth:`candidates` attached (``_seeds``):
         run in a reader thread (s2g align does), the seeding of the next batches overlaps
-        the windows of this one, and :meth:`align_batch` takes them from there."""
-        for reads in batches:
+        the windows of this one, and :meth:`align_batch` takes them from there. With the
+        ``seed_stages`` knob at 2 (default), the chains of a batch (:meth:`chains`, on the
+        GPU: kernels and copies) are made in a thread of their own a batch ahead of its
+        windows (:meth:`windows_of`: searches on the CPU), the two halves overlapped."""
+        lock = threading.Lock()
+
+        def timed(fn, *args):
             t0 = time.perf_counter()
-            reads._seeds = self.candidates(reads)
-            self.totals["seconds seeds+chains"] += time.perf_counter() - t0
+            out = fn(*args)
+            with lock:
+                self.totals["seconds seeds+chains"] += time.perf_counter() - t0
+            return out
+
+        if settings().seed_stages >= 2:
+            from ..pipeline import prefetch
+            n_threads = numba.get_num_threads()     # the stage's share (Aligner._use_threads)
+
+            def chained():
+                numba.set_num_threads(n_threads)
+                for reads in batches:
+                    yield reads, timed(self.chains, reads)
+            for reads, got in prefetch(chained(), 1, name="s2g-chains"):
+                reads._seeds = timed(self.windows_of, reads, got)
+                yield reads
+            return
+        for reads in batches:
+            reads._seeds = timed(self.candidates, reads)
             yield reads
 
     def align_batch(self, reads, cand=None, defer=None) -> BatchResult:

@@ -33,11 +33,13 @@ nor a fused multiply-add can change a bit of a score. Reads whose chains need wa
 from __future__ import annotations
 
 import math
+import threading
 
 import numba
 import numpy as np
 from numba import cuda
 
+from ..variants import _devpool
 from .chains import CHAIN_LOOKBACK
 
 #: threads a block
@@ -561,15 +563,36 @@ HEAVY_SIGNATURE = (_U8, _I64, _U64, _I64, _I64, numba.int64, numba.int64, numba.
                    _I64, _I64, _I64, _I64, _F64, _I32, _I32, _I32, _U8, _F64, _F64,
                    numba.float64[:, :, ::1], _I64, numba.int64[:, ::1], _I64, numba.int64)
 _KERNELS = {}
+_KERNELS_LOCK = threading.Lock()
 
 
 def kernels():
     """(count, chain, heavy) kernels, compiled once (disk cache)."""
-    if not _KERNELS:
-        _KERNELS["count"] = cuda.jit(COUNT_SIGNATURE, cache=True)(count_body)
-        _KERNELS["chain"] = cuda.jit(CHAIN_SIGNATURE, cache=True)(chain_body)
-        _KERNELS["heavy"] = cuda.jit(HEAVY_SIGNATURE, cache=True)(heavy_body)
+    with _KERNELS_LOCK:
+        if not _KERNELS:
+            _KERNELS["count"] = cuda.jit(COUNT_SIGNATURE, cache=True)(count_body)
+            _KERNELS["chain"] = cuda.jit(CHAIN_SIGNATURE, cache=True)(chain_body)
+            _KERNELS["heavy"] = cuda.jit(HEAVY_SIGNATURE, cache=True)(heavy_body)
     return _KERNELS["count"], _KERNELS["chain"], _KERNELS["heavy"]
+
+
+def preload():
+    """Load the kernels (from Numba's disk cache, then into the context: module and
+    function handles) in a background thread, while ``s2g align`` reads the index and the
+    first reads: the first batch's seeding otherwise waits for it (0.4-0.5 s on the GPU
+    machine's host, py-spy). Errors are left for the run itself to raise."""
+    def run():
+        try:
+            ks = kernels()
+            if not numba.config.ENABLE_CUDASIM:
+                for k in ks:
+                    for ov in k.overloads.values():
+                        ov._codelibrary.get_cufunc()
+        except Exception:                   # noqa: BLE001 - an optimisation only
+            pass
+    t = threading.Thread(target=run, name="s2g-seed-kernels", daemon=True)
+    t.start()
+    return t
 
 
 def penalty_tables(k, max_skip, max_ins):
@@ -596,6 +619,7 @@ class DeviceIndex:
         self.keys = cuda.to_device(np.ascontiguousarray(index.keys, np.uint64))
         self.cols = cuda.to_device(np.ascontiguousarray(index.cols, np.int64))
         self.starts = cuda.to_device(np.ascontiguousarray(starts, np.int64))
+        _devpool.shared(self.keys, self.cols, self.starts)    # seeding threads share it
         self._tables = (-1, -1, None, None)
 
     def tables(self, max_skip, max_ins):
@@ -603,7 +627,7 @@ class DeviceIndex:
         if max_skip > s0 or max_ins > i0:
             s0, i0 = max(max_skip, s0), max(max_ins, i0)
             h, li = penalty_tables(self.k, s0, i0)
-            half, lin = cuda.to_device(h), cuda.to_device(li)
+            half, lin = _devpool.shared(cuda.to_device(h), cuda.to_device(li))
             self._tables = (s0, i0, half, lin)
         return half, lin
 
@@ -696,5 +720,5 @@ def batch_chains(dix, codes, offs, max_occ, max_chains, min_chain, max_window, d
 assert CHAIN_LOOKBACK <= 2 * WARP          # heavy_body: two predecessors a thread
 
 __all__ = ["BLOCK", "DeviceIndex", "batch_chains", "count_body", "chain_body", "heavy_body",
-           "usable", "penalty_tables", "COUNT_SIGNATURE", "CHAIN_SIGNATURE",
+           "usable", "penalty_tables", "preload", "COUNT_SIGNATURE", "CHAIN_SIGNATURE",
            "HEAVY_SIGNATURE", "kernels"]

@@ -41,6 +41,7 @@ import numpy as np
 from numba import cuda, int32, int64
 
 from ..errors import S2GError
+from . import _devpool
 from ..result import BatchResult
 from ..scoring import NEG_INF, Mode, fits_int32, score_bound
 
@@ -285,13 +286,14 @@ class GraphTables:
                              pred_ptr=cuda.to_device(self.pred_ptr),
                              pred_last=cuda.to_device(self.pred_last),
                              pred_slot=cuda.to_device(self.pred_slot))
+            _devpool.shared(*self._dev.values())
         return self._dev
 
     def device_row0(self, mode, o, e):
         key = ("dev", int(mode), o, e)
         if key not in self._row0:
             h0, d0 = self.row0(mode, o, e)
-            self._row0[key] = (cuda.to_device(h0), cuda.to_device(d0))
+            self._row0[key] = _devpool.shared(cuda.to_device(h0), cuda.to_device(d0))
         return self._row0[key]
 
 

@@ -46,6 +46,16 @@ def enabled() -> bool:
     return settings().devpool if ENABLED is None else bool(ENABLED)
 
 
+def shared(*arrays):
+    """``arrays`` (device arrays just uploaded), once the uploads are done on the device:
+    other threads use them from their own streams (``per_thread_streams``), which do not
+    wait for this thread's copies. A context-wide synchronisation, once per upload of a
+    graph's or an index's arrays. Returns ``arrays`` (one array: itself)."""
+    from numba import cuda
+    cuda.synchronize()
+    return arrays[0] if len(arrays) == 1 else arrays
+
+
 class DevicePool:
     """Named, growing device buffers; ``empty``/``put`` return views of them."""
 

@@ -95,7 +95,7 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     mine[1].record()
     if on_launch is not None:
         on_launch()
-    cuda.synchronize()
+    cuda.default_stream().synchronize()     # this thread's stream (see fast.windows.run)
     st = status.copy_to_host()
     res = (out_s.copy_to_host(), out_i.copy_to_host(), out_j.copy_to_host())
     PROFILE["launches"] += 1

@@ -44,6 +44,7 @@ import numpy as np
 from ..._numba import NJIT
 from ...dp import GLOBAL
 from ...scoring import NEG_INF
+from .. import _devpool
 from .constants import (CI_BASE, CI_KEEP, CI_MERGE, CI_SINK, CI_SLOT_SHIFT, CI_VIRT, GRAPH_N,
                         PACKED_PREDS, SLOT_BITS, SLOT_MASK, pack16)
 
@@ -164,6 +165,7 @@ class GraphOnDevice:
         self.colinfo, self.mword = cuda.to_device(ci), cuda.to_device(mw)
         self.mptr = cuda.to_device(mp)
         self.mslot, self.row0 = cuda.to_device(ms), cuda.to_device(r0)
+        _devpool.shared(self.colinfo, self.mword, self.mptr, self.mslot, self.row0)
         self._ci, self._sc, self._sub = ci, scoring, {}
 
     def colsub(self, pair: bool, prmt_sub: bool):
@@ -171,7 +173,7 @@ class GraphOnDevice:
         key = (bool(pair), bool(prmt_sub))
         if key not in self._sub:
             from numba import cuda
-            self._sub[key] = cuda.to_device(column_sub(self._ci, self._sc, *key))
+            self._sub[key] = _devpool.shared(cuda.to_device(column_sub(self._ci, self._sc, *key)))
         return self._sub[key]
 
 

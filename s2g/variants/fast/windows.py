@@ -210,7 +210,9 @@ def run(wgraph, piece_at, codes, offsets, t_read, t_lo, t_hi, scoring, mode):
             store, bnd, bnd, out_s, out_i, out_j, status)
         if mine:
             mine[1].record()
-        cuda.synchronize()
+        # this thread's stream only (with per-thread default streams, other threads'
+        # kernels and copies are not waited for; cuda.synchronize() waits for them all)
+        cuda.default_stream().synchronize()
         if mine:
             kernel_s += mine[0].elapsed_time(mine[1]) / 1e3
         st = status.copy_to_host()[sel]
