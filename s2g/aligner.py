@@ -344,6 +344,9 @@ class Aligner:
         def format_one(batch, res):
             return (batch.n_reads, int(np.count_nonzero(res.aligned())), fmt(batch, res))
 
+        switch = sys.getswitchinterval()
+        if settings().switch_us > 0:        # the stages' threads take the GIL in turn
+            sys.setswitchinterval(settings().switch_us / 1e6)
         try:
             late = settings().late_packing
             return pipeline.run(self.batches(batches), timed("align", self.align_scores),
@@ -352,6 +355,7 @@ class Aligner:
                                 format_one=timed("GAF text", format_one),
                                 finish_workers=settings().finish_workers)
         finally:
+            sys.setswitchinterval(switch)
             self.close_prewarm()
 
     def _timer(self, t0):

@@ -70,6 +70,9 @@ KNOBS = (
          "Numba threads of the align stage (0: as every stage)"),
     Knob("tb_threads", 0, int, "run",
          "Numba threads of the traceback stage (0: as every stage)"),
+    Knob("switch_us", 0, int, "run",
+         "microseconds a thread holds the GIL before another may take it, while the stages "
+         "run (sys.setswitchinterval; 0: Python's own, 5000)"),
     Knob("seed_stages", 2, int, "run",
          "seeding in two threads, chains a batch ahead of windows (1: one thread)"),
     Knob("late_packing", True, bool, "run",
