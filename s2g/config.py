@@ -73,6 +73,9 @@ KNOBS = (
     Knob("switch_us", 0, int, "run",
          "microseconds a thread holds the GIL before another may take it, while the stages "
          "run (sys.setswitchinterval; 0: Python's own, 5000)"),
+    Knob("seed_node_parts", False, bool, "run",
+         "the window kernel's per-node tables made in the seeding thread (else: in the "
+         "align thread, before the kernel; off until measured on a GPU)"),
     Knob("seed_stages", 2, int, "run",
          "seeding in two threads, chains a batch ahead of windows (1: one thread)"),
     Knob("late_packing", True, bool, "run",

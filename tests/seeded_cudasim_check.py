@@ -7,7 +7,8 @@ random scoring, local and semiglobal: ``SeededAligner(device="gpu")`` must give 
 scores, end cells, MAPQ, tracebacks and secondary alignments as ``device="cpu"`` (the reference window DP and
 the CPU traceback). Odd cases shrink the chunk size (several launches) and the per-task
 cell bound (a GPU/CPU mix); seeds 0 and 3 run the windows on the ``fast`` kernel
-(s2g/variants/fast/windows.py) and trace the chosen ones from their end cells. Even
+(s2g/variants/fast/windows.py) and trace the chosen ones from their end cells (seed 0
+with the kernel's per-node tables made beside the windows, ``seed_node_parts``). Even
 cases leave the packing of the tracebacks to the first reader of ``flat`` (``late``).
 With ``long``, every window runs on the long-window kernel (s2g/trace/long/; the test sets
 S2G_CONFIG=long_strip=8,long_max_t=2: several strips and rounds per window).
@@ -80,6 +81,7 @@ def main():
                       gpu_long=bool(long_only or seed % 2 == 0), long_shared=shared,
                       long_round_shared=shared,
                       gpu_window_fast=bool(not long_only and seed % 3 == 0),
+                      seed_node_parts=seed == 0,      # the fast kernel's node tables: seeding
                       long_score_first=seed % 2 == 0,
                       gpu_tb_max_cells=0 if long_only else 1 << 21)
             for mode in (Mode.LOCAL, Mode.SEMIGLOBAL):

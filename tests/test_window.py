@@ -337,6 +337,23 @@ def test_fast_window_tables_equal_the_graph_tables(tmp_path):
         assert np.array_equal(sub, ft.column_sub(want[0], Scoring(), False, prmt))
 
 
+def test_window_node_parts_kept_by_the_seeding_thread_are_the_ones_made_later(tmp_path):
+    """keep_node_parts (the seeding thread's) stores what window_node_parts makes, and
+    window_node_parts hands it back for that piece_at only (another array: made afresh)."""
+    from s2g.variants.fast import tables as ft
+    g, wg = _snp_window_graph(tmp_path, 6, 11, 60, 3)
+    w = wg.graph
+    fresh = ft.window_node_parts(w, wg.piece_at.copy())
+    ft.keep_node_parts(w, wg.piece_at)
+    kept = ft.window_node_parts(w, wg.piece_at)
+    assert kept is w.__dict__["_s2g_node_parts"][1]
+    for x, y in zip(kept, fresh):
+        assert np.array_equal(np.asarray(x), np.asarray(y))
+    other = wg.piece_at[:2].copy()             # the first window alone: not the kept parts
+    assert ft.window_node_parts(w, other) is not kept
+    assert ft.window_node_parts(w, other)[4] <= kept[4]
+
+
 def test_window_liveness_equals_the_graph_wide_slots(tmp_path):
     """WindowGraph's slots, assigned window by window in parallel (window_liveness), ==
     the graph-wide liveness rule (graph_core._liveness_slots) on the same window graph,

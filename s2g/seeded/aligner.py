@@ -175,7 +175,17 @@ class SeededAligner:
         sel = np.arange(self.max_cand)[None, :] < nwin[:, None]
         piece_at = np.zeros(int(nwin.sum()) + 1, np.int64)
         np.cumsum(info[:, :, 2][sel].astype(np.int64), out=piece_at[1:])
-        return Windows(nwin, info, stats, WindowGraph(g, piece_at, p_node, p_lo, p_hi), cut)
+        wg = WindowGraph(g, piece_at, p_node, p_lo, p_hi)
+        cfg = settings()
+        if self.device == "gpu" and cfg.seed_node_parts and cfg.gpu_window_fast and \
+                cfg.gpu_window_tables and n:
+            # the window kernel's per-node tables, here (the seeding thread has the time;
+            # the align thread, which would make them, sets the pace)
+            from ..variants.fast.tables import keep_node_parts
+            from ..variants.fast.windows import MAX_ROWS
+            if int(np.diff(offs).min()) <= MAX_ROWS:
+                keep_node_parts(wg.graph, wg.piece_at)
+        return Windows(nwin, info, stats, wg, cut)
 
     def _gpu_chains(self, reads, offs):
         """:func:`batch_chains` on the GPU (:mod:`s2g.seeded.chains_gpu`, knob

@@ -294,7 +294,11 @@ def window_node_parts(wgraph, piece_at):
     owns nodes ``piece_at[t]:piece_at[t + 1]`` (host and GPU builders alike): (node_start,
     pred_ptr, pred_idx) as int32, the keep-merge liveness slots and their count
     (:func:`s2g.window.window_liveness`), and each node's merge-list offset (int64,
-    :func:`window_merge_counts`, nodes + 1)."""
+    :func:`window_merge_counts`, nodes + 1). Made once: :func:`keep_node_parts` may have
+    made them already (in the seeding thread, which has the time)."""
+    kept = wgraph.__dict__.get("_s2g_node_parts")
+    if kept is not None and kept[0] is piece_at:
+        return kept[1]
     from ...window import window_liveness
     ns = np.asarray(wgraph.node_start, np.int32)
     ptr = np.asarray(wgraph.pred_ptr, np.int32)
@@ -307,6 +311,12 @@ def window_node_parts(wgraph, piece_at):
     off = np.zeros(n + 1, np.int64)
     np.cumsum(cnt[:n], out=off[1:])
     return ns, ptr, idx, slot, int(nsl), off
+
+
+def keep_node_parts(wgraph, piece_at):
+    """:func:`window_node_parts` of ``wgraph`` made now and kept on it for the window
+    kernel's tables (``piece_at``: the very array the kernel's caller will pass)."""
+    wgraph.__dict__["_s2g_node_parts"] = (piece_at, window_node_parts(wgraph, piece_at))
 
 
 @numba.njit(parallel=True, **NJIT)
