@@ -281,6 +281,7 @@ def _add_dask_opts(group):
 def cmd_align(args) -> int:
     from .plan import cores, resolve_kernel
 
+    _start_numba()
     _check_ranges(args)
     _check_graph_path(args.graph)
     if args.threads is not None:
@@ -376,6 +377,15 @@ def _check_ranges(args):
             raise S2GError(f"{flag} must be between {lo} and {hi}, got {v}")
         if v < lo:
             raise S2GError(f"{flag} must be >= {lo}, got {v}")
+
+
+def _start_numba():
+    """Numba's CPU target started in a thread now (:func:`s2g._numba.start_cpu_target`,
+    0.4-0.9 s of mostly Python), beside CUDA's start-up in this thread (which waits on the
+    driver, not the GIL) and the graph's loading, instead of in the first compiled call:
+    in a seeded run that is the index's bucket table, which the first batch waits for."""
+    from ._numba import start_cpu_target
+    threading.Thread(target=start_cpu_target, name="s2g-numba-start", daemon=True).start()
 
 
 def _check_graph_path(path):
