@@ -14,7 +14,9 @@
 # WARM_PROBE=1 prints which compile-ahead tasks a further run would start
 # (bench.warm_probe) after the warm run; ENVS="A=1 B=2+C=3" runs the warm run again once
 # per word with that word's variables set ('+' between several; OUT/env_<k>.log, GAF
-# compared with the warm run's), e.g. threading layers or S2G_CONFIG knobs.
+# compared with the warm run's), e.g. threading layers or S2G_CONFIG knobs; a word given
+# several times, interleaved with others (R="X=1 A=1 B=1"; ENVS="$R $R $R"), gives
+# repeated runs, summarized by `python -m bench.env_medians OUT/*.log` (median per word).
 set -uo pipefail
 . bench/device_env.sh || exit 1
 out=$1 graph=$2 reads=$3
@@ -40,8 +42,9 @@ for run in $runs; do
       spy=(/tmp/pyspy/bin/py-spy record --threads --idle --nonblocking --format speedscope
            -r 200 ${PYSPY_ARGS:-} -o "$out/$run.json" --)
   fi
+  echo "# run $run" > "$out/$run.log"      # (bench/env_medians.py reads it)
   timeout "$t" "${spy[@]}" python3 -m s2g align /tmp/da/g.gfa "$reads" -o "/tmp/da/$run.gaf" \
-    --timings "$@" > "$out/$run.log" 2>&1
+    --timings "$@" >> "$out/$run.log" 2>&1
   grep -v "Warn\|warn(" "$out/$run.log" | tail -7
 done
 [ -f "$out/gpu_prof.json" ] && python3 -m bench.pyspy_summary "$out/gpu_prof.json" \
