@@ -185,3 +185,26 @@ def test_devices_bench_rows_and_table(tmp_path, capsys):
     assert "| cpu |" in capsys.readouterr().out
     ga.write_text("#!/bin/sh\nexit 3\n")
     assert main(argv[:-1] + [str(tmp_path / "out2")]) == 1
+
+
+def test_env_medians_pools_repeated_words_and_skips_cold_and_failed_runs(tmp_path, capsys):
+    """bench.env_medians: runs of one ENVS word pooled, the default's (words setting
+    nothing of s2g's, and `# run gpu_warm`) together; gpu_cold and failed runs left out."""
+    from bench import env_medians
+    line = "s2g: {n} reads, {n} aligned, 0 without alignment; seeded; {w} s (1 reads/s)\n"
+    log = tmp_path / "all.log"
+    log.write_text(
+        "# env X=1\n" + line.format(n=1000, w=5.0)
+        + "# env S2G_CONFIG=a=1\n" + line.format(n=1000, w=4.0)
+        + "# env S2G_CONFIG=b=1\ns2g: internal error: boom\n"
+        + "# env X=1\n" + line.format(n=1000, w=3.0)
+        + "# env S2G_CONFIG=a=1\n" + line.format(n=1000, w=2.0)
+        + "# run gpu_cold\n" + line.format(n=1000, w=9.0)
+        + "# run gpu_warm\n" + line.format(n=1000, w=4.0))
+    got = env_medians.runs([str(log)])
+    assert got == {"default": [(1000, 5.0), (1000, 3.0), (1000, 4.0)],
+                   "S2G_CONFIG=a=1": [(1000, 4.0), (1000, 2.0)]}
+    assert env_medians.main([str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "| S2G_CONFIG=a=1 | 2 | 4.00, 2.00 | 3.00 | 333 |" in out
+    assert "| default | 3 | 5.00, 3.00, 4.00 | 4.00 | 250 |" in out
