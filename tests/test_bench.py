@@ -208,3 +208,20 @@ def test_env_medians_pools_repeated_words_and_skips_cold_and_failed_runs(tmp_pat
     out = capsys.readouterr().out
     assert "| S2G_CONFIG=a=1 | 2 | 4.00, 2.00 | 3.00 | 333 |" in out
     assert "| default | 3 | 5.00, 3.00, 4.00 | 4.00 | 250 |" in out
+
+
+def test_candidates_bench_reports_windows_and_their_cells(capsys):
+    """bench.candidates on the bundled BRCA2 graph (its index is bundled): every read's
+    best-chain window counted once, the other windows' share of the cells >= 1."""
+    import json
+
+    from bench import candidates
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    assert candidates.main(["--graph", os.path.join(repo, "graphs", "cactus-BRCA2.gfa"),
+                            "--reads", os.path.join(repo, "graphs", "cactus-BRCA2.100.fq"),
+                            "--show", "2"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("read 0: ") and len(lines) == 3
+    got = json.loads(lines[-1])
+    assert got["reads"] == 100 and got["windows_per_read"] >= 1.0
+    assert got["cells_all_over_best"] >= 1.0 and got["best_width_over_len_median"] > 0.5
