@@ -73,6 +73,9 @@ KNOBS = (
     Knob("switch_us", 0, int, "run",
          "microseconds a thread holds the GIL before another may take it, while the stages "
          "run (sys.setswitchinterval; 0: Python's own, 5000)"),
+    Knob("cand_min_pct", 0, int, "run",
+         "seeded: chains under this percent of a read's best chain get no window (not "
+         "aligned, not counted in MAPQ; at most 50; 0: every chain up to max_cand)"),
     Knob("seed_node_parts", False, bool, "run",
          "the window kernel's per-node tables made in the seeding thread (else: in the "
          "align thread, before the kernel; off until measured on a GPU)"),
@@ -210,6 +213,8 @@ def _check(knob: Knob, value):
         raise ValueError(f"{knob.name}: {value!r} is not a string")
     if knob.name == "long_strip" and not (8 <= value <= 32 and value % 8 == 0):
         raise ValueError("long_strip must be 8, 16, 24 or 32")
+    if knob.name == "cand_min_pct" and not 0 <= value <= 50:
+        raise ValueError("cand_min_pct must be 0 to 50")
     if knob.name == "vector_width" and value not in (256, 512):
         raise ValueError("vector_width must be 256 or 512")
     if knob.name == "prewarm" and value not in ("auto", "0", "1"):

@@ -740,3 +740,21 @@ def test_long_read_corridor_skips_the_branches_its_anchors_rule_out(tmp_path):
     full = simd.align_batch(g, reads, Scoring(), Mode.LOCAL)
     np.testing.assert_array_equal(score[1000], full.score)
     np.testing.assert_array_equal(score[0], full.score)
+
+
+def test_weak_chains_dropped_keeps_the_prefix_over_the_ratio():
+    """cand_min_pct: each read keeps its chains (best first) scoring at least pct % of its
+    best chain; 0 keeps all; more than 100 x CUT_RATIO is refused (such chains would count
+    against MAPQ had max_cand cut them)."""
+    from s2g.seeded.aligner import weak_chains_dropped
+    ch = np.zeros((3, 4, 6))
+    ch[0, :, 4] = [100, 30, 9, 0]       # 3 chains
+    ch[1, :, 4] = [50, 49, 48, 47]      # 4 chains
+    ch[2, :, 4] = 0                     # none
+    nch = np.array([3, 4, 0])
+    assert weak_chains_dropped(ch, nch, 0) is nch
+    assert weak_chains_dropped(ch, nch, 10).tolist() == [2, 4, 0]
+    assert weak_chains_dropped(ch, nch, 31).tolist() == [1, 4, 0]
+    assert weak_chains_dropped(ch, nch, 50).tolist() == [1, 4, 0]
+    with pytest.raises(ValueError):
+        weak_chains_dropped(ch, nch, 51)

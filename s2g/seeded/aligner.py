@@ -20,7 +20,7 @@ from ..result import BatchResult
 from ..scoring import NEG_INF
 from ..window import WindowGraph, check_mode
 from .chains import MAX_WINDOW, batch_chains
-from .mapq import MAPQ_CUT_CAP, MAPQ_PER_MISMATCH, MAPQ_REPEAT_CAP, pick, secondaries
+from .mapq import CUT_RATIO, MAPQ_CUT_CAP, MAPQ_PER_MISMATCH, MAPQ_REPEAT_CAP, pick, secondaries
 from .seeds import MAX_OCC
 from .windows import (KEEP_BYTES, KEEP_PIECES, SCRATCH_BYTES, SCRATCH_NODE_BYTES, Windows,
                       QGRAM, batch_windows, longest_walks, qgram_bounds)
@@ -151,6 +151,7 @@ class SeededAligner:
             self._succ = (ptr, dst[order])
         offs = np.asarray(reads.offsets, np.int64)
         ch, nch, stats, way, nway = got
+        nch = weak_chains_dropped(ch, nch, settings().cand_min_pct)
         n = reads.n_reads
         p_at = np.zeros(n + 1, np.int64)
         info = np.zeros((n, self.max_cand, 3), np.float64)
@@ -468,6 +469,20 @@ class SeededAligner:
         else:
             complete()
         return res
+
+
+def weak_chains_dropped(ch, nch, pct):
+    """``nch`` with each read's chains below ``pct`` percent of its best chain's score left
+    out (chains come best first, so a prefix is kept; ``pct`` 0: all kept). They get no
+    window: not aligned, and not counted against MAPQ, as a chain cut by ``max_cand`` that
+    scores under ``CUT_RATIO`` of the best is not (:func:`s2g.seeded.mapq.pick`), so
+    ``pct`` is at most 100 x CUT_RATIO (knob ``cand_min_pct``)."""
+    if pct <= 0 or len(nch) == 0 or ch.shape[1] == 0:
+        return nch
+    if pct > 100 * CUT_RATIO:
+        raise ValueError(f"cand_min_pct must be at most {100 * CUT_RATIO:g}, got {pct}")
+    ok = ch[:, :, 4] >= (pct / 100.0) * ch[:, :1, 4]
+    return np.minimum(nch, ok.sum(axis=1)).astype(nch.dtype)
 
 
 def _gpu_traces(wr, wgraph, reads, scoring, mode, tres, tasks, rows, flat, max_cells):
