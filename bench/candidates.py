@@ -6,8 +6,11 @@
 Seeds, chains and windows only (``SeededAligner.candidates``, no DP): windows a read, each
 window's width in columns over the read's length, each candidate chain's score over the
 read's best chain's, and the DP cells (rows x window columns) of all windows against
-those of each read's best-chain window: how much of the window stage the other candidates
-take. One JSON line at the end; ``--show`` reads' details before it.
+those of each read's best-chain window. These are the candidates before the aligner's
+bound (the longest walk, then a q-gram count: windows that cannot come within a few
+mismatches of the best one's score are not aligned, ``--timings``' "windows dropped by
+bound"), so the cells are an upper limit on what the other candidates cost. One JSON
+line at the end; ``--show`` reads' details before it.
 """
 from __future__ import annotations
 
