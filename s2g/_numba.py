@@ -45,6 +45,15 @@ def prefer_512() -> bool:
 PREFER_512 = prefer_512()
 
 
+def start_cpu_target_soon() -> None:
+    """:func:`start_cpu_target` in a thread started now: ``s2g align`` calls it first
+    thing, so that it runs beside CUDA's start-up (which waits on the driver, not the GIL)
+    and the graph's loading instead of in the first compiled call (in a seeded run the
+    index's bucket table, which the first batch waits for: 0.4-0.9 s)."""
+    import threading
+    threading.Thread(target=start_cpu_target, name="s2g-numba-start", daemon=True).start()
+
+
 def start_cpu_target() -> None:
     """Start Numba's CPU target now: import and install its typing and lowering
     registries, which the first compiled call of a process otherwise does (0.4-0.6 s of

@@ -279,9 +279,10 @@ def _add_dask_opts(group):
 
 
 def cmd_align(args) -> int:
+    from ._numba import start_cpu_target_soon
     from .plan import cores, resolve_kernel
 
-    _start_numba()
+    start_cpu_target_soon()
     _check_ranges(args)
     _check_graph_path(args.graph)
     if args.threads is not None:
@@ -379,15 +380,6 @@ def _check_ranges(args):
             raise S2GError(f"{flag} must be >= {lo}, got {v}")
 
 
-def _start_numba():
-    """Numba's CPU target started in a thread now (:func:`s2g._numba.start_cpu_target`,
-    0.4-0.9 s of mostly Python), beside CUDA's start-up in this thread (which waits on the
-    driver, not the GIL) and the graph's loading, instead of in the first compiled call:
-    in a seeded run that is the index's bucket table, which the first batch waits for."""
-    from ._numba import start_cpu_target
-    threading.Thread(target=start_cpu_target, name="s2g-numba-start", daemon=True).start()
-
-
 def _check_graph_path(path):
     if path == "-":
         raise S2GError("the graph cannot come from standard input ('-'): s2g opens it by "
@@ -423,10 +415,9 @@ def _align(args, out, options, kernel) -> int:
     if args.method != "exact" and not dask:
         from .index import index_path, preload_index    # read it while the graph parses
         pre = preload_index(args.index or index_path(args.graph))
-        from .config import settings as knobs
-        if pre is not None and kernel.device == "cuda" and knobs().gpu_seeds:
+        if pre is not None and kernel.device == "cuda":
             from .seeded import chains_gpu     # seeded on a GPU, most likely: its kernels
-            chains_gpu.preload()               # loaded meanwhile too
+            chains_gpu.preload()               # loaded meanwhile too (knob gpu_seeds)
     sam = args.output_format != "gaf"
     graph = _open_graph(args, options.scoring, options.mode,    # a FlatGraph, or a CyclicGraph
                         keep_paths=sam)

@@ -142,7 +142,7 @@ class SeededAligner:
 
     def windows_of(self, reads, got) -> Windows:
         """The :class:`Windows` of a ReadBatch from its chains ``got`` (:meth:`chains`)."""
-        g = self.graph
+        g, cfg = self.graph, settings()
         if self._succ is None:
             order = np.argsort(g.pred_idx, kind="stable")
             ptr = np.zeros(g.n_nodes + 1, np.int64)
@@ -151,7 +151,7 @@ class SeededAligner:
             self._succ = (ptr, dst[order])
         offs = np.asarray(reads.offsets, np.int64)
         ch, nch, stats, way, nway = got
-        nch = weak_chains_dropped(ch, nch, settings().cand_min_pct)
+        nch = weak_chains_dropped(ch, nch, cfg.cand_min_pct)
         n = reads.n_reads
         p_at = np.zeros(n + 1, np.int64)
         info = np.zeros((n, self.max_cand, 3), np.float64)
@@ -165,7 +165,7 @@ class SeededAligner:
         n_work = max(1, min(numba.get_num_threads(), n,
                             SCRATCH_BYTES // (SCRATCH_NODE_BYTES * max(g.n_nodes, 1))))
         cut = np.zeros(n, np.float64)
-        wp = (way, nway, bool(settings().corridor_merge_flanks))
+        wp = (way, nway, bool(cfg.corridor_merge_flanks))
         batch_windows(*args, False, p_at, (e32, e32, e32), info, nwin, cut, keep, n_work,
                       wp)
         np.cumsum(p_at, out=p_at)
@@ -177,7 +177,6 @@ class SeededAligner:
         piece_at = np.zeros(int(nwin.sum()) + 1, np.int64)
         np.cumsum(info[:, :, 2][sel].astype(np.int64), out=piece_at[1:])
         wg = WindowGraph(g, piece_at, p_node, p_lo, p_hi)
-        cfg = settings()
         if self.device == "gpu" and cfg.seed_node_parts and cfg.gpu_window_fast and \
                 cfg.gpu_window_tables and n:
             # the window kernel's per-node tables, here (the seeding thread has the time;

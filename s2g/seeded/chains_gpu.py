@@ -580,7 +580,12 @@ def preload():
     """Load the kernels (from Numba's disk cache, then into the context: module and
     function handles) in a background thread, while ``s2g align`` reads the index and the
     first reads: the first batch's seeding otherwise waits for it (0.4-0.5 s on the GPU
-    machine's host, py-spy). Errors are left for the run itself to raise."""
+    machine's host, py-spy); nothing with the ``gpu_seeds`` knob off. Errors are left for
+    the run itself to raise."""
+    from ..config import settings
+    if not settings().gpu_seeds:
+        return None
+
     def run():
         try:
             ks = kernels()
