@@ -17,6 +17,7 @@
 # compared with the warm run's), e.g. threading layers or S2G_CONFIG knobs; a word given
 # several times, interleaved with others (R="X=1 A=1 B=1"; ENVS="$R $R $R"), gives
 # repeated runs, summarized by `python -m bench.env_medians OUT/*.log` (median per word).
+# Each log ends with `# process wall S s` (the command's own wall: imports, CUDA start).
 set -uo pipefail
 . bench/device_env.sh || exit 1
 out=$1 graph=$2 reads=$3
@@ -43,8 +44,10 @@ for run in $runs; do
            -r 200 ${PYSPY_ARGS:-} -o "$out/$run.json" --)
   fi
   echo "# run $run" > "$out/$run.log"      # (bench/env_medians.py reads it)
+  t0=$(date +%s.%N)
   timeout "$t" "${spy[@]}" python3 -m s2g align /tmp/da/g.gfa "$reads" -o "/tmp/da/$run.gaf" \
     --timings "$@" >> "$out/$run.log" 2>&1
+  echo "# process wall $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s" >> "$out/$run.log"
   grep -v "Warn\|warn(" "$out/$run.log" | tail -7
 done
 [ -f "$out/gpu_prof.json" ] && python3 -m bench.pyspy_summary "$out/gpu_prof.json" \
@@ -55,8 +58,10 @@ k=0
 for spec in ${ENVS:-}; do
   k=$((k + 1))
   echo "# env $spec" | tee "$out/env_$k.log"
+  t0=$(date +%s.%N)
   env $(echo "$spec" | tr '+' ' ') timeout "$t" python3 -m s2g align /tmp/da/g.gfa "$reads" \
     -o /tmp/da/env.gaf --timings "$@" >> "$out/env_$k.log" 2>&1
+  echo "# process wall $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s" >> "$out/env_$k.log"
   grep -v "Warn\|warn(" "$out/env_$k.log" | grep "reads/s\|per stage\|threading"
   cmp -s /tmp/da/env.gaf /tmp/da/gpu_warm.gaf && echo "GAF identical to gpu_warm" || echo "GAF DIFFERS"
 done

@@ -15,6 +15,8 @@ code of the other width is not loaded). The knob ``vector_width=256``
 a user's own ``NUMBA_CPU_FEATURES`` is left alone (``NUMBA_CPU_NAME`` is not: the
 tests tune for an Intel CPU with it and check for zmm).
 """
+import threading
+
 from .config import compile_time
 
 #: read when the decorators run (s2g/config.py: *compile* knobs)
@@ -50,7 +52,6 @@ def start_cpu_target_soon() -> None:
     thing, so that it runs beside CUDA's start-up (which waits on the driver, not the GIL)
     and the graph's loading instead of in the first compiled call (in a seeded run the
     index's bucket table, which the first batch waits for: 0.4-0.9 s)."""
-    import threading
     threading.Thread(target=start_cpu_target, name="s2g-numba-start", daemon=True).start()
 
 
@@ -69,3 +70,25 @@ def start_cpu_target() -> None:
             cpu_target.target_context.refresh()
     except Exception:                       # noqa: BLE001
         pass
+
+
+_LOAD_LOCK = threading.Lock()
+
+
+def loaded(kernel):
+    """``kernel`` (a CUDA dispatcher compiled for its signatures) with each of its
+    overloads' modules loaded into the current context, under one process-wide lock.
+    numba-cuda loads a kernel's module on its first launch
+    (``CUDACodeLibrary.get_cufunc``) without a lock; two threads launching the same kernel
+    for the first time both load it, and the second fails with "AssertionError: key
+    already in dictionary: <CUlibrary ...>" (seen on the GPU machine, 2026-12-02: the seed
+    kernels, loaded by ``chains_gpu.preload``'s thread while the seeding thread launched
+    them). Every kernel factory of s2g returns its kernels through here, so a kernel is
+    loaded once, by one thread, before any thread launches it. Nothing in the simulator
+    (its dispatchers have no overloads to load)."""
+    with _LOAD_LOCK:
+        for ov in getattr(kernel, "overloads", {}).values():
+            lib = getattr(ov, "_codelibrary", None)
+            if lib is not None and hasattr(lib, "get_cufunc"):
+                lib.get_cufunc()
+    return kernel

@@ -198,7 +198,7 @@ def test_env_medians_pools_repeated_words_and_skips_cold_and_failed_runs(tmp_pat
         + "# env S2G_CONFIG=a=1\n" + line.format(n=1000, w=4.0)
         + "# env S2G_CONFIG=b=1\ns2g: internal error: boom\n"
         + "# env X=1\n" + line.format(n=1000, w=3.0)
-        + "# env S2G_CONFIG=a=1\n" + line.format(n=1000, w=2.0)
+        + "# env S2G_CONFIG=a=1\n" + line.format(n=1000, w=2.0) + "# process wall 3.5 s\n"
         + "# run gpu_cold\n" + line.format(n=1000, w=9.0)
         + "# run gpu_warm\n" + line.format(n=1000, w=4.0))
     got = env_medians.runs([str(log)])
@@ -206,8 +206,8 @@ def test_env_medians_pools_repeated_words_and_skips_cold_and_failed_runs(tmp_pat
                    "S2G_CONFIG=a=1": [(1000, 4.0), (1000, 2.0)]}
     assert env_medians.main([str(log)]) == 0
     out = capsys.readouterr().out
-    assert "| S2G_CONFIG=a=1 | 2 | 4.00, 2.00 | 3.00 | 333 |" in out
-    assert "| default | 3 | 5.00, 3.00, 4.00 | 4.00 | 250 |" in out
+    assert "| S2G_CONFIG=a=1 | 2 | 4.00, 2.00 | 3.00 | 333 | 3.50 |" in out
+    assert "| default | 3 | 5.00, 3.00, 4.00 | 4.00 | 250 | - |" in out
 
 
 def test_candidates_bench_reports_windows_and_their_cells(capsys):

@@ -259,3 +259,38 @@ def test_stage_threads_knobs(env):
     config.configure(seed_threads=0, tb_threads=2)
     assert probe(al2, "traceback") == 1                      # at most --threads
     assert probe(al2, "seed") == 1
+
+
+def test_loaded_loads_each_kernel_module_once_and_never_in_two_threads_at_once():
+    """s2g._numba.loaded: numba-cuda's first-launch module load is not thread safe (two
+    threads loading one kernel failed with "key already in dictionary: <CUlibrary>"); the
+    factories load through ``loaded``, which never runs two loads at once."""
+    import threading
+    import time
+    from s2g import _numba
+
+    state = {"in": 0, "most": 0, "calls": 0}
+
+    class Lib:
+        def get_cufunc(self):
+            state["in"] += 1
+            state["most"] = max(state["most"], state["in"])
+            state["calls"] += 1
+            time.sleep(0.01)
+            state["in"] -= 1
+
+    class Overload:
+        _codelibrary = Lib()
+
+    class Dispatcher:
+        overloads = {"a": Overload(), "b": Overload()}
+
+    k = Dispatcher()
+    threads = [threading.Thread(target=_numba.loaded, args=(k,)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert state["calls"] == 8 and state["most"] == 1
+    assert _numba.loaded(k) is k
+    assert _numba.loaded(object()) is not None       # the simulator's: nothing to load

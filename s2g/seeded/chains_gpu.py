@@ -39,6 +39,7 @@ import numba
 import numpy as np
 from numba import cuda
 
+from .._numba import loaded
 from ..variants import _devpool
 from .chains import CHAIN_LOOKBACK
 
@@ -570,9 +571,10 @@ def kernels():
     """(count, chain, heavy) kernels, compiled once (disk cache)."""
     with _KERNELS_LOCK:
         if not _KERNELS:
-            _KERNELS["count"] = cuda.jit(COUNT_SIGNATURE, cache=True)(count_body)
-            _KERNELS["chain"] = cuda.jit(CHAIN_SIGNATURE, cache=True)(chain_body)
-            _KERNELS["heavy"] = cuda.jit(HEAVY_SIGNATURE, cache=True)(heavy_body)
+            for name, sig, body in (("count", COUNT_SIGNATURE, count_body),
+                                    ("chain", CHAIN_SIGNATURE, chain_body),
+                                    ("heavy", HEAVY_SIGNATURE, heavy_body)):
+                _KERNELS[name] = loaded(cuda.jit(sig, cache=True)(body))
     return _KERNELS["count"], _KERNELS["chain"], _KERNELS["heavy"]
 
 
@@ -588,11 +590,7 @@ def preload():
 
     def run():
         try:
-            ks = kernels()
-            if not numba.config.ENABLE_CUDASIM:
-                for k in ks:
-                    for ov in k.overloads.values():
-                        ov._codelibrary.get_cufunc()
+            kernels()               # compiled or loaded from disk, and into the context
         except Exception:                   # noqa: BLE001 - an optimisation only
             pass
     t = threading.Thread(target=run, name="s2g-seed-kernels", daemon=True)

@@ -17,6 +17,7 @@ import threading
 
 from numba import types
 
+from .._numba import loaded
 from ..config import settings
 from ..dp import E_EXT, GLOBAL, H_DEL, H_START, LOCAL
 from ..scoring import NEG_INF
@@ -187,7 +188,7 @@ def _compile():
     if config.ENABLE_CUDASIM:
         return cuda.jit(_tb_body)
     opts = {} if settings().no_cache else {"cache": True}
-    return cuda.jit(kernel_signature(), **opts)(_tb_body)
+    return loaded(cuda.jit(kernel_signature(), **opts)(_tb_body))
 
 
 def compile_ptx(cc=(9, 0)):

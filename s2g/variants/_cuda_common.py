@@ -36,10 +36,12 @@ it. It needs ``|score| < 2**28`` (``fits_int32``) and ``N * (m + 1) < 2**34``.
 from __future__ import annotations
 
 import heapq
+import threading
 
 import numpy as np
 from numba import cuda, int32, int64
 
+from .._numba import loaded
 from ..errors import S2GError
 from . import _devpool
 from ..result import BatchResult
@@ -340,11 +342,13 @@ def _core_stream(stream):
 def lazy_kernels(kernels):
     """A getter that ``cuda.jit``-compiles ``kernels[name] = (fn, signature)`` on first use."""
     compiled = {}
+    lock = threading.Lock()
 
     def get(name):
-        if name not in compiled:
-            fn, sig = kernels[name]
-            compiled[name] = cuda.jit(sig)(fn)
+        with lock:
+            if name not in compiled:
+                fn, sig = kernels[name]
+                compiled[name] = loaded(cuda.jit(sig)(fn))
         return compiled[name]
     return get
 

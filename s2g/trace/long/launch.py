@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import types
 
+from ..._numba import loaded
 from ...config import settings
 from ...dp import LOCAL
 from ...scoring import NEG_INF
@@ -117,7 +118,7 @@ def get_walk_kernel():
                 _WALK = cuda.jit(walk_body)
             else:
                 opts = {} if settings().no_cache else {"cache": True}
-                _WALK = cuda.jit(walk_signature(), **opts)(walk_body)
+                _WALK = loaded(cuda.jit(walk_signature(), **opts)(walk_body))
     return _WALK
 
 
@@ -146,7 +147,7 @@ def _get_kernel(key):
                 opts["max_registers"] = plan.MAXREG
             # numba's on-disk cache keys on the source, not on max_registers
             fn = kernel_source(*key, note=f"max_registers={plan.MAXREG}")
-            _KERNELS[key] = cuda.jit(kernel_signature(), **opts)(fn)
+            _KERNELS[key] = loaded(cuda.jit(kernel_signature(), **opts)(fn))
     return _KERNELS[key]
 
 

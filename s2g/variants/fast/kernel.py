@@ -20,6 +20,9 @@ Knobs (s2g/config.py, fixed at import: ``S2G_CONFIG=name=value``)
 """
 from __future__ import annotations
 
+import threading
+
+from ..._numba import loaded
 from ...config import compile_time
 from ..codegen import load_source
 from .constants import WARP
@@ -70,6 +73,7 @@ def kernel_signature():
 
 
 _KERNELS: dict = {}
+_KERNELS_LOCK = threading.Lock()
 
 
 def shared_exchange() -> bool:
@@ -89,6 +93,12 @@ def get_kernel(G, K, mode, prmt_sub=True, pair=False, pipe=0, win=False):
     ``win``: the seeded-window form (:mod:`.windows`)."""
     key = (G, K, int(mode), shared_exchange(), MAX_REGISTERS, sim(), bool(prmt_sub),
            bool(pair), int(pipe), bool(win))
+    with _KERNELS_LOCK:           # the stages' threads ask for kernels (s2g._numba.loaded)
+        return _KERNELS[key] if key in _KERNELS else _get_kernel(key)
+
+
+def _get_kernel(key):
+    G, K, mode, _, _, _, prmt_sub, pair, pipe, win = key
     if key not in _KERNELS:
         from numba import cuda
         opts = {"max_registers": MAX_REGISTERS} if MAX_REGISTERS and not key[3] else {}
@@ -102,5 +112,5 @@ def get_kernel(G, K, mode, prmt_sub=True, pair=False, pipe=0, win=False):
         else:
             if fn.__s2g_cached__ and not NO_CACHE:
                 opts["cache"] = True
-            _KERNELS[key] = cuda.jit(kernel_signature(), **opts)(fn)
+            _KERNELS[key] = loaded(cuda.jit(kernel_signature(), **opts)(fn))
     return _KERNELS[key]

@@ -17,6 +17,7 @@ import numba
 import numpy as np
 from numba import cuda
 
+from ..._numba import loaded
 from .constants import (CI_KEEP, CI_MERGE, CI_SINK, CI_SLOT_SHIFT, CI_VIRT, GRAPH_N,
                         PACKED_PREDS, SLOT_BITS, SLOT_MASK)
 from .tables import window_node_parts
@@ -98,7 +99,7 @@ _KERNEL = []
 
 def kernel():
     if not _KERNEL:
-        _KERNEL.append(cuda.jit(SIGNATURE, cache=True)(fill_body))
+        _KERNEL.append(loaded(cuda.jit(SIGNATURE, cache=True)(fill_body)))
     return _KERNEL[0]
 
 
