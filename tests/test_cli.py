@@ -259,3 +259,56 @@ def test_gpu_busy_share_from_the_kernels_counters():
     assert gpu_busy(prof, {"align": [1.0, 5.0], "traceback": [2.0, 4.0]}) == (1.0, 4.0, False)
     assert gpu_busy({"fast": {"kernel": 0.0}}, {"align": [1.0, 5.0]}) is None
     assert gpu_busy(prof, {}) is None
+
+
+def test_the_command_leaves_at_once_after_flushing(monkeypatch, capsys):
+    """s2g.__main__._leave (knob fast_exit): os._exit with the command's status once
+    stdout and stderr are flushed; the normal exit with the knob off, where a process of
+    ours still runs, or for a non-integer status."""
+    import multiprocessing
+
+    from s2g import __main__ as entry
+    from s2g import config
+    left = []
+
+    class Left(Exception):
+        pass
+
+    def fake_exit(code):
+        left.append(code)
+        raise Left
+
+    monkeypatch.setattr(entry.os, "_exit", fake_exit)
+    print("last line", end="")
+    with pytest.raises(Left):
+        entry._leave(0)
+    assert left == [0] and capsys.readouterr().out == "last line"
+    for code in (None, 3):
+        with pytest.raises(Left):
+            entry._leave(code)
+    assert left == [0, 0, 3]
+    with pytest.raises(SystemExit):
+        entry._leave("s2g: error")
+    monkeypatch.setattr(multiprocessing, "active_children", lambda: [object()])
+    with pytest.raises(SystemExit) as exc:
+        entry._leave(1)
+    assert exc.value.code == 1 and left == [0, 0, 3]
+    monkeypatch.setattr(multiprocessing, "active_children", lambda: [])
+    config.configure(fast_exit=False)
+    try:
+        with pytest.raises(SystemExit):
+            entry._leave(0)
+    finally:
+        config.reset()
+    assert left == [0, 0, 3]
+
+
+def test_the_command_writes_everything_before_it_leaves(tmp_path):
+    """`python -m s2g` (fast_exit on): the GAF on stdout through a pipe is whole and the
+    summary line is on stderr."""
+    gfa, fq = REPO / "graphs" / "example.gfa", REPO / "graphs" / "example.fq"
+    p = s2g_cli("align", gfa, fq)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert len(lines) == sum(1 for _ in open(fq)) // 4
+    assert "reads/s" in p.stderr
