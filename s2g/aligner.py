@@ -41,6 +41,10 @@ from .plan import Kernel, resolve_kernel
 from .scoring import Mode, Scoring
 
 
+#: counters the aligning threads add to (``align_workers``)
+_COUNT_LOCK = threading.Lock()
+
+
 @dataclass
 class AlignStats:
     """What a run measured (:meth:`Aligner.stats`), for ``s2g align``'s closing line and
@@ -193,7 +197,9 @@ class Aligner:
         t = time.perf_counter()
         if self.seeded is not None:
             if self.seeded_read_len is not None:
-                self.too_long += int(np.count_nonzero(batch.lengths() > self.seeded_read_len))
+                n_long = int(np.count_nonzero(batch.lengths() > self.seeded_read_len))
+                with _COUNT_LOCK:                # (align_workers: several threads)
+                    self.too_long += n_long
             res = self.seeded.align_batch(batch)
         else:
             from .trace import traceback_gpu_part
@@ -353,7 +359,8 @@ class Aligner:
                                 timed("traceback", lambda b, r: self.finish(b, r, late)),
                                 timed("write", write),
                                 format_one=timed("GAF text", format_one),
-                                finish_workers=settings().finish_workers)
+                                finish_workers=settings().finish_workers,
+                                align_workers=settings().align_workers)
         finally:
             sys.setswitchinterval(switch)
             self.close_prewarm()

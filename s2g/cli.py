@@ -439,6 +439,9 @@ def _align(args, out, options, kernel) -> int:
     run = plan(graph, options, run_cells, say, index=pre, kernel=kernel)   # seeded or exact
     if run.seeded is not None:
         spent["index"] = time.perf_counter() - t0 - spent["load graph"]
+        from .config import settings
+        from .reads import ramp_batches          # smaller first and last batches (knob)
+        batches = ramp_batches(batches, settings().batch_ramp if not dask else 0)
     if dask:
         from . import distributed
         settings = distributed.DaskSettings(dask, args.dask_workers, args.dask_window,

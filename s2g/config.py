@@ -84,6 +84,12 @@ KNOBS = (
     Knob("late_packing", True, bool, "run",
          "seeded GPU tracebacks' packing of CIGARs and paths done in the GAF thread (else: "
          "in the traceback thread)"),
+    Knob("align_workers", 1, int, "run",
+         "batches aligned at once (threads of the align stage, each with its own GPU "
+         "stream and buffers; output stays in input order)"),
+    Knob("batch_ramp", 0, int, "run",
+         "seeded: the first batch cut into pieces 1/2^n, 1/2^n, ..., 1/2 of it and the last "
+         "into halves down to 1/2^n (the pipeline's fill and drain; 0: whole batches)"),
     Knob("fast_exit", True, bool, "run",
          "the s2g command leaves without the interpreter's clean-up once its output is "
          "flushed and closed (os._exit; that clean-up took 0.4-0.5 s)"),

@@ -76,6 +76,16 @@ class ReadBatch:
             out.quals = np.concatenate(q).astype(np.uint8) if q else np.zeros(0, np.uint8)
         return out
 
+    def part(self, a: int, b: int) -> "ReadBatch":
+        """Reads ``a:b`` as a batch of their own (views of this one's arrays; its
+        ``input_pos`` this one's where ``b`` is its end, else None)."""
+        o = self.offsets
+        out = ReadBatch(self.names[a:b], self.codes_flat[o[a]:o[b]], o[a:b + 1] - o[a],
+                        self.first_index + a,
+                        None if self.quals is None else self.quals[o[a]:o[b]])
+        out.input_pos = getattr(self, "input_pos", None) if b == self.n_reads else None
+        return out
+
     def with_qualities(self, quals) -> "ReadBatch":
         """This batch with ``quals`` (one str/bytes/None per read: FASTQ's quality lines)
         as :attr:`quals` when every read has them (FASTA: none, left None)."""
@@ -255,6 +265,69 @@ def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = Fals
     if unnamed:
         warnings.warn(f"{_label(path)}: {unnamed} read(s) without a name, written as "
                       "read<record number>", stacklevel=2)
+
+
+def ramp_batches(batches, steps: int):
+    """``batches`` (:func:`iter_read_batches`': all of one size but the last) with the first
+    cut into pieces of 1/2^steps, 1/2^steps, 1/2^(steps-1), ..., 1/2 of it, and the last
+    into halves (1/2, 1/4, ...) down to the same smallest piece; where the last batch is
+    smaller than two such pieces, the one before it is cut so instead (sizes even: pairs
+    stay whole). The overlapped stages (:mod:`s2g.pipeline`) start on a small piece
+    rather than wait for a whole batch to be seeded, and the stages after alignment end
+    soon after the last piece is aligned: the pipeline's fill and drain shrink, its
+    steady state is the same. Every read's alignment is its own, so the output is the
+    same (tested). Each batch is held until the next one is read (a batch smaller than
+    the first is the last; the reader is ahead of the stages)."""
+    steps = max(0, int(steps))
+    it = iter(batches)
+    cur = next(it, None)
+    if cur is None:
+        return
+    if not steps:
+        yield cur
+        yield from it
+        return
+    size = cur.n_reads
+    smallest = max(2, size >> steps)
+    # the first batch's pieces at once (not held for the next batch's reading)
+    yield from _cut(cur, [size >> (steps - k) for k in range(steps)], first=True)
+    cur = next(it, None)
+    while cur is not None:
+        nxt = next(it, None)
+        if nxt is None or (nxt.n_reads < 2 * smallest and nxt.n_reads < size):
+            yield from _cut(cur, _halves(cur.n_reads, smallest))   # the tail's first part
+            if nxt is not None:
+                yield nxt
+                nxt = next(it, None)         # (None: a batch smaller than the first ends it)
+        else:
+            yield cur
+        cur = nxt
+
+
+def _halves(n, smallest):
+    """Sizes 1/2, 1/4, ... of ``n`` while each is at least ``smallest``."""
+    sizes, left = [], n
+    while left // 2 >= smallest:
+        sizes.append(left // 2)
+        left -= left // 2
+    return sizes
+
+
+def _cut(batch, sizes, first=False):
+    """``batch`` in pieces of ``sizes`` (each made even; ``first``: the ramp's first
+    piece twice, the rest doubling), the remainder last; as it is when a piece would be
+    empty."""
+    sizes = [s & ~1 for s in sizes]
+    if first and sizes:
+        sizes = [sizes[0]] + sizes[:-1] if len(sizes) > 1 else sizes
+    if not sizes or min(sizes) < 2 or sum(sizes) >= batch.n_reads:
+        yield batch
+        return
+    a = 0
+    for s in sizes:
+        yield batch.part(a, a + s)
+        a += s
+    yield batch.part(a, batch.n_reads)
 
 
 def input_size(path):

@@ -312,3 +312,22 @@ def test_the_command_writes_everything_before_it_leaves(tmp_path):
     lines = p.stdout.splitlines()
     assert len(lines) == sum(1 for _ in open(fq)) // 4
     assert "reads/s" in p.stderr
+
+
+def test_ramped_batches_and_two_align_threads_write_the_same_gaf(tmp_path):
+    """Knobs batch_ramp (first and last batches in pieces) and align_workers (two batches
+    aligned at once): `s2g align --seeded` writes the GAF of whole batches in one thread,
+    byte for byte, and counts every read."""
+    gfa, fq = REPO / "graphs" / "cactus-BRCA2.gfa", REPO / "graphs" / "cactus-BRCA2.100.fq"
+    outs = []
+    for k, cfg in enumerate(("batch_ramp=0,align_workers=1", "batch_ramp=2,align_workers=2")):
+        out = tmp_path / f"{k}.gaf"
+        env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                   S2G_CONFIG=cfg)
+        p = subprocess.run([sys.executable, "-m", "s2g", "align", str(gfa), str(fq), "--seeded",
+                            "--batch-size", "24", "-o", str(out)], capture_output=True, text=True,
+                           env=env, timeout=600)
+        assert p.returncode == 0, p.stderr
+        assert "s2g: 100 reads, 100 aligned" in p.stderr, p.stderr
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1] and outs[0].count(b"\n") == 100

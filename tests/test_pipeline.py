@@ -105,6 +105,45 @@ def test_several_finish_workers_trace_at_once_and_keep_the_order():
     assert most[0] >= 2 and len(names) >= 2
 
 
+def test_several_align_workers_align_at_once_keep_the_order_and_stay_bounded():
+    """align_workers=2: two batches aligned at once (never three), in two threads; every
+    batch traced with its own alignment, written in input order, none lost."""
+    rng = random.Random(11)
+    delay = [rng.random() * 0.01 for _ in range(40)]
+    out, names = [], set()
+    busy, most = [0], [0]
+    lock = threading.Lock()
+
+    def align_one(k):
+        with lock:
+            names.add(threading.current_thread().name)
+            busy[0] += 1
+            most[0] = max(most[0], busy[0])
+        time.sleep(delay[k])
+        with lock:
+            busy[0] -= 1
+        return 10 * k
+
+    n = pipeline.run(iter(range(40)), align_one, lambda k, r: r + 1, out.append, depth=2,
+                     format_one=lambda k, r: (k, r), finish_workers=2, align_workers=2)
+    assert n == 40 and out == [(k, 10 * k + 1) for k in range(40)]
+    assert most[0] == 2 and len(names) == 2
+
+
+def test_align_error_with_several_align_workers_is_raised_in_order():
+    def align_one(b):
+        time.sleep(0.02 if b == 2 else 0)
+        if b == 2:
+            raise RuntimeError("kernel failed")
+        return b
+
+    out = []
+    with pytest.raises(RuntimeError, match="kernel"):
+        pipeline.run(iter(range(8)), align_one, lambda b, r: r, out.append, depth=1,
+                     align_workers=2)
+    assert out == [0, 1][:len(out)] and 2 not in out
+
+
 def test_finisher_error_passes_through_the_format_stage():
     def finish_one(b, r):
         if b == 3:

@@ -131,3 +131,42 @@ def test_unknown_mode_and_variant(gfa_file):
         s2g.align(g, reads, mode="glocal")
     with pytest.raises(s2g.S2GError, match="unknown variant 'v9'.*v0.*cpu"):
         s2g.align(g, reads, variant="v9")
+
+
+def _numbered(sizes):
+    out, first = [], 0
+    for n in sizes:
+        b = ReadBatch.from_sequences([f"r{first + i}" for i in range(n)],
+                                     ["ACGT"[: 1 + i % 4] for i in range(n)], first)
+        b.input_pos = first + n
+        out.append(b)
+        first += n
+    return out
+
+
+@pytest.mark.parametrize("sizes,want", [
+    ([800, 800, 800, 15], [100, 100, 200, 400, 800, 400, 200, 100, 100, 15]),
+    ([800, 800, 800, 500], [100, 100, 200, 400, 800, 800, 250, 124, 126]),
+    ([800, 800], [100, 100, 200, 400, 400, 200, 100, 100]),
+    ([800], [100, 100, 200, 400]),
+    ([10], [10]),
+    ([], []),
+])
+def test_ramp_batches_cuts_the_first_and_last_batches_and_keeps_every_read(sizes, want):
+    """s2g.reads.ramp_batches (knob batch_ramp): the first batch in pieces 1/8, 1/8, 1/4,
+    1/2, the last in halves down to 1/8 (the one before it where the last is small),
+    every read once, in order, with its record number; a piece's input position only
+    where its batch ends."""
+    from s2g.reads import ramp_batches
+    bs = _numbered(sizes)
+    out = list(ramp_batches(iter(bs), 3))
+    assert [b.n_reads for b in out] == want
+    assert [n for b in out for n in b.names] == [n for b in bs for n in b.names]
+    for b in out:
+        assert b.first_index == int(b.names[0][1:])
+        assert [b.codes(i).tolist() for i in range(b.n_reads)] == \
+            [list(range(1 + int(n[1:]) % 4)) for n in b.names]
+    ends = {b.input_pos for b in bs}
+    assert all(b.input_pos is None or b.input_pos in ends for b in out)
+    assert [b.input_pos for b in out if b.input_pos is not None] == [b.input_pos for b in bs]
+    assert [b.n_reads for b in ramp_batches(iter(_numbered(sizes)), 0)] == sizes

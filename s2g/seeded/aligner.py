@@ -116,8 +116,14 @@ class SeededAligner:
                        "windows dropped by bound": 0,
                        "seconds seeds+chains": 0.0, "seconds windows": 0.0,
                        "seconds CPU windows": 0.0}
+        self._totals_lock = threading.Lock()   # the stages' threads count at once
         self._succ = None
         self._dix = None          # the index on the GPU (chains_gpu.DeviceIndex; False: none)
+
+    def _count(self, key, value):
+        """``totals[key] += value`` (the seeding and aligning threads count at once)."""
+        with self._totals_lock:
+            self.totals[key] += value
 
     def candidates(self, reads) -> Windows:
         """The :class:`Windows` of a ReadBatch: seeds, chains, node-set windows and their
@@ -228,7 +234,7 @@ class SeededAligner:
             t0 = time.perf_counter()
             out = fn(*args)
             with lock:
-                self.totals["seconds seeds+chains"] += time.perf_counter() - t0
+                self._count("seconds seeds+chains", time.perf_counter() - t0)
             return out
 
         if settings().seed_stages >= 2:
@@ -259,7 +265,7 @@ class SeededAligner:
         if cand is None:
             t0 = time.perf_counter()
             cand = self.candidates(reads)
-            self.totals["seconds seeds+chains"] += time.perf_counter() - t0
+            self._count("seconds seeds+chains", time.perf_counter() - t0)
         wg = cand.wg
         ncand = cand.ncand
         t1 = time.perf_counter()
@@ -268,7 +274,7 @@ class SeededAligner:
         total = cand.n_tasks
         t_read, t_lo, t_hi = cand.t_read, wg.t_lo, wg.t_hi
         ts, tei, tej, wr = self._windows(cand, reads)
-        self.totals["seconds windows"] += time.perf_counter() - t1
+        self._count("seconds windows", time.perf_counter() - t1)
         a, b, _, _ = self.scoring.as_tuple()
         tcol = wg.columns(tej)                     # end cells in graph columns (ties, GAF)
         lens = reads.lengths()
@@ -278,9 +284,9 @@ class SeededAligner:
                                                MAPQ_PER_MISMATCH, cand.stats[:, 0],
                                                cand.anchors_best, MAPQ_REPEAT_CAP, cand.cut,
                                                cand.weak, cand.t_chain, MAPQ_CUT_CAP)
-        self.totals["reads"] += n
-        self.totals["windows"] += total
-        self.totals["window_cells"] += int(((t_hi - t_lo) * lens[t_read]).sum()) if total else 0
+        self._count("reads", n)
+        self._count("windows", total)
+        self._count("window_cells", int(((t_hi - t_lo) * lens[t_read]).sum()) if total else 0)
         res = BatchResult(reads.names, lens, score, ei, ej)
         res.mapq = mapq
         res.col_lo = lo                            # window-graph coordinates, as is
@@ -294,10 +300,9 @@ class SeededAligner:
         res.tasks = TaskResults(ts, tei, tej, tcol, t_lo, first, ncand_w, t_read)
         self.set_secondaries(reads, res)
         no_seed = np.nonzero(full_r)[0]
-        t = self.totals
-        t["unseeded"] += int(np.count_nonzero(lost))
-        t["unseeded weak windows"] += int(np.count_nonzero(lost & ~full_r & (ncand > 0)))
-        t["unseeded unaligned"] += int(np.count_nonzero(lost & ~full_r & (ncand == 0)))
+        self._count("unseeded", int(np.count_nonzero(lost)))
+        self._count("unseeded weak windows", int(np.count_nonzero(lost & ~full_r & (ncand > 0))))
+        self._count("unseeded unaligned", int(np.count_nonzero(lost & ~full_r & (ncand == 0))))
         res.deferred = no_seed[:0]
         if defer is not None and len(no_seed):
             d = np.asarray(defer(res, no_seed), np.bool_)
@@ -308,7 +313,7 @@ class SeededAligner:
     def full_dp(self, reads, res, idx):
         """Full-graph DP (``full_module``) of reads ``idx`` into ``res`` (MAPQ 255, no
         window: traced on the graph by :meth:`traceback`)."""
-        self.totals["unseeded full DP"] += len(idx)
+        self._count("unseeded full DP", len(idx))
         if not len(idx):
             return
         full = self.full_module.align_batch(self.graph, reads.subset(idx), self.scoring,
@@ -338,14 +343,14 @@ class SeededAligner:
             on = sel & part.on_gpu
             ts[on], tei[on], tej[on] = part.score[on], part.end_i[on], part.end_j[on]
             sel = sel & ~part.on_gpu
-            self.totals["windows left to the CPU"] += int(np.count_nonzero(sel))
+            self._count("windows left to the CPU", int(np.count_nonzero(sel)))
         x = np.nonzero(sel)[0]
         if len(x):
             t0 = time.perf_counter()
             ts[x], tei[x], tej[x] = self.window_kernel(*args, t_read[x], t_lo[x], t_hi[x],
                                                        self.scoring, self.mode)
             if self.device == "gpu":
-                self.totals["seconds CPU windows"] += time.perf_counter() - t0
+                self._count("seconds CPU windows", time.perf_counter() - t0)
 
     def _windows(self, cand, reads):
         """Every window's (score, end_i, end_j), and the GPU's :class:`WindowRun` (None on
@@ -390,7 +395,7 @@ class SeededAligner:
                 tq, t_read, wg.piece_at, g.node_start, g.pred_ptr, g.pred_idx, g.base,
                 reads.codes_flat, np.asarray(reads.offsets, np.int64), a, float(delta)))
         drop = later & (top[t_read] - bound >= gap)
-        self.totals["windows dropped by bound"] += int(np.count_nonzero(drop))
+        self._count("windows dropped by bound", int(np.count_nonzero(drop)))
         if (later & ~drop).any():
             self._align_tasks(cand, reads, later & ~drop, out)
         return tuple(out)

@@ -539,14 +539,14 @@ class PairedAligner:
         res.pair_proper = np.zeros(n_pairs, np.bool_)
         res.pair_frag = np.zeros(n_pairs, np.int64)
         res.rescue = None
-        self.totals["pairs"] += n_pairs
+        self._count("pairs", n_pairs)
         try:
             self._pair(reads, res, n_pairs)
         finally:
-            self.totals["seconds pairing"] += time.perf_counter() - t0
+            self._count("seconds pairing", time.perf_counter() - t0)
         d = res.deferred
         left = d[~res.aligned()[d]]              # not rescued: full-graph DP after all
-        self.totals["unseeded rescued"] += len(d) - len(left)
+        self._count("unseeded rescued", len(d) - len(left))
         self.seeded.full_dp(reads, res, left)
         return res
 
@@ -601,7 +601,7 @@ class PairedAligner:
         self._apply(res, tk, chosen, qp, proper, cand[6], cand[7], resc)
         res.pair_proper = proper
         res.pair_frag = frag
-        self.totals["pairs proper"] += int(np.count_nonzero(proper))
+        self._count("pairs proper", int(np.count_nonzero(proper)))
         self.seeded.set_secondaries(reads, res)
 
     def _candidates(self, parts, n):
@@ -679,7 +679,7 @@ class PairedAligner:
                                  m + pad)
                 pieces.append((v, np.zeros(len(v), np.int64), np.diff(g.node_start)[v] - 1))
         keep = np.array([len(x[0]) > 0 for x in pieces], np.bool_)
-        self.totals["rescue attempts"] += int(np.count_nonzero(keep))
+        self._count("rescue attempts", int(np.count_nonzero(keep)))
         if not keep.any():
             return None
         pieces = [x for x, k in zip(pieces, keep) if k]
@@ -723,7 +723,7 @@ class PairedAligner:
             res.col_lo[rsc] = resc["lo"][x]
             res.best_task[rsc] = -2                   # traced on the rescue windows
             res.rescue = (rsc, resc["wg"], resc["lo"][x], resc["end_j"][x])
-            self.totals["rescued mates"] += len(rsc)
+            self._count("rescued mates", len(rsc))
         same = (ck == 0) & (ci == was)
         cap = np.where(same, q_se + PAIR_BOOST, PAIR_BOOST)
         q = np.minimum(np.minimum(qp, cap), MAPQ_MAX)
