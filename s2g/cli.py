@@ -441,7 +441,8 @@ def _align(args, out, options, kernel) -> int:
         spent["index"] = time.perf_counter() - t0 - spent["load graph"]
         from .config import settings
         from .reads import ramp_batches          # smaller first and last batches (knob)
-        batches = ramp_batches(batches, settings().batch_ramp if not dask else 0)
+        batches = ramp_batches(batches, settings().batch_ramp if not dask else 0,
+                               settings().batch_ramp_ends)
     if dask:
         from . import distributed
         settings = distributed.DaskSettings(dask, args.dask_workers, args.dask_window,

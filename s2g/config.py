@@ -90,6 +90,8 @@ KNOBS = (
     Knob("batch_ramp", 0, int, "run",
          "seeded: the first batch cut into pieces 1/2^n, 1/2^n, ..., 1/2 of it and the last "
          "into halves down to 1/2^n (the pipeline's fill and drain; 0: whole batches)"),
+    Knob("batch_ramp_ends", "both", str, "run",
+         "which batches batch_ramp cuts: both, first or last"),
     Knob("fast_exit", True, bool, "run",
          "the s2g command leaves without the interpreter's clean-up once its output is "
          "flushed and closed (os._exit; that clean-up took 0.4-0.5 s)"),
@@ -228,6 +230,10 @@ def _check(knob: Knob, value):
         raise ValueError("vector_width must be 256 or 512")
     if knob.name == "prewarm" and value not in ("auto", "0", "1"):
         raise ValueError("prewarm must be auto, 0 or 1")
+    if knob.name == "batch_ramp_ends" and value not in ("both", "first", "last"):
+        raise ValueError("batch_ramp_ends must be both, first or last")
+    if knob.name in ("align_workers", "batch_ramp") and not 0 <= value <= 16:
+        raise ValueError(f"{knob.name} must be 0 to 16")
     if knob.name == "fast_exchange" and value not in ("shfl", "shared"):
         raise ValueError("fast_exchange must be shfl or shared")
     return value

@@ -267,7 +267,7 @@ def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = Fals
                       "read<record number>", stacklevel=2)
 
 
-def ramp_batches(batches, steps: int):
+def ramp_batches(batches, steps: int, ends: str = "both"):
     """``batches`` (:func:`iter_read_batches`': all of one size but the last) with the first
     cut into pieces of 1/2^steps, 1/2^steps, 1/2^(steps-1), ..., 1/2 of it, and the last
     into halves (1/2, 1/4, ...) down to the same smallest piece; where the last batch is
@@ -277,7 +277,8 @@ def ramp_batches(batches, steps: int):
     soon after the last piece is aligned: the pipeline's fill and drain shrink, its
     steady state is the same. Every read's alignment is its own, so the output is the
     same (tested). Each batch is held until the next one is read (a batch smaller than
-    the first is the last; the reader is ahead of the stages)."""
+    the first is the last; the reader is ahead of the stages). ``ends``: "both", "first"
+    or "last" (which of the two are cut)."""
     steps = max(0, int(steps))
     it = iter(batches)
     cur = next(it, None)
@@ -290,8 +291,15 @@ def ramp_batches(batches, steps: int):
     size = cur.n_reads
     smallest = max(2, size >> steps)
     # the first batch's pieces at once (not held for the next batch's reading)
-    yield from _cut(cur, [size >> (steps - k) for k in range(steps)], first=True)
+    if ends in ("both", "first"):
+        yield from _cut(cur, [size >> (steps - k) for k in range(steps)], first=True)
+    else:
+        yield cur
     cur = next(it, None)
+    if ends == "first":
+        while cur is not None:
+            yield cur
+            cur = next(it, None)
     while cur is not None:
         nxt = next(it, None)
         if nxt is None or (nxt.n_reads < 2 * smallest and nxt.n_reads < size):

@@ -170,3 +170,8 @@ def test_ramp_batches_cuts_the_first_and_last_batches_and_keeps_every_read(sizes
     assert all(b.input_pos is None or b.input_pos in ends for b in out)
     assert [b.input_pos for b in out if b.input_pos is not None] == [b.input_pos for b in bs]
     assert [b.n_reads for b in ramp_batches(iter(_numbered(sizes)), 0)] == sizes
+    if len(sizes) > 1:
+        first = [b.n_reads for b in ramp_batches(iter(_numbered(sizes)), 3, "first")]
+        last = [b.n_reads for b in ramp_batches(iter(_numbered(sizes)), 3, "last")]
+        assert first == want[:4] + sizes[1:]
+        assert last == sizes[:1] + want[4:]
