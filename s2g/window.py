@@ -390,6 +390,10 @@ class WindowGraph:
             slot=slot, n_slots=int(n_slots), node_seg=node_seg, node_rev=node_rev,
             is_sink=is_sink, seg_names=graph.seg_names, seg_len=graph.seg_len,
             strands=graph.strands, source=f"{graph.source} (seeded windows)")
+        # where each node's bases come from: the GPU gathers them from the parent's
+        # (s2g.variants.fast.wtables_gpu) instead of receiving the window graph's
+        self.graph.parent_cols = (graph.base, np.asarray(graph.node_start, np.int64)[self.p_node]
+                                  + self.p_lo)
         self.t_lo = ws[self.piece_at[:-1]]
         self.t_hi = ws[self.piece_at[1:]]
 

@@ -13,11 +13,14 @@ against :func:`window_tables` on random window graphs).
 """
 from __future__ import annotations
 
+import threading
+
 import numba
 import numpy as np
 from numba import cuda
 
 from ..._numba import loaded
+from .. import _devpool
 from .constants import (CI_KEEP, CI_MERGE, CI_SINK, CI_SLOT_SHIFT, CI_VIRT, GRAPH_N,
                         PACKED_PREDS, SLOT_BITS, SLOT_MASK)
 from .tables import window_node_parts
@@ -26,12 +29,15 @@ from .tables import window_node_parts
 BLOCK = 256
 
 
-def fill_body(ns, n, ptr, idx, base, is_sink, slot, off, vslot, prmt_sub, ci, sub, mw, mp,
-              ms, n_cols):
+def fill_body(ns, n, ptr, idx, base, src, is_sink, slot, off, vslot, prmt_sub, ci, sub, mw,
+              mp, ms, n_cols):
     """Column ``c`` of every thread's grid-stride loop: its node ``v`` (binary search of
     ``ns``, the window graph's node starts: the last ``v`` with ``ns[v] <= c``), then the
     words :func:`s2g.variants.fast.windows._tables_fill` writes for it; a node's first
-    column also writes its merge list (``ms``), its last the sink and slot bits."""
+    column also writes its merge list (``ms``), its last the sink and slot bits. Column
+    ``c``'s base is ``base[src[v] + c - ns[v]]``: ``base`` the parent graph's (kept on the
+    device, ``src`` each window node's first column in it) or the window graph's own
+    (``src`` = ``ns``)."""
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     if start == 0:
@@ -47,7 +53,7 @@ def fill_body(ns, n, ptr, idx, base, is_sink, slot, off, vslot, prmt_sub, ci, su
                 hi = mid - 1
         v = lo
         c0 = ns[v]
-        g = numba.int32(base[c])
+        g = numba.int32(base[src[v] + (c - c0)])
         if g >= 4:
             g = numba.int32(GRAPH_N)
         info = g
@@ -92,15 +98,29 @@ def fill_body(ns, n, ptr, idx, base, is_sink, slot, off, vslot, prmt_sub, ci, su
 _I32 = numba.int32[::1]
 _U8 = numba.uint8[::1]
 #: the kernel's signature (tests compile it to PTX with it)
-SIGNATURE = (_I32, numba.int32, _I32, _I32, _U8, _U8, _I32, _I32, numba.int32, numba.int32,
-             _I32, _I32, _I32, _I32, _I32, numba.int32)
+SIGNATURE = (_I32, numba.int32, _I32, _I32, _U8, numba.int64[::1], _U8, _I32, _I32,
+             numba.int32, numba.int32, _I32, _I32, _I32, _I32, _I32, numba.int32)
 _KERNEL = []
+_LOCK = threading.Lock()
+#: parent graphs' bases on the device: id(host array) -> (host array, device array)
+_PARENT = {}
 
 
 def kernel():
-    if not _KERNEL:
-        _KERNEL.append(loaded(cuda.jit(SIGNATURE, cache=True)(fill_body)))
+    with _LOCK:
+        if not _KERNEL:
+            _KERNEL.append(loaded(cuda.jit(SIGNATURE, cache=True)(fill_body)))
     return _KERNEL[0]
+
+
+def parent_bases(base):
+    """The parent graph's bases ``base`` on the device, uploaded once per graph (every
+    thread reads them: :func:`s2g.variants._devpool.shared`)."""
+    with _LOCK:
+        hit = _PARENT.get(id(base))
+        if hit is None or hit[0] is not base:
+            hit = _PARENT[id(base)] = (base, _devpool.shared(cuda.to_device(base)))
+        return hit[1]
 
 
 def device_tables(dp, wgraph, piece_at, prmt_sub, tag="fastw"):
@@ -110,6 +130,7 @@ def device_tables(dp, wgraph, piece_at, prmt_sub, tag="fastw"):
     merge-list offsets) are the host builder's (:func:`.tables.window_node_parts`)."""
     ns, ptr, idx, slot, nsl, off = window_node_parts(wgraph, piece_at)
     off = off.astype(np.int32)
+    src = getattr(wgraph, "parent_cols", None)   # its bases gathered from the parent's
     n = len(ns) - 1
     N = int(ns[n]) if n else 0
     d_ci = dp.empty(f"{tag}.colinfo", N, np.int32)
@@ -124,7 +145,7 @@ def device_tables(dp, wgraph, piece_at, prmt_sub, tag="fastw"):
         return d_ci, d_sub, d_mw, d_mp, d_ms, nsl + 1
     args = [dp.put(f"{tag}.t_ns", ns), np.int32(n), dp.put(f"{tag}.t_ptr", ptr),
             dp.put(f"{tag}.t_idx", idx if len(idx) else np.zeros(1, np.int32)),
-            dp.put(f"{tag}.t_base", np.asarray(wgraph.base, np.uint8)),
+            *_bases(dp, tag, wgraph, ns, src),
             dp.put(f"{tag}.t_sink", np.asarray(wgraph.is_sink, np.uint8)),
             dp.put(f"{tag}.t_slot", np.asarray(slot, np.int32)), dp.put(f"{tag}.t_off", off),
             np.int32(nsl), np.int32(bool(prmt_sub)), d_ci, d_sub, d_mw, d_mp, d_ms,
@@ -132,3 +153,16 @@ def device_tables(dp, wgraph, piece_at, prmt_sub, tag="fastw"):
     blocks = min(-(-N // BLOCK), 65536)
     kernel()[blocks, BLOCK](*args)
     return d_ci, d_sub, d_mw, d_mp, d_ms, nsl + 1
+
+
+def _bases(dp, tag, wgraph, ns, src):
+    """(bases, each node's first column in them) for :func:`fill_body`: the parent graph's
+    bases (on the device once) and ``src`` where the window graph says where its nodes
+    come from (``parent_cols``, :class:`s2g.window.WindowGraph`) and the
+    ``gpu_window_bases`` knob is on: 8 bytes a window node uploaded instead of a byte a
+    window column; else the window graph's own bases."""
+    from ...config import settings
+    if src is not None and settings().gpu_window_bases:
+        return parent_bases(src[0]), dp.put(f"{tag}.t_src", src[1])
+    return (dp.put(f"{tag}.t_base", np.asarray(wgraph.base, np.uint8)),
+            dp.put(f"{tag}.t_src", np.asarray(ns, np.int64)))
