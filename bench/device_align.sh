@@ -17,6 +17,8 @@
 # compared with the warm run's), e.g. threading layers or S2G_CONFIG knobs; a word given
 # several times, interleaved with others (R="X=1 A=1 B=1"; ENVS="$R $R $R"), gives
 # repeated runs, summarized by `python -m bench.env_medians OUT/*.log` (median per word).
+# A part `ARGS=--opt,value` of a word adds `--opt value` to that run's command line
+# (ENVS="ARGS=--batch-size,100000 X=1").
 # Each log ends with `# process wall S s` (the command's own wall: imports, CUDA start).
 set -uo pipefail
 . bench/device_env.sh || exit 1
@@ -59,8 +61,10 @@ for spec in ${ENVS:-}; do
   k=$((k + 1))
   echo "# env $spec" | tee "$out/env_$k.log"
   t0=$(date +%s.%N)
-  env $(echo "$spec" | tr '+' ' ') timeout "$t" python3 -m s2g align /tmp/da/g.gfa "$reads" \
-    -o /tmp/da/env.gaf --timings "$@" >> "$out/env_$k.log" 2>&1
+  vars=$(echo "$spec" | tr '+' '\n' | grep -v '^ARGS=' | tr '\n' ' ')
+  more=$(echo "$spec" | tr '+' '\n' | grep '^ARGS=' | sed 's/^ARGS=//' | tr ',' ' ')
+  env $vars timeout "$t" python3 -m s2g align /tmp/da/g.gfa "$reads" \
+    -o /tmp/da/env.gaf --timings "$@" $more >> "$out/env_$k.log" 2>&1
   echo "# process wall $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s" >> "$out/env_$k.log"
   grep -v "Warn\|warn(" "$out/env_$k.log" | grep "reads/s\|per stage\|threading"
   cmp -s /tmp/da/env.gaf /tmp/da/gpu_warm.gaf && echo "GAF identical to gpu_warm" || echo "GAF DIFFERS"

@@ -41,7 +41,7 @@ def records(paths):
                     continue
                 if line.startswith("# env "):
                     word = line[6:].strip()
-                    label = "default" if not re.search(r"S2G|CUDA|NUMBA", word) else word
+                    label = "default" if not re.search(r"S2G|CUDA|NUMBA|ARGS=", word) else word
                     last = None
                     continue
                 if line.startswith("# run "):        # device_align.sh's gpu_* logs
