@@ -386,6 +386,12 @@ def test_window_graph_layout_equals_numpy(tmp_path):
     assert np.array_equal(w.node_rev, g.node_rev[wg.p_node])
     assert w.pred_ptr.dtype == np.int32 and w.pred_ptr[-1] == len(w.pred_idx)
     assert np.array_equal(wg.t_lo, ws[wg.piece_at[:-1]])
+    # the GPU gathers the window graph's bases from the graph's (gpu_window_bases)
+    pbase, src = w.parent_cols
+    assert pbase is g.base and src.dtype == np.int64 and len(src) == w.n_nodes
+    col = np.arange(int(ws[-1]))
+    v = np.searchsorted(ws, col, side="right") - 1
+    assert np.array_equal(pbase[src[v] + col - ws[v]], w.base)
 
 
 @SETTINGS
