@@ -35,8 +35,11 @@ from s2g.window import align_windows_ref  # noqa: E402
 
 
 def check_device_tables(wg, seed):
-    """The tables made on the GPU (wtables_gpu.device_tables) == the host's, word for word."""
-    for prmt in (False, True):
+    """The tables made on the GPU (wtables_gpu.device_tables) == the host's, word for word,
+    with the window graph's bases uploaded and gathered from the graph's (gpu_window_bases)."""
+    from s2g import config
+    for prmt, gather in ((False, False), (True, False), (False, True), (True, True)):
+        config.configure(gpu_window_bases=gather)
         want = fw.window_tables(wg.graph, wg.piece_at, prmt)
         got = device_tables(_devpool.pool(), wg.graph, wg.piece_at, prmt, tag="check")
         assert want[5] == got[5], f"seed {seed}: slots {want[5]} != {got[5]}"
@@ -44,7 +47,8 @@ def check_device_tables(wg, seed):
             y = y.copy_to_host()
             if not np.array_equal(x, y):
                 bad = np.nonzero(x != y)[0] if len(x) == len(y) else [len(x), len(y)]
-                raise AssertionError(f"seed {seed} prmt {prmt} {name}: first differences at "
+                raise AssertionError(f"seed {seed} prmt {prmt} gather {gather} {name}: first "
+                                     f"differences at "
                                      f"{list(bad[:5])}")
 
 
