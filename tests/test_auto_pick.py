@@ -150,3 +150,27 @@ def test_cli_name_is_auto_named_variant_is_not(small):
     fixed = Aligner(g, variant="simd", traceback=False)
     fixed.align(long_b)
     assert not fixed.auto and list(fixed.ran) == ["simd"] and fixed.describe() == "variant simd"
+
+
+def test_no_driver_skips_importing_numba_cuda(monkeypatch):
+    """registry._no_driver: where the CUDA driver library cannot be loaded, there is no GPU
+    (cuda_available says so without importing numba.cuda, 0.35-0.5 s); never where the
+    simulator is asked for or NUMBA_CUDA_DRIVER names a driver."""
+    import ctypes
+
+    def missing(name):
+        raise OSError(f"{name}: cannot open shared object file")
+    monkeypatch.setattr(ctypes, "CDLL", missing)
+    monkeypatch.delenv("NUMBA_CUDA_DRIVER", raising=False)
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "0")
+    assert registry._no_driver()
+    monkeypatch.setattr(registry, "_CUDA_STATE", None)
+    assert registry.cuda_available() == (False, "no CUDA GPU or driver found")
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+    assert not registry._no_driver()
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "0")
+    monkeypatch.setenv("NUMBA_CUDA_DRIVER", "/opt/cuda/libcuda.so")
+    assert not registry._no_driver()
+    monkeypatch.delenv("NUMBA_CUDA_DRIVER")
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: object())
+    assert not registry._no_driver()

@@ -110,9 +110,33 @@ def get_variant(name: str):
 _CUDA_STATE = None
 
 
+def _no_driver() -> bool:
+    """True when the CUDA driver library cannot be loaded (the check CUDA Python's own
+    loader makes, by name): then there is no GPU to find, and importing numba.cuda to
+    say so (0.35-0.5 s) is skipped. Never where the simulator is asked for, or where
+    ``NUMBA_CUDA_DRIVER`` names a driver elsewhere."""
+    import ctypes
+    import os
+    import sys
+    if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0") or \
+            os.environ.get("NUMBA_CUDA_DRIVER"):
+        return False
+    names = ("nvcuda.dll",) if sys.platform == "win32" else ("libcuda.so.1", "libcuda.so")
+    for name in names:
+        try:
+            ctypes.CDLL(name)
+            return False
+        except OSError:
+            continue
+    return True
+
+
 def cuda_available():
-    """(True, device name) or (False, reason); imports numba.cuda only when called."""
+    """(True, device name) or (False, reason); imports numba.cuda only when called, and
+    not at all where there is no CUDA driver (:func:`_no_driver`)."""
     global _CUDA_STATE
+    if _CUDA_STATE is None and _no_driver():
+        _CUDA_STATE = (False, "no CUDA GPU or driver found")
     if _CUDA_STATE is None:
         try:
             from numba import cuda
