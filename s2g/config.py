@@ -137,10 +137,9 @@ KNOBS = (
     Knob("gpu_seeds", True, bool, "run",
          "seeds and chains of reads without corridor waypoints made on the GPU, one thread "
          "a read (else: on the host's threads)"),
-    Knob("gpu_window_bases", False, bool, "run",
+    Knob("gpu_window_bases", True, bool, "run",
          "seeded windows: the GPU gathers a window graph's bases from the graph's (on the "
-         "device once) instead of receiving them (a byte a window column; off until "
-         "timed on a GPU)"),
+         "device once) instead of receiving them (a byte a window column)"),
     Knob("gpu_window_tables", True, bool, "run",
          "the fast kernel's window tables made on the GPU from per-node data and bases "
          "(else: on the host, uploaded)"),
