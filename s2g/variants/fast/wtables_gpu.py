@@ -115,10 +115,12 @@ def kernel():
 
 def parent_bases(base):
     """The parent graph's bases ``base`` on the device, uploaded once per graph (every
-    thread reads them: :func:`s2g.variants._devpool.shared`)."""
+    thread reads them: :func:`s2g.variants._devpool.shared`); the last graph's only are
+    kept (a process that aligns to another graph frees the first's)."""
     with _LOCK:
         hit = _PARENT.get(id(base))
         if hit is None or hit[0] is not base:
+            _PARENT.clear()
             hit = _PARENT[id(base)] = (base, _devpool.shared(cuda.to_device(base)))
         return hit[1]
 
