@@ -84,37 +84,22 @@ def test_several_finish_workers_trace_at_once_and_keep_the_order():
     """finish_workers=3: batches traced in three threads at once (later ones may end
     first), formatted and written in input order, none lost."""
     rng = random.Random(7)
-    delay = [rng.random() * 0.01 for _ in range(50)]
-    out, names = [], set()
-    busy, most = [0], [0]
-    lock = threading.Lock()
-
-    def finish_one(k, r):
-        with lock:
-            names.add(threading.current_thread().name)
-            busy[0] += 1
-            most[0] = max(most[0], busy[0])
-        time.sleep(delay[k])
-        with lock:
-            busy[0] -= 1
-        return r + 1
-
+    out = []
+    finish_one, names, most = _overlap_counted(lambda k, r: r + 1,
+                                               [rng.random() * 0.01 for _ in range(50)])
     n = pipeline.run(iter(range(50)), lambda k: 10 * k, finish_one, out.append, depth=2,
                      format_one=lambda k, r: (k, r), finish_workers=3)
     assert n == 50 and out == [(k, 10 * k + 1) for k in range(50)]
     assert most[0] >= 2 and len(names) >= 2
 
 
-def test_several_align_workers_align_at_once_keep_the_order_and_stay_bounded():
-    """align_workers=2: two batches aligned at once (never three), in two threads; every
-    batch traced with its own alignment, written in input order, none lost."""
-    rng = random.Random(11)
-    delay = [rng.random() * 0.01 for _ in range(40)]
-    out, names = [], set()
-    busy, most = [0], [0]
+def _overlap_counted(fn, delay):
+    """``fn`` wrapped to sleep ``delay[k]`` (``k`` its first argument) and count the
+    threads it ran in and the most calls at once: (wrapped, names, [most])."""
+    names, busy, most = set(), [0], [0]
     lock = threading.Lock()
 
-    def align_one(k):
+    def run(k, *rest):
         with lock:
             names.add(threading.current_thread().name)
             busy[0] += 1
@@ -122,8 +107,17 @@ def test_several_align_workers_align_at_once_keep_the_order_and_stay_bounded():
         time.sleep(delay[k])
         with lock:
             busy[0] -= 1
-        return 10 * k
+        return fn(k, *rest)
+    return run, names, most
 
+
+def test_several_align_workers_align_at_once_keep_the_order_and_stay_bounded():
+    """align_workers=2: two batches aligned at once (never three), in two threads; every
+    batch traced with its own alignment, written in input order, none lost."""
+    rng = random.Random(11)
+    out = []
+    align_one, names, most = _overlap_counted(lambda k: 10 * k,
+                                              [rng.random() * 0.01 for _ in range(40)])
     n = pipeline.run(iter(range(40)), align_one, lambda k, r: r + 1, out.append, depth=2,
                      format_one=lambda k, r: (k, r), finish_workers=2, align_workers=2)
     assert n == 40 and out == [(k, 10 * k + 1) for k in range(40)]

@@ -94,23 +94,23 @@ def get_kernel(G, K, mode, prmt_sub=True, pair=False, pipe=0, win=False):
     key = (G, K, int(mode), shared_exchange(), MAX_REGISTERS, sim(), bool(prmt_sub),
            bool(pair), int(pipe), bool(win))
     with _KERNELS_LOCK:           # the stages' threads ask for kernels (s2g._numba.loaded)
-        return _KERNELS[key] if key in _KERNELS else _get_kernel(key)
+        if key not in _KERNELS:
+            _KERNELS[key] = _compile(key)
+        return _KERNELS[key]
 
 
-def _get_kernel(key):
-    G, K, mode, _, _, _, prmt_sub, pair, pipe, win = key
-    if key not in _KERNELS:
-        from numba import cuda
-        opts = {"max_registers": MAX_REGISTERS} if MAX_REGISTERS and not key[3] else {}
-        # numba's on-disk cache keys on the source, not on max_registers: a cap goes in
-        # the source's text (a cached cubin of another cap was loaded silently before)
-        fn = kernel_source(G, K, int(mode), sim=key[3], prmt_sub=bool(prmt_sub),
-                           pair=bool(pair), note=f"max_registers={MAX_REGISTERS}" if opts else "",
-                           pipe=int(pipe), win=bool(win))
-        if sim():
-            _KERNELS[key] = cuda.jit(fn)
-        else:
-            if fn.__s2g_cached__ and not NO_CACHE:
-                opts["cache"] = True
-            _KERNELS[key] = loaded(cuda.jit(kernel_signature(), **opts)(fn))
-    return _KERNELS[key]
+def _compile(key):
+    """The dispatcher of :func:`get_kernel`'s ``key``."""
+    from numba import cuda
+    G, K, mode, exchange, _, _, prmt_sub, pair, pipe, win = key
+    opts = {"max_registers": MAX_REGISTERS} if MAX_REGISTERS and not exchange else {}
+    # numba's on-disk cache keys on the source, not on max_registers: a cap goes in
+    # the source's text (a cached cubin of another cap was loaded silently before)
+    fn = kernel_source(G, K, int(mode), sim=exchange, prmt_sub=bool(prmt_sub),
+                       pair=bool(pair), note=f"max_registers={MAX_REGISTERS}" if opts else "",
+                       pipe=int(pipe), win=bool(win))
+    if sim():
+        return cuda.jit(fn)
+    if fn.__s2g_cached__ and not NO_CACHE:
+        opts["cache"] = True
+    return loaded(cuda.jit(kernel_signature(), **opts)(fn))
