@@ -29,15 +29,17 @@ from .tables import window_node_parts
 BLOCK = 256
 
 
-def fill_body(ns, n, ptr, idx, base, src, is_sink, slot, off, vslot, prmt_sub, ci, sub, mw,
-              mp, ms, n_cols):
+def fill_body(ns, ptr, idx, base, src, is_sink, slot, off, vslot, prmt_sub, ci, sub, mw, mp,
+              ms):
     """Column ``c`` of every thread's grid-stride loop: its node ``v`` (binary search of
     ``ns``, the window graph's node starts: the last ``v`` with ``ns[v] <= c``), then the
     words :func:`s2g.variants.fast.windows._tables_fill` writes for it; a node's first
     column also writes its merge list (``ms``), its last the sink and slot bits. Column
     ``c``'s base is ``base[src[v] + c - ns[v]]``: ``base`` the parent graph's (kept on the
     device, ``src`` each window node's first column in it) or the window graph's own
-    (``src`` = ``ns``)."""
+    (``src`` = ``ns``). Nodes: ``ns.size - 1``; columns: ``ci.size``."""
+    n = numba.int32(ns.size - 1)
+    n_cols = numba.int32(ci.size)
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     if start == 0:
@@ -98,8 +100,8 @@ def fill_body(ns, n, ptr, idx, base, src, is_sink, slot, off, vslot, prmt_sub, c
 _I32 = numba.int32[::1]
 _U8 = numba.uint8[::1]
 #: the kernel's signature (tests compile it to PTX with it)
-SIGNATURE = (_I32, numba.int32, _I32, _I32, _U8, numba.int64[::1], _U8, _I32, _I32,
-             numba.int32, numba.int32, _I32, _I32, _I32, _I32, _I32, numba.int32)
+SIGNATURE = (_I32, _I32, _I32, _U8, numba.int64[::1], _U8, _I32, _I32, numba.int32,
+             numba.int32, _I32, _I32, _I32, _I32, _I32)
 _KERNEL = []
 _LOCK = threading.Lock()
 #: parent graphs' bases on the device: id(host array) -> (host array, device array)
@@ -145,13 +147,12 @@ def device_tables(dp, wgraph, piece_at, prmt_sub, tag="fastw"):
         if n:
             d_mp[N:N + 1].copy_to_device(off[n:n + 1])
         return d_ci, d_sub, d_mw, d_mp, d_ms, nsl + 1
-    args = [dp.put(f"{tag}.t_ns", ns), np.int32(n), dp.put(f"{tag}.t_ptr", ptr),
+    args = [dp.put(f"{tag}.t_ns", ns), dp.put(f"{tag}.t_ptr", ptr),
             dp.put(f"{tag}.t_idx", idx if len(idx) else np.zeros(1, np.int32)),
             *_bases(dp, tag, wgraph, ns, src),
             dp.put(f"{tag}.t_sink", np.asarray(wgraph.is_sink, np.uint8)),
             dp.put(f"{tag}.t_slot", np.asarray(slot, np.int32)), dp.put(f"{tag}.t_off", off),
-            np.int32(nsl), np.int32(bool(prmt_sub)), d_ci, d_sub, d_mw, d_mp, d_ms,
-            np.int32(N)]
+            np.int32(nsl), np.int32(bool(prmt_sub)), d_ci, d_sub, d_mw, d_mp, d_ms]
     blocks = min(-(-N // BLOCK), 65536)
     kernel()[blocks, BLOCK](*args)
     return d_ci, d_sub, d_mw, d_mp, d_ms, nsl + 1
