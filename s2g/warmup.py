@@ -254,6 +254,13 @@ def _dispatchers(task):
             # scored without walks (summarize_sel never runs), traced from their end cells
             return ds + [gpu_program.sizes, fast_tables.window_merge_counts
                          if settings().gpu_window_tables else fast_windows._tables_fill]
+        from .trace.gpu import window_max_cells
+        if cfg.gpu_long and cfg.long_score_first and \
+                int(task["read_len"]) ** 2 > window_max_cells():
+            # long windows: scored on the long-window kernel, traced from their end cells;
+            # summarize_sel (find mode's walks) never runs (probing it kept every warm
+            # 10 kbp GPU run waiting 2.5 s on a task, H200, session 35)
+            return ds + [gpu_program.sizes]
         return ds + [gpu_program.sizes, gpu_program.summarize_sel]
     raise ValueError(f"unknown warm-up task {task!r}")
 

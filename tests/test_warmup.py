@@ -145,6 +145,19 @@ def test_long_reads_probe_the_long_window_kernel():
     assert "IS_LOCAL = 1" in src
 
 
+def test_long_seeded_gpu_probe_skips_find_mode():
+    """A seeded GPU task of long reads (windows past the one-thread kernel: long-window
+    kernel, scores first) does not probe ``summarize_sel``, which such a run never
+    compiles: probing it started a 2.5 s task on every warm 10 kbp run (H200, session 35)."""
+    from s2g.trace import gpu_program
+    base = {"kind": "seeded", "gpu": True, "variant": "fast", "mode": 0,
+            "scoring": [2, 4, 4, 2]}
+    mid = warmup._dispatchers(dict(base, read_len=1000))      # 1e6 cells: find mode
+    assert gpu_program.summarize_sel in mid
+    long = warmup._dispatchers(dict(base, read_len=10000))
+    assert gpu_program.summarize_sel not in long and gpu_program.sizes in long
+
+
 def _env(monkeypatch, **values):
     """Set (a string) or unset (None) S2G_* variables; the settings read them again."""
     for var, v in values.items():
