@@ -121,6 +121,9 @@ KNOBS = (
     Knob("window_bounds", True, bool, "run",
          "long reads skip windows whose score bound cannot reach their best window's "
          "(results identical; 0: align every window)"),
+    Knob("prune_min_len", 1000, int, "run",
+         "CPU windows of reads of at least this many bases compute only the cells that can "
+         "still hold the optimum (score bounds; exact; s2g/variants/pruned.py); 0: never"),
     Knob("striped_min_len", 1000, int, "run",
          "CPU windows of reads of at least this many bases run striped (rows in lanes, one "
          "window a thread) when few (below); 0: never"),

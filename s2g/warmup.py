@@ -229,17 +229,21 @@ def _dispatchers(task):
     if k == "seeded":
         from . import index, seeded, window
         from .config import settings
-        from .variants import simd, striped
-        # the CPU window kernel the tiny run's reads take: a few long reads' windows run
-        # striped (simd._few_long), and then lockstep is never compiled (probing it kept
-        # every seeded 10 kbp run on the GPU machine starting a 3 s task, session 30)
-        long_reads = 0 < settings().striped_min_len <= int(task["read_len"])
+        from .variants import pruned, simd, striped
+        # the CPU window kernel the tiny run's reads take: long reads' windows run pruned
+        # (simd.align_windows), or a few striped (striped.few_long), and then lockstep is
+        # never compiled (probing it kept every seeded 10 kbp run on the GPU machine
+        # starting a 3 s task, session 30)
+        L = int(task["read_len"])
+        long_kernel = (pruned._align_windows if 0 < settings().prune_min_len <= L else
+                       striped._align_windows if 0 < settings().striped_min_len <= L else
+                       None)
         ds = [index.collect_syncmers, index.interior_syncmers, index.sort_by_hash,
               index.bucket_starts, seeded.batch_windows, seeded.pick, window.wg_count,
               window.wg_paths]
         if not task["gpu"]:
             return ds + [seeded.batch_chains,
-                         striped._align_windows if long_reads else simd.run_lockstep]
+                         long_kernel if long_kernel is not None else simd.run_lockstep]
         # seeds and chains on the GPU (gpu_seeds) but for reads whose chains keep waypoints
         cfg = settings()
         if not cfg.gpu_seeds or 0 < cfg.corridor_min_len <= int(task["read_len"]):

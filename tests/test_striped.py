@@ -89,7 +89,7 @@ def test_simd_windows_send_a_few_long_reads_striped(tmp_path, monkeypatch):
                              Mode.LOCAL)
     for min_len, n_striped in ((1000, [8]), (0, [])):
         calls.clear()
-        configure(striped_min_len=min_len)
+        configure(striped_min_len=min_len, prune_min_len=0)
         got = simd.align_windows(g, batch.codes_flat, batch.offsets, tr, lo, hi, Scoring(),
                                  Mode.LOCAL)
         assert calls == n_striped

@@ -321,10 +321,12 @@ class SeededAligner:
         res.mapq[idx] = 255
         res.col_lo[idx] = 0
 
-    def _align_tasks(self, cand, reads, sel, out):
+    def _align_tasks(self, cand, reads, sel, out, floor=None):
         """Align the windows ``sel`` (a task mask) into ``out = [ts, tei, tej, wr]``: on
         the GPU (:func:`s2g.trace.gpu.run_windows`, its :class:`WindowRun` merged into
-        ``out[3]``; what it leaves runs here), or with ``window_kernel``."""
+        ``out[3]``; what it leaves runs here), or with ``window_kernel``. ``floor`` (per
+        task): a window scoring below it may be left unaligned (NEG_INF) by a kernel that
+        takes one (``window_kernel.takes_floor``)."""
         ts, tei, tej, wr = out
         wg = cand.wg
         t_read, t_lo, t_hi = cand.t_read, wg.t_lo, wg.t_hi
@@ -344,8 +346,11 @@ class SeededAligner:
         x = np.nonzero(sel)[0]
         if len(x):
             t0 = time.perf_counter()
+            kw = {}
+            if floor is not None and getattr(self.window_kernel, "takes_floor", False):
+                kw["floor"] = floor[x]
             ts[x], tei[x], tej[x] = self.window_kernel(*args, t_read[x], t_lo[x], t_hi[x],
-                                                       self.scoring, self.mode)
+                                                       self.scoring, self.mode, **kw)
             if self.device == "gpu":
                 self._count("seconds CPU windows", time.perf_counter() - t0)
 
@@ -394,7 +399,10 @@ class SeededAligner:
         drop = later & (top[t_read] - bound >= gap)
         self._count("windows dropped by bound", int(np.count_nonzero(drop)))
         if (later & ~drop).any():
-            self._align_tasks(cand, reads, later & ~drop, out)
+            # the same argument inside a window: below top - gap it is never picked and
+            # its MAPQ term is 0.0, so a kernel may stop there (s2g.variants.pruned)
+            floor = np.where(top[t_read] > gap, top[t_read] - gap, NEG_INF)
+            self._align_tasks(cand, reads, later & ~drop, out, floor=floor)
         return tuple(out)
 
     def set_secondaries(self, reads, res):

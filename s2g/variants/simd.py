@@ -721,24 +721,40 @@ def align_batch(graph, reads, scoring, mode, force_type=None, lanes=None) -> Bat
 
 
 def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scoring, mode,
-                  force_type=None, lanes=None):
+                  force_type=None, lanes=None, floor=None):
     """Score and end cell of every window task, exactly as ``s2g.window.align_windows_ref``.
 
     Task ``t`` aligns read ``task_read[t]`` (``codes_flat[offsets[r]:offsets[r+1]]``,
     the ReadBatch layout) to graph columns ``[task_lo[t], task_hi[t])`` (clipped to the
     graph). Returns int64 arrays (score, end_i, end_j), NEG_INF/-1/-1 where the window
-    holds no alignment. Local and semiglobal mode only.
+    holds no alignment. Local and semiglobal mode only. Reads of at least
+    ``prune_min_len`` bases run in :mod:`s2g.variants.pruned` (only the cells that can
+    still hold the optimum), where ``floor`` (per task) lets a window scoring below it
+    come back as none (NEG_INF); a few of at least ``striped_min_len`` striped.
     """
     if int(mode) not in (LOCAL, SEMIGLOBAL):
         raise S2GError("windows are aligned in local or semiglobal mode only (a window holds "
                        "no source-to-sink walk)")
     codes, offs = np.asarray(codes_flat, np.uint8), np.asarray(offsets, np.int64)
     tr, lo, hi = (np.asarray(x, np.int64) for x in (task_read, task_lo, task_hi))
-    few = _few_long(offs, tr) if force_type is None and lanes is None else None
+    from . import pruned, striped
+    pr = pruned.long_tasks(offs, tr) if force_type is None and lanes is None else None
+    if pr is not None:                   # long reads' windows: the cells that can count
+        res = tuple(np.empty(len(tr), np.int64) for _ in range(3))
+        if (~pr).any():
+            out = align_windows(graph, codes, offs, tr[~pr], lo[~pr], hi[~pr], scoring, mode)
+            for r, x in zip(res, out):
+                r[~pr] = x
+        fl = None if floor is None else np.asarray(floor, np.int64)[pr]
+        got = pruned.align_windows(graph, codes, offs, tr[pr], lo[pr], hi[pr], scoring, mode,
+                                   floor=fl)
+        for r, y in zip(res, got):
+            r[pr] = y
+        return res
+    few = striped.few_long(offs, tr) if force_type is None and lanes is None else None
     if few is None:
         return run_tasks(graph, codes, offs, tr, lo, hi, scoring, mode, window=True,
                          force_type=force_type, lanes=lanes)
-    from . import striped               # a few long reads' windows: rows in lanes
     out = run_tasks(graph, codes, offs, tr[~few], lo[~few], hi[~few], scoring, mode,
                     window=True)
     got = striped.align_windows(graph, codes, offs, tr[few], lo[few], hi[few], scoring, mode)
@@ -748,19 +764,7 @@ def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scori
     return res
 
 
-def _few_long(offs, tr):
-    """Tasks for :mod:`s2g.variants.striped` (a bool mask), or None: those of reads of at
-    least ``striped_min_len`` bases, when they are fewer than ``striped_tasks_per_thread``
-    x threads (lanes across reads then leave groups and threads idle: 26 windows of 10
-    kbp reads on MHC ran 2.0x faster striped on 2 threads; 379 of 3 kbp reads 1.2x
-    slower, 847 of 1 kbp 1.9x slower; 2-core VM, 2026-11-28)."""
-    from ..config import settings
-    cfg = settings()
-    if cfg.striped_min_len <= 0 or not len(tr):
-        return None
-    few = (offs[tr + 1] - offs[tr]) >= cfg.striped_min_len
-    n = int(np.count_nonzero(few))
-    return few if 0 < n < cfg.striped_tasks_per_thread * numba.get_num_threads() else None
+align_windows.takes_floor = True
 
 
 def asm_report(dtype=np.int16, keep=None):

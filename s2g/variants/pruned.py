@@ -1,0 +1,501 @@
+"""pruned — a long read's window DP over the cells that can still hold the optimum.
+
+A seeded window of a 10 kbp read is ~1.5 read lengths wide: ~1.5e8 cells, of which an
+alignment uses ~1e4. Here the window runs row by row (read bases) over its columns, and
+a cell whose score plus an upper bound on what the rest of the read can add stays below a
+threshold ``T`` is dropped (taken as unreachable, so nothing is computed from it):
+
+* ``U[i]``: no alignment of read bases ``i..m-1`` inside the window scores more (the
+  q-gram lemma of :func:`s2g.seeded.windows.qgram_bounds`, per suffix: ``a`` a base minus
+  ``min(a + b, o + e) / q`` a read q-gram spelled nowhere in the window, plus ``(q - 1)``
+  such shares for the q-grams across the suffix's start; ``a`` a base where the window has
+  no q-gram set);
+* cell ``(i, j)`` is kept when ``H(i, j) + U[i] >= T``. Each row is computed over the
+  column range its kept sources reach (the previous row's kept cells, their successors,
+  this row's kept cells' successors); a whole row where a fresh start (local mode's 0, the
+  virtual column) could still reach ``T``.
+
+**Exactness.** Every value computed is the score of a real alignment (the DP over a subset
+of the sources), so it never exceeds the full DP's. A cell on an alignment scoring ``S >=
+T`` has ``H + U >= S >= T`` at the full DP's value, so by induction along that alignment
+every one of its cells is kept and gets its full-DP value. Hence when the best cell found
+scores ``S >= T``, every cell whose full-DP score is ``S`` is found with it and nothing
+scores more: the score and V0's end cell (the first column, then the smallest row) are the
+full DP's. When ``S < T`` (the threshold was above the optimum), ``S`` is still a real
+score: the window runs again with ``T = S``, which then holds. The first ``T`` is the
+bound ``U[0]`` less a margin (:data:`MARGIN_PER_KB`); too high costs a cheap narrow pass.
+
+Window semantics (virtual column, merges of in-window predecessors) are
+:func:`s2g.window.align_window`'s; results equal :func:`s2g.window.align_windows_ref`
+(tests/test_pruned.py). Measured in docs/variants.md.
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from .._numba import NJIT
+from ..dp import LOCAL
+from ..scoring import NEG_INF
+from ..scoring import fits_int32
+from ..seeded.windows import QGRAM, _qgram_set
+from ..window import align_windows_ref, check_mode
+
+#: the first threshold is ``U[0]`` less this many ``a``s a 1,000 read bases (and
+#: :data:`MARGIN_MIN` at least): 5% errors lose ~1 a a base against ~0.6 the bound sees
+MARGIN_PER_KB = 60
+MARGIN_MIN = 40
+#: columns a row computes at a time (its H, E, F and H0 stay in the L1 cache: whole
+#: 10,000-column rows ran 3x slower per cell, memory-bound)
+CHUNK = 1024
+
+
+@numba.njit(**NJIT)
+def _layout(lo, hi, node_start, pred_ptr, pred_idx):
+    """Window columns ``0..W-1`` (graph columns ``lo..hi-1``): ``prev[c]`` True when
+    column ``c`` reads column ``c - 1`` (inside a node, or a node whose one predecessor
+    is the node before it), else its in-window predecessors' last columns
+    ``ep_idx[ep_ptr[c]:ep_ptr[c + 1]]`` and the virtual column; ``reach[c]`` the last
+    column that reads ``c`` (``c`` where none does)."""
+    W = hi - lo
+    prev = np.zeros(W, np.bool_)
+    ep_ptr = np.zeros(W + 1, np.int64)
+    v0 = np.searchsorted(node_start, lo, side="right") - 1
+    v1 = np.searchsorted(node_start, hi - 1, side="right") - 1
+    n_e = 0
+    for v in range(v0, v1 + 1):
+        n_e += pred_ptr[v + 1] - pred_ptr[v]
+    ep_idx = np.empty(max(n_e, 1), np.int64)
+    reach = np.arange(W).astype(np.int64)
+    k_e = 0
+    for v in range(v0, v1 + 1):
+        pa, pb = pred_ptr[v], pred_ptr[v + 1]
+        s0 = max(node_start[v], lo)
+        s1 = min(node_start[v + 1], hi)
+        for j in range(s0, s1):
+            c = j - lo
+            if j > s0 or (j > lo and pb - pa == 1 and pred_idx[pa] == v - 1):
+                prev[c] = True
+                reach[c - 1] = c
+            elif j == node_start[v]:
+                for k in range(pa, pb):
+                    p = pred_idx[k]
+                    if p < v0 or node_start[p + 1] - 1 < lo:
+                        continue
+                    pc = node_start[p + 1] - 1 - lo
+                    ep_idx[k_e] = pc
+                    k_e += 1
+                    reach[pc] = max(reach[pc], c)
+            ep_ptr[c + 1] = k_e
+    ent = np.nonzero(~prev)[0].astype(np.int64)
+    return prev, ep_ptr, ep_idx, reach, ent
+
+
+@numba.njit(**NJIT)
+def suffix_bounds(q, bits, have_bits, a, pen, qg):
+    """``U[i]`` (``i = 0..m``): an upper bound on the score the read's bases ``i..m-1``
+    can add inside the window (module doc); ``bits`` the window's q-gram set (length
+    ``qg``) when ``have_bits``."""
+    m = len(q)
+    U = np.empty(m + 1, np.int64)
+    if not have_bits:
+        for i in range(m + 1):
+            U[i] = a * (m - i)
+        return U
+    miss = np.zeros(m, np.float64)      # the penalty of the q-gram ending at base k
+    mask = (np.int64(1) << (2 * qg)) - 1
+    key = np.int64(0)
+    good = 0
+    for k in range(m):
+        c = q[k]
+        if c < 4:
+            key = ((key << 2) | c) & mask
+            good += 1
+        else:
+            good = 0
+        if k >= qg - 1:
+            if good >= qg:
+                if not ((bits[key >> 6] >> np.uint64(key & 63)) & np.uint64(1)):
+                    miss[k] = pen
+            else:
+                miss[k] = pen            # a q-gram with an N is spelled nowhere
+    s = 0.0
+    U[m] = 0
+    for i in range(m - 1, -1, -1):
+        s += a - miss[i]
+        # the q-grams ending in bases i..i+q-2 start before i: not charged to the suffix
+        back = 0.0
+        for k in range(i, min(i + qg - 1, m)):
+            back += miss[k]
+        U[i] = min(np.int64(a * (m - i)), np.int64(math.ceil(s + back)))
+    return U
+
+
+@numba.njit(**NJIT)
+def _row_direct(q_b, base_w, Hp, Fp, H0, Fc, c0, c1, a, b, oe, e, floor):
+    """H without deletions (``H0``: the diagonal from column ``c - 1``, the insertion,
+    local mode's 0 through ``floor``) and F of columns ``c0..c1-1`` (``c0 >= 1``); entry
+    columns are redone by the caller. Branch-free int32 with unsigned indices (a signed
+    one's negative-index check kept LLVM from vectorising it: 0.37 against 2.9 ns a cell)."""
+    for c in range(c0, c1):
+        u = np.uintp(c)
+        f = max(Hp[u] - oe, Fp[u] - e)
+        s = a if base_w[u] == q_b else -b
+        H0[u] = max(max(Hp[np.uintp(c - 1)] + s, f), floor)
+        Fc[u] = f
+
+
+@numba.njit(**NJIT)
+def _row_chain(prev, ep_ptr, ep_idx, Hc, Ec, H0, c0, c1, pev, oe, e, M, h0l):
+    """H and E of columns ``c0..c1-1`` (every one, kept or not): inside a node ``E(c) =
+    max(E(c - 1) - e, H0(c - 1) - o - e)`` as a running maximum ``M`` of ``H0(c - 1) - o -
+    e + e c`` (one max a column on the dependency chain), at a merge from its
+    predecessors' H and E. ``M``, ``h0l``: carried from column ``c0 - 1``; returns them
+    and E at column ``c1 - 1``."""
+    neg = np.int64(NEG_INF)
+    ev = neg
+    for c in range(c0, c1):
+        u = np.uintp(c)
+        ec = e * c
+        if prev[u]:
+            M = max(M, h0l - oe + ec)
+            ev = M - ec
+        else:
+            ev = pev
+            for k in range(ep_ptr[u], ep_ptr[u + 1]):
+                p = np.uintp(ep_idx[k])
+                ev = max(ev, max(np.int64(Hc[p]) - oe, np.int64(Ec[p]) - e))
+            M = ev + ec
+        ev = max(ev, neg)
+        h0 = np.int64(H0[u])
+        Hc[u] = max(h0, ev)
+        Ec[u] = ev
+        h0l = h0
+    return M, ev, h0l
+
+
+@numba.njit(**NJIT)
+def _row_keep(reach, Hc, Ec, Fc, c0, c1, thr, ends, i, lo, kept):
+    """Drop the cells of columns ``c0..c1-1`` below ``thr`` (-inf); ``kept`` = (the kept
+    cells' range so far, their last reader, the best cell so far: V0's tie rule),
+    returned updated."""
+    neg = np.int32(NEG_INF)
+    nlo, nhi, ndr, best, bi, bj = kept
+    for c in range(c0, c1):
+        u = np.uintp(c)
+        h = np.int64(Hc[u])
+        if h >= thr:
+            if nhi < 0:
+                nlo = c
+            nhi = c
+            r = reach[u]
+            if r > ndr:
+                ndr = r
+            if ends and (h > best or (h == best and c + lo < bj)):
+                best, bi, bj = h, np.int64(i), np.int64(c + lo)
+        else:
+            Hc[u] = neg
+            Ec[u] = neg
+            Fc[u] = neg
+    return nlo, nhi, ndr, best, bi, bj
+
+
+@numba.njit(**NJIT)
+def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry):
+    """Columns ``c..`` of a row past ``lim0`` (what :func:`_row_direct` covered) that a
+    kept cell's deletions still reach (up to ``lim``, which grows with them), one at a
+    time. ``row`` = (read base, virtual PH and PE, U[i], T, ends here, i, lo),
+    ``sc`` = (a, b, o + e, e, floor), ``carry`` = (E and H0 of column ``c - 1``, kept
+    range and reach, best). Returns (end column, kept range and reach, best)."""
+    prev, ep_ptr, ep_idx, reach, _ = lay
+    Hp, Fp, Hc, Ec, Fc, H0 = bufs
+    q32, phv, pev, ui, T, ends, i, lo = row
+    a, b, oe, e, floor = sc
+    el, h0l, nlo, nhi, ndr, best, bi, bj = carry
+    neg = np.int64(NEG_INF)
+    while c <= lim and c < W:
+        f = max(np.int64(Hp[c]) - oe, np.int64(Fp[c]) - e)
+        Fc[c] = max(f, neg)
+        if prev[c]:
+            h0 = max(np.int64(Hp[c - 1]) + (a if base_w[c] == q32 else -b), f)
+        else:
+            ph = phv
+            for k in range(ep_ptr[c], ep_ptr[c + 1]):
+                ph = max(ph, np.int64(Hp[ep_idx[k]]))
+            h0 = max(ph + (a if base_w[c] == q32 else -b), f)
+        h0c = max(h0, floor)
+        H0[c] = h0c
+        if prev[c]:
+            ev = max(el - e, h0l - oe)
+        else:
+            ev = pev
+            for k in range(ep_ptr[c], ep_ptr[c + 1]):
+                p = ep_idx[k]
+                ev = max(ev, max(np.int64(Hc[p]) - oe, np.int64(Ec[p]) - e))
+        ev = max(ev, neg)
+        h = max(h0c, ev)
+        el = ev
+        h0l = h0c
+        if h + ui >= T:
+            Hc[c] = h
+            Ec[c] = ev
+            if c < nlo:
+                nlo = c
+            nhi = c
+            r = reach[c]
+            if r > ndr:
+                ndr = r
+            if r > lim:
+                lim = r                       # a deletion from here may stay kept
+            if ends:
+                if h > best or (h == best and c + lo < bj):
+                    best, bi, bj = h, np.int64(i), np.int64(c + lo)
+        else:
+            Hc[c] = neg
+            Ec[c] = neg
+            Fc[c] = neg
+        c += 1
+    return c, nlo, nhi, ndr, best, bi, bj
+
+
+@numba.njit(**NJIT)
+def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs):
+    """Best (score, i, j) of read ``q`` in columns ``[lo, hi)`` over the cells kept at
+    threshold ``T`` (module doc), and the number of cells computed. ``bufs``: six int32
+    arrays (H and F of two rows, E, H0) of at least ``hi - lo`` columns, every one NEG_INF
+    (left so).
+
+    A row runs in two passes: :func:`_row_direct` (every source but the deletion, in
+    SIMD), then the deletions left to right, ``E(c) = max(E(c - 1) - e, H0(c - 1) - o -
+    e)`` inside a node: ``H0`` for ``H`` because where ``H = E`` the term ``H - o - e`` is
+    below ``E - e`` (Farrar's lazy-F argument, along the row); merges take their
+    predecessors' final ``H`` and ``E``."""
+    prev, ep_ptr, ep_idx, reach, ent = lay
+    Ha, Hb, Fa, Fb, Ec, H0 = bufs
+    m = len(q)
+    W = hi - lo
+    loc = mode == LOCAL
+    neg = np.int32(NEG_INF)
+    oe = o + e
+    oe32, e32, a32, b32 = np.int32(oe), np.int32(e), np.int32(a), np.int32(b)
+    floor = np.int32(0) if loc else neg
+    base_w = base[lo:hi].copy()        # C-contiguous (a slice is typed "A": no SIMD)
+    best, bi, bj = np.int64(NEG_INF), np.int64(-1), np.int64(-1)
+    cells = np.int64(0)
+    if U[0] < T:
+        return best, bi, bj, cells
+    # row 0: H = 0 everywhere (local and semiglobal), E = F = -inf; kept: all
+    for c in range(W):
+        Ha[c] = 0
+    plo, phi, pdr = np.int64(0), np.int64(W - 1), np.int64(W - 1)
+    r1lo, r1hi = np.int64(0), np.int64(W - 1)    # row i - 1's range (Hp, Fp, Ec hold it)
+    r2lo, r2hi = np.int64(0), np.int64(-1)       # row i - 2's (Hc, Fc hold it)
+    for i in range(1, m + 1):
+        if i & 1:                             # (views of one 2-row array: no SIMD)
+            Hp, Hc, Fp, Fc = Ha, Hb, Fa, Fb
+        else:
+            Hp, Hc, Fp, Fc = Hb, Ha, Fb, Fa
+        if loc:
+            phv = np.int64(0)
+            pev = np.int64(-oe)
+        else:
+            phv = np.int64(0) if i == 1 else np.int64(-(o + e * (i - 1)))
+            pev = np.int64(-(o + e * i)) - oe
+        ui = U[i]
+        if loc:
+            full = max(U[i - 1], ui) >= T
+        else:
+            full = max(phv + a, pev) + ui >= T
+        if full:
+            jlo, lim0 = np.int64(0), np.int64(W - 1)
+        elif phi < plo:
+            break                             # nothing kept above, no fresh start
+        else:
+            jlo, lim0 = plo, min(max(phi, pdr), W - 1)
+        # left of this row's range: -inf (entries read predecessors there)
+        for c in range(r2lo, min(r2hi + 1, jlo)):
+            Hc[c] = neg
+            Fc[c] = neg
+        for c in range(r1lo, min(r1hi + 1, jlo)):
+            Ec[c] = neg
+        qb = q[i - 1]
+        q32 = np.int32(qb) if qb < 4 else np.int32(-1)      # N never matches
+        ends = loc or i == m
+        kept = (np.int64(W), np.int64(-1), np.int64(-1), best, bi, bj)
+        M, el, h0l = np.int64(NEG_INF), np.int64(NEG_INF), np.int64(NEG_INF)
+        x = np.searchsorted(ent, jlo)
+        for cs in range(jlo, lim0 + 1, CHUNK):  # a chunk's columns stay in L1
+            ce = min(cs + CHUNK, lim0 + 1)
+            _row_direct(q32, base_w, Hp, Fp, H0, Fc, max(cs, 1), ce, a32, b32, oe32, e32,
+                        floor)
+            # entry columns: the virtual column and in-window predecessors, not c - 1
+            while x < len(ent) and ent[x] < ce:
+                c = ent[x]
+                x += 1
+                ph = phv
+                for k in range(ep_ptr[c], ep_ptr[c + 1]):
+                    ph = max(ph, np.int64(Hp[ep_idx[k]]))
+                f = max(np.int64(Hp[c]) - oe, np.int64(Fp[c]) - e)
+                h0 = max(ph + (a if base_w[c] == q32 else -b), f)
+                H0[c] = max(h0, np.int64(floor))
+                Fc[c] = max(f, np.int64(neg))
+            M, el, h0l = _row_chain(prev, ep_ptr, ep_idx, Hc, Ec, H0, cs, ce, pev, oe, e, M,
+                                    h0l)
+            kept = _row_keep(reach, Hc, Ec, Fc, cs, ce, T - ui, ends, i, lo, kept)
+        nlo, nhi, ndr, best, bi, bj = kept
+        c = lim0 + 1
+        if ndr > lim0 and c < W:
+            c, nlo, nhi, ndr, best, bi, bj = _row_tail(
+                lay, base_w, (Hp, Fp, Hc, Ec, Fc, H0), c, ndr, W,
+                (q32, phv, pev, ui, T, ends, np.int64(i), lo),
+                (np.int64(a), np.int64(b), np.int64(oe), np.int64(e), np.int64(floor)),
+                (el, h0l, nlo, nhi, ndr, best, bi, bj))
+        cells += c - jlo
+        # right of it: -inf
+        for x in range(max(r2lo, c), r2hi + 1):
+            Hc[x] = neg
+            Fc[x] = neg
+        for x in range(max(r1lo, c), r1hi + 1):
+            Ec[x] = neg
+        r2lo, r2hi = r1lo, r1hi
+        r1lo, r1hi = jlo, c - 1
+        plo, phi, pdr = nlo, nhi, ndr
+    # leave every buffer -inf for the next window
+    for x in range(W):
+        Ha[x] = neg
+        Hb[x] = neg
+        Fa[x] = neg
+        Fb[x] = neg
+        Ec[x] = neg
+        H0[x] = neg
+    if loc and best <= 0:
+        return np.int64(NEG_INF), np.int64(-1), np.int64(-1), cells
+    return best, bi, bj, cells
+
+
+@numba.njit(**NJIT)
+def _whole_nodes(lo, hi, node_start, pred_ptr, pred_idx):
+    """(v0, v1) when columns ``[lo, hi)`` are whole nodes ``v0..v1-1`` with no edge from
+    outside (a window graph's window): then its q-gram set can be made; else (-1, -1)."""
+    v0 = np.searchsorted(node_start, lo, side="right") - 1
+    v1 = np.searchsorted(node_start, hi - 1, side="right")
+    if node_start[v0] != lo or node_start[v1] != hi:
+        return -1, -1
+    for v in range(v0, v1):
+        for k in range(pred_ptr[v], pred_ptr[v + 1]):
+            if pred_idx[k] < v0:
+                return -1, -1
+    return v0, v1
+
+
+@numba.njit(**NJIT)
+def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats):
+    """Best (score, i, j) of read ``q`` in columns ``[lo, hi)`` (module doc), exact, or
+    (NEG_INF, -1, -1) where no alignment there reaches ``floor``. Passes at thresholds
+    ``U[0]`` less a margin that doubles while a pass falls short (each such pass's score
+    is a lower bound: once the margin passes it, the last pass runs at it), never below
+    ``floor``. ``sc`` = (a, b, o, e); ``stats`` += (cells computed, passes after the
+    first)."""
+    base, node_start, pred_ptr, pred_idx = gr
+    a, b, o, e = sc
+    m = len(q)
+    W = hi - lo
+    lay = _layout(lo, hi, node_start, pred_ptr, pred_idx)
+    bits = np.zeros(1 << (2 * QGRAM - 6), np.uint64)
+    v0, v1 = _whole_nodes(lo, hi, node_start, pred_ptr, pred_idx)
+    have = v0 >= 0 and _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits)
+    U = suffix_bounds(q, bits, have, a, pen, QGRAM)
+    neg = np.int32(NEG_INF)
+    bufs = (np.full(W, neg, np.int32), np.full(W, neg, np.int32), np.full(W, neg, np.int32),
+            np.full(W, neg, np.int32), np.full(W, neg, np.int32), np.full(W, neg, np.int32))
+    low = np.int64(1) if mode == LOCAL else np.int64(NEG_INF)   # the least score kept
+    low = max(low, floor)
+    known = np.int64(NEG_INF)                 # the best score a pass has found so far
+    margin = max(MARGIN_MIN * a, MARGIN_PER_KB * a * m // 1000)
+    first = True
+    while True:
+        T = max(U[0] - margin, low, known)
+        s, i, j, c = pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs)
+        stats[0] += c
+        if not first:
+            stats[1] += 1
+        first = False
+        if s >= T:
+            return s, i, j
+        if T <= low:                          # nothing reaches the floor
+            return np.int64(NEG_INF), np.int64(-1), np.int64(-1)
+        known = max(known, s)
+        margin *= 2
+
+
+@numba.njit(parallel=True, **NJIT)
+def _align_windows(codes, offs, task_read, task_lo, task_hi, task_floor, order, gr, mode, sc,
+                   pen, n_work):
+    """Worker ``w`` of ``n_work`` takes tasks ``order[w::n_work]`` (costliest first, as
+    :mod:`s2g.variants.striped`)."""
+    n = len(task_read)
+    score = np.full(n, NEG_INF, np.int64)
+    end_i = np.full(n, -1, np.int64)
+    end_j = np.full(n, -1, np.int64)
+    stats = np.zeros((n_work, 2), np.int64)
+    for w in numba.prange(n_work):
+        for x in range(w, len(order), n_work):
+            t = order[x]
+            r = task_read[t]
+            q = codes[offs[r]:offs[r + 1]]
+            lo, hi = task_lo[t], task_hi[t]
+            if len(q) == 0 or hi <= lo:
+                continue
+            score[t], end_i[t], end_j[t] = align_window(q, lo, hi, gr, mode, sc, pen,
+                                                        task_floor[t], stats[w])
+    return score, end_i, end_j, stats.sum(axis=0)
+
+
+#: cells computed and second passes of the last :func:`align_windows` call (a bench aid)
+LAST_STATS = np.zeros(2, np.int64)
+
+
+def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scoring, mode,
+                  floor=None):
+    """(score, end_i, end_j) of every task, as :func:`s2g.window.align_windows_ref`: one
+    thread a window (the costliest first), the cells kept by the bound only; the
+    reference where int32 could overflow. ``floor`` (per task, optional): a window
+    whose best alignment scores below it gets (NEG_INF, -1, -1) instead."""
+    check_mode(mode)
+    offs = np.asarray(offsets, np.int64)
+    task_read = np.asarray(task_read, np.int64)
+    lens = (offs[1:] - offs[:-1])[task_read] if len(task_read) else np.zeros(0, np.int64)
+    if len(task_read) and not fits_int32(scoring, mode, int(lens.max()), graph.n_bases):
+        out = align_windows_ref(graph, codes_flat, offs, task_read, task_lo, task_hi,
+                                scoring, mode)
+        if floor is not None:
+            below = out[0] < np.asarray(floor, np.int64)
+            out[0][below], out[1][below], out[2][below] = NEG_INF, -1, -1
+        return out
+    lo = np.clip(np.asarray(task_lo, np.int64), 0, graph.n_bases)
+    hi = np.clip(np.asarray(task_hi, np.int64), 0, graph.n_bases)
+    order = np.argsort(-(hi - lo) * lens, kind="stable").astype(np.int64)
+    a, b, o, e = scoring.as_tuple()
+    delta = min(a + b, o + e, QGRAM * (a + e))
+    gr = (graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx)
+    n_work = max(1, min(numba.get_num_threads(), len(order)))
+    fl = np.full(len(task_read), NEG_INF, np.int64) if floor is None else \
+        np.asarray(floor, np.int64)
+    score, end_i, end_j, st = _align_windows(
+        np.asarray(codes_flat, np.uint8), offs, task_read, lo, hi, fl, order, gr, int(mode),
+        (a, b, o, e), delta / QGRAM, n_work)
+    LAST_STATS[:] = st
+    return score, end_i, end_j
+
+
+def long_tasks(offs, tr):
+    """Tasks for :mod:`s2g.variants.pruned` (a bool mask), or None: those of reads of at
+    least ``prune_min_len`` bases."""
+    from ..config import settings
+    m = settings().prune_min_len
+    if m <= 0 or not len(tr):
+        return None
+    sel = (offs[tr + 1] - offs[tr]) >= m
+    return sel if sel.any() else None

@@ -1,0 +1,157 @@
+"""The pruned window kernel (s2g/variants/pruned.py) against the scalar window
+reference (s2g.window.align_windows_ref): score and end cell, field for field.
+
+Random DAGs and reads (hypothesis) with random column ranges, both modes, random
+scorings; long reads with long gaps on a simulated SNP graph (whole-graph and partial
+windows); seeded long reads' node-set windows (the q-gram bound in use); and the floor:
+a window under it is reported as none, one at or above it exactly."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import s2g
+from s2g.reads import ReadBatch
+from s2g.scoring import NEG_INF, Mode, Scoring
+from s2g.variants import pruned
+from s2g.window import align_windows_ref
+from test_v0 import SETTINGS, batch_of, dag_cases, scorings, write_tmp
+from test_window import random_windows
+
+
+def _same(graph, batch, tr, lo, hi, sc, mode):
+    want = align_windows_ref(graph, batch.codes_flat, batch.offsets, tr, lo, hi, sc, mode)
+    got = pruned.align_windows(graph, batch.codes_flat, batch.offsets, tr, lo, hi, sc, mode)
+    for name, w, g in zip(("score", "end_i", "end_j"), want, got):
+        np.testing.assert_array_equal(g, w, err_msg=name)
+    return want
+
+
+@SETTINGS
+@given(case=dag_cases(allow_empty=False), mode=st.sampled_from(["local", "semiglobal"]),
+       sc=scorings, data=st.data())
+def test_pruned_windows_equal_the_reference(case, mode, sc, data):
+    text, reads = case
+    graph = s2g.load_graph(write_tmp(text))
+    batch = batch_of(reads)
+    lo, hi = random_windows(data, graph.n_bases, len(reads))
+    _same(graph, batch, np.arange(len(reads), dtype=np.int64), lo, hi, sc, Mode.parse(mode))
+
+
+def _snp_reads(tmp_path, n, seed):
+    from s2g.simulate import sample_reads, snp_graph
+    sg, ref = snp_graph(6000, 40, 2, 3)
+    sg.write_gfa(str(tmp_path / "s.gfa"), ref)
+    g = s2g.load_graph(str(tmp_path / "s.gfa"))
+    rng = np.random.default_rng(seed)
+    seqs = []
+    for k, (_, s, _) in enumerate(sample_reads(sg, n, 2000, 0.05, 0.2, seed)):
+        s = s[:300 + 150 * k]
+        x = int(rng.integers(50, len(s) - 60))
+        s = s[:x] + s[x + 40:] if k % 2 else s[:x] + "".join(rng.choice(list("ACGT"), 40)) + s[x:]
+        seqs.append(s)
+    return g, ReadBatch.from_sequences([f"r{i}" for i in range(len(seqs))], seqs), rng
+
+
+@pytest.mark.parametrize("mode", ["local", "semiglobal"])
+def test_pruned_long_reads_with_gaps_equal_the_reference(tmp_path, mode):
+    """Reads of 300-2,000 bases with 40-base insertions and deletions, whole-graph and
+    partial windows, two scorings (a threshold pass that falls short included)."""
+    g, batch, rng = _snp_reads(tmp_path, 12, 2)
+    n = batch.n_reads
+    tr = np.arange(n, dtype=np.int64)
+    nb = g.n_bases
+    lo = rng.integers(0, nb // 2, n)
+    hi = np.minimum(lo + rng.integers(500, nb, n), nb)
+    for sc in (Scoring(), Scoring(1, 4, 6, 1)):
+        _same(g, batch, tr, np.zeros(n, np.int64), np.full(n, nb), sc, Mode.parse(mode))
+        _same(g, batch, tr, lo, hi, sc, Mode.parse(mode))
+
+
+def test_pruned_floor(tmp_path):
+    """Under a floor a window is reported as none (score NEG_INF), at or above it as the
+    reference gives it; the cells computed drop with a floor above the optimum."""
+    g, batch, _ = _snp_reads(tmp_path, 6, 4)
+    n = batch.n_reads
+    tr = np.arange(n, dtype=np.int64)
+    lo, hi = np.zeros(n, np.int64), np.full(n, g.n_bases)
+    sc, mode = Scoring(), Mode.LOCAL
+    want = align_windows_ref(g, batch.codes_flat, batch.offsets, tr, lo, hi, sc, mode)
+    pruned.align_windows(g, batch.codes_flat, batch.offsets, tr, lo, hi, sc, mode)
+    cells_all = int(pruned.LAST_STATS[0])
+    floor = want[0] + np.where(np.arange(n) % 2 == 0, 0, 1)   # even: at it; odd: above
+    got = pruned.align_windows(g, batch.codes_flat, batch.offsets, tr, lo, hi, sc, mode,
+                               floor=floor)
+    even = np.arange(n) % 2 == 0
+    for w, x in zip(want, got):
+        np.testing.assert_array_equal(x[even], w[even])
+    assert (got[0][~even] == NEG_INF).all() and (got[1][~even] == -1).all()
+    high = want[0] + 500
+    pruned.align_windows(g, batch.codes_flat, batch.offsets, tr, lo, hi, sc, mode, floor=high)
+    assert int(pruned.LAST_STATS[0]) < cells_all // 4
+
+
+def test_pruned_seeded_long_windows(tmp_path):
+    """Node-set windows of seeded long reads (a window graph's windows: whole nodes, no
+    edge from outside, so the q-gram bound is made) equal the reference, and the pruned
+    pass computes a small share of their cells."""
+    from s2g.index import build_index
+    from s2g.seeded import SeededAligner
+    from s2g.simulate import sample_reads, snp_graph
+    sg, ref = snp_graph(60000, 30, 3, 11)
+    sg.write_gfa(str(tmp_path / "s.gfa"), ref)
+    g = s2g.load_graph(str(tmp_path / "s.gfa"))
+    seqs = [s for _, s, _ in sample_reads(sg, 6, 3000, 0.05, 0.2, 12)]
+    batch = ReadBatch.from_sequences([f"r{i}" for i in range(len(seqs))], seqs)
+    sa = SeededAligner(g, build_index(g), Scoring(), Mode.LOCAL)
+    cand = sa.candidates(batch)
+    wg = cand.wg
+    lo, hi = pruned._whole_nodes(int(wg.t_lo[0]), int(wg.t_hi[0]), wg.graph.node_start,
+                                 wg.graph.pred_ptr, wg.graph.pred_idx)
+    assert lo >= 0                              # the q-gram bound applies
+    want = _same(wg.graph, batch, cand.t_read, wg.t_lo, wg.t_hi, Scoring(), Mode.LOCAL)
+    assert (want[0] > 0).all()
+    cells = int(((wg.t_hi - wg.t_lo) * batch.lengths()[cand.t_read]).sum())
+    assert pruned.LAST_STATS[0] < cells // 3
+
+
+def test_simd_windows_send_long_reads_pruned(tmp_path, monkeypatch):
+    """simd.align_windows runs the windows of reads >= prune_min_len bases pruned (with
+    their floors), the rest as before, and returns the reference's arrays either way
+    (prune_min_len 0: never pruned)."""
+    from s2g.config import configure
+    from s2g.simulate import sample_reads, snp_graph
+    from s2g.variants import simd
+    sg, ref = snp_graph(4000, 40, 2, 4)
+    sg.write_gfa(str(tmp_path / "s.gfa"), ref)
+    g = s2g.load_graph(str(tmp_path / "s.gfa"))
+    seqs = [s[:1200 if n % 2 else 150] for n, (_, s, _) in
+            enumerate(sample_reads(sg, 8, 1500, 0.03, 0.0, 6))]
+    batch = ReadBatch.from_sequences([f"r{i}" for i in range(len(seqs))], seqs)
+    tr = np.repeat(np.arange(len(seqs), dtype=np.int64), 2)
+    lo = np.tile(np.array([0, 1000], np.int64), len(seqs))
+    hi = np.tile(np.array([2500, g.n_bases], np.int64), len(seqs))
+    calls = []
+    real = pruned.align_windows
+    monkeypatch.setattr(pruned, "align_windows",
+                        lambda *a, **k: calls.append((len(a[3]), k["floor"] is None)) or
+                        real(*a, **k))
+    want = align_windows_ref(g, batch.codes_flat, batch.offsets, tr, lo, hi, Scoring(),
+                             Mode.LOCAL)
+    for min_len, n_pruned in ((1000, [(8, True)]), (0, [])):
+        calls.clear()
+        configure(prune_min_len=min_len)
+        got = simd.align_windows(g, batch.codes_flat, batch.offsets, tr, lo, hi, Scoring(),
+                                 Mode.LOCAL)
+        assert calls == n_pruned
+        for w, x in zip(want, got):
+            np.testing.assert_array_equal(x, w)
+    configure(prune_min_len=1000)
+    floor = np.where(want[0] > 0, want[0] + 1, 0)      # every long window under its floor
+    got = simd.align_windows(g, batch.codes_flat, batch.offsets, tr, lo, hi, Scoring(),
+                             Mode.LOCAL, floor=floor)
+    long_ = np.repeat(np.arange(len(seqs)) % 2 == 1, 2)
+    assert (got[0][long_] == NEG_INF).all()
+    np.testing.assert_array_equal(got[0][~long_], want[0][~long_])
