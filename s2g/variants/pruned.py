@@ -58,7 +58,9 @@ def _layout(lo, hi, node_start, pred_ptr, pred_idx):
     column ``c`` reads column ``c - 1`` (inside a node, or a node whose one predecessor
     is the node before it), else its in-window predecessors' last columns
     ``ep_idx[ep_ptr[c]:ep_ptr[c + 1]]`` and the virtual column; ``reach[c]`` the last
-    column that reads ``c`` (``c`` where none does)."""
+    column that reads ``c`` (``c`` where none does); ``ent`` the entry columns;
+    ``walk[c]`` the longest walk from ``c`` to the window's end (bases), ``wmax`` its
+    suffix maximum."""
     W = hi - lo
     prev = np.zeros(W, np.bool_)
     ep_ptr = np.zeros(W + 1, np.int64)
@@ -90,7 +92,20 @@ def _layout(lo, hi, node_start, pred_ptr, pred_idx):
                     reach[pc] = max(reach[pc], c)
             ep_ptr[c + 1] = k_e
     ent = np.nonzero(~prev)[0].astype(np.int64)
-    return prev, ep_ptr, ep_idx, reach, ent
+    # the longest walk from each column to the window's end (bases, the column's own
+    # included), and its suffix maximum (non-increasing: a column cut-off per row)
+    walk = np.ones(W, np.int64)
+    for c in range(W - 1, 0, -1):
+        if prev[c]:
+            walk[c - 1] = max(walk[c - 1], walk[c] + 1)
+        else:
+            for k in range(ep_ptr[c], ep_ptr[c + 1]):
+                p = ep_idx[k]
+                walk[p] = max(walk[p], walk[c] + 1)
+    wmax = walk.copy()
+    for c in range(W - 2, -1, -1):
+        wmax[c] = max(wmax[c], wmax[c + 1])
+    return prev, ep_ptr, ep_idx, reach, ent, walk, wmax
 
 
 @numba.njit(**NJIT)
@@ -148,57 +163,90 @@ def _row_direct(q_b, base_w, Hp, Fp, H0, Fc, c0, c1, a, b, oe, e, floor):
 
 
 @numba.njit(**NJIT)
-def _row_chain(prev, ep_ptr, ep_idx, Hc, Ec, H0, c0, c1, pev, oe, e, M, h0l):
-    """H and E of columns ``c0..c1-1`` (every one, kept or not): inside a node ``E(c) =
-    max(E(c - 1) - e, H0(c - 1) - o - e)`` as a running maximum ``M`` of ``H0(c - 1) - o -
-    e + e c`` (one max a column on the dependency chain), at a merge from its
-    predecessors' H and E. ``M``, ``h0l``: carried from column ``c0 - 1``; returns them
-    and E at column ``c1 - 1``."""
-    neg = np.int64(NEG_INF)
-    ev = neg
+def _run(Hc, Ec, H0, c0, c1, oe, e, M):
+    """Columns ``c0..c1-1``, each reading the one before (inside a node): ``E(c) =
+    max(E(c - 1) - e, H0(c - 1) - o - e)`` as a running maximum ``M`` of ``H0(c - 1) - o
+    - e + e c``, the one max on the dependency chain; H = max(H0, E). Returns ``M``."""
     for c in range(c0, c1):
         u = np.uintp(c)
         ec = e * c
-        if prev[u]:
-            M = max(M, h0l - oe + ec)
-            ev = M - ec
-        else:
-            ev = pev
-            for k in range(ep_ptr[u], ep_ptr[u + 1]):
-                p = np.uintp(ep_idx[k])
-                ev = max(ev, max(np.int64(Hc[p]) - oe, np.int64(Ec[p]) - e))
-            M = ev + ec
-        ev = max(ev, neg)
-        h0 = np.int64(H0[u])
-        Hc[u] = max(h0, ev)
+        M = max(M, np.int64(H0[np.uintp(c - 1)]) - oe + ec)
+        ev = M - ec
+        Hc[u] = max(np.int64(H0[u]), ev)
         Ec[u] = ev
-        h0l = h0
-    return M, ev, h0l
+    return M
 
 
 @numba.njit(**NJIT)
-def _row_keep(reach, Hc, Ec, Fc, c0, c1, thr, ends, i, lo, kept):
-    """Drop the cells of columns ``c0..c1-1`` below ``thr`` (-inf); ``kept`` = (the kept
-    cells' range so far, their last reader, the best cell so far: V0's tie rule),
-    returned updated."""
+def _row_chain(lay, Hc, Ec, H0, c0, c1, x, pev, oe, e, M):
+    """H and E of columns ``c0..c1-1`` (every one, kept or not): runs of columns inside
+    a node by :func:`_run` (``H0`` for the H before: where ``H = E`` the term ``H - o -
+    e`` is below ``E - e``, Farrar's lazy-F argument along the row), entry columns from
+    their predecessors' H and E and the virtual column. ``x``: the first entry at or
+    after ``c0`` (an index into ``ent``); ``M`` carried from column ``c0 - 1``. Returns
+    ``M`` and ``x`` past ``c1``."""
+    prev, ep_ptr, ep_idx, _, ent, _, _ = lay
+    neg = np.int64(NEG_INF)
+    c = c0
+    while c < c1:
+        nxt = ent[x] if x < len(ent) else c1
+        if nxt > c:                           # a run up to the next entry
+            end = min(nxt, c1)
+            M = _run(Hc, Ec, H0, c, end, oe, e, M)
+            c = end
+            continue
+        ev = pev                              # c is an entry
+        for k in range(ep_ptr[c], ep_ptr[c + 1]):
+            p = ep_idx[k]
+            ev = max(ev, max(np.int64(Hc[p]) - oe, np.int64(Ec[p]) - e))
+        ev = max(ev, neg)
+        Hc[c] = max(np.int64(H0[c]), ev)
+        Ec[c] = ev
+        M = ev + e * c
+        x += 1
+        c += 1
+    return M, x
+
+
+@numba.njit(**NJIT)
+def _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, lim, ends, i, lo, kept):
+    """Drop the cells of columns ``c0..c1-1`` whose H plus the bound on the rest,
+    ``min(U[i], a x walk[c])`` (``lim`` = (T, U[i], a)), stays below ``T`` (-inf);
+    ``kept`` = (the kept cells' range so far, their last reader, the best cell so far:
+    V0's tie rule), returned updated. One branch-free pass (selects and maxima, SIMD),
+    then short scans for the range's ends and the best cell."""
     neg = np.int32(NEG_INF)
+    T, ui, a = lim
     nlo, nhi, ndr, best, bi, bj = kept
+    rmax = np.int64(-1)
+    hmax = np.int64(NEG_INF)
     for c in range(c0, c1):
         u = np.uintp(c)
         h = np.int64(Hc[u])
-        if h >= thr:
-            if nhi < 0:
-                nlo = c
-            nhi = c
-            r = reach[u]
-            if r > ndr:
-                ndr = r
-            if ends and (h > best or (h == best and c + lo < bj)):
-                best, bi, bj = h, np.int64(i), np.int64(c + lo)
-        else:
-            Hc[u] = neg
-            Ec[u] = neg
-            Fc[u] = neg
+        k = h + min(ui, a * walk[u]) >= T
+        Hc[u] = Hc[u] if k else neg
+        Ec[u] = Ec[u] if k else neg
+        Fc[u] = Fc[u] if k else neg
+        rmax = max(rmax, reach[u] if k else np.int64(-1))
+        hmax = max(hmax, h if k else np.int64(NEG_INF))
+    if rmax < 0:
+        return nlo, nhi, ndr, best, bi, bj
+    ndr = max(ndr, rmax)
+    if nhi < 0:
+        c = c0
+        while Hc[np.uintp(c)] == neg:
+            c += 1
+        nlo = c
+    c = c1 - 1
+    while Hc[np.uintp(c)] == neg:
+        c -= 1
+    nhi = c
+    if ends and hmax >= best:
+        c = c0
+        while np.int64(Hc[np.uintp(c)]) != hmax:
+            c += 1
+        if hmax > best or c + lo < bj:
+            best, bi, bj = hmax, np.int64(i), np.int64(c + lo)
     return nlo, nhi, ndr, best, bi, bj
 
 
@@ -209,7 +257,7 @@ def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry):
     time. ``row`` = (read base, virtual PH and PE, U[i], T, ends here, i, lo),
     ``sc`` = (a, b, o + e, e, floor), ``carry`` = (E and H0 of column ``c - 1``, kept
     range and reach, best). Returns (end column, kept range and reach, best)."""
-    prev, ep_ptr, ep_idx, reach, _ = lay
+    prev, ep_ptr, ep_idx, reach, _, walk, _ = lay
     Hp, Fp, Hc, Ec, Fc, H0 = bufs
     q32, phv, pev, ui, T, ends, i, lo = row
     a, b, oe, e, floor = sc
@@ -238,7 +286,7 @@ def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry):
         h = max(h0c, ev)
         el = ev
         h0l = h0c
-        if h + ui >= T:
+        if h + min(ui, a * walk[c]) >= T:
             Hc[c] = h
             Ec[c] = ev
             if c < nlo:
@@ -272,7 +320,7 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs):
     e)`` inside a node: ``H0`` for ``H`` because where ``H = E`` the term ``H - o - e`` is
     below ``E - e`` (Farrar's lazy-F argument, along the row); merges take their
     predecessors' final ``H`` and ``E``."""
-    prev, ep_ptr, ep_idx, reach, ent = lay
+    prev, ep_ptr, ep_idx, reach, ent, walk, wmax = lay
     Ha, Hb, Fa, Fb, Ec, H0 = bufs
     m = len(q)
     W = hi - lo
@@ -286,6 +334,7 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs):
     cells = np.int64(0)
     if U[0] < T:
         return best, bi, bj, cells
+    negw = -wmax
     # row 0: H = 0 everywhere (local and semiglobal), E = F = -inf; kept: all
     for c in range(W):
         Ha[c] = 0
@@ -314,6 +363,14 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs):
             break                             # nothing kept above, no fresh start
         else:
             jlo, lim0 = plo, min(max(phi, pdr), W - 1)
+        # H <= a i, so a kept cell needs a walk of (T - a i) / a bases to the end
+        need = -((a * i - T) // a)            # ceil((T - a i) / a)
+        wend = np.int64(np.searchsorted(negw, -need, side="right"))   # columns that have it
+        lim0 = min(lim0, wend - 1)
+        if lim0 < jlo:
+            if not full:
+                break                         # and no later row has a source either
+            lim0 = jlo - 1                    # an empty row: fresh starts may come later
         # left of this row's range: -inf (entries read predecessors there)
         for c in range(r2lo, min(r2hi + 1, jlo)):
             Hc[c] = neg
@@ -324,8 +381,11 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs):
         q32 = np.int32(qb) if qb < 4 else np.int32(-1)      # N never matches
         ends = loc or i == m
         kept = (np.int64(W), np.int64(-1), np.int64(-1), best, bi, bj)
-        M, el, h0l = np.int64(NEG_INF), np.int64(NEG_INF), np.int64(NEG_INF)
+        M = np.int64(NEG_INF)
+        if jlo >= 1:
+            H0[jlo - 1] = neg                 # left of the row: no source
         x = np.searchsorted(ent, jlo)
+        xc = x
         for cs in range(jlo, lim0 + 1, CHUNK):  # a chunk's columns stay in L1
             ce = min(cs + CHUNK, lim0 + 1)
             _row_direct(q32, base_w, Hp, Fp, H0, Fc, max(cs, 1), ce, a32, b32, oe32, e32,
@@ -341,14 +401,18 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs):
                 h0 = max(ph + (a if base_w[c] == q32 else -b), f)
                 H0[c] = max(h0, np.int64(floor))
                 Fc[c] = max(f, np.int64(neg))
-            M, el, h0l = _row_chain(prev, ep_ptr, ep_idx, Hc, Ec, H0, cs, ce, pev, oe, e, M,
-                                    h0l)
-            kept = _row_keep(reach, Hc, Ec, Fc, cs, ce, T - ui, ends, i, lo, kept)
+            M, xc = _row_chain(lay, Hc, Ec, H0, cs, ce, xc, pev, oe, e, M)
+            kept = _row_keep(reach, walk, Hc, Ec, Fc, cs, ce, (T, ui, np.int64(a)), ends, i,
+                             lo, kept)
         nlo, nhi, ndr, best, bi, bj = kept
         c = lim0 + 1
-        if ndr > lim0 and c < W:
+        if lim0 >= jlo:
+            el, h0l = np.int64(Ec[lim0]), np.int64(H0[lim0])
+        else:
+            el, h0l = np.int64(NEG_INF), np.int64(NEG_INF)
+        if ndr > lim0 and c < wend:
             c, nlo, nhi, ndr, best, bi, bj = _row_tail(
-                lay, base_w, (Hp, Fp, Hc, Ec, Fc, H0), c, ndr, W,
+                lay, base_w, (Hp, Fp, Hc, Ec, Fc, H0), c, ndr, wend,
                 (q32, phv, pev, ui, T, ends, np.int64(i), lo),
                 (np.int64(a), np.int64(b), np.int64(oe), np.int64(e), np.int64(floor)),
                 (el, h0l, nlo, nhi, ndr, best, bi, bj))
