@@ -124,6 +124,9 @@ KNOBS = (
     Knob("prune_min_len", 1000, int, "run",
          "CPU windows of reads of at least this many bases compute only the cells that can "
          "still hold the optimum (score bounds; exact; s2g/variants/pruned.py); 0: never"),
+    Knob("tb_prune_band", True, bool, "run",
+         "the CPU traceback of a pruned window computes only the rows its scoring pass "
+         "kept (0: its slack band alone)"),
     Knob("striped_min_len", 1000, int, "run",
          "CPU windows of reads of at least this many bases run striped (rows in lanes, one "
          "window a thread) when few (below); 0: never"),

@@ -155,3 +155,74 @@ def test_simd_windows_send_long_reads_pruned(tmp_path, monkeypatch):
     long_ = np.repeat(np.arange(len(seqs)) % 2 == 1, 2)
     assert (got[0][long_] == NEG_INF).all()
     np.testing.assert_array_equal(got[0][~long_], want[0][~long_])
+
+
+def _bands_of(got, lo, n):
+    """traceback_batch's ``bands`` from pruned.align_windows' dict (task k = read k)."""
+    off = np.full(n, -1, np.int64)
+    width = np.zeros(n, np.int64)
+    parts, pos = [], 0
+    for k, (rlo, rhi) in sorted(got.items()):
+        off[k], width[k] = pos, len(rlo)
+        parts += [rlo, rhi]
+        pos += 2 * len(rlo)
+    rows = np.concatenate(parts).astype(np.int32) if parts else np.zeros(0, np.int32)
+    return off, width, rows
+
+
+def _trace(graph, batch, sc, mode, score, ei, ej, lo, limits, bands=None):
+    from s2g.gaf import gaf_line
+    from s2g.result import BatchResult
+    from s2g.trace import batch as tb
+    out = BatchResult(batch.names, batch.lengths(), score, ei, ej)
+    tb.traceback_batch(graph, batch, sc, mode, out, col_lo=lo, limits=limits, bands=bands)
+    return out.tracebacks, [gaf_line(graph, r) for r in out]
+
+
+@SETTINGS
+@given(case=dag_cases(allow_empty=False), mode=st.sampled_from(["local", "semiglobal"]),
+       sc=scorings, data=st.data(), band=st.sampled_from([1, 2, 3, 0]))
+def test_pruned_bands_trace_as_the_reference(case, mode, sc, data, band):
+    """The rows a window's pruned pass kept, given to the banded lane traceback (every
+    window there: LaneLimits(cells=1), bands of 1-3 rows or the default height), trace
+    every read as traceback_read does without them (LaneLimits(cells=0))."""
+    from s2g.trace import LaneLimits
+    text, reads = case
+    graph = s2g.load_graph(write_tmp(text))
+    batch = batch_of(reads)
+    md = Mode.parse(mode)
+    lo, hi = random_windows(data, graph.n_bases, len(reads))
+    n = len(reads)
+    got = {}
+    s, i, j = pruned.align_windows(graph, batch.codes_flat, batch.offsets,
+                                   np.arange(n, dtype=np.int64), lo, hi, sc, md, bands=got)
+    want = _trace(graph, batch, sc, md, s, i, j, lo, LaneLimits(cells=0))
+    have = _trace(graph, batch, sc, md, s, i, j, lo, LaneLimits(cells=1, band=band),
+                  bands=_bands_of(got, lo, n))
+    assert have[1] == want[1]
+    assert have[0] == want[0]
+
+
+def test_pruned_bands_seeded_long_reads(tmp_path):
+    """Seeded 3 kbp reads (windows in banded lanes): the traceback with the pruned pass's
+    rows (knob tb_prune_band) gives the tracebacks it gives without them."""
+    from s2g.config import configure
+    from s2g.index import build_index
+    from s2g.seeded import SeededAligner
+    from s2g.simulate import sample_reads, snp_graph
+    sg, ref = snp_graph(60000, 30, 3, 11)
+    sg.write_gfa(str(tmp_path / "s.gfa"), ref)
+    g = s2g.load_graph(str(tmp_path / "s.gfa"))
+    ix = build_index(g)
+    seqs = [s for _, s, _ in sample_reads(sg, 8, 3000, 0.05, 0.2, 14)]
+    batch = ReadBatch.from_sequences([f"r{i}" for i in range(len(seqs))], seqs)
+    out = {}
+    for on in (True, False):
+        configure(tb_prune_band=on)
+        sa = SeededAligner(g, ix, Scoring(), Mode.LOCAL)
+        res = sa.align_batch(batch, sa.candidates(batch))
+        assert bool(res.tbands) == on
+        sa.traceback(batch, res)
+        out[on] = [(t.cigar, tuple(t.path)) for t in res.tracebacks]
+    assert out[True] == out[False]
+    assert len(out[True]) == len(seqs)

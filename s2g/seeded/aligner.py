@@ -270,7 +270,7 @@ class SeededAligner:
         first = cand.first
         total = cand.n_tasks
         t_read, t_lo, t_hi = cand.t_read, wg.t_lo, wg.t_hi
-        ts, tei, tej, wr = self._windows(cand, reads)
+        ts, tei, tej, wr, tbands = self._windows(cand, reads)
         self._count("seconds windows", time.perf_counter() - t1)
         a, b, _, _ = self.scoring.as_tuple()
         tcol = wg.columns(tej)                     # end cells in graph columns (ties, GAF)
@@ -293,6 +293,7 @@ class SeededAligner:
         res.n_windows = ncand_w
         res.best_task = best_t
         res.window_run = wr
+        res.tbands = tbands                        # pruned windows' kept rows (traceback)
         #: every window's result (pairing, s2g.seeded.pairs, picks among them)
         res.tasks = TaskResults(ts, tei, tej, tcol, t_lo, first, ncand_w, t_read)
         self.set_secondaries(reads, res)
@@ -327,7 +328,7 @@ class SeededAligner:
         ``out[3]``; what it leaves runs here), or with ``window_kernel``. ``floor`` (per
         task): a window scoring below it may be left unaligned (NEG_INF) by a kernel that
         takes one (``window_kernel.takes_floor``)."""
-        ts, tei, tej, wr = out
+        ts, tei, tej, wr, _ = out
         wg = cand.wg
         t_read, t_lo, t_hi = cand.t_read, wg.t_lo, wg.t_hi
         args = (wg.graph, reads.codes_flat, reads.offsets)
@@ -347,16 +348,22 @@ class SeededAligner:
         if len(x):
             t0 = time.perf_counter()
             kw = {}
-            if floor is not None and getattr(self.window_kernel, "takes_floor", False):
-                kw["floor"] = floor[x]
+            if getattr(self.window_kernel, "takes_floor", False):
+                if floor is not None:
+                    kw["floor"] = floor[x]
+                if settings().tb_prune_band:
+                    kw["bands"] = {}
             ts[x], tei[x], tej[x] = self.window_kernel(*args, t_read[x], t_lo[x], t_hi[x],
                                                        self.scoring, self.mode, **kw)
+            for k, v in kw.get("bands", {}).items():
+                out[4][int(x[k])] = v
             if self.device == "gpu":
                 self._count("seconds CPU windows", time.perf_counter() - t0)
 
     def _windows(self, cand, reads):
-        """Every window's (score, end_i, end_j), and the GPU's :class:`WindowRun` (None on
-        the CPU). Reads of at least ``corridor_min_len`` bases with several windows align
+        """Every window's (score, end_i, end_j), the GPU's :class:`WindowRun` (None on
+        the CPU) and the CPU's pruned windows' kept rows (task -> (rlo, rhi), a band
+        for the traceback: :func:`s2g.variants.pruned.align_windows`). Reads of at least ``corridor_min_len`` bases with several windows align
         their best chain's window first (with every window of other reads); a window
         whose bound (``a`` x its longest walk, :func:`longest_walks`, or the q-gram
         lemma's, :func:`qgram_bounds`) is at least ``DROP_MISMATCHES`` mismatches' worth
@@ -369,7 +376,7 @@ class SeededAligner:
         t_read = cand.t_read
         n = len(t_read)
         out = [np.full(n, NEG_INF, np.int64), np.full(n, -1, np.int64),
-               np.full(n, -1, np.int64), None]
+               np.full(n, -1, np.int64), None, {}]
         cfg = settings()
         lens = reads.lengths()
         first, ncand = cand.first, cand.ncand
@@ -458,11 +465,13 @@ class SeededAligner:
                               res.best_task[win], idx, flat, max_cells)
             res.window_run = None                  # the walks are no longer needed
         full = aligned[bt < 0]                     # full-graph DP (unseeded="full")
+        bands = _trace_bands(getattr(res, "tbands", None), res.best_task, idx, len(res))
+        res.tbands = None
 
         def complete():
             traceback_batch(wg.graph, reads, self.scoring, self.mode, tres,
                             max_cells=max_cells, threads=threads, col_lo=res.col_lo, flat=flat,
-                            idx=idx)
+                            idx=idx, bands=bands)
             out = wg.map_tracebacks(tres.flat)
             if len(full):
                 fres = BatchResult(res.names, res.lengths, res.score, res.end_i, res.end_j)
@@ -478,6 +487,29 @@ class SeededAligner:
         else:
             complete()
         return res
+
+
+def _trace_bands(tbands, best_task, idx, n):
+    """The traceback's bands (:func:`s2g.trace.traceback_batch`'s ``bands``) of reads
+    ``idx`` whose chosen window has kept rows from the pruned scoring pass (``tbands``:
+    task -> (first rows, last rows)), or None where none has."""
+    if not tbands:
+        return None
+    off = np.full(n, -1, np.int64)
+    width = np.zeros(n, np.int64)
+    parts = []
+    pos = 0
+    for r in idx.tolist():
+        got = tbands.get(int(best_task[r]))
+        if got is None:
+            continue
+        rlo, rhi = got
+        off[r], width[r] = pos, len(rlo)
+        parts += [rlo, rhi]
+        pos += 2 * len(rlo)
+    if not parts:
+        return None
+    return off, width, np.concatenate(parts).astype(np.int32)
 
 
 def weak_chains_dropped(ch, nch, pct):

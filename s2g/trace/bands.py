@@ -111,11 +111,15 @@ def _band_columns(L, la, prog, rd, sc, W, Bh, nb, slack, sh):
     """Per row band ``b`` (rows ``b Bh + 1 .. b Bh + Bh``, its top row from band ``b - 1``)
     the group columns ``clo[b]..chi[b]`` it computes (lane ``l``'s window column ``w`` is
     group column ``w + sh[l]``): with ``slack``, the first and last where some lane's band
-    (:func:`s2g.trace.common.window_band`, from the lane's slack ``a`` x rows - score)
-    meets those rows or band 0's top row; otherwise every column."""
+    (:func:`s2g.trace.common.window_band`, from the lane's slack ``a`` x rows - score,
+    narrowed to the rows the pruned scoring pass kept where the read has them: ``rd``'s
+    bands, :func:`s2g.variants.pruned.align_windows`; they hold every optimal alignment
+    of the window, the same argument) meets those rows or band 0's top row; otherwise
+    every column."""
     lk, rows, wl, pw, pe, pm, me = la
     p_col, p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol = prog
-    codes, offs, idx, score, end_i, end_j, col_lo = rd
+    codes, offs, idx, score, end_i, end_j, col_lo, pb = rd
+    pb_off, pb_w, pb_rows = pb
     a = np.int64(sc[0])
     e = np.int64(sc[3])
     clo = np.zeros(nb, np.int64)
@@ -132,6 +136,17 @@ def _band_columns(L, la, prog, rd, sc, W, Bh, nb, slack, sh):
         bh = np.empty(n, np.int64)
         window_band(p_kind[pw[l]:pe[l]], p_mpa[pw[l]:pe[l]], p_mpn[pw[l]:pe[l]],
                     mp_wcol[pm[l]:me[l]], R, sl // max(e, 1), sl // max(a + e, 1), bl, bh)
+        r = idx[lk[l]]
+        if pb_off[r] >= 0:                   # the scoring pass's kept rows: tighter
+            x0 = pb_off[r]
+            wr = pb_w[r]
+            for w in range(n):
+                c = np.int64(p_col[pw[l] + w]) - col_lo[r]
+                if 0 <= c < wr:
+                    bl[w] = max(bl[w], np.int64(pb_rows[x0 + c]))
+                    bh[w] = min(bh[w], np.int64(pb_rows[x0 + wr + c]))
+                else:
+                    bh[w] = -1
         for w in range(n):
             if bh[w] < bl[w]:
                 continue
@@ -179,7 +194,7 @@ def _band_group(L, Lv, la, nmg, dims, bufs, rd, gl, prog, mode, sc, out, slack):
     lk, rows, wl, pw, pe, pm, me = la
     M, W, S, Bh = dims
     tbuf, dbuf, cbuf, obuf, jbuf = bufs
-    codes, offs, idx, score, end_i, end_j, col_lo = rd
+    codes, offs, idx, score, end_i, end_j, col_lo, _pb = rd
     base, gcode, node_start, pred_ptr, pred_idx = gl
     a, mb, o, e, neg, slim = sc
     oo, co, st, start, cells, summary = out
@@ -468,7 +483,7 @@ def _band_worker(t, n_threads, order, batch, lanes, rd, gl, mode, sc, lim, out, 
 def run_bands(order, batch, lanes, n_threads, rd, gl, mode, sc, lim, out, slack):
     """:func:`_band_worker` on ``n_threads`` threads (tuples unpacked and rebuilt in the
     loop, as :func:`s2g.trace.lanes.run_lanes`)."""
-    codes, offs, idx, score, end_i, end_j, col_lo = rd
+    codes, offs, idx, score, end_i, end_j, col_lo, _pb = rd
     base, gcode, node_start, pred_ptr, pred_idx = gl
     a, mb, o, e, neg, slim = sc
     max_cells, lane_cells, cap, band_cap, band_h = lim
@@ -477,7 +492,7 @@ def run_bands(order, batch, lanes, n_threads, rd, gl, mode, sc, lim, out, slack)
     for t in numba.prange(n_threads):
         # an int64 index (uint64 in the loop body would compile the worker twice)
         _band_worker(np.int64(t), n_threads, order, batch, lanes,
-                     (codes, offs, idx, score, end_i, end_j, col_lo),
+                     (codes, offs, idx, score, end_i, end_j, col_lo, _pb),
                      (base, gcode, node_start, pred_ptr, pred_idx), mode,
                      (a, mb, o, e, neg, slim), (max_cells, lane_cells, cap, band_cap, band_h),
                      (oo, co, st, start, cells,

@@ -199,7 +199,7 @@ def _lane_types(scoring, mode, rows, n_bases):
 
 
 def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, scoring, max_cells,
-                     flat, col_lo, lim):
+                     flat, col_lo, lim, pb):
     """Trace reads ``idx``: in lanes (:func:`s2g.trace.lanes.run_lanes`) where a lane
     type fits, the rest and whatever the lanes defer one read per thread
     (:func:`s2g.trace.scalar.traceback_many`). ``lim``: resolved :class:`LaneLimits`."""
@@ -215,7 +215,7 @@ def _traceback_chunk(graph, reads, idx, n_ops, L, score, ei, ej, mode, scoring, 
     cells = np.zeros(n, np.int64)
     codes = reads.codes_flat
     offs = np.asarray(reads.offsets, np.int64)
-    rd = (codes, offs, idx, score, ei, ej, col_lo)
+    rd = (codes, offs, idx, score, ei, ej, col_lo, pb)
     out = (oo, co, st, start, cells, summary)
     if lim.cells > 0:
         rows = ei[idx]
@@ -281,7 +281,7 @@ def traceback_gpu_part(graph, reads, scoring, mode, res, max_cells=MAX_CELLS):
 
 
 def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threads=None,
-                    device=False, flat=None, idx=None, col_lo=None, limits=None):
+                    device=False, flat=None, idx=None, col_lo=None, limits=None, bands=None):
     """Trace every aligned read: parallel Numba calls over chunks of the batch
     (:func:`traceback_many`), results kept as :class:`FlatTracebacks` in ``res`` (the
     ``res.tracebacks`` objects are built from them when first asked for).
@@ -294,6 +294,11 @@ def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threa
     reads ``idx`` here, into ``flat``. ``col_lo``: per read, the lowest column its
     alignment may use (seeded alignment's windows, :mod:`s2g.window`; CPU only).
     ``limits``: :class:`LaneLimits` for the CPU lanes (default: the module constants).
+    ``bands``: per read, rows its optimal alignments keep to in each window column,
+    ``(off, width, rows)``: read ``r``'s first rows at ``rows[off[r]:off[r] + width[r]]``
+    (window column = column - ``col_lo[r]``), last rows right after (``off[r] < 0``:
+    none); the long windows' row bands compute only inside them
+    (:func:`s2g.variants.pruned.align_windows` makes them; CPU only).
     """
     lim = (limits or LaneLimits()).resolved()
     if flat is None:
@@ -310,6 +315,9 @@ def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threa
     ei = np.asarray(res.end_i, np.int64)
     ej = np.asarray(res.end_j, np.int64)
     col_lo = np.zeros(len(res), np.int64) if col_lo is None else np.asarray(col_lo, np.int64)
+    if bands is None:
+        bands = (np.full(len(res), -1, np.int64), np.zeros(len(res), np.int64),
+                 np.zeros(0, np.int32))
     # per-read bounds on ops (i + L + 2) and path nodes (L + 1); reads go in chunks of at
     # most CHUNK_OPS ops so the flat outputs stay bounded (5 bytes per op, 4 per node)
     L = ei[idx] + np.maximum(0, a * ei[idx] - score[idx]) // e
@@ -324,7 +332,7 @@ def traceback_batch(graph, reads, scoring, mode, res, max_cells=MAX_CELLS, threa
             base_ops = ends[c0 - 1] if c0 else 0
             c1 = max(c0 + 1, int(np.searchsorted(ends, base_ops + CHUNK_OPS, side="right")))
             _traceback_chunk(graph, reads, idx[c0:c1], n_ops[c0:c1], L[c0:c1], score, ei, ej,
-                             int(mode), scoring, max_cells, flat, col_lo, lim)
+                             int(mode), scoring, max_cells, flat, col_lo, lim, bands)
             c0 = c1
     finally:
         numba.set_num_threads(old)

@@ -25,7 +25,7 @@ Where the time goes (seeded reads, per read): windows and programs 3.3 us, merge
 the column loop 5.6 (~4 GCUPS), slot stores 3.9, walk 2, summary 2.4.
 
 Tuples (Numba passes them; the callee unpacks them at its top): a chunk's reads ``rd =
-(codes, offs, idx, score, end_i, end_j, col_lo)``; the lane graph ``gl = (base, gcode,
+(codes, offs, idx, score, end_i, end_j, col_lo, bands)``; the lane graph ``gl = (base, gcode,
 node_start, pred_ptr, pred_idx)`` (``gcode``: :func:`s2g.lanes.graph_codes`); scoring in
 the lane type ``sc = (a, mb, o, e, neg, slim)`` (``mb = -b``); limits ``lim =
 (max_cells, lane_cells, cap, band_cap, band_h)`` (:class:`s2g.trace.batch.LaneLimits`:
@@ -130,7 +130,7 @@ def lane_programs(ks, rd, gl, mode, sc, lim, isz, oo, st, prog, bb):
     traceback_read (deferred) when that would refuse it (:func:`row_band`), when a
     group of one lane passes ``band_cap`` bytes (:func:`band_plan`), or when a node has
     more than MAX_PREDS predecessors."""
-    codes, offs, idx, score, end_i, end_j, col_lo = rd
+    codes, offs, idx, score, end_i, end_j, col_lo, _pb = rd
     base, gcode, node_start, pred_ptr, pred_idx = gl
     a, mb, o, e, neg, slim = sc
     max_cells, lane_cells, cap, band_cap, band_h = lim
@@ -308,7 +308,7 @@ def _lane_worker(t, n_threads, order, batch, lanes, rd, gl, mode, sc, lim, out):
     Buffers live as long as the worker (a fresh allocation per group cost page faults:
     ~20% of the time).
     """
-    codes, offs, idx, score, end_i, end_j, col_lo = rd
+    codes, offs, idx, score, end_i, end_j, col_lo, _pb = rd
     base, gcode, node_start, pred_ptr, pred_idx = gl
     a, mb, o, e, neg, slim = sc
     max_cells, lane_cells, cap, band_cap, band_h = lim
@@ -463,7 +463,7 @@ def run_lanes(order, batch, lanes, n_threads, rd, gl, mode, sc, lim, out):
     """:func:`_lane_worker` on ``n_threads`` threads. The tuples are unpacked here and
     rebuilt in the loop: a parallel loop cannot take a tuple of arrays from outside it
     (Numba's gufunc arguments)."""
-    codes, offs, idx, score, end_i, end_j, col_lo = rd
+    codes, offs, idx, score, end_i, end_j, col_lo, _pb = rd
     base, gcode, node_start, pred_ptr, pred_idx = gl
     a, mb, o, e, neg, slim = sc
     max_cells, lane_cells, cap, band_cap, band_h = lim
@@ -472,7 +472,7 @@ def run_lanes(order, batch, lanes, n_threads, rd, gl, mode, sc, lim, out):
     for t in numba.prange(n_threads):
         # an int64 index (uint64 in the loop body would compile the worker twice)
         _lane_worker(np.int64(t), n_threads, order, batch, lanes,
-                     (codes, offs, idx, score, end_i, end_j, col_lo),
+                     (codes, offs, idx, score, end_i, end_j, col_lo, _pb),
                      (base, gcode, node_start, pred_ptr, pred_idx), mode,
                      (a, mb, o, e, neg, slim), (max_cells, lane_cells, cap, band_cap, band_h),
                      (oo, co, st, start, cells,

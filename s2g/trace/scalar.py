@@ -400,13 +400,13 @@ def traceback_many(pos, rd, graph, mode, sc, max_cells, out):
     (``i + L + 2``) and consumed columns (``L + 1``, at least one path node).
     ``col_lo[r]``: read ``r``'s window lower bound (seeded alignment; 0 = none).
 
-    ``rd = (codes, offs, idx, score, end_i, end_j, col_lo)``, the chunk's reads;
+    ``rd = (codes, offs, idx, score, end_i, end_j, col_lo, bands)``, the chunk's reads;
     ``out = (oo, co, st, start, cells, summary)`` with ``summary`` the arrays of
     :func:`s2g.trace.common.summary_arrays`. The tuples are unpacked here and the ones
     :func:`traceback_read` takes built in the loop: a parallel loop cannot take a tuple
     of arrays from outside it (Numba's gufunc arguments).
     """
-    codes, offs, idx, score, end_i, end_j, col_lo = rd
+    codes, offs, idx, score, end_i, end_j, col_lo, _pb = rd
     base, node_start, pred_ptr, pred_idx, slot, n_slots = graph
     a, b, o, e = sc
     oo, co, st, start, cells, summary = out

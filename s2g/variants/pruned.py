@@ -50,6 +50,8 @@ MARGIN_MIN = 40
 #: columns a row computes at a time (its H, E, F and H0 stay in the L1 cache: whole
 #: 10,000-column rows ran 3x slower per cell, memory-bound)
 CHUNK = 1024
+#: "no kept row" in a column's first-kept-row array
+BIG_ROW = np.int32(1 << 30)
 
 
 @numba.njit(**NJIT)
@@ -209,12 +211,13 @@ def _row_chain(lay, Hc, Ec, H0, c0, c1, x, pev, oe, e, M):
 
 
 @numba.njit(**NJIT)
-def _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, lim, ends, i, lo, kept):
+def _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, lim, ends, i, lo, kept, rlo, rhi):
     """Drop the cells of columns ``c0..c1-1`` whose H plus the bound on the rest,
     ``min(U[i], a x walk[c])`` (``lim`` = (T, U[i], a)), stays below ``T`` (-inf);
     ``kept`` = (the kept cells' range so far, their last reader, the best cell so far:
     V0's tie rule), returned updated. One branch-free pass (selects and maxima, SIMD),
-    then short scans for the range's ends and the best cell."""
+    then short scans for the range's ends and the best cell. ``rlo``/``rhi``: each
+    column's first and last kept row so far (updated)."""
     neg = np.int32(NEG_INF)
     T, ui, a = lim
     nlo, nhi, ndr, best, bi, bj = kept
@@ -229,6 +232,8 @@ def _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, lim, ends, i, lo, kept):
         Fc[u] = Fc[u] if k else neg
         rmax = max(rmax, reach[u] if k else np.int64(-1))
         hmax = max(hmax, h if k else np.int64(NEG_INF))
+        rlo[u] = min(rlo[u], np.int32(i) if k else np.int32(BIG_ROW))
+        rhi[u] = np.int32(i) if k else rhi[u]
     if rmax < 0:
         return nlo, nhi, ndr, best, bi, bj
     ndr = max(ndr, rmax)
@@ -251,7 +256,7 @@ def _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, lim, ends, i, lo, kept):
 
 
 @numba.njit(**NJIT)
-def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry):
+def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry, rows):
     """Columns ``c..`` of a row past ``lim0`` (what :func:`_row_direct` covered) that a
     kept cell's deletions still reach (up to ``lim``, which grows with them), one at a
     time. ``row`` = (read base, virtual PH and PE, U[i], T, ends here, i, lo),
@@ -262,6 +267,7 @@ def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry):
     q32, phv, pev, ui, T, ends, i, lo = row
     a, b, oe, e, floor = sc
     el, h0l, nlo, nhi, ndr, best, bi, bj = carry
+    rlo, rhi = rows
     neg = np.int64(NEG_INF)
     while c <= lim and c < W:
         f = max(np.int64(Hp[c]) - oe, np.int64(Fp[c]) - e)
@@ -289,6 +295,8 @@ def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry):
         if h + min(ui, a * walk[c]) >= T:
             Hc[c] = h
             Ec[c] = ev
+            rlo[c] = min(rlo[c], np.int32(i))
+            rhi[c] = np.int32(i)
             if c < nlo:
                 nlo = c
             nhi = c
@@ -309,11 +317,13 @@ def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry):
 
 
 @numba.njit(**NJIT)
-def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs):
+def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs, rows):
     """Best (score, i, j) of read ``q`` in columns ``[lo, hi)`` over the cells kept at
     threshold ``T`` (module doc), and the number of cells computed. ``bufs``: six int32
     arrays (H and F of two rows, E, H0) of at least ``hi - lo`` columns, every one NEG_INF
-    (left so).
+    (left so). ``rows`` = (rlo, rhi), int32 of ``hi - lo``: set to each column's first and
+    last kept row (row 0 where a kept row-1 cell reads the column; ``BIG_ROW``/-1 where
+    none): every cell of every alignment scoring at least ``T`` lies in them.
 
     A row runs in two passes: :func:`_row_direct` (every source but the deletion, in
     SIMD), then the deletions left to right, ``E(c) = max(E(c - 1) - e, H0(c - 1) - o -
@@ -324,6 +334,10 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs):
     Ha, Hb, Fa, Fb, Ec, H0 = bufs
     m = len(q)
     W = hi - lo
+    rlo, rhi = rows
+    for x in range(W):
+        rlo[x] = BIG_ROW
+        rhi[x] = -1
     loc = mode == LOCAL
     neg = np.int32(NEG_INF)
     oe = o + e
@@ -403,7 +417,7 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs):
                 Fc[c] = max(f, np.int64(neg))
             M, xc = _row_chain(lay, Hc, Ec, H0, cs, ce, xc, pev, oe, e, M)
             kept = _row_keep(reach, walk, Hc, Ec, Fc, cs, ce, (T, ui, np.int64(a)), ends, i,
-                             lo, kept)
+                             lo, kept, rlo, rhi)
         nlo, nhi, ndr, best, bi, bj = kept
         c = lim0 + 1
         if lim0 >= jlo:
@@ -415,8 +429,20 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs):
                 lay, base_w, (Hp, Fp, Hc, Ec, Fc, H0), c, ndr, wend,
                 (q32, phv, pev, ui, T, ends, np.int64(i), lo),
                 (np.int64(a), np.int64(b), np.int64(oe), np.int64(e), np.int64(floor)),
-                (el, h0l, nlo, nhi, ndr, best, bi, bj))
+                (el, h0l, nlo, nhi, ndr, best, bi, bj), rows)
         cells += c - jlo
+        if i == 1:                            # row 0 of the columns kept row-1 cells read
+            for x in range(jlo, c):
+                if Hc[x] == neg:
+                    continue
+                if prev[x]:
+                    rlo[x - 1] = 0
+                    rhi[x - 1] = max(rhi[x - 1], 0)
+                else:
+                    for k in range(ep_ptr[x], ep_ptr[x + 1]):
+                        p = ep_idx[k]
+                        rlo[p] = 0
+                        rhi[p] = max(rhi[p], 0)
         # right of it: -inf
         for x in range(max(r2lo, c), r2hi + 1):
             Hc[x] = neg
@@ -455,13 +481,14 @@ def _whole_nodes(lo, hi, node_start, pred_ptr, pred_idx):
 
 
 @numba.njit(**NJIT)
-def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats):
+def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows):
     """Best (score, i, j) of read ``q`` in columns ``[lo, hi)`` (module doc), exact, or
     (NEG_INF, -1, -1) where no alignment there reaches ``floor``. Passes at thresholds
     ``U[0]`` less a margin that doubles while a pass falls short (each such pass's score
     is a lower bound: once the margin passes it, the last pass runs at it), never below
     ``floor``. ``sc`` = (a, b, o, e); ``stats`` += (cells computed, passes after the
-    first)."""
+    first); ``rows``: the last pass's kept rows per column (:func:`pruned_window`), a band
+    holding every optimal alignment of the window."""
     base, node_start, pred_ptr, pred_idx = gr
     a, b, o, e = sc
     m = len(q)
@@ -481,7 +508,8 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats):
     first = True
     while True:
         T = max(U[0] - margin, low, known)
-        s, i, j, c = pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs)
+        s, i, j, c = pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs,
+                                   rows)
         stats[0] += c
         if not first:
             stats[1] += 1
@@ -496,9 +524,12 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats):
 
 @numba.njit(parallel=True, **NJIT)
 def _align_windows(codes, offs, task_read, task_lo, task_hi, task_floor, order, gr, mode, sc,
-                   pen, n_work):
+                   pen, n_work, band):
     """Worker ``w`` of ``n_work`` takes tasks ``order[w::n_work]`` (costliest first, as
-    :mod:`s2g.variants.striped`)."""
+    :mod:`s2g.variants.striped`). ``band`` = (offsets, flat int32): task ``t``'s kept rows
+    per column at ``flat[off[t]:off[t] + 2 W]`` (first rows, then last rows) where
+    ``off[t] >= 0``."""
+    b_off, b_rows = band
     n = len(task_read)
     score = np.full(n, NEG_INF, np.int64)
     end_i = np.full(n, -1, np.int64)
@@ -512,8 +543,14 @@ def _align_windows(codes, offs, task_read, task_lo, task_hi, task_floor, order, 
             lo, hi = task_lo[t], task_hi[t]
             if len(q) == 0 or hi <= lo:
                 continue
+            W = hi - lo
+            if b_off[t] >= 0:
+                x0 = b_off[t]
+                rows = (b_rows[x0:x0 + W], b_rows[x0 + W:x0 + 2 * W])
+            else:
+                rows = (np.empty(W, np.int32), np.empty(W, np.int32))
             score[t], end_i[t], end_j[t] = align_window(q, lo, hi, gr, mode, sc, pen,
-                                                        task_floor[t], stats[w])
+                                                        task_floor[t], stats[w], rows)
     return score, end_i, end_j, stats.sum(axis=0)
 
 
@@ -522,11 +559,15 @@ LAST_STATS = np.zeros(2, np.int64)
 
 
 def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scoring, mode,
-                  floor=None):
+                  floor=None, bands=None):
     """(score, end_i, end_j) of every task, as :func:`s2g.window.align_windows_ref`: one
     thread a window (the costliest first), the cells kept by the bound only; the
     reference where int32 could overflow. ``floor`` (per task, optional): a window
-    whose best alignment scores below it gets (NEG_INF, -1, -1) instead."""
+    whose best alignment scores below it gets (NEG_INF, -1, -1) instead. ``bands`` (a
+    dict, optional): filled with ``task -> (rlo, rhi)``, per window column the first and
+    last row of its kept cells, which hold every optimal alignment of the window (a
+    traceback's band, :mod:`s2g.trace.bands`), for every task aligned here with a
+    score."""
     check_mode(mode)
     offs = np.asarray(offsets, np.int64)
     task_read = np.asarray(task_read, np.int64)
@@ -547,10 +588,19 @@ def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scori
     n_work = max(1, min(numba.get_num_threads(), len(order)))
     fl = np.full(len(task_read), NEG_INF, np.int64) if floor is None else \
         np.asarray(floor, np.int64)
+    b_off = np.full(len(task_read), -1, np.int64)
+    if bands is not None and len(task_read):
+        b_off[:] = np.concatenate(([0], np.cumsum(2 * (hi - lo))[:-1]))
+    b_rows = np.empty(int(2 * (hi - lo).sum()) if bands is not None else 0, np.int32)
     score, end_i, end_j, st = _align_windows(
         np.asarray(codes_flat, np.uint8), offs, task_read, lo, hi, fl, order, gr, int(mode),
-        (a, b, o, e), delta / QGRAM, n_work)
+        (a, b, o, e), delta / QGRAM, n_work, (b_off, b_rows))
     LAST_STATS[:] = st
+    if bands is not None:
+        for t in np.nonzero(score > NEG_INF)[0].tolist():
+            W = int(hi[t] - lo[t])
+            x0 = int(b_off[t])
+            bands[t] = (b_rows[x0:x0 + W], b_rows[x0 + W:x0 + 2 * W])
     return score, end_i, end_j
 
 

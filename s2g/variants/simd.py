@@ -721,7 +721,7 @@ def align_batch(graph, reads, scoring, mode, force_type=None, lanes=None) -> Bat
 
 
 def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scoring, mode,
-                  force_type=None, lanes=None, floor=None):
+                  force_type=None, lanes=None, floor=None, bands=None):
     """Score and end cell of every window task, exactly as ``s2g.window.align_windows_ref``.
 
     Task ``t`` aligns read ``task_read[t]`` (``codes_flat[offsets[r]:offsets[r+1]]``,
@@ -730,7 +730,9 @@ def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scori
     holds no alignment. Local and semiglobal mode only. Reads of at least
     ``prune_min_len`` bases run in :mod:`s2g.variants.pruned` (only the cells that can
     still hold the optimum), where ``floor`` (per task) lets a window scoring below it
-    come back as none (NEG_INF); a few of at least ``striped_min_len`` striped.
+    come back as none (NEG_INF), and ``bands`` (a dict) gets their kept rows
+    (:func:`s2g.variants.pruned.align_windows`); a few of at least ``striped_min_len``
+    striped.
     """
     if int(mode) not in (LOCAL, SEMIGLOBAL):
         raise S2GError("windows are aligned in local or semiglobal mode only (a window holds "
@@ -746,8 +748,13 @@ def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scori
             for r, x in zip(res, out):
                 r[~pr] = x
         fl = None if floor is None else np.asarray(floor, np.int64)[pr]
+        sub = None if bands is None else {}
         got = pruned.align_windows(graph, codes, offs, tr[pr], lo[pr], hi[pr], scoring, mode,
-                                   floor=fl)
+                                   floor=fl, bands=sub)
+        if sub:
+            at = np.nonzero(pr)[0]
+            for k, v in sub.items():
+                bands[int(at[k])] = v
         for r, y in zip(res, got):
             r[pr] = y
         return res
