@@ -86,7 +86,7 @@ def main(argv=None):
            "mapq": {str(q): int(np.sum(res.mapq == q)) for q in (0, 3, 30, 60, 255)},
            "date": time.strftime("%Y-%m-%d")}
     if a.kernels:                         # the CPU window kernels on the same tasks
-        from s2g.variants import simd, striped
+        from s2g.variants import pruned, simd, striped
         wg = cand.wg
         args = (wg.graph, reads.codes_flat, np.asarray(reads.offsets, np.int64),
                 cand.t_read, wg.t_lo, wg.t_hi, Scoring(), Mode.LOCAL)
@@ -94,13 +94,16 @@ def main(argv=None):
         row["kernels"] = {"windows": len(cand.t_read), "cells": cells}
         got = {}
         for name, fn in (("simd", lambda *x: simd.run_tasks(*x, window=True)),
-                         ("striped", striped.align_windows)):
+                         ("striped", striped.align_windows),
+                         ("pruned", pruned.align_windows)):
             t = time.perf_counter()
             got[name] = fn(*args)
             dt = time.perf_counter() - t
             row["kernels"][name] = {"seconds": round(dt, 3), "gcups": round(cells / dt / 1e9, 3)}
-        row["kernels"]["equal"] = all(np.array_equal(x, y)
-                                      for x, y in zip(got["simd"], got["striped"]))
+        row["kernels"]["pruned"]["cells_computed"] = int(pruned.LAST_STATS[0])
+        row["kernels"]["equal"] = all(np.array_equal(x, y) and np.array_equal(x, z)
+                                      for x, y, z in zip(got["simd"], got["striped"],
+                                                         got["pruned"]))
     if a.same_as_all:                     # every window aligned (window_bounds off)
         from s2g.config import configure
         configure(window_bounds=False)

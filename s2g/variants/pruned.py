@@ -10,10 +10,13 @@ threshold ``T`` is dropped (taken as unreachable, so nothing is computed from it
   ``min(a + b, o + e) / q`` a read q-gram spelled nowhere in the window, plus ``(q - 1)``
   such shares for the q-grams across the suffix's start; ``a`` a base where the window has
   no q-gram set);
-* cell ``(i, j)`` is kept when ``H(i, j) + U[i] >= T``. Each row is computed over the
-  column range its kept sources reach (the previous row's kept cells, their successors,
-  this row's kept cells' successors); a whole row where a fresh start (local mode's 0, the
-  virtual column) could still reach ``T``.
+* ``walk[j]``: the longest walk from column ``j`` to the window's end (no alignment from
+  there matches more bases);
+* cell ``(i, j)`` is kept when ``H(i, j) + min(U[i], a walk[j]) >= T``. Each row is
+  computed over the column range its kept sources reach (the previous row's kept cells,
+  their successors, this row's kept cells' successors), or the whole row where a fresh
+  start (local mode's 0, the virtual column) could still reach ``T``, cut where even
+  ``H = a i`` could not (the walk left is too short).
 
 **Exactness.** Every value computed is the score of a real alignment (the DP over a subset
 of the sources), so it never exceeds the full DP's. A cell on an alignment scoring ``S >=
@@ -22,8 +25,14 @@ every one of its cells is kept and gets its full-DP value. Hence when the best c
 scores ``S >= T``, every cell whose full-DP score is ``S`` is found with it and nothing
 scores more: the score and V0's end cell (the first column, then the smallest row) are the
 full DP's. When ``S < T`` (the threshold was above the optimum), ``S`` is still a real
-score: the window runs again with ``T = S``, which then holds. The first ``T`` is the
-bound ``U[0]`` less a margin (:data:`MARGIN_PER_KB`); too high costs a cheap narrow pass.
+score, a lower bound on the optimum: the window runs again with the margin below ``U[0]``
+doubled, or at ``S`` once that is higher (:func:`align_window`), until a pass holds. The
+first margin is :data:`MARGIN_PER_KB`; too high a ``T`` costs a cheap narrow pass. A
+``floor`` (a read's later windows: its lead window's score less 200 mismatches) is the
+lowest ``T``: a window with nothing above it comes back as none.
+
+The kept rows of each column (the last pass's) hold every optimal alignment of the
+window: the CPU traceback computes only inside them (:mod:`s2g.trace.bands`).
 
 Window semantics (virtual column, merges of in-window predecessors) are
 :func:`s2g.window.align_window`'s; results equal :func:`s2g.window.align_windows_ref`
@@ -38,8 +47,7 @@ import numpy as np
 
 from .._numba import NJIT
 from ..dp import LOCAL
-from ..scoring import NEG_INF
-from ..scoring import fits_int32
+from ..scoring import NEG_INF, fits_int32
 from ..seeded.windows import QGRAM, _qgram_set
 from ..window import align_windows_ref, check_mode
 
@@ -435,6 +443,7 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs, rows):
             for x in range(jlo, c):
                 if Hc[x] == neg:
                     continue
+                rlo[x] = 0                    # (an insertion from row 0: semiglobal)
                 if prev[x]:
                     rlo[x - 1] = 0
                     rhi[x - 1] = max(rhi[x - 1], 0)
