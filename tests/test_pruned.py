@@ -21,6 +21,13 @@ from test_v0 import SETTINGS, batch_of, dag_cases, scorings, write_tmp
 from test_window import random_windows
 
 
+@pytest.fixture(autouse=True)
+def _no_budget(monkeypatch):
+    """Every window through the pruned passes (no striped fallback), but where a test
+    sets a budget itself."""
+    monkeypatch.setattr(pruned, "BUDGET", 0.0)
+
+
 def _same(graph, batch, tr, lo, hi, sc, mode):
     want = align_windows_ref(graph, batch.codes_flat, batch.offsets, tr, lo, hi, sc, mode)
     got = pruned.align_windows(graph, batch.codes_flat, batch.offsets, tr, lo, hi, sc, mode)
@@ -226,3 +233,23 @@ def test_pruned_bands_seeded_long_reads(tmp_path):
         out[on] = [(t.cigar, tuple(t.path)) for t in res.tracebacks]
     assert out[True] == out[False]
     assert len(out[True]) == len(seqs)
+
+
+def test_pruned_budget_falls_back_to_striped(tmp_path, monkeypatch):
+    """A window whose passes would compute more than BUDGET of its cells is aligned
+    striped instead (counted in LAST_STATS[2]), with the same results (floors kept)."""
+    g, batch, _ = _snp_reads(tmp_path, 6, 4)
+    n = batch.n_reads
+    tr = np.arange(n, dtype=np.int64)
+    lo, hi = np.zeros(n, np.int64), np.full(n, g.n_bases)
+    sc, mode = Scoring(), Mode.LOCAL
+    want = align_windows_ref(g, batch.codes_flat, batch.offsets, tr, lo, hi, sc, mode)
+    monkeypatch.setattr(pruned, "BUDGET", 1e-6)
+    got = pruned.align_windows(g, batch.codes_flat, batch.offsets, tr, lo, hi, sc, mode)
+    assert pruned.LAST_STATS[2] == n
+    for w, x in zip(want, got):
+        np.testing.assert_array_equal(x, w)
+    floor = want[0] + 1
+    got = pruned.align_windows(g, batch.codes_flat, batch.offsets, tr, lo, hi, sc, mode,
+                               floor=floor)
+    assert (got[0] == NEG_INF).all()

@@ -58,6 +58,21 @@ MARGIN_MIN = 40
 #: columns a row computes at a time (its H, E, F and H0 stay in the L1 cache: whole
 #: 10,000-column rows ran 3x slower per cell, memory-bound)
 CHUNK = 1024
+#: the margin grows as the bound sees a smaller share of a perfect score, ``r = U[0] /
+#: (a m)`` (more errors, and the bound looser: U[0] - optimum was 78-126 a a kbp at r
+#: 0.88-0.89, 5% errors; 240-280 at r 0.81-0.82, 10% errors; MHC, 2026-12-03): per kbp
+#: MARGIN_PER_KB + MARGIN_SLOPE x (RATIO_AT_MIN_MARGIN - r)
+MARGIN_SLOPE = 2000
+RATIO_AT_MIN_MARGIN = 0.88
+#: below this r a window without a floor runs striped at once (at 10% errors even a
+#: threshold at the optimum kept 12-16% of the cells, ~0.6x striped's time, and finding
+#: it took 3-4 passes: 2.4x slower than striped)
+MIN_RATIO = 0.84
+#: a window's passes may compute at most this share of its cells; past it the window
+#: runs striped (:mod:`s2g.variants.striped`, ~0.7 ns a cell against ~3 here: where the
+#: bound is loose, at 10% errors, pruning kept ~70% of the lead windows' cells and ran
+#: 2.4x slower than striped); 0: no limit
+BUDGET = 0.2
 #: "no kept row" in a column's first-kept-row array
 BIG_ROW = np.int32(1 << 30)
 
@@ -325,13 +340,15 @@ def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry, rows):
 
 
 @numba.njit(**NJIT)
-def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs, rows):
+def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs, rows, budget):
     """Best (score, i, j) of read ``q`` in columns ``[lo, hi)`` over the cells kept at
     threshold ``T`` (module doc), and the number of cells computed. ``bufs``: six int32
     arrays (H and F of two rows, E, H0) of at least ``hi - lo`` columns, every one NEG_INF
     (left so). ``rows`` = (rlo, rhi), int32 of ``hi - lo``: set to each column's first and
     last kept row (row 0 where a kept row-1 cell reads the column; ``BIG_ROW``/-1 where
-    none): every cell of every alignment scoring at least ``T`` lies in them.
+    none): every cell of every alignment scoring at least ``T`` lies in them. Past
+    ``budget`` cells computed the pass stops (cells returned: ``budget`` passed; the
+    result means nothing).
 
     A row runs in two passes: :func:`_row_direct` (every source but the deletion, in
     SIMD), then the deletions left to right, ``E(c) = max(E(c - 1) - e, H0(c - 1) - o -
@@ -439,6 +456,8 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs, rows):
                 (np.int64(a), np.int64(b), np.int64(oe), np.int64(e), np.int64(floor)),
                 (el, h0l, nlo, nhi, ndr, best, bi, bj), rows)
         cells += c - jlo
+        if cells > budget:
+            break
         if i == 1:                            # row 0 of the columns kept row-1 cells read
             for x in range(jlo, c):
                 if Hc[x] == neg:
@@ -490,14 +509,16 @@ def _whole_nodes(lo, hi, node_start, pred_ptr, pred_idx):
 
 
 @numba.njit(**NJIT)
-def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows):
+def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget):
     """Best (score, i, j) of read ``q`` in columns ``[lo, hi)`` (module doc), exact, or
     (NEG_INF, -1, -1) where no alignment there reaches ``floor``. Passes at thresholds
     ``U[0]`` less a margin that doubles while a pass falls short (each such pass's score
     is a lower bound: once the margin passes it, the last pass runs at it), never below
     ``floor``. ``sc`` = (a, b, o, e); ``stats`` += (cells computed, passes after the
     first); ``rows``: the last pass's kept rows per column (:func:`pruned_window`), a band
-    holding every optimal alignment of the window."""
+    holding every optimal alignment of the window. Returns (score, i, j, done): not done
+    where the passes together computed more than ``budget`` cells (the caller aligns
+    that window otherwise)."""
     base, node_start, pred_ptr, pred_idx = gr
     a, b, o, e = sc
     m = len(q)
@@ -511,38 +532,46 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows):
     bufs = (np.full(W, neg, np.int32), np.full(W, neg, np.int32), np.full(W, neg, np.int32),
             np.full(W, neg, np.int32), np.full(W, neg, np.int32), np.full(W, neg, np.int32))
     low = np.int64(1) if mode == LOCAL else np.int64(NEG_INF)   # the least score kept
+    r = U[0] / max(a * m, 1)                  # the bound's share of a perfect score
+    if floor <= NEG_INF and r < MIN_RATIO:
+        return np.int64(NEG_INF), np.int64(-1), np.int64(-1), False   # loose: striped
     low = max(low, floor)
     known = np.int64(NEG_INF)                 # the best score a pass has found so far
-    margin = max(MARGIN_MIN * a, MARGIN_PER_KB * a * m // 1000)
+    per_kb = MARGIN_PER_KB + MARGIN_SLOPE * max(0.0, RATIO_AT_MIN_MARGIN - r)
+    margin = max(np.int64(MARGIN_MIN * a), np.int64(per_kb * a * m / 1000))
     first = True
     while True:
         T = max(U[0] - margin, low, known)
         s, i, j, c = pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs,
-                                   rows)
+                                   rows, budget)
         stats[0] += c
+        budget -= c
+        if budget < 0:
+            return np.int64(NEG_INF), np.int64(-1), np.int64(-1), False
         if not first:
             stats[1] += 1
         first = False
         if s >= T:
-            return s, i, j
+            return s, i, j, True
         if T <= low:                          # nothing reaches the floor
-            return np.int64(NEG_INF), np.int64(-1), np.int64(-1)
+            return np.int64(NEG_INF), np.int64(-1), np.int64(-1), True
         known = max(known, s)
         margin *= 2
 
 
 @numba.njit(parallel=True, **NJIT)
 def _align_windows(codes, offs, task_read, task_lo, task_hi, task_floor, order, gr, mode, sc,
-                   pen, n_work, band):
+                   pen, n_work, band, share):
     """Worker ``w`` of ``n_work`` takes tasks ``order[w::n_work]`` (costliest first, as
     :mod:`s2g.variants.striped`). ``band`` = (offsets, flat int32): task ``t``'s kept rows
     per column at ``flat[off[t]:off[t] + 2 W]`` (first rows, then last rows) where
-    ``off[t] >= 0``."""
+    ``off[t] >= 0``. ``share``: a window's cell budget (:data:`BUDGET`; 0: none)."""
     b_off, b_rows = band
     n = len(task_read)
     score = np.full(n, NEG_INF, np.int64)
     end_i = np.full(n, -1, np.int64)
     end_j = np.full(n, -1, np.int64)
+    done = np.ones(n, np.bool_)
     stats = np.zeros((n_work, 2), np.int64)
     for w in numba.prange(n_work):
         for x in range(w, len(order), n_work):
@@ -558,13 +587,15 @@ def _align_windows(codes, offs, task_read, task_lo, task_hi, task_floor, order, 
                 rows = (b_rows[x0:x0 + W], b_rows[x0 + W:x0 + 2 * W])
             else:
                 rows = (np.empty(W, np.int32), np.empty(W, np.int32))
-            score[t], end_i[t], end_j[t] = align_window(q, lo, hi, gr, mode, sc, pen,
-                                                        task_floor[t], stats[w], rows)
-    return score, end_i, end_j, stats.sum(axis=0)
+            budget = np.int64(share * W * len(q)) if share > 0 else np.int64(1) << 62
+            score[t], end_i[t], end_j[t], done[t] = align_window(
+                q, lo, hi, gr, mode, sc, pen, task_floor[t], stats[w], rows, budget)
+    return score, end_i, end_j, done, stats.sum(axis=0)
 
 
-#: cells computed and second passes of the last :func:`align_windows` call (a bench aid)
-LAST_STATS = np.zeros(2, np.int64)
+#: cells computed, passes after the first, and windows given up (:data:`BUDGET`) in the
+#: last :func:`align_windows` call (a bench aid)
+LAST_STATS = np.zeros(3, np.int64)
 
 
 def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scoring, mode,
@@ -601,12 +632,22 @@ def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scori
     if bands is not None and len(task_read):
         b_off[:] = np.concatenate(([0], np.cumsum(2 * (hi - lo))[:-1]))
     b_rows = np.empty(int(2 * (hi - lo).sum()) if bands is not None else 0, np.int32)
-    score, end_i, end_j, st = _align_windows(
+    score, end_i, end_j, done, st = _align_windows(
         np.asarray(codes_flat, np.uint8), offs, task_read, lo, hi, fl, order, gr, int(mode),
-        (a, b, o, e), delta / QGRAM, n_work, (b_off, b_rows))
-    LAST_STATS[:] = st
+        (a, b, o, e), delta / QGRAM, n_work, (b_off, b_rows), float(BUDGET))
+    LAST_STATS[:2] = st
+    LAST_STATS[2] = int(np.count_nonzero(~done))
+    if not done.all():                        # loose bounds (high error rates): striped
+        from . import striped
+        x = np.nonzero(~done)[0]
+        got = striped.align_windows(graph, codes_flat, offs, task_read[x], lo[x], hi[x],
+                                    scoring, mode)
+        for r, y in zip((score, end_i, end_j), got):
+            r[x] = y
+        below = score[x] < fl[x]
+        score[x[below]], end_i[x[below]], end_j[x[below]] = NEG_INF, -1, -1
     if bands is not None:
-        for t in np.nonzero(score > NEG_INF)[0].tolist():
+        for t in np.nonzero((score > NEG_INF) & done)[0].tolist():
             W = int(hi[t] - lo[t])
             x0 = int(b_off[t])
             bands[t] = (b_rows[x0:x0 + W], b_rows[x0 + W:x0 + 2 * W])
