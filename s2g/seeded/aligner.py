@@ -323,11 +323,13 @@ class SeededAligner:
         res.col_lo[idx] = 0
 
     def _align_tasks(self, cand, reads, sel, out, floor=None):
-        """Align the windows ``sel`` (a task mask) into ``out = [ts, tei, tej, wr]``: on
+        """Align the windows ``sel`` (a task mask) into ``out = [ts, tei, tej, wr,
+        tbands]``: on
         the GPU (:func:`s2g.trace.gpu.run_windows`, its :class:`WindowRun` merged into
         ``out[3]``; what it leaves runs here), or with ``window_kernel``. ``floor`` (per
         task): a window scoring below it may be left unaligned (NEG_INF) by a kernel that
-        takes one (``window_kernel.takes_floor``)."""
+        takes one (``window_kernel.takes_floor``), which also fills ``tbands`` (task ->
+        kept rows) where ``tb_prune_band`` is on."""
         ts, tei, tej, wr, _ = out
         wg = cand.wg
         t_read, t_lo, t_hi = cand.t_read, wg.t_lo, wg.t_hi
@@ -363,8 +365,9 @@ class SeededAligner:
     def _windows(self, cand, reads):
         """Every window's (score, end_i, end_j), the GPU's :class:`WindowRun` (None on
         the CPU) and the CPU's pruned windows' kept rows (task -> (rlo, rhi), a band
-        for the traceback: :func:`s2g.variants.pruned.align_windows`). Reads of at least ``corridor_min_len`` bases with several windows align
-        their best chain's window first (with every window of other reads); a window
+        for the traceback: :func:`s2g.variants.pruned.align_windows`). Reads of at
+        least ``corridor_min_len`` bases with several windows align their best chain's
+        window first (with every window of other reads); a window
         whose bound (``a`` x its longest walk, :func:`longest_walks`, or the q-gram
         lemma's, :func:`qgram_bounds`) is at least ``DROP_MISMATCHES`` mismatches' worth
         below that score is then not aligned: it could not be picked, and its term in the
