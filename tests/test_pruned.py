@@ -77,15 +77,22 @@ def test_pruned_long_reads_with_gaps_equal_the_reference(tmp_path, mode):
         _same(g, batch, tr, lo, hi, sc, Mode.parse(mode))
 
 
-def test_pruned_floor(tmp_path):
-    """Under a floor a window is reported as none (score NEG_INF), at or above it as the
-    reference gives it; the cells computed drop with a floor above the optimum."""
+def _whole_windows(tmp_path):
+    """Six SNP-graph reads each in a whole-graph window, local mode, and the reference's
+    (score, end_i, end_j): (graph, batch, n, tasks, lo, hi, scoring, mode, reference)."""
     g, batch, _ = _snp_reads(tmp_path, 6, 4)
     n = batch.n_reads
     tr = np.arange(n, dtype=np.int64)
     lo, hi = np.zeros(n, np.int64), np.full(n, g.n_bases)
     sc, mode = Scoring(), Mode.LOCAL
     want = align_windows_ref(g, batch.codes_flat, batch.offsets, tr, lo, hi, sc, mode)
+    return g, batch, n, tr, lo, hi, sc, mode, want
+
+
+def test_pruned_floor(tmp_path):
+    """Under a floor a window is reported as none (score NEG_INF), at or above it as the
+    reference gives it; the cells computed drop with a floor above the optimum."""
+    g, batch, n, tr, lo, hi, sc, mode, want = _whole_windows(tmp_path)
     pruned.align_windows(g, batch.codes_flat, batch.offsets, tr, lo, hi, sc, mode)
     cells_all = int(pruned.LAST_STATS[0])
     floor = want[0] + np.where(np.arange(n) % 2 == 0, 0, 1)   # even: at it; odd: above
@@ -238,12 +245,7 @@ def test_pruned_bands_seeded_long_reads(tmp_path):
 def test_pruned_budget_falls_back_to_striped(tmp_path, monkeypatch):
     """A window whose passes would compute more than BUDGET of its cells is aligned
     striped instead (counted in LAST_STATS[2]), with the same results (floors kept)."""
-    g, batch, _ = _snp_reads(tmp_path, 6, 4)
-    n = batch.n_reads
-    tr = np.arange(n, dtype=np.int64)
-    lo, hi = np.zeros(n, np.int64), np.full(n, g.n_bases)
-    sc, mode = Scoring(), Mode.LOCAL
-    want = align_windows_ref(g, batch.codes_flat, batch.offsets, tr, lo, hi, sc, mode)
+    g, batch, n, tr, lo, hi, sc, mode, want = _whole_windows(tmp_path)
     monkeypatch.setattr(pruned, "BUDGET", 1e-6)
     got = pruned.align_windows(g, batch.codes_flat, batch.offsets, tr, lo, hi, sc, mode)
     assert pruned.LAST_STATS[2] == n
