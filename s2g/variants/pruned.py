@@ -663,3 +663,20 @@ def long_tasks(offs, tr):
         return None
     sel = (offs[tr + 1] - offs[tr]) >= m
     return sel if sel.any() else None
+
+
+def align_selected(graph, codes, offs, tr, lo, hi, scoring, mode, sel, floor, bands):
+    """:func:`align_windows` of the tasks ``sel`` (a mask) into full-length result arrays
+    (the other tasks' entries left for the caller), ``floor`` and ``bands`` in the
+    caller's task numbering (either None)."""
+    res = tuple(np.empty(len(tr), np.int64) for _ in range(3))
+    fl = None if floor is None else np.asarray(floor, np.int64)[sel]
+    sub = None if bands is None else {}
+    got = align_windows(graph, codes, offs, tr[sel], lo[sel], hi[sel], scoring, mode,
+                        floor=fl, bands=sub)
+    at = np.nonzero(sel)[0]
+    for k, v in (sub or {}).items():
+        bands[int(at[k])] = v
+    for r, y in zip(res, got):
+        r[sel] = y
+    return res

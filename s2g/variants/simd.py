@@ -742,21 +742,12 @@ def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scori
     from . import pruned, striped
     pr = pruned.long_tasks(offs, tr) if force_type is None and lanes is None else None
     if pr is not None:                   # long reads' windows: the cells that can count
-        res = tuple(np.empty(len(tr), np.int64) for _ in range(3))
+        res = pruned.align_selected(graph, codes, offs, tr, lo, hi, scoring, mode, pr, floor,
+                                    bands)
         if (~pr).any():
             out = align_windows(graph, codes, offs, tr[~pr], lo[~pr], hi[~pr], scoring, mode)
             for r, x in zip(res, out):
                 r[~pr] = x
-        fl = None if floor is None else np.asarray(floor, np.int64)[pr]
-        sub = None if bands is None else {}
-        got = pruned.align_windows(graph, codes, offs, tr[pr], lo[pr], hi[pr], scoring, mode,
-                                   floor=fl, bands=sub)
-        if sub:
-            at = np.nonzero(pr)[0]
-            for k, v in sub.items():
-                bands[int(at[k])] = v
-        for r, y in zip(res, got):
-            r[pr] = y
         return res
     few = striped.few_long(offs, tr) if force_type is None and lanes is None else None
     if few is None:
