@@ -164,6 +164,11 @@ KNOBS = (
          "CPU traceback of long windows: row bands compute only their slack band's columns"),
     Knob("long_score_first", True, bool, "run",
          "seeded long windows: scores first (no codes), the chosen ones traced in their band"),
+    Knob("gpu_prune", True, bool, "run",
+         "seeded long windows scored first (local mode): the cells that can still hold the "
+         "optimum only (score bounds; exact; s2g/trace/long/prune.py)"),
+    Knob("gpu_prune_margin", 100, int, "run",
+         "pruned GPU windows: the first threshold's margin, percent of the CPU's"),
     # ---- long-window kernel, s2g/gpu_long.py
     Knob("long_strip", 32, int, "compile", "long kernel: rows a strip (8, 16, 24 or 32)"),
     Knob("long_max_t", 256, int, "compile", "long kernel: most threads a block"),

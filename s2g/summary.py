@@ -87,7 +87,10 @@ def _timings(args, aligner, st, dt, spent):
               " GCUPS" + (f"; of which scores only (seeded windows): "
                           f"{gt['long_score_windows']:,} windows, "
                           f"{gt['long_score_cells']:,} cells, {gt['long_score_kernel']:.2f} s"
-                          if gt["long_score_windows"] else ""),
+                          if gt["long_score_windows"] else "")
+              + (f" (pruned: {gt['long_pruned_launches']} launches, "
+                 f"{gt['long_pruned_reruns']:,} windows run again)"
+                 if gt.get("long_pruned_launches") else ""),
               file=sys.stderr)
 
 

@@ -229,6 +229,7 @@ def _dispatchers(task):
     if k == "seeded":
         from . import index, seeded, window
         from .config import settings
+        from .dp import LOCAL
         from .variants import pruned, simd, striped
         # the CPU window kernel the tiny run's reads take: long reads' windows run pruned
         # (simd.align_windows), or a few striped (striped.few_long), and then lockstep is
@@ -263,8 +264,15 @@ def _dispatchers(task):
                 int(task["read_len"]) ** 2 > window_max_cells():
             # long windows: scored on the long-window kernel, traced from their end cells;
             # summarize_sel (find mode's walks) never runs (probing it kept every warm
-            # 10 kbp GPU run waiting 2.5 s on a task, H200, session 35)
-            return ds + [gpu_program.sizes]
+            # 10 kbp GPU run waiting 2.5 s on a task, H200, session 35); in local mode
+            # pruned (its host half and its kernel)
+            ds = ds + [gpu_program.sizes]
+            if cfg.gpu_prune and int(task["mode"]) == LOCAL:
+                from .trace.long import launch, prune, source
+                a, b = int(task["scoring"][0]), int(task["scoring"][1])
+                ds += [prune._bounds, prune.strip_thresholds,
+                       launch.cache_probe(True, source.prmt_fits(a, b), prune=True)]
+            return ds
         return ds + [gpu_program.sizes, gpu_program.summarize_sel]
     raise ValueError(f"unknown warm-up task {task!r}")
 

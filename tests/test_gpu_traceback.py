@@ -60,17 +60,20 @@ def test_cuda_simulator_matches_cpu_traceback():
     _sim_check("9")
 
 
-@pytest.mark.parametrize("S,local,prmt", [(32, True, True), (8, False, False)])
-def test_long_kernel_ptx_compiles_without_local_memory(monkeypatch, S, local, prmt):
+@pytest.mark.parametrize("S,local,prmt,prune", [(32, True, True, False),
+                                                 (8, False, False, False),
+                                                 (32, True, True, True)])
+def test_long_kernel_ptx_compiles_without_local_memory(monkeypatch, S, local, prmt, prune):
     """The generated long-window kernel (the default strips of 32 rows in local mode with
-    PRMT tables; 8-row strips for global/semiglobal with compare + select): no per-thread
-    arrays, and its cells written out S times use 32-bit arithmetic only; it waits on the
-    previous round (atomics) and publishes its hand-off behind a fence."""
+    PRMT tables; 8-row strips for global/semiglobal with compare + select; the pruned
+    kernel, s2g/trace/long/prune.py): no per-thread arrays, and its cells written out S
+    times use 32-bit arithmetic only; it waits on the previous round (atomics) and
+    publishes its hand-off behind a fence."""
     import re
     from s2g.trace.long import source
     _sm90(monkeypatch)
     try:
-        ptx = source.compile_ptx((9, 0), S, local, prmt)
+        ptx = source.compile_ptx((9, 0), S, local, prmt, prune)
     except Exception as exc:  # no NVVM: the toolchain is a test dependency (pyproject)
         pytest.skip(f"compile_ptx unavailable: {type(exc).__name__}: {exc}")
     assert ".entry" in ptx and "bar.sync" in ptx     # the block's barrier per step
@@ -82,6 +85,18 @@ def test_long_kernel_ptx_compiles_without_local_memory(monkeypatch, S, local, pr
         assert len(at) == S
         wide = [ln for ln in lines[at[0]:at[-1]] if re.search(r"\.[sub]64\b", ln)]
         assert not wide, wide[:5]
+
+
+def test_pruned_long_kernel_under_the_cuda_simulator_matches_the_reference():
+    """The pruned long-window kernel (s2g/trace/long/prune.py): every window's best cell ==
+    the window reference's, floors and passes that fall short included
+    (tests/pruned_gpu_cudasim_check.py)."""
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO),
+               S2G_CONFIG=",".join(f"{k}={v}" for k, v in LONG_SIM.items()))
+    p = subprocess.run([sys.executable, str(REPO / "tests" / "pruned_gpu_cudasim_check.py"),
+                        "1"], env=env, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.startswith("OK 1"), p.stdout
 
 
 def test_long_walk_kernel_ptx_compiles(monkeypatch):

@@ -337,7 +337,7 @@ class SeededAligner:
         if self.device == "gpu":
             from ..trace import gpu
             part = gpu.run_windows(wg.graph, reads, self.scoring, self.mode, t_read, t_lo,
-                                   t_hi, piece_at=wg.piece_at, only=sel)
+                                   t_hi, piece_at=wg.piece_at, only=sel, floor=floor)
             if wr is None:
                 out[3] = wr = part
             else:

@@ -34,6 +34,7 @@ from .gpu_groups import long_banded, long_bounds, long_prefetched, split
 from .gpu_program import N_SIZES, sizes, summarize_sel
 from .gpu_walk import cum
 from .long import launch as long_launch
+from .long import prune as long_prune
 
 def max_cells() -> int:
     """Largest window (cells) traced on the GPU by the one-thread kernel; larger ones go to
@@ -166,8 +167,36 @@ class WindowRun:
             flat.add(reads_of[m], end_i_reads, oo2, co2, start[sel], summary)
 
 
+def _pruned(ti, out, tasks, szt, rows, L, t_read, t_lo, t_hi, floor, scoring):
+    """Best cells of long windows ``tasks`` (scores only, local mode) on the pruned kernel
+    (:mod:`s2g.trace.long.prune`), into ``out`` (a :class:`WindowRun`)."""
+    def chunks(sel, th):
+        pth, pthoff = th
+        got = np.empty((len(sel), 3), np.int64)
+        for c0, c1 in long_bounds(szt[sel], rows[sel], L[sel], store=False):
+            x = sel[c0:c1]
+            tk = tasks[x]
+            p0, p1 = int(pthoff[c0]), int(pthoff[c1])
+            got[c0:c1] = chunk(ti, t_read[tk], szt[x], rows[x], L[x],
+                               win=(t_lo[tk], t_hi[tk]), long=True, store=False,
+                               prune=(pth[p0:max(p1, p0 + 1)], pthoff[c0:c1 + 1] - p0))[0]
+        return got
+
+    fl = (np.full(len(tasks), NEG_INF, np.int64) if floor is None
+          else np.asarray(floor, np.int64)[tasks])
+    best, again = long_prune.run(chunks, ti.graph, ti.reads, ti.offs, scoring, t_read[tasks],
+                                 t_lo[tasks], t_hi[tasks], rows, fl,
+                                 settings().gpu_prune_margin)
+    PROFILE["long_pruned_reruns"] += again
+    ok = best[:, 0] > NEG_INF
+    out.score[tasks] = np.where(ok, best[:, 0], NEG_INF)
+    out.end_i[tasks] = np.where(ok, best[:, 1], -1)
+    out.end_j[tasks] = np.where(ok, t_lo[tasks] + best[:, 2], -1)
+    out.on_gpu[tasks] = True
+
+
 def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
-                long_cells=None, fast=None, piece_at=None, only=None):
+                long_cells=None, fast=None, piece_at=None, only=None, floor=None):
     """Seeded windows on the GPU: task ``t`` aligns read ``t_read[t]`` inside columns
     ``[t_lo[t], t_hi[t])`` (the semantics of :func:`s2g.window.align_windows_ref`).
 
@@ -185,6 +214,9 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
     their bands, as the ``fast`` kernel's are);
     larger ones (or with a predecessor list too long) are left to the caller: ``on_gpu`` is
     False there. ``only``: a task mask; the other tasks are not run (``on_gpu`` False).
+    Long windows scored first in local mode run pruned (knob ``gpu_prune``,
+    :mod:`s2g.trace.long.prune`), down to ``floor`` (per task, optional: a window whose
+    best alignment scores below it gets NEG_INF, as :mod:`s2g.variants.pruned` gives).
     Returns a :class:`WindowRun`."""
     kern = gpu_kernel.get_kernel()
     mode = int(mode)
@@ -234,6 +266,9 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
         tasks = tasks[np.lexsort((sz[tasks, 0], rows_all[tasks]))]
         szt, rows, L = sz[tasks], rows_all[tasks], L_all[tasks]
         store = not (long and first)
+        if long and not store and mode == LOCAL and settings().gpu_prune:
+            _pruned(ti, out, tasks, szt, rows, L, t_read, t_lo, t_hi, floor, scoring)
+            continue
         bounds = (long_bounds(szt, rows, L, store=store) if long
                   else chunk_bounds(szt, rows, L))
         for c0, c1 in bounds:

@@ -25,7 +25,8 @@ from .long import plan as long_plan
 #: seconds per stage, summed over calls (bench/gpu_traceback_profile.py reads it)
 PROFILE = {"sizes": 0.0, "fill": 0.0, "device": 0.0, "kernel": 0.0, "summary": 0.0, "store": 0.0,
            "band": 0.0, "long_launches": 0, "long_windows": 0, "long_cells": 0, "long_kernel": 0.0,
-           "long_score_windows": 0, "long_score_cells": 0, "long_score_kernel": 0.0}
+           "long_score_windows": 0, "long_score_cells": 0, "long_score_kernel": 0.0,
+           "long_pruned_launches": 0, "long_pruned_reruns": 0}
 
 
 class TraceInputs(NamedTuple):
@@ -146,7 +147,8 @@ def prep_slice(prep, c0, c1, first):
             t if first else 0.0)
 
 
-def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None, store=True):
+def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None, store=True,
+          prune=None):
     """One kernel launch over reads ``idx`` (``ti`` a :class:`TraceInputs`). ``win`` = (lo,
     hi) per entry: seeded windows (the kernel finds each end cell); returns the raw outputs
     (best cells, walks) instead of adding tracebacks to ``ti.out``. ``long``:
@@ -154,7 +156,8 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None,
     :mod:`s2g.trace.gpu_kernel`'s (one thread per window). ``prep``: this launch's
     :func:`prepare_chunk` (else made here); ``on_launch``: called once the kernel is
     queued. ``store=False`` (seeded long windows): best cells only, no walks (the outputs
-    other than the best cells are empty)."""
+    other than the best cells are empty); ``prune``: their strips' thresholds, the pruned
+    kernel (:mod:`s2g.trace.long.prune`)."""
     kern, graph, reads, mode, a, b, o, e = (ti.kern, ti.graph, ti.reads, ti.mode, ti.a, ti.b,
                                             ti.o, ti.e)
     score, ei, ej, out = ti.score, ti.ei, ti.ej, ti.out
@@ -196,7 +199,7 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None,
         d_ops, d_cols, d_n, d_start, d_st, d_best, (ev0, ev1) = long_launch.launch(
             d, emp, long_launch.LongChunk(n, mode, a, b, o, e, codes, qoff, rows, score_c, coff,
                                           poff, sz, oo, co, prog, win is not None, band,
-                                          store))
+                                          store, prune))
     else:
         from numba import cuda
         args = [d(np.ascontiguousarray(codes, np.uint8)), d(qoff), d(rows.astype(np.int32)),
@@ -228,6 +231,8 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None,
         PROFILE["long_windows"] += n
         PROFILE["long_cells"] += cells
         PROFILE["long_kernel"] += ms / 1e3
+        if prune is not None:
+            PROFILE["long_pruned_launches"] += 1
         if not store:
             PROFILE["long_score_windows"] += n
             PROFILE["long_score_cells"] += cells

@@ -126,12 +126,12 @@ _KERNELS: dict = {}
 _KERNELS_LOCK = threading.Lock()
 
 
-def get_kernel(S: int = None, local: bool = True, prmt_sub: bool = True):
+def get_kernel(S: int = None, local: bool = True, prmt_sub: bool = True, prune: bool = False):
     """The kernel for strips of ``S`` rows (default :data:`s2g.trace.long.plan.S`), local
-    mode or not, compiled once per process (eagerly for its signature on a GPU, kept in
-    Numba's disk cache)."""
+    mode or not, pruned or not (:func:`s2g.trace.long.source._render`), compiled once per
+    process (eagerly for its signature on a GPU, kept in Numba's disk cache)."""
     S = plan.S if S is None else int(S)
-    key = (S, bool(local), bool(prmt_sub))
+    key = (S, bool(local), bool(prmt_sub), bool(prune))
     with _KERNELS_LOCK:           # s2g.trace.gpu.prepare loads it from another thread
         return _KERNELS[key] if key in _KERNELS else _get_kernel(key)
 
@@ -139,25 +139,27 @@ def get_kernel(S: int = None, local: bool = True, prmt_sub: bool = True):
 def _get_kernel(key):
     if key not in _KERNELS:
         _cuda()
+        S, local, prmt_sub, prune = key
         if SIM:
-            _KERNELS[key] = cuda.jit(kernel_source(*key))
+            _KERNELS[key] = cuda.jit(kernel_source(S, local, prmt_sub, prune=prune))
         else:
             opts = {} if settings().no_cache else {"cache": True}
             if plan.MAXREG:
                 opts["max_registers"] = plan.MAXREG
             # numba's on-disk cache keys on the source, not on max_registers
-            fn = kernel_source(*key, note=f"max_registers={plan.MAXREG}")
-            _KERNELS[key] = loaded(cuda.jit(kernel_signature(), **opts)(fn))
+            fn = kernel_source(S, local, prmt_sub, note=f"max_registers={plan.MAXREG}",
+                               prune=prune)
+            _KERNELS[key] = loaded(cuda.jit(kernel_signature(prune), **opts)(fn))
     return _KERNELS[key]
 
 
-def cache_probe(local: bool, prmt_sub: bool):
+def cache_probe(local: bool, prmt_sub: bool, prune: bool = False):
     """A lazy dispatcher over the kernel's source exactly as :func:`get_kernel` compiles it
     (default strip height, register cap), whose disk cache tells whether that kernel is
     compiled (:func:`s2g.warmup.cold`); compiles nothing."""
     _cuda()
     fn = kernel_source(plan.S, bool(local), bool(prmt_sub), sim=False,
-                       note=f"max_registers={plan.MAXREG}")
+                       note=f"max_registers={plan.MAXREG}", prune=prune)
     return cuda.jit(cache=True)(fn)
 
 
@@ -166,8 +168,10 @@ class LongChunk(NamedTuple):
     codes (packed, offsets ``qoff``), rows, scores (traceback windows: the end cell's),
     program offsets ``coff``/``poff`` and sizes ``sz``, output offsets ``oo``/``co``, the
     programs' arrays ``prog``, ``find`` (seeded windows: the kernel finds the end cell),
-    ``band`` (see :func:`launch`) and ``store`` (False: seeded windows' best cells only, no
-    direction codes, merge choices or walks; device memory for the rounds alone)."""
+    ``band`` (see :func:`launch`), ``store`` (False: seeded windows' best cells only, no
+    direction codes, merge choices or walks; device memory for the rounds alone) and
+    ``prune`` (scores only, local mode: (thresholds per strip, each window's first), the
+    pruned kernel, :mod:`s2g.trace.long.prune`)."""
     n: int
     mode: int
     a: int
@@ -187,6 +191,7 @@ class LongChunk(NamedTuple):
     find: bool
     band: tuple = None
     store: bool = True
+    prune: tuple = None
 
 
 def launch(dev, emp, chunk):
@@ -199,8 +204,9 @@ def launch(dev, emp, chunk):
     the columns whose band meets its rows, and only the band's direction codes and merge
     choices are kept."""
     (n, mode, a, b, o, e, codes, qoff, rows, score, coff, poff, sz, oo, co, prog, find,
-     band, store) = chunk
+     band, store, prune) = chunk
     assert store or (find and band is None), "scores only: seeded windows, no band"
+    assert prune is None or (not store and mode == LOCAL), "pruned: scores only, local"
     S = plan.S
     DEBUG = plan.DEBUG if store else plan.DEBUG | 16     # 16: no codes, no merge choices
     R1 = rows + 1
@@ -208,7 +214,8 @@ def launch(dev, emp, chunk):
     T48 = threads_for(int(ns.max()))
     T = launch_threads(int(ns.max()), int((-(-ns // T48)).sum()))
     assert T <= 32 or not SIM, "the simulator's warp votes need one-warp blocks"
-    kern = get_kernel(S, mode == LOCAL, prmt_fits(a, b))
+    kern = get_kernel(S, mode == LOCAL, prmt_fits(a, b), prune is not None)
+    pargs = () if prune is None else (dev(prune[0]), dev(prune[1]))
     walk = get_walk_kernel()
     n_sh, dyn = shared_plan(T, int(sz[:, 3].max()),
                             plan.round_shared() if plan.round_t() else plan.shared_block())
@@ -286,7 +293,7 @@ def launch(dev, emp, chunk):
                             emp(hand, np.int32), emp(hand, np.int32), emp(hand, np.int32),
                             dirs32, dpred, epred, np.int32(find), d_best, *bargs,
                             dev(jobs), dev(jsoff), dev(jhoff), dev(np.zeros(1, np.int32)),
-                            dev(np.zeros(max(nj, 1), np.int32)), rbest)
+                            dev(np.zeros(max(nj, 1), np.int32)), rbest, *pargs)
         if not DEBUG & 8:
             walk[n, 1](*walk_args, dev(wjoff), dev(wjobs), rbest, *tail)
 

@@ -184,12 +184,15 @@ def _ptx_version():
     return _ptx.VERSION
 
 
-def _render(S: int, local: bool, prmt_sub: bool, sim: bool) -> str:
+def _render(S: int, local: bool, prmt_sub: bool, sim: bool, prune: bool = False) -> str:
     """Source of the kernel for strips of ``S`` rows (module doc): the strip's H, E and read
     codes are ``S`` scalars each (registers), the cell loop written out ``S`` times.
     ``local``: local mode (the H_START clamp and the column maximum); otherwise global or
     semiglobal (the mode is an argument). ``prmt_sub``: the substitution score is one PRMT
-    from a 4-byte table per row (scores that fit signed bytes), else compare + select."""
+    from a 4-byte table per row (scores that fit signed bytes), else compare + select.
+    ``prune`` (local mode, scores only): cells below their strip's threshold are dropped
+    and a lane whose strip and inputs are all dropped skips its cells (module doc)."""
+    assert local or not prune, "pruning: local mode only"
     R_ = lambda text, ind, **kw: emit_rows(S, text, ind, **kw)  # noqa: E731
     NW = S // 8
     # the read tables, the best-cell search and the end check have no Python branch per
@@ -238,15 +241,35 @@ def _render(S: int, local: bool, prmt_sub: bool, sim: bool) -> str:
            "        ev = neg\n"
            "        d = int32(H_START)\n"
            "    f = neg\n")
+    # pruned (module doc): a cell below the strip's threshold is dropped, H, E and F alike;
+    # scores only, so no direction codes (the cell as maxima, local mode)
+    kill = ("if h < th:\n"
+            "    h = neg\n"
+            "    ev = neg\n"
+            "    f = neg\n") if prune else ""
+    if prune:
+        cell = ("ev = max(int32(H{r} - oe), int32(E{r} - e32))\n"
+                "f = max(int32(hup - oe), int32(f - e32))\n"
+                f"h = max(max(int32(diag + {sub}), ev), max(f, zero))\n")
+        top = ("if top:\n"
+               "    h = zero\n"
+               "    ev = neg\n"
+               "    f = neg\n")
     tail = ("diag = H{r}\n"
             "H{r} = h\n"
             "hup = h\n"
             "E{r} = ev\n"
             + ("cm = max(cm, h)\n" if local else "")
-            + "wd{k} = uint32(wd{k} | (uint32(d) << uint32({sh})))\n")
-    cells = "\n".join(" " * 16 + ln.format(r=r, k=r // 8, sh=4 * (r % 8))
+            + ("" if prune else "wd{k} = uint32(wd{k} | (uint32(d) << uint32({sh})))\n"))
+    cells = "\n".join(" " * (20 if prune else 16) + ln.format(r=r, k=r // 8, sh=4 * (r % 8))
                       for r in range(S)
-                      for ln in (cell + (top if r == 0 else "") + tail).strip("\n").splitlines())
+                      for ln in (cell + (top if r == 0 else "") + kill + tail
+                                 ).strip("\n").splitlines())
+    if prune:       # a lane whose registers and inputs are all dropped computes nothing
+        cells = ("                regs_dead = (not mlv) if mc else (dead != 0)\n"
+                 "                if not (regs_dead and th > 0 and max(diag, max(hup, f)) <= neg):\n"
+                 + cells + "\n"
+                 "                    dead = int32(cm <= neg)")
     if local:
         find = ("if find and cm > best:\n"
                 "    cmv = neg\n"
@@ -278,12 +301,16 @@ def _render(S: int, local: bool, prmt_sub: bool, sim: bool) -> str:
             f"        wd{kk} = uint32(wd{kk} | _spread((pxw >> uint32({8 * kk})) & uint32(255)))\n"
             f"    dirs32[uint64(dab + {kk})] = wd{kk}").splitlines())
     text = _KERNEL_TEXT
+    for key, val in _PRUNE_TEXT.items():     # lines of the pruned kernel only
+        text = text.replace(key + ("" if key == "@PRUNEARGS@" else "\n"), val if prune else "")
     qinit = R_("Q{r} = MISW" if prmt_sub else "Q{r} = int32(7)", 8)
     for key, val in (("@QTAB@", qinit + "\n        if R >= 1:\n" + R_(qtab, 12)),
                      ("@COLSEL@", "\n".join(" " * 16 + ln for ln in colsel.splitlines())),
                      ("@CMINIT@", " " * 16 + cm_init if cm_init else ""),
-                     ("@WDINIT@", "\n".join(" " * 16 + f"wd{kk} = uint32(0)" for kk in range(NW))),
-                     ("@CELLS@", cells), ("@WORDS@", words), ("@FIND@", find), ("@HEND@", hend),
+                     ("@WDINIT@", "" if prune else
+                      "\n".join(" " * 16 + f"wd{kk} = uint32(0)" for kk in range(NW))),
+                     ("@CELLS@", cells), ("@WORDS@", "                    pass" if prune else words),
+                     ("@FIND@", find), ("@HEND@", hend),
                      ("@LOADREGS@", R_("H{r} = col[uint64(myc + {r})]\n"
                                        "E{r} = col[uint64(myc + TSP + {r})]", 16)),
                      ("@DUMPREGS@", R_("col[uint64(myc + {r})] = H{r}\n"
@@ -295,7 +322,8 @@ def _render(S: int, local: bool, prmt_sub: bool, sim: bool) -> str:
                      ("@PREDFOLD2@", _ind(_PRED_FOLD.format(s="2", p=" + 1"), 32))):
         text = text.replace(key, val)
     head = [f"# generated by s2g.trace.long.source (S={S}, local={local}, prmt={prmt_sub}, "
-            f"sim={sim}, _ptx v{_ptx_version()}); do not edit",
+            f"sim={sim}, _ptx v{_ptx_version()}); do not edit"
+            + (" (pruned)" if prune else ""),
             "from numba import cuda, int32, int64, uint32, uint64",
             "from s2g.trace.gpu_walk import walk_dev",
             ("from s2g.variants._ptx import prmt_py as prmt" if sim else
@@ -344,6 +372,25 @@ if ce > pe or (ce == pe and not ech and ce > neg):
     esel = int32(x{p})"""
 
 
+# the pruned kernel's own lines (``_render(prune=True)``; removed from the others): the
+# strips' thresholds (arguments ``pth``, per strip, from ``pthoff`` per window), the strip
+# dead (every register dropped) at first, and per merging lane whether any merged row is
+# reachable (a vote in the warp's fold)
+_PRUNE_TEXT = {
+    "@PRUNEARGS@": ", pth, pthoff",
+    "@PRUNEINIT@": ("        th = neg\n"
+                    "        if active:\n"
+                    "            th = int32(pth[uint64(pthoff[r] + k)])\n"
+                    "        dead = int32(1)\n"),
+    "@MLV0@": "            mlv = False\n",
+    "@MLV1@": "                    lv = False\n",
+    "@MLV2@": "                        lv = lv or ph > neg\n",
+    "@MLV3@": ("                    glv = _vote_dev(one << lane if lv else zero64, wm, wid, lane)\n"
+               "                    if lane == L:\n"
+               "                        mlv = glv != 0\n"),
+}
+
+
 def _ind(text, n):
     return "\n".join(" " * n + ln for ln in text.splitlines())
 
@@ -353,7 +400,7 @@ _KERNEL_TEXT = '''
 def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff, doff, xoff,
                 p_base, p_col, p_kind, p_store, p_mrank, p_mpa, p_mpn, mp_slot, mp_wcol, SH, SE,
                 BH, BF, BD, HH, HF, HD, dirs32, dpred, epred, find, out_best, band, blo, bhi,
-                bcw, bxc, jobs, jsoff, jhoff, jctr, jdone, rbest):
+                bcw, bxc, jobs, jsoff, jhoff, jctr, jdone, rbest@PRUNEARGS@):
     tid = cuda.threadIdx.x
     T = cuda.blockDim.x
     lane = tid & 31
@@ -467,6 +514,7 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
         top = r0 == 0
         rm = int32(R - r0)                      # row R in the strip (own: it is there)
         own = rm >= 0 and rm < S
+@PRUNEINIT@
 @QTAB@
         for stp in range(chi - clo + min(T, NS - g0)):
             w = int32(clo + stp - tid)
@@ -503,6 +551,7 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
             # merge columns, by the warp: lane v folds row v of each merging lane's strip
             # into that lane's shared column, which then loads it into its registers
             mc = act and kind != K_CONT
+@MLV0@
             mm = _vote_dev(one << lane if mc else zero64, wm, wid, lane)
             if mm != 0:
                 if mc:
@@ -544,6 +593,7 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
                         xlo = int32(max(0, 8 * (cbl >> 3) - 8))
                         xhi = int32(min(R1, 8 * ((cbh >> 3) + 1)) if cbh >= cbl else 0)
                     v = int32(lane)
+@MLV1@
                     while v < nrl:
                         t = rl + v
                         if (kl >> 24) & K_VIRT:
@@ -580,6 +630,7 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
                         ca = uint64(tl * SP + v)
                         col[ca] = ph
                         col[ca + uint64(TSP)] = int32(pe + e32)     # the lane's E register
+@MLV2@
                         if mr >= 0 and t >= xlo and t < xhi and dbg & 16 == 0:
                             xa = uint64(x0 + xcl + t)
                             dpred[xa] = dsel
@@ -598,6 +649,7 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
                     got = _vote_dev(pxb, wm, wid, lane)
                     if lane == L:
                         pxm = got
+@MLV3@
                 _wsync_dev()
             pxw = uint32(0)
             if mc:
@@ -695,10 +747,12 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
 '''
 
 
-def kernel_signature():
-    """Argument types of the kernel (``cuda.compile_ptx``, eager compilation)."""
+def kernel_signature(prune: bool = False):
+    """Argument types of the kernel (``cuda.compile_ptx``, eager compilation); ``prune``:
+    the pruned kernel's two more (the strips' thresholds and each window's first)."""
     i32, i64 = types.int32, types.int64
     a = types.Array
+    extra = (a(i32, 1, "C"), a(i64, 1, "C")) if prune else ()
     return ((i32,) * 8 + (a(types.uint8, 1, "C"), a(i64, 1, "C"), a(i32, 1, "C"))
             + (a(i64, 1, "C"),) * 4
             + (a(types.uint8, 1, "C"), a(i32, 1, "C"), a(types.int8, 1, "C"))
@@ -708,7 +762,7 @@ def kernel_signature():
                i32, a(i32, 1, "C"), i32, a(i32, 1, "C"), a(i32, 1, "C"))
             + (a(i32, 1, "C"),) * 2
             + (a(i32, 1, "C"), a(i64, 1, "C"), a(i64, 1, "C"), a(i32, 1, "C"),
-               a(i32, 1, "C"), a(i32, 1, "C")))
+               a(i32, 1, "C"), a(i32, 1, "C")) + extra)
 
 
 def prmt_fits(a: int, b: int) -> bool:
@@ -717,7 +771,7 @@ def prmt_fits(a: int, b: int) -> bool:
 
 
 def kernel_source(S: int, local: bool, prmt_sub: bool = True, sim: bool = None,
-                  note: str = ""):
+                  note: str = "", prune: bool = False):
     """The Python function of the kernel for strips of ``S`` rows (undecorated: tests
     ``compile_ptx`` it), from a module file named by its text's hash under
     :func:`s2g.variants.codegen._cache_dir` so that Numba's on-disk cache can key on it (as
@@ -726,16 +780,17 @@ def kernel_source(S: int, local: bool, prmt_sub: bool = True, sim: bool = None,
     _cuda()
     sim = _SIM if sim is None else sim
     assert 8 <= S <= 32 and S % 8 == 0, "strips of 8, 16, 24 or 32 rows"
-    text = _render(int(S), bool(local), bool(prmt_sub), bool(sim))
+    text = _render(int(S), bool(local), bool(prmt_sub), bool(sim), bool(prune))
     if note:          # compile options: part of the file's hash, so of the cache's key
         text = f"# {note}\n" + text
     return load_source(text, "s2g_long_", "long_kernel",
                        f"<s2g.trace.long kernel S={S} local={local}>")
 
 
-def compile_ptx(cc=(9, 0), S: int = None, local: bool = True, prmt_sub: bool = True):
+def compile_ptx(cc=(9, 0), S: int = None, local: bool = True, prmt_sub: bool = True,
+                prune: bool = False):
     """PTX of the kernel for compute capability ``cc`` (tests; no GPU needed)."""
     _cuda()
     S = plan.S if S is None else int(S)
-    return cuda.compile_ptx(kernel_source(S, local, prmt_sub, sim=False), kernel_signature(),
-                            cc=cc)[0]
+    return cuda.compile_ptx(kernel_source(S, local, prmt_sub, sim=False, prune=prune),
+                            kernel_signature(prune), cc=cc)[0]

@@ -1,0 +1,146 @@
+"""Pruned scores of long seeded windows on the GPU: the bound of :mod:`s2g.variants.pruned`
+in the long-window kernel (issue 45).
+
+A seeded window of a 10 kbp read has ~2e8 cells, of which the alignments that can still
+be the optimum use a band of a few hundred columns around the read's path (and the top
+rows, where a fresh local start could still reach the threshold). The CPU's pruned DP
+(:mod:`s2g.variants.pruned`) drops a cell when its score plus an upper bound on what the
+rest of the read can add, ``U[i]`` (the q-gram lemma per read suffix), stays below a
+threshold ``T``; every value computed is then a real alignment's score, and every cell of
+an alignment scoring at least ``T`` keeps its full-DP value (induction along it), so when
+the best cell found reaches ``T`` it is the window's optimum with V0's end cell.
+
+The long-window kernel (:mod:`s2g.trace.long.source`, ``_render(prune=True)``, scores only,
+local mode) does the same per strip of ``S`` rows: a strip's threshold is ``T`` less the
+largest ``U`` of its rows (a lower threshold than each row's own: more cells kept, still
+exact), a cell below it is dropped (H, E and F unreachable), and a lane whose registers
+and inputs are all dropped, where no fresh start survives (threshold above 0), skips its
+cells: a warp whose 32 strips are all dropped at their columns steps over the column.
+
+The thresholds follow the CPU's schedule (:func:`first_thresholds`, :func:`next_thresholds`):
+``U[0]`` less a margin that grows with the bound's looseness, never below the floor (a
+read's later windows: its lead window's score less 200 mismatches) or 1 (local mode: a
+score of 0 is no alignment); a window whose best cell falls short runs again at the margin
+doubled or at its own score (a lower bound), and a window whose bound sees less than
+:data:`s2g.variants.pruned.MIN_RATIO` of a perfect score and has no floor runs unpruned
+(threshold NEG_INF: nothing is dropped).
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..._numba import NJIT
+from ...scoring import NEG_INF
+from ...seeded.windows import QGRAM, _qgram_set
+from ...variants import pruned as _cpu
+
+@numba.njit(parallel=True, **NJIT)
+def _bounds(codes, offs, tr, lo, hi, gr, a, pen, uoff, U):
+    base, node_start, pred_ptr, pred_idx = gr
+    for t in numba.prange(len(tr)):
+        r = tr[t]
+        q = codes[offs[r]:offs[r + 1]]
+        bits = np.zeros(1 << (2 * QGRAM - 6), np.uint64)
+        v0, v1 = _cpu._whole_nodes(lo[t], hi[t], node_start, pred_ptr, pred_idx)
+        have = v0 >= 0 and _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits)
+        U[uoff[t]:uoff[t + 1]] = _cpu.suffix_bounds(q, bits, have, a, pen, QGRAM)
+
+
+def suffix_bounds(graph, codes_flat, offs, t_read, t_lo, t_hi, scoring):
+    """``U`` of each task (read ``t_read[t]`` in columns ``[t_lo[t], t_hi[t])``), flat with
+    offsets: task ``t``'s ``U[0..m]`` at ``U[uoff[t]:uoff[t + 1]]``
+    (:func:`s2g.variants.pruned.suffix_bounds`)."""
+    a, b, o, e = scoring.as_tuple()
+    offs = np.asarray(offs, np.int64)
+    tr = np.asarray(t_read, np.int64)
+    m = offs[tr + 1] - offs[tr]
+    uoff = np.concatenate(([0], np.cumsum(m + 1))).astype(np.int64)
+    U = np.empty(int(uoff[-1]), np.int64)
+    pen = min(a + b, o + e, QGRAM * (a + e)) / QGRAM
+    gr = (graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx)
+    _bounds(np.asarray(codes_flat, np.uint8), offs, tr, np.asarray(t_lo, np.int64),
+            np.asarray(t_hi, np.int64), gr, int(a), float(pen), uoff, U)
+    return U, uoff
+
+
+def first_thresholds(U0, m, a, floor, scale=1.0):
+    """(T, margin, low) per window, as :func:`s2g.variants.pruned.align_window` begins
+    (the margin times ``scale``: knob ``gpu_prune_margin``, a window that falls short costs
+    the GPU another launch): ``T`` NEG_INF where the window runs unpruned (no floor and a
+    loose bound)."""
+    U0 = np.asarray(U0, np.int64)
+    m = np.asarray(m, np.int64)
+    floor = np.asarray(floor, np.int64)
+    r = U0 / np.maximum(a * m, 1)
+    per_kb = _cpu.MARGIN_PER_KB + _cpu.MARGIN_SLOPE * np.maximum(
+        0.0, _cpu.RATIO_AT_MIN_MARGIN - r)
+    margin = np.maximum(_cpu.MARGIN_MIN * a,
+                        (scale * per_kb * a * m / 1000).astype(np.int64))
+    low = np.maximum(1, floor)
+    T = np.maximum(U0 - margin, low)
+    T[(floor <= NEG_INF) & (r < _cpu.MIN_RATIO)] = NEG_INF
+    return T, margin, low
+
+
+@numba.njit(**NJIT)
+def strip_thresholds(U, uoff, T, sel, S):
+    """Per strip of ``S`` rows of windows ``sel`` (rows ``0..m``, ``ceil((m + 1) / S)``
+    strips), ``T`` less the largest ``U`` of the strip's rows, clamped to int32 (NEG_INF:
+    nothing dropped); returns (thresholds, each selected window's first)."""
+    n = len(sel)
+    pthoff = np.zeros(n + 1, np.int64)
+    for x in range(n):
+        t = sel[x]
+        m = uoff[t + 1] - uoff[t] - 1
+        pthoff[x + 1] = pthoff[x] + (m + S) // S
+    pth = np.empty(max(pthoff[n], 1), np.int32)
+    for x in range(n):
+        t = sel[x]
+        m = uoff[t + 1] - uoff[t] - 1
+        for k in range(pthoff[x + 1] - pthoff[x]):
+            r0 = k * S
+            mx = U[uoff[t] + r0]
+            for y in range(r0 + 1, min(r0 + S, m + 1)):
+                mx = max(mx, U[uoff[t] + y])
+            th = NEG_INF if T[t] <= NEG_INF else max(T[t] - mx, NEG_INF)
+            pth[pthoff[x] + k] = np.int32(th)
+    return pth, pthoff
+
+
+def next_thresholds(best, T, margin, low, known, U0):
+    """After a pass at thresholds ``T``: (done, result NEG_INF, next T, margin, known) as
+    :func:`s2g.variants.pruned.align_window` goes on: done where the best cell reached
+    ``T`` (or nothing was pruned), none where ``T`` was already the floor."""
+    held = (best >= T) | (T <= NEG_INF)
+    none = ~held & (T <= low)
+    known = np.where(held | none, known, np.maximum(known, best))
+    margin = np.where(held | none, margin, 2 * margin)
+    T2 = np.maximum(np.maximum(U0 - margin, low), known)
+    return held | none, none, np.where(held | none, T, T2), margin, known
+
+
+def run(chunks, graph, reads, offs, scoring, t_read, t_lo, t_hi, rows, floor, margin_pct):
+    """Best cells of long windows (read ``t_read[t]`` in columns ``[t_lo[t], t_hi[t])``,
+    ``rows[t]`` its bases, ``floor[t]``) in pruned passes (module doc); ``chunks(sel, th)``
+    launches windows ``sel`` with their strips' thresholds ``th`` = (thresholds, each
+    window's first) and returns their best cells ((score, row, column) rows). Returns
+    (best cells, passes after the first)."""
+    from .plan import S
+    a = scoring.as_tuple()[0]
+    U, uoff = suffix_bounds(graph, reads.codes_flat, offs, t_read, t_lo, t_hi, scoring)
+    U0 = U[uoff[:-1]]
+    T, margin, low = first_thresholds(U0, rows, a, floor, margin_pct / 100.0)
+    known = np.full(len(T), NEG_INF, np.int64)
+    best = np.zeros((len(T), 3), np.int64)
+    todo = np.arange(len(T))
+    again = 0
+    while len(todo):
+        got = chunks(todo, strip_thresholds(U, uoff, T, todo, S))
+        done, none, T[todo], margin[todo], known[todo] = next_thresholds(
+            got[:, 0], T[todo], margin[todo], low[todo], known[todo], U0[todo])
+        got[none] = (NEG_INF, -1, -1)
+        best[todo[done]] = got[done]
+        todo = todo[~done]
+        again += len(todo)
+    return best, again

@@ -1,0 +1,90 @@
+"""The pruned long-window kernel (s2g/trace/long/prune.py, ``_render(prune=True)``) under
+the CUDA simulator against the window reference (s2g.window.align_windows_ref).
+
+Invoked by tests/test_gpu_traceback.py in a subprocess with NUMBA_ENABLE_CUDASIM=1 and
+S2G_CONFIG=long_strip=8,long_max_t=2 (several strips and rounds a window). Random SNP
+graphs (one or both strands), reads with 3-15% errors, a 20-base insertion or deletion,
+a random read, random scorings; each read in the whole graph (whole nodes: the q-gram
+bound is made) and in a random column range (the plain bound); floors at, above and
+below the optimum; margins of 100% and 5% of the CPU's (the small one makes passes
+fall short and run again). Every window runs on the long kernel, scores first, pruned: its
+(score, end_i, end_j) must be the reference's where that scores at least max(floor, 1),
+else (NEG_INF, -1, -1), as the CPU's pruned kernel gives. The check fails unless some
+windows ran again.
+Usage: python tests/pruned_gpu_cudasim_check.py [n_cases] -> prints "OK <cases> <windows>
+<passes again>".
+"""
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "set NUMBA_ENABLE_CUDASIM=1"
+
+import sim_poison  # noqa: E402  (tests/: shared memory poisoned as a GPU's may be)
+
+sim_poison.install()
+
+from s2g.config import configure  # noqa: E402
+from s2g.graph import load_graph  # noqa: E402
+from s2g.reads import ReadBatch  # noqa: E402
+from s2g.scoring import NEG_INF, Mode, Scoring  # noqa: E402
+from s2g.simulate import sample_reads, snp_graph  # noqa: E402
+from s2g.trace import gpu  # noqa: E402
+from s2g.trace.gpu_chunk import PROFILE  # noqa: E402
+from s2g.window import align_windows_ref  # noqa: E402
+
+
+def main():
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    windows = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed in range(n):
+            rng = np.random.default_rng(100 + seed)
+            sg, ref = snp_graph(int(rng.integers(120, 220)), int(rng.integers(4, 20)),
+                                int(rng.integers(1, 3)), seed)
+            path = os.path.join(tmp, f"g{seed}.gfa")
+            sg.write_gfa(path, ref)
+            g = load_graph(path, strands="both" if seed % 2 else "forward")
+            seqs = []
+            for k, (_, s, _) in enumerate(sample_reads(sg, 3, int(rng.integers(60, 90)),
+                                                       0.03 + 0.06 * seed % 0.12, 0.3, seed)):
+                x = int(rng.integers(10, len(s) - 10))
+                seqs.append(s[:x] + s[x + 20:] if k % 2 else
+                            s[:x] + "".join(rng.choice(list("ACGT"), 20)) + s[x:])
+            seqs.append("".join(rng.choice(list("ACGT"), int(rng.integers(30, 60)))))
+            reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
+            nr = len(seqs)
+            sc = Scoring(*[int(x) for x in rng.integers(1, 5, 4)])
+            nb = g.n_bases
+            lo = rng.integers(0, nb // 3, nr)
+            hi = np.minimum(lo + rng.integers(nb // 3, nb, nr), nb)
+            tr = np.concatenate([np.arange(nr), np.arange(nr)]).astype(np.int64)
+            t_lo = np.concatenate([np.zeros(nr, np.int64), lo])
+            t_hi = np.concatenate([np.full(nr, nb, np.int64), hi])
+            want = align_windows_ref(g, reads.codes_flat, reads.offsets, tr, t_lo, t_hi, sc,
+                                     Mode.LOCAL)
+            shift = rng.integers(-3, 4, len(tr)) * (seed % 2)
+            floor = np.where(rng.random(len(tr)) < 0.5, NEG_INF, want[0] + shift)
+            for margin in (100, 5):
+                configure(gpu_long=True, gpu_prune=True, gpu_prune_margin=margin,
+                          long_score_first=True, gpu_window_fast=False)
+                got = gpu.run_windows(g, reads, sc, Mode.LOCAL, tr, t_lo, t_hi, max_cells=0,
+                                      floor=floor)
+                assert got.on_gpu.all(), "every window on the long kernel"
+                keep = want[0] >= np.maximum(floor, 1)
+                for name, w, x in zip(("score", "end_i", "end_j"), want,
+                                      (got.score, got.end_i, got.end_j)):
+                    exp = np.where(keep, w, NEG_INF if name == "score" else -1)
+                    if not np.array_equal(x, exp):
+                        raise AssertionError(f"seed {seed} margin {margin} {name}: gpu {x} "
+                                             f"!= expected {exp} (floor {floor})")
+                windows += len(tr)
+    again = PROFILE["long_pruned_reruns"]
+    assert again > 0 and PROFILE["long_pruned_launches"] > 0, PROFILE
+    print("OK", n, windows, again)
+
+
+if __name__ == "__main__":
+    main()
