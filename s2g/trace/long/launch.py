@@ -293,9 +293,7 @@ def launch(dev, emp, chunk):
                             emp(hand, np.int32), emp(hand, np.int32), emp(hand, np.int32),
                             dirs32, dpred, epred, np.int32(find), d_best, *bargs,
                             dev(jobs), dev(jsoff), dev(jhoff), dev(np.zeros(1, np.int32)),
-                            dev(np.zeros(max(nj, 1), np.int32)), rbest, *pargs,
-                            *(() if prune is None else
-                              (dev(np.full(max(nj, 1), 1 << 30, np.int32)),)))
+                            dev(np.zeros(max(nj, 1), np.int32)), rbest, *pargs)
         if not DEBUG & 8:
             walk[n, 1](*walk_args, dev(wjoff), dev(wjobs), rbest, *tail)
 

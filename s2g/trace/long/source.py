@@ -303,8 +303,6 @@ def _render(S: int, local: bool, prmt_sub: bool, sim: bool, prune: bool = False)
     text = _KERNEL_TEXT
     for key, val in _PRUNE_TEXT.items():     # lines of the pruned kernel only
         text = text.replace(key + ("" if key == "@PRUNEARGS@" else "\n"), val if prune else "")
-    if prune:       # the hand-off from the static first column (the round may start later)
-        text = text.replace("ha = uint64(hout + (w - clo))", "ha = uint64(hout + (w - hclo))")
     qinit = R_("Q{r} = MISW" if prmt_sub else "Q{r} = int32(7)", 8)
     for key, val in (("@QTAB@", qinit + "\n        if R >= 1:\n" + R_(qtab, 12)),
                      ("@COLSEL@", "\n".join(" " * 16 + ln for ln in colsel.splitlines())),
@@ -379,51 +377,11 @@ if ce > pe or (ce == pe and not ech and ce > neg):
 # dead (every register dropped) at first, and per merging lane whether any merged row is
 # reachable (a vote in the warp's fold)
 _PRUNE_TEXT = {
-    "@PRUNEARGS@": ", pth, pthoff, jfirst",
-    "@PRUNESHARED@": "    pbn = cuda.shared.array(3, int32)            # pruned: fresh starts, start\n",
-    # a round none of whose strips keeps a fresh start (thresholds above 0) has nothing
-    # kept before the round above hands on its first kept cell (``jfirst``, published
-    # before that column's line is said done): it starts there (a merge skips the
-    # predecessors before it, as with a band), or past its last column when the round
-    # above hands on none; its hand-off stays indexed from the static first column
-    "@PRUNESTART@": """\
-    hclo = clo
-    if tid == 0:
-        pbn[0] = 0
-    cuda.syncthreads()
-    if g0 + tid < NS and pth[uint64(pthoff[r] + g0 + tid)] <= 0:
-        pbn[0] = 1
-    cuda.syncthreads()
-    if pbn[0] == 0 and jp >= 0:
-        if tid == 0:
-            dn = int32(cuda.atomic.add(jdone, jp, 0))
-            fc = int32(cuda.atomic.add(jfirst, jp, 0))
-            while fc >= dn and dn <= phi:
-                dn = int32(cuda.atomic.add(jdone, jp, 0))
-                fc = int32(cuda.atomic.add(jfirst, jp, 0))
-            cuda.threadfence()
-            pbn[1] = fc
-            pbn[2] = dn
-        cuda.syncthreads()
-        clo = max(clo, min(int32(pbn[1]), chi + 1))
-        seen = int32(pbn[2])
-""",
-    "@PRUNEFIRST@": """\
-                    if pubf == 0 and max(diag, max(hv, f)) > neg:
-                        cuda.atomic.min(jfirst, job, w)     # before its line's "done"
-                        pubf = 1
-""",
-    # a round that stepped over none of its columns still says them done
-    "@PRUNEEND@": """\
-    if hout >= 0 and tid == T - 1:
-        cuda.threadfence()
-        cuda.atomic.max(jdone, job, int32(chi + 1))
-""",
+    "@PRUNEARGS@": ", pth, pthoff",
     "@PRUNEINIT@": ("        th = neg\n"
                     "        if active:\n"
                     "            th = int32(pth[uint64(pthoff[r] + k)])\n"
-                    "        dead = int32(1)\n"
-                    "        pubf = int32(0)\n"),
+                    "        dead = int32(1)\n"),
     "@MLV0@": "            mlv = False\n",
     "@MLV1@": "                    lv = False\n",
     "@MLV2@": "                        lv = lv or ph > neg\n",
@@ -455,7 +413,6 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
     i_s1 = cuda.shared.array(SHARED_T, int32)    # merge: second predecessor's slot
     wm = cuda.shared.array(SHARED_WARPS, int64)
     bnd = cuda.shared.array(5, int32)            # the round's and the previous round's
-@PRUNESHARED@
     col = cuda.shared.array(0, int32)            # column ranges (band), the job
     neg = int32(NEG)
     zero = int32(0)
@@ -546,7 +503,6 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
         chi = int32(bnd[1])
         plo = int32(bnd[2])
         phi = int32(bnd[3])
-@PRUNESTART@
     if g0 < NS:                                 # one round: this job's
 @REGINIT@
         k = g0 + tid
@@ -734,7 +690,6 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
                     HD[ha] = diag
                     HH[ha] = hv
                     HF[ha] = f
-@PRUNEFIRST@
                     if (w & 31) == 31 or w == chi:
                         cuda.threadfence()      # the line's values, then "done"
                         cuda.atomic.max(jdone, job, int32(w + 1))
@@ -771,7 +726,6 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
                         v += nl
             if dbg & 4 == 0:
                 cuda.syncthreads()
-@PRUNEEND@
     cuda.syncthreads()
     i_a[tid] = best
     i_n[tid] = bw
@@ -798,7 +752,7 @@ def kernel_signature(prune: bool = False):
     the pruned kernel's two more (the strips' thresholds and each window's first)."""
     i32, i64 = types.int32, types.int64
     a = types.Array
-    extra = (a(i32, 1, "C"), a(i64, 1, "C"), a(i32, 1, "C")) if prune else ()
+    extra = (a(i32, 1, "C"), a(i64, 1, "C")) if prune else ()
     return ((i32,) * 8 + (a(types.uint8, 1, "C"), a(i64, 1, "C"), a(i32, 1, "C"))
             + (a(i64, 1, "C"),) * 4
             + (a(types.uint8, 1, "C"), a(i32, 1, "C"), a(types.int8, 1, "C"))
