@@ -255,3 +255,36 @@ def test_pruned_budget_falls_back_to_striped(tmp_path, monkeypatch):
     got = pruned.align_windows(g, batch.codes_flat, batch.offsets, tr, lo, hi, sc, mode,
                                floor=floor)
     assert (got[0] == NEG_INF).all()
+
+
+def test_gpu_prune_thresholds_follow_the_cpu_schedule():
+    """s2g/trace/long/prune.py, the host half of the GPU's pruned windows: a strip's
+    threshold is T less the largest U of its rows (NEG_INF where the window runs unpruned);
+    the first thresholds are the CPU's (margin, floor, unpruned where the bound is loose);
+    a pass that falls short runs again at the margin doubled or at its own score, one
+    under a floor it cannot reach comes back as none."""
+    from s2g.trace.long import prune
+    rng = np.random.default_rng(3)
+    m = np.array([0, 7, 40, 63], np.int64)
+    U = [np.sort(rng.integers(0, 500, k + 1))[::-1].astype(np.int64) for k in m]
+    uoff = np.concatenate(([0], np.cumsum(m + 1))).astype(np.int64)
+    T = np.array([5, NEG_INF, 300, 480], np.int64)
+    sel = np.array([3, 0, 2, 1], np.int64)
+    pth, pthoff = prune.strip_thresholds(np.concatenate(U), uoff, T, sel, 8)
+    for x, t in enumerate(sel):
+        want = [NEG_INF if T[t] <= NEG_INF else T[t] - U[t][r:r + 8].max()
+                for r in range(0, m[t] + 1, 8)]
+        np.testing.assert_array_equal(pth[pthoff[x]:pthoff[x + 1]], want)
+    a = 1
+    U0, mm = np.array([880, 700, 900]), np.array([1000, 1000, 1000])
+    T0, margin, low = prune.first_thresholds(U0, mm, a, np.array([NEG_INF, NEG_INF, 850]))
+    assert T0[0] == 880 - 60 and T0[1] == NEG_INF and T0[2] == 850     # r = 0.7 < MIN_RATIO
+    assert list(low) == [1, 1, 850]
+    best = np.array([700, 500, 840])
+    done, none, T1, margin1, known = prune.next_thresholds(
+        best, T0, margin, low, np.full(3, NEG_INF), U0)
+    assert list(done) == [False, True, True] and list(none) == [False, False, True]
+    assert T1[0] == max(880 - 120, 700) and margin1[0] == 120 and known[0] == 700
+    done, none, *_ = prune.next_thresholds(np.array([760]), T1[:1], margin1[:1], low[:1],
+                                           known[:1], U0[:1])
+    assert done[0] and not none[0]

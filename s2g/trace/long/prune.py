@@ -23,7 +23,8 @@ read's later windows: its lead window's score less 200 mismatches) or 1 (local m
 score of 0 is no alignment); a window whose best cell falls short runs again at the margin
 doubled or at its own score (a lower bound), and a window whose bound sees less than
 :data:`s2g.variants.pruned.MIN_RATIO` of a perfect score and has no floor runs unpruned
-(threshold NEG_INF: nothing is dropped).
+(threshold NEG_INF: nothing is dropped). Measured in docs/gpu.md ("Pruned scores of long
+seeded windows").
 """
 from __future__ import annotations
 

@@ -68,6 +68,12 @@ still compute them: one kernel for both), the walk kernel only takes each window
 cell, and the device holds no codes (1,000 x 10 kbp seeded windows on MHC, H200: 263
 GCUPS against 128 with codes, 15 GB against 56 GB, session 30).
 
+Pruned (seeded windows scored first, local mode; :mod:`s2g.trace.long.prune`): the kernel's
+``prune=True`` form takes each strip's threshold (``pth``), computes no direction codes,
+sets a cell below the threshold unreachable (H, E and F) and skips the cells of a lane
+whose registers and inputs are all unreachable where its strip keeps no fresh start (a
+merging lane learns from a vote in the warp's fold whether any merged row is reachable).
+
 Bands (traceback windows, not seeded ones): every cell of an optimal alignment ending at
 the window's end cell lies in rows ``blo[w]..bhi[w]`` of its column
 (:func:`s2g.trace.gpu_program.band_rows`), so each round of strips first finds, with the
