@@ -36,6 +36,25 @@ from ...scoring import NEG_INF
 from ...seeded.windows import QGRAM, _qgram_set
 from ...variants import pruned as _cpu
 
+#: the pruned kernel's own lines (:func:`s2g.trace.long.source._render` with ``prune``;
+#: removed from the others): the strips' thresholds (arguments ``pth``, per strip, from
+#: ``pthoff`` per window), the strip dead (every register dropped) at first, and per
+#: merging lane whether any merged row is reachable (a vote in the warp's fold)
+KERNEL_LINES = {
+    "@PRUNEARGS@": ", pth, pthoff",
+    "@PRUNEINIT@": ("        th = neg\n"
+                    "        if active:\n"
+                    "            th = int32(pth[uint64(pthoff[r] + k)])\n"
+                    "        dead = int32(1)\n"),
+    "@MLV0@": "            mlv = False\n",
+    "@MLV1@": "                    lv = False\n",
+    "@MLV2@": "                        lv = lv or ph > neg\n",
+    "@MLV3@": ("                    glv = _vote_dev(one << lane if lv else zero64, wm, wid, lane)\n"
+               "                    if lane == L:\n"
+               "                        mlv = glv != 0\n"),
+}
+
+
 @numba.njit(parallel=True, **NJIT)
 def _bounds(codes, offs, tr, lo, hi, gr, a, pen, uoff, U):
     base, node_start, pred_ptr, pred_idx = gr

@@ -307,7 +307,8 @@ def _render(S: int, local: bool, prmt_sub: bool, sim: bool, prune: bool = False)
             f"        wd{kk} = uint32(wd{kk} | _spread((pxw >> uint32({8 * kk})) & uint32(255)))\n"
             f"    dirs32[uint64(dab + {kk})] = wd{kk}").splitlines())
     text = _KERNEL_TEXT
-    for key, val in _PRUNE_TEXT.items():     # lines of the pruned kernel only
+    from .prune import KERNEL_LINES
+    for key, val in KERNEL_LINES.items():     # lines of the pruned kernel only
         text = text.replace(key + ("" if key == "@PRUNEARGS@" else "\n"), val if prune else "")
     qinit = R_("Q{r} = MISW" if prmt_sub else "Q{r} = int32(7)", 8)
     for key, val in (("@QTAB@", qinit + "\n        if R >= 1:\n" + R_(qtab, 12)),
@@ -376,25 +377,6 @@ if ce > pe or (ce == pe and not ech and ce > neg):
     ech = True
     ex_win = ex > ho
     esel = int32(x{p})"""
-
-
-# the pruned kernel's own lines (``_render(prune=True)``; removed from the others): the
-# strips' thresholds (arguments ``pth``, per strip, from ``pthoff`` per window), the strip
-# dead (every register dropped) at first, and per merging lane whether any merged row is
-# reachable (a vote in the warp's fold)
-_PRUNE_TEXT = {
-    "@PRUNEARGS@": ", pth, pthoff",
-    "@PRUNEINIT@": ("        th = neg\n"
-                    "        if active:\n"
-                    "            th = int32(pth[uint64(pthoff[r] + k)])\n"
-                    "        dead = int32(1)\n"),
-    "@MLV0@": "            mlv = False\n",
-    "@MLV1@": "                    lv = False\n",
-    "@MLV2@": "                        lv = lv or ph > neg\n",
-    "@MLV3@": ("                    glv = _vote_dev(one << lane if lv else zero64, wm, wid, lane)\n"
-               "                    if lane == L:\n"
-               "                        mlv = glv != 0\n"),
-}
 
 
 def _ind(text, n):
