@@ -18,6 +18,7 @@ from s2g.scoring import NEG_INF, Mode, Scoring
 from s2g.variants import pruned
 from s2g.window import align_windows_ref
 from test_v0 import SETTINGS, batch_of, dag_cases, scorings, write_tmp
+from test_striped import mixed_length_windows
 from test_window import random_windows
 
 
@@ -136,17 +137,8 @@ def test_simd_windows_send_long_reads_pruned(tmp_path, monkeypatch):
     their floors), the rest as before, and returns the reference's arrays either way
     (prune_min_len 0: never pruned)."""
     from s2g.config import configure
-    from s2g.simulate import sample_reads, snp_graph
     from s2g.variants import simd
-    sg, ref = snp_graph(4000, 40, 2, 4)
-    sg.write_gfa(str(tmp_path / "s.gfa"), ref)
-    g = s2g.load_graph(str(tmp_path / "s.gfa"))
-    seqs = [s[:1200 if n % 2 else 150] for n, (_, s, _) in
-            enumerate(sample_reads(sg, 8, 1500, 0.03, 0.0, 6))]
-    batch = ReadBatch.from_sequences([f"r{i}" for i in range(len(seqs))], seqs)
-    tr = np.repeat(np.arange(len(seqs), dtype=np.int64), 2)
-    lo = np.tile(np.array([0, 1000], np.int64), len(seqs))
-    hi = np.tile(np.array([2500, g.n_bases], np.int64), len(seqs))
+    g, batch, seqs, tr, lo, hi = mixed_length_windows(tmp_path)
     calls = []
     real = pruned.align_windows
     monkeypatch.setattr(pruned, "align_windows",

@@ -65,13 +65,10 @@ def test_striped_long_reads_with_gaps_equal_the_reference(tmp_path, mode):
         _same(g, batch, tr, lo, hi, sc, Mode.parse(mode))
 
 
-def test_simd_windows_send_a_few_long_reads_striped(tmp_path, monkeypatch):
-    """simd.align_windows runs the windows of reads >= striped_min_len bases striped when
-    there are few of them, the rest in lanes across reads, and returns the reference's
-    arrays either way (striped_min_len 0: never striped)."""
-    from s2g.config import configure
+def mixed_length_windows(tmp_path):
+    """Eight reads of a 4 kbp SNP graph, 150 and 1,200 bases in turn, each in two windows
+    (columns 0-2,500 and 1,000 to the end): (graph, batch, seqs, tasks' reads, lo, hi)."""
     from s2g.simulate import sample_reads, snp_graph
-    from s2g.variants import simd
     sg, ref = snp_graph(4000, 40, 2, 4)
     sg.write_gfa(str(tmp_path / "s.gfa"), ref)
     g = s2g.load_graph(str(tmp_path / "s.gfa"))
@@ -81,6 +78,16 @@ def test_simd_windows_send_a_few_long_reads_striped(tmp_path, monkeypatch):
     tr = np.repeat(np.arange(len(seqs), dtype=np.int64), 2)
     lo = np.tile(np.array([0, 1000], np.int64), len(seqs))
     hi = np.tile(np.array([2500, g.n_bases], np.int64), len(seqs))
+    return g, batch, seqs, tr, lo, hi
+
+
+def test_simd_windows_send_a_few_long_reads_striped(tmp_path, monkeypatch):
+    """simd.align_windows runs the windows of reads >= striped_min_len bases striped when
+    there are few of them, the rest in lanes across reads, and returns the reference's
+    arrays either way (striped_min_len 0: never striped)."""
+    from s2g.config import configure
+    from s2g.variants import simd
+    g, batch, seqs, tr, lo, hi = mixed_length_windows(tmp_path)
     calls = []
     real = striped.align_windows
     monkeypatch.setattr(striped, "align_windows",

@@ -133,6 +133,14 @@ def _layout(lo, hi, node_start, pred_ptr, pred_idx):
     return prev, ep_ptr, ep_idx, reach, ent, walk, wmax
 
 
+def qgram_penalty(scoring) -> float:
+    """What a read q-gram spelled nowhere in the window costs per base of it in
+    :func:`suffix_bounds` (``min(a + b, o + e, q (a + e)) / q``: the least an error costs,
+    spread over the q-grams it touches)."""
+    a, b, o, e = scoring.as_tuple()
+    return min(a + b, o + e, QGRAM * (a + e)) / QGRAM
+
+
 @numba.njit(**NJIT)
 def suffix_bounds(q, bits, have_bits, a, pen, qg):
     """``U[i]`` (``i = 0..m``): an upper bound on the score the read's bases ``i..m-1``
@@ -623,7 +631,6 @@ def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scori
     hi = np.clip(np.asarray(task_hi, np.int64), 0, graph.n_bases)
     order = np.argsort(-(hi - lo) * lens, kind="stable").astype(np.int64)
     a, b, o, e = scoring.as_tuple()
-    delta = min(a + b, o + e, QGRAM * (a + e))
     gr = (graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx)
     n_work = max(1, min(numba.get_num_threads(), len(order)))
     fl = np.full(len(task_read), NEG_INF, np.int64) if floor is None else \
@@ -634,7 +641,7 @@ def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scori
     b_rows = np.empty(int(2 * (hi - lo).sum()) if bands is not None else 0, np.int32)
     score, end_i, end_j, done, st = _align_windows(
         np.asarray(codes_flat, np.uint8), offs, task_read, lo, hi, fl, order, gr, int(mode),
-        (a, b, o, e), delta / QGRAM, n_work, (b_off, b_rows), float(BUDGET))
+        (a, b, o, e), qgram_penalty(scoring), n_work, (b_off, b_rows), float(BUDGET))
     LAST_STATS[:2] = st
     LAST_STATS[2] = int(np.count_nonzero(~done))
     if not done.all():                        # loose bounds (high error rates): striped

@@ -71,16 +71,15 @@ def suffix_bounds(graph, codes_flat, offs, t_read, t_lo, t_hi, scoring):
     """``U`` of each task (read ``t_read[t]`` in columns ``[t_lo[t], t_hi[t])``), flat with
     offsets: task ``t``'s ``U[0..m]`` at ``U[uoff[t]:uoff[t + 1]]``
     (:func:`s2g.variants.pruned.suffix_bounds`)."""
-    a, b, o, e = scoring.as_tuple()
     offs = np.asarray(offs, np.int64)
     tr = np.asarray(t_read, np.int64)
     m = offs[tr + 1] - offs[tr]
     uoff = np.concatenate(([0], np.cumsum(m + 1))).astype(np.int64)
     U = np.empty(int(uoff[-1]), np.int64)
-    pen = min(a + b, o + e, QGRAM * (a + e)) / QGRAM
     gr = (graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx)
     _bounds(np.asarray(codes_flat, np.uint8), offs, tr, np.asarray(t_lo, np.int64),
-            np.asarray(t_hi, np.int64), gr, int(a), float(pen), uoff, U)
+            np.asarray(t_hi, np.int64), gr, int(scoring.as_tuple()[0]),
+            _cpu.qgram_penalty(scoring), uoff, U)
     return U, uoff
 
 
