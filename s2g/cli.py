@@ -147,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = p.add_argument_group("run")
     r.add_argument("--batch-size", type=int, default=None,
                    help=f"reads per batch (bounds memory; default {BATCH:,}, {GPU_BATCH:,} with a "
-                        "GPU variant)")
+                        "GPU variant; a batch also ends at 25 Mbp, knob batch_bases)")
     r.add_argument("--no-traceback", action="store_true",
                    help="score only: GAF no-hit columns with AS:i (much faster on CPU)")
     r.add_argument("--max-traceback-cells", type=int, default=1 << 31,
@@ -406,6 +406,7 @@ def _align_inputs(args):
 
 
 def _align(args, out, options, kernel) -> int:
+    from .config import settings as knobs
     from .plan import plan
     from .reads import iter_read_batches
 
@@ -427,22 +428,22 @@ def _align(args, out, options, kernel) -> int:
         batches = iter_pair_batches(args.reads, args.reads2, options.pairs.interleaved,
                                     max(2, args.batch_size), qualities=sam)
     else:
-        batches = iter_read_batches(args.reads, args.batch_size, qualities=sam)
+        batches = iter_read_batches(args.reads, args.batch_size, qualities=sam,
+                                    max_bases=knobs().batch_bases)
     run_cells = None            # auto: the whole input's full-DP cells, when it is one batch
     if args.method == "auto" and not dask and options.pairs is None:
         first = next(batches, None)
         if first is not None:
-            if first.n_reads < args.batch_size:
+            if getattr(first, "is_last", False):
                 run_cells = int(graph.n_bases) * int(first.lengths().sum())
             batches = itertools.chain([first], batches)
     say = None if args.quiet else (lambda msg: print(f"s2g: {msg}", file=sys.stderr))
     run = plan(graph, options, run_cells, say, index=pre, kernel=kernel)   # seeded or exact
     if run.seeded is not None:
         spent["index"] = time.perf_counter() - t0 - spent["load graph"]
-        from .config import settings
         from .reads import ramp_batches          # smaller first and last batches (knob)
-        batches = ramp_batches(batches, settings().batch_ramp if not dask else 0,
-                               settings().batch_ramp_ends)
+        batches = ramp_batches(batches, knobs().batch_ramp if not dask else 0,
+                               knobs().batch_ramp_ends)
     if dask:
         from . import distributed
         settings = distributed.DaskSettings(dask, args.dask_workers, args.dask_window,

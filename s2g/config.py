@@ -87,6 +87,9 @@ KNOBS = (
     Knob("align_workers", 1, int, "run",
          "batches aligned at once (threads of the align stage, each with its own GPU "
          "stream and buffers; output stays in input order)"),
+    Knob("batch_bases", 25_000_000, int, "run",
+         "a batch of reads also ends at this many bases (--batch-size counts reads): long "
+         "reads' batches stay small enough for the pipeline's stages to overlap (0: no bound)"),
     Knob("batch_ramp", 0, int, "run",
          "seeded: the first batch cut into pieces 1/2^n, 1/2^n, ..., 1/2 of it and the last "
          "into halves down to 1/2^n (the pipeline's fill and drain; 0: whole batches)"),
@@ -179,7 +182,7 @@ KNOBS = (
     Knob("long_round_shared", 12 * 1024, int, "run", "long kernel: shared bytes with long_round_t"),
     Knob("long_debug", 0, int, "compile",
          "long kernel timing experiments (results wrong): 1 no stores, 4 no barrier, 8 no walk"),
-    Knob("long_maxreg", 128, int, "compile", "long kernel: register cap for ptxas"),
+    Knob("long_maxreg", 168, int, "compile", "long kernel: register cap for ptxas"),
     Knob("long_chunk_bytes", 6_000_000_000, int, "run",
          "long kernel: device bytes a launch (0: half of free memory)"),
 )
@@ -248,6 +251,8 @@ def _check(knob: Knob, value):
         raise ValueError("batch_ramp_ends must be both, first or last")
     if knob.name in ("align_workers", "batch_ramp") and not 0 <= value <= 16:
         raise ValueError(f"{knob.name} must be 0 to 16")
+    if knob.name == "batch_bases" and value < 0:
+        raise ValueError("batch_bases must be >= 0")
     if knob.name == "fast_exchange" and value not in ("shfl", "shared"):
         raise ValueError("fast_exchange must be shfl or shared")
     return value

@@ -476,7 +476,9 @@ def align_file(client, graph, reads, output, options=None, settings=None, client
         batches = iter_pair_batches(reads, reads2, pairs.interleaved,
                                     max(2, settings.chunk_size))
     else:
-        batches = iter_read_batches(reads, settings.chunk_size)
+        from .config import settings as knobs
+        batches = iter_read_batches(reads, settings.chunk_size,
+                                    max_bases=knobs().batch_bases)
     stats = {"reads": 0, "aligned": 0, "chunks": 0, "variants": set(), "model": None}
     for text, n, n_hit, used, model in align_batches(
             client, graph, batches, options, settings, client_graph, _test):

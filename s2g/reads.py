@@ -218,15 +218,20 @@ def _one_line(exc) -> str:
     return s[0] if s else type(exc).__name__
 
 
-def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = False):
+def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = False,
+                      max_bases: int = 0):
     """Yield :class:`ReadBatch` chunks of at most ``batch_size`` reads, in input order
-    (``qualities``: keep FASTQ base qualities, :attr:`ReadBatch.quals`)."""
+    (``qualities``: keep FASTQ base qualities, :attr:`ReadBatch.quals`). ``max_bases``
+    (0: no bound): a batch also ends once its reads reach that many bases (always at least
+    one read), so batches of long reads stay small enough for the pipeline's stages to
+    overlap. The last batch has ``is_last`` set (True: the input ended inside it)."""
     import dnaio
 
     if batch_size < 1:
         raise ReadError("batch size must be >= 1")
     fh = _open(path)
     names, seqs, first, unnamed = [], [], 0, 0
+    bases = 0
     quals = [] if qualities else None
     try:
         with fh:
@@ -237,9 +242,10 @@ def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = Fals
                     name = [f"read{first + len(names) + 1}"]
                 names.append(name[0])
                 seqs.append(rec.sequence)
+                bases += len(rec.sequence)
                 if quals is not None:
                     quals.append(rec.qualities)
-                if len(names) == batch_size:
+                if len(names) == batch_size or 0 < max_bases <= bases:
                     batch = ReadBatch.from_sequences(names, seqs, first, _label(path))
                     if quals is not None:
                         batch.with_qualities(quals)
@@ -247,7 +253,7 @@ def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = Fals
                     batch.input_pos = input_position(fh)
                     yield batch
                     first += len(names)
-                    names, seqs = [], []
+                    names, seqs, bases = [], [], 0
     except (dnaio.exceptions.FileFormatError, UnicodeDecodeError) as exc:
         # (UnicodeDecodeError: FASTA is read as text, and a byte that is not UTF-8...)
         _raise_non_ascii(path, exc, first + len(names))
@@ -261,6 +267,7 @@ def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = Fals
         if quals is not None:
             batch.with_qualities(quals)
         batch.input_pos = input_size(path)      # all of it was read
+        batch.is_last = True
         yield batch
     if unnamed:
         warnings.warn(f"{_label(path)}: {unnamed} read(s) without a name, written as "

@@ -315,12 +315,14 @@ def test_the_command_writes_everything_before_it_leaves(tmp_path):
 
 
 def test_ramped_batches_and_two_align_threads_write_the_same_gaf(tmp_path):
-    """Knobs batch_ramp (first and last batches in pieces) and align_workers (two batches
-    aligned at once): `s2g align --seeded` writes the GAF of whole batches in one thread,
-    byte for byte, and counts every read."""
+    """Knobs batch_ramp (first and last batches in pieces), align_workers (two batches
+    aligned at once) and batch_bases (batches cut at 1,500 bases: ~10 of these reads):
+    `s2g align --seeded` writes the GAF of whole batches in one thread, byte for byte, and
+    counts every read."""
     gfa, fq = REPO / "graphs" / "cactus-BRCA2.gfa", REPO / "graphs" / "cactus-BRCA2.100.fq"
     outs = []
-    for k, cfg in enumerate(("batch_ramp=0,align_workers=1", "batch_ramp=2,align_workers=2")):
+    for k, cfg in enumerate(("batch_ramp=0,align_workers=1", "batch_ramp=2,align_workers=2",
+                             "batch_bases=1500")):
         out = tmp_path / f"{k}.gaf"
         env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                    S2G_CONFIG=cfg)
@@ -330,4 +332,4 @@ def test_ramped_batches_and_two_align_threads_write_the_same_gaf(tmp_path):
         assert p.returncode == 0, p.stderr
         assert "s2g: 100 reads, 100 aligned" in p.stderr, p.stderr
         outs.append(out.read_bytes())
-    assert outs[0] == outs[1] and outs[0].count(b"\n") == 100
+    assert outs[0] == outs[1] == outs[2] and outs[0].count(b"\n") == 100

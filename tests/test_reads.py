@@ -79,6 +79,31 @@ def test_batches_stream_in_order(tmp_path_factory, seqs, size):
     assert got == [expect_codes(s) for s in seqs]
 
 
+@settings(max_examples=30, deadline=None)
+@given(seqs=st.lists(st.text("ACGT", max_size=30), min_size=1, max_size=30),
+       size=st.integers(1, 9), cap=st.integers(0, 60))
+def test_batches_end_at_a_read_count_or_a_base_count(tmp_path_factory, seqs, size, cap):
+    """``max_bases``: a batch ends at ``size`` reads or once it holds ``cap`` bases (at
+    least one read each); every read once, in order; only the input's last batch, when the
+    input ends inside it, says ``is_last``."""
+    p = tmp_path_factory.mktemp("b") / "r.fa"
+    p.write_text("".join(f">r{k}\n{s}\n" for k, s in enumerate(seqs)))
+    batches = list(iter_read_batches(str(p), size, max_bases=cap))
+    names = [n for b in batches for n in b.names]
+    assert names == [f"r{k}" for k in range(len(seqs))]
+    for k, b in enumerate(batches):
+        n_bases = b.total_bases
+        assert 0 < b.n_reads <= size
+        if cap:       # the batch reached the cap only with its last read
+            assert n_bases - int(b.lengths()[-1]) < cap
+        if k < len(batches) - 1:
+            assert b.n_reads == size or n_bases >= cap > 0
+            assert not getattr(b, "is_last", False)
+    last = batches[-1]
+    assert getattr(last, "is_last", False) == (
+        last.n_reads < size and not (0 < cap <= last.total_bases))
+
+
 # ----------------------------------------------------------------- bad input
 
 def test_non_iupac_character_names_read_and_position(reads_file):

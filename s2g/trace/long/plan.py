@@ -69,8 +69,12 @@ STATIC_SHARED = 20 * 256 + 8 * 8 + 20
 DEBUG = compile_time("long_debug")
 #: register cap per thread for ptxas (0: its choice, 241 at S = 32: one block of 160
 #: threads an SM, 117.5 GCUPS; 168 spills nothing, two blocks: 158.0; 128 spills a little,
-#: three blocks: 178.8; 96 spills in the cells: 151.7 (H200, 300 x 10 kbp, 2026-11-26))
-#: (``long_maxreg``)
+#: three blocks: 178.8; 96 spills in the cells: 151.7 (H200, 300 x 10 kbp, 2026-11-26)).
+#: One-warp rounds (session 22) hold 15 blocks an SM by shared memory, 16 by registers at
+#: 128, where the spills (3.1e9 local-memory requests in one pruned launch of 1,000 seeded
+#: 10 kbp windows, 47% of warps' stalls on long scoreboards, ncu, session 37) cost more than
+#: the blocks: at 168 (12 blocks) 3,000 MHC reads' long-kernel launches took 1.33-1.38 s
+#: against 1.88 s, 152: 1.38-1.42, 192: 1.50 (H200, 2026-12-03) (``long_maxreg``)
 MAXREG = compile_time("long_maxreg")
 
 
