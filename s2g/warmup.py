@@ -270,7 +270,8 @@ def _dispatchers(task):
             if cfg.gpu_prune and int(task["mode"]) == LOCAL:
                 from .trace.long import launch, prune, source
                 a, b = int(task["scoring"][0]), int(task["scoring"][1])
-                ds += [prune._bounds, prune.strip_thresholds,
+                ds += [prune._bounds, prune.strip_thresholds, prune.envelope,
+                       prune.gather_rows, prune.walk_bounds,
                        launch.cache_probe(True, source.prmt_fits(a, b), prune=True)]
             return ds
         return ds + [gpu_program.sizes, gpu_program.summarize_sel]

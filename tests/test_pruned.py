@@ -280,3 +280,60 @@ def test_gpu_prune_thresholds_follow_the_cpu_schedule():
     done, none, *_ = prune.next_thresholds(np.array([760]), T1[:1], margin1[:1], low[:1],
                                            known[:1], U0[:1])
     assert done[0] and not none[0]
+
+
+def test_gpu_walk_bound_columns_rows_and_peak(tmp_path):
+    """The pruned GPU pass's walk bound (s2g/trace/long/prune.py): per window column the
+    longest walk from the window's start (``pl``, the column included) and to its end
+    (``pr``, the column excluded) equal the CPU's walks (``pruned._layout``, built from the
+    graph, not the GPU's programs); the rows' envelope is at least ``U``, falls with the row
+    and by at most ``a`` a row; so over any rows ``ylo..yhi`` the bound ``a min(i, pl) +
+    min(B[i], a pr)`` is largest at the row nearest ``pl`` (what the kernel evaluates)."""
+    from s2g.trace.gpu_program import PROG_NAMES, fill, sizes
+    from s2g.trace.gpu_walk import cum
+    from s2g.trace.long import prune
+    g, batch, _ = _snp_reads(tmp_path, 4, 4)
+    rng = np.random.default_rng(5)
+    nb = g.n_bases
+    lo = np.concatenate([[0], rng.integers(0, nb // 2, 5)]).astype(np.int64)
+    hi = np.minimum(lo + np.concatenate([[nb], rng.integers(20, nb, 5)]), nb).astype(np.int64)
+    n = len(lo)
+    z = np.zeros(n, np.int64)
+    gr = (g.base, g.node_start, g.pred_ptr, g.pred_idx)
+    sz = sizes(np.arange(n), z, z, z, int(Mode.LOCAL), 2, 2, *gr, lo, hi)
+    coff, poff = cum(sz[:, 0]), cum(sz[:, 2])
+    prog = fill(np.arange(n), z, z, z, int(Mode.LOCAL), 2, 2, *gr, coff, poff, lo, hi)
+    pl = np.zeros(int(coff[-1]), np.int32)
+    pr = np.zeros(int(coff[-1]), np.int32)
+    prune.walk_bounds(coff, poff, *(prog[PROG_NAMES.index(k)]
+                                    for k in ("p_kind", "p_mpa", "p_mpn", "mp_wcol")), pl, pr)
+    for k in range(n):
+        prev, ep_ptr, ep_idx, _, _, walk, _ = pruned._layout(lo[k], hi[k], *gr[1:])
+        W = int(hi[k] - lo[k])
+        fwd = np.ones(W, np.int64)
+        for c in range(W):
+            preds = [c - 1] if prev[c] else list(ep_idx[ep_ptr[c]:ep_ptr[c + 1]])
+            fwd[c] = 1 + max([fwd[p] for p in preds], default=0)
+        np.testing.assert_array_equal(pl[coff[k]:coff[k + 1]], fwd)
+        np.testing.assert_array_equal(pr[coff[k]:coff[k + 1]] + 1, walk)
+    assert (pl[coff[0]:coff[1]] < np.arange(1, sz[0, 0] + 1)).any(), "bubbles: walks shorter"
+    a = 3
+    m = np.array([0, 9, 40], np.int64)
+    U = np.concatenate([rng.integers(0, 200, k + 1) for k in m]).astype(np.int64)
+    uoff = cum(m + 1)
+    B = prune.envelope(U, uoff, a).astype(np.int64)
+    assert (B >= U).all()
+    for k in range(len(m)):
+        b = B[uoff[k]:uoff[k + 1]]
+        assert (np.diff(b) <= 0).all() and (np.diff(b) >= -a).all()
+    b = B[uoff[2]:uoff[3]]
+    for _ in range(300):
+        ylo = int(rng.integers(0, 41))
+        yhi = int(rng.integers(ylo, 41))
+        lc, sr = int(rng.integers(1, 60)), int(rng.integers(0, 60))
+        val = [a * min(i, lc) + min(int(b[i]), a * sr) for i in range(ylo, yhi + 1)]
+        ist = min(max(lc, ylo), yhi)
+        assert max(val) == a * min(ist, lc) + min(int(b[ist]), a * sr)
+    sel = np.array([2, 0], np.int64)
+    got, boff = prune.gather_rows(B.astype(np.int32), uoff, sel)
+    np.testing.assert_array_equal(got[:boff[-1]], np.concatenate([B[uoff[2]:], B[:1]]))

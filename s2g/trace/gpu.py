@@ -171,15 +171,18 @@ def _pruned(ti, out, tasks, szt, rows, L, t_read, t_lo, t_hi, floor, scoring):
     """Best cells of long windows ``tasks`` (scores only, local mode) on the pruned kernel
     (:mod:`s2g.trace.long.prune`), into ``out`` (a :class:`WindowRun`)."""
     def chunks(sel, th):
-        pth, pthoff = th
+        pth, pthoff, B, boff, T = th
         got = np.empty((len(sel), 3), np.int64)
         for c0, c1 in long_bounds(szt[sel], rows[sel], L[sel], store=False):
             x = sel[c0:c1]
             tk = tasks[x]
             p0, p1 = int(pthoff[c0]), int(pthoff[c1])
+            b0, b1 = int(boff[c0]), int(boff[c1])
             got[c0:c1] = chunk(ti, t_read[tk], szt[x], rows[x], L[x],
                                win=(t_lo[tk], t_hi[tk]), long=True, store=False,
-                               prune=(pth[p0:max(p1, p0 + 1)], pthoff[c0:c1 + 1] - p0))[0]
+                               prune=(pth[p0:max(p1, p0 + 1)], pthoff[c0:c1 + 1] - p0,
+                                      B[b0:max(b1, b0 + 1)], boff[c0:c1 + 1] - b0,
+                                      T[c0:c1]))[0]
         return got
 
     fl = (np.full(len(tasks), NEG_INF, np.int64) if floor is None

@@ -215,7 +215,7 @@ def launch(dev, emp, chunk):
     T = launch_threads(int(ns.max()), int((-(-ns // T48)).sum()))
     assert T <= 32 or not SIM, "the simulator's warp votes need one-warp blocks"
     kern = get_kernel(S, mode == LOCAL, prmt_fits(a, b), prune is not None)
-    pargs = () if prune is None else (dev(prune[0]), dev(prune[1]))
+    pargs = () if prune is None else _prune_args(dev, prune, coff, poff, prog)
     walk = get_walk_kernel()
     n_sh, dyn = shared_plan(T, int(sz[:, 3].max()),
                             plan.round_shared() if plan.round_t() else plan.shared_block())
@@ -314,6 +314,21 @@ def launch(dev, emp, chunk):
         go(T2, n_sh2, dyn2)
     ev1.record()
     return d_ops, d_cols, d_n, d_start, d_st, d_best, (ev0, ev1)
+
+
+def _prune_args(dev, prune, coff, poff, prog):
+    """The pruned kernel's arguments (:data:`s2g.trace.long.prune.KERNEL_LINES`), uploaded:
+    the strips' thresholds (each window's first), the walk bound's columns per window column
+    (:func:`~s2g.trace.long.prune.walk_bounds`), the rows' bounds (each window's first) and
+    each window's ``T``."""
+    from ..gpu_program import PROG_NAMES
+    from .prune import walk_bounds
+    nc = max(int(coff[-1]), 1)
+    pl, pr = np.zeros(nc, np.int32), np.zeros(nc, np.int32)
+    walk_bounds(coff, poff, *(prog[PROG_NAMES.index(k)]
+                              for k in ("p_kind", "p_mpa", "p_mpn", "mp_wcol")), pl, pr)
+    pth, pthoff, B, boff, T = prune
+    return tuple(dev(x) for x in (pth, pthoff, pl, pr, B, boff, T))
 
 
 _RAISED: dict = {}          # per kernel: the dynamic shared bytes it was allowed

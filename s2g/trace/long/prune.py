@@ -41,7 +41,52 @@ from ...variants import pruned as _cpu
 #: ``pthoff`` per window), the strip dead (every register dropped) at first, and per
 #: merging lane whether any merged row is reachable (a vote in the warp's fold)
 KERNEL_LINES = {
-    "@PRUNEARGS@": ", pth, pthoff",
+    "@PRUNEARGS@": ", pth, pthoff, pwl, pwr, pb, pboff, pT",
+    "@PRUNEBAND@": """\
+    if pT[r] > neg:
+        # the walk bound (module doc): this round's columns, and the previous round's (its
+        # hand-off holds those only), where a cell of their rows may still reach T
+        if tid == 0:
+            bnd[0] = W
+            bnd[1] = -1
+            bnd[2] = W
+            bnd[3] = -1
+        cuda.syncthreads()
+        ylo = int32(g0 * S)
+        yhi = int32(min(R, (g0 + T) * S - 1))
+        plo_ = int32(ylo - T * S)
+        tw = int32(pT[r])
+        bo = pboff[r]
+        lo_ = W
+        hi_ = int32(-1)
+        lo2 = W
+        hi2 = int32(-1)
+        x = int32(tid)
+        while x < W:
+            lc = int32(pwl[uint64(c0 + x)])
+            sr = int32(a32 * int32(pwr[uint64(c0 + x)]))
+            ist = min(max(lc, ylo), yhi)
+            if int32(a32 * min(ist, lc)) + min(int32(pb[uint64(bo + ist)]), sr) >= tw:
+                lo_ = min(lo_, x)
+                hi_ = max(hi_, x)
+            if g0 > 0:
+                ist = min(max(lc, plo_), int32(ylo - 1))
+                if int32(a32 * min(ist, lc)) + min(int32(pb[uint64(bo + ist)]), sr) >= tw:
+                    lo2 = min(lo2, x)
+                    hi2 = max(hi2, x)
+            x += T
+        if hi_ >= 0:
+            cuda.atomic.min(bnd, 0, lo_)
+            cuda.atomic.max(bnd, 1, hi_)
+        if hi2 >= 0:
+            cuda.atomic.min(bnd, 2, lo2)
+            cuda.atomic.max(bnd, 3, hi2)
+        cuda.syncthreads()
+        clo = int32(bnd[0])
+        chi = int32(bnd[1])
+        plo = int32(bnd[2])
+        phi = int32(bnd[3])
+""",
     "@PRUNEINIT@": ("        th = neg\n"
                     "        if active:\n"
                     "            th = int32(pth[uint64(pthoff[r] + k)])\n"
@@ -127,6 +172,69 @@ def strip_thresholds(U, uoff, T, sel, S):
     return pth, pthoff
 
 
+@numba.njit(**NJIT)
+def envelope(U, uoff, a):
+    """Per window, ``B >= U`` (int32) that falls with the row and by at most ``a`` a row
+    (``B[i] + a i`` rises): the largest value at or below each row, then raised to the row
+    above's less ``a``. So over a round's rows ``a min(i, PL) + min(B[i], a SR)`` peaks at
+    the row nearest ``PL`` (the walk bound, module doc)."""
+    B = np.empty(len(U), np.int32)
+    for t in range(len(uoff) - 1):
+        u0, u1 = uoff[t], uoff[t + 1]
+        run = NEG_INF
+        for i in range(u1 - 1, u0 - 1, -1):
+            run = max(run, U[i])
+            B[i] = min(run, np.int64(2**31 - 1))
+        for i in range(u0 + 1, u1):
+            B[i] = max(B[i], B[i - 1] - a)
+    return B
+
+
+@numba.njit(**NJIT)
+def gather_rows(B, uoff, sel):
+    """Rows of windows ``sel`` of the flat per-window ``B`` (offsets ``uoff``), flat with
+    their own offsets."""
+    boff = np.zeros(len(sel) + 1, np.int64)
+    for x in range(len(sel)):
+        boff[x + 1] = boff[x] + uoff[sel[x] + 1] - uoff[sel[x]]
+    out = np.empty(max(boff[-1], 1), np.int32)
+    for x in range(len(sel)):
+        out[boff[x]:boff[x + 1]] = B[uoff[sel[x]]:uoff[sel[x] + 1]]
+    return out, boff
+
+
+@numba.njit(parallel=True, **NJIT)
+def walk_bounds(coff, poff, p_kind, p_mpa, p_mpn, mp_wcol, pl, pr):
+    """Per window column ``w``: ``pl[w]`` the most columns of a walk from the window's start
+    to ``w`` (``w`` included: no alignment ending there matches more bases) and ``pr[w]``
+    the most after ``w`` to the window's end (the bases the rest of an alignment through
+    ``w`` can match); from the window programs (``p_kind == 0``: ``w - 1`` is the one
+    predecessor, else the merge's ``p_mpn`` columns ``mp_wcol``)."""
+    for k in numba.prange(len(coff) - 1):
+        c0, c1, e0 = coff[k], coff[k + 1], poff[k]
+        for w in range(c1 - c0):
+            best = np.int32(0)
+            if p_kind[c0 + w] == 0:
+                if w > 0:
+                    best = pl[c0 + w - 1]
+            else:
+                ma = e0 + p_mpa[c0 + w]
+                for x in range(p_mpn[c0 + w]):
+                    best = max(best, pl[c0 + mp_wcol[ma + x]])
+            pl[c0 + w] = best + 1
+            pr[c0 + w] = 0
+        for w in range(c1 - c0 - 1, -1, -1):
+            nxt = pr[c0 + w] + 1
+            if p_kind[c0 + w] == 0:
+                if w > 0:
+                    pr[c0 + w - 1] = max(pr[c0 + w - 1], nxt)
+            else:
+                ma = e0 + p_mpa[c0 + w]
+                for x in range(p_mpn[c0 + w]):
+                    q = c0 + mp_wcol[ma + x]
+                    pr[q] = max(pr[q], nxt)
+
+
 def next_thresholds(best, T, margin, low, known, U0):
     """After a pass at thresholds ``T``: (done, result NEG_INF, next T, margin, known) as
     :func:`s2g.variants.pruned.align_window` goes on: done where the best cell reached
@@ -142,20 +250,22 @@ def next_thresholds(best, T, margin, low, known, U0):
 def run(chunks, graph, reads, offs, scoring, t_read, t_lo, t_hi, rows, floor, margin_pct):
     """Best cells of long windows (read ``t_read[t]`` in columns ``[t_lo[t], t_hi[t])``,
     ``rows[t]`` its bases, ``floor[t]``) in pruned passes (module doc); ``chunks(sel, th)``
-    launches windows ``sel`` with their strips' thresholds ``th`` = (thresholds, each
-    window's first) and returns their best cells ((score, row, column) rows). Returns
-    (best cells, passes after the first)."""
+    launches windows ``sel`` with ``th`` = (their strips' thresholds, each window's first;
+    their rows' :func:`envelope`, each window's first; their ``T``) and returns their best
+    cells ((score, row, column) rows). Returns (best cells, passes after the first)."""
     from .plan import S
     a = scoring.as_tuple()[0]
     U, uoff = suffix_bounds(graph, reads.codes_flat, offs, t_read, t_lo, t_hi, scoring)
     U0 = U[uoff[:-1]]
     T, margin, low = first_thresholds(U0, rows, a, floor, margin_pct / 100.0)
+    B = envelope(U, uoff, a)
     known = np.full(len(T), NEG_INF, np.int64)
     best = np.zeros((len(T), 3), np.int64)
     todo = np.arange(len(T))
     again = 0
     while len(todo):
-        got = chunks(todo, strip_thresholds(U, uoff, T, todo, S))
+        got = chunks(todo, strip_thresholds(U, uoff, T, todo, S) + gather_rows(B, uoff, todo)
+                     + (np.maximum(T[todo], NEG_INF).astype(np.int32),))
         done, none, T[todo], margin[todo], known[todo] = next_thresholds(
             got[:, 0], T[todo], margin[todo], low[todo], known[todo], U0[todo])
         got[none] = (NEG_INF, -1, -1)

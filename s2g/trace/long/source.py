@@ -491,6 +491,7 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
         chi = int32(bnd[1])
         plo = int32(bnd[2])
         phi = int32(bnd[3])
+@PRUNEBAND@
     if g0 < NS:                                 # one round: this job's
 @REGINIT@
         k = g0 + tid
@@ -737,10 +738,11 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
 
 def kernel_signature(prune: bool = False):
     """Argument types of the kernel (``cuda.compile_ptx``, eager compilation); ``prune``:
-    the pruned kernel's two more (the strips' thresholds and each window's first)."""
+    the pruned kernel's seven more (:data:`s2g.trace.long.prune.KERNEL_LINES`)."""
     i32, i64 = types.int32, types.int64
     a = types.Array
-    extra = (a(i32, 1, "C"), a(i64, 1, "C")) if prune else ()
+    extra = ((a(i32, 1, "C"), a(i64, 1, "C")) + (a(i32, 1, "C"),) * 3
+             + (a(i64, 1, "C"), a(i32, 1, "C"))) if prune else ()
     return ((i32,) * 8 + (a(types.uint8, 1, "C"), a(i64, 1, "C"), a(i32, 1, "C"))
             + (a(i64, 1, "C"),) * 4
             + (a(types.uint8, 1, "C"), a(i32, 1, "C"), a(types.int8, 1, "C"))
