@@ -17,6 +17,19 @@ exact), a cell below it is dropped (H, E and F unreachable), and a lane whose re
 and inputs are all dropped, where no fresh start survives (threshold above 0), skips its
 cells: a warp whose 32 strips are all dropped at their columns steps over the column.
 
+The walk bound (the CPU's ``a walk[j]``, and its twin for the prefix) decides, before a
+round steps, which columns it steps over at all: an alignment through cell ``(i, j)``
+scores at most ``a min(i, PL[j]) + min(U[i], a PR[j])`` (``PL[j]``: the most columns of a
+walk from the window's start to ``j``, ``PR[j]``: after ``j`` to its end,
+:func:`walk_bounds`), so a column where that stays below ``T`` for every row of the round
+holds no cell that can matter. With ``U`` replaced by its :func:`envelope` (still an upper
+bound) the bound over a round's rows peaks at the row nearest ``PL[j]``, one evaluation a
+column; the round steps from its first column that passes to its last, the cells outside
+taken as unreachable the way the traceback's bands take them (the hand-off of the round
+above, merges of predecessors before its first column). Rounds far below the top skip
+the columns left of where their rows can start scoring, rounds near the top the columns
+too close to the window's end for a fresh start to reach ``T``.
+
 The thresholds follow the CPU's schedule (:func:`first_thresholds`, :func:`next_thresholds`):
 ``U[0]`` less a margin that grows with the bound's looseness, never below the floor (a
 read's later windows: its lead window's score less 200 mismatches) or 1 (local mode: a
@@ -38,8 +51,10 @@ from ...variants import pruned as _cpu
 
 #: the pruned kernel's own lines (:func:`s2g.trace.long.source._render` with ``prune``;
 #: removed from the others): the strips' thresholds (arguments ``pth``, per strip, from
-#: ``pthoff`` per window), the strip dead (every register dropped) at first, and per
-#: merging lane whether any merged row is reachable (a vote in the warp's fold)
+#: ``pthoff`` per window), the walk bound's columns (``pwl``, ``pwr`` per window column),
+#: rows (``pb`` from ``pboff`` per window) and ``T`` (``pT``), the round's columns from
+#: them, the strip dead (every register dropped) at first, and per merging lane whether
+#: any merged row is reachable (a vote in the warp's fold)
 KERNEL_LINES = {
     "@PRUNEARGS@": ", pth, pthoff, pwl, pwr, pb, pboff, pT",
     "@PRUNEBAND@": """\
