@@ -33,6 +33,8 @@ from s2g.scoring import NEG_INF, Mode, Scoring  # noqa: E402
 from s2g.simulate import sample_reads, snp_graph  # noqa: E402
 from s2g.trace import gpu  # noqa: E402
 from s2g.trace.gpu_chunk import PROFILE  # noqa: E402
+from s2g.trace.gpu_program import sizes  # noqa: E402
+from s2g.trace.long.plan import window_bytes  # noqa: E402
 from s2g.window import align_windows_ref  # noqa: E402
 
 
@@ -67,9 +69,17 @@ def main():
                                      Mode.LOCAL)
             shift = rng.integers(-3, 4, len(tr)) * (seed % 2)
             floor = np.where(rng.random(len(tr)) < 0.5, NEG_INF, want[0] + shift)
+            z = np.zeros(len(tr), np.int64)
+            sz = sizes(np.arange(len(tr)), z, z, z, int(Mode.LOCAL), sc.match, sc.gap_extend,
+                       g.base, g.node_start, g.pred_ptr, g.pred_idx, t_lo, t_hi)
+            rows = np.diff(reads.offsets)[tr]
+            one = int(window_bytes(sz, rows, sz[:, 0] - 1, store=False).max())
             for margin in (100, 5):
+                # margin 5: launches of one or two windows, the next one's host half made
+                # while the kernel runs (gpu._Ahead)
                 configure(gpu_long=True, gpu_prune=True, gpu_prune_margin=margin,
-                          long_score_first=True, gpu_window_fast=False)
+                          long_score_first=True, gpu_window_fast=False,
+                          long_chunk_bytes=6_000_000_000 if margin == 100 else one)
                 got = gpu.run_windows(g, reads, sc, Mode.LOCAL, tr, t_lo, t_hi, max_cells=0,
                                       floor=floor)
                 assert got.on_gpu.all(), "every window on the long kernel"
@@ -83,6 +93,7 @@ def main():
                 windows += len(tr)
     again = PROFILE["long_pruned_reruns"]
     assert again > 0 and PROFILE["long_pruned_launches"] > 0, PROFILE
+    assert PROFILE["long_pruned_launches"] >= windows // 4, PROFILE     # margin 5: 1-2 each
     print("OK", n, windows, again)
 
 
