@@ -181,7 +181,8 @@ KNOBS = (
     Knob("long_round_t", 32, int, "run", "long kernel: threads a block (0: the widths above)"),
     Knob("long_round_shared", 12 * 1024, int, "run", "long kernel: shared bytes with long_round_t"),
     Knob("long_debug", 0, int, "compile",
-         "long kernel timing experiments (results wrong): 1 no stores, 4 no barrier, 8 no walk"),
+         "long kernel timing experiments (results wrong): 1 no stores, 4 no barrier, 8 no "
+         "walk, 32 pruned passes' walk bound 1,000 too high (tests)"),
     Knob("long_maxreg", 168, int, "compile", "long kernel: register cap for ptxas"),
     Knob("long_chunk_bytes", 6_000_000_000, int, "run",
          "long kernel: device bytes a launch (0: half of free memory)"),

@@ -97,6 +97,12 @@ def test_pruned_long_kernel_under_the_cuda_simulator_matches_the_reference():
                         "1"], env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.startswith("OK 1"), p.stdout
+    # the same check fails when the walk bound (the columns each round steps over) is
+    # 1,000 too high (long_debug 32): the rounds' column ranges are what the kernel uses
+    env["S2G_CONFIG"] += ",long_debug=32"
+    p = subprocess.run([sys.executable, str(REPO / "tests" / "pruned_gpu_cudasim_check.py"),
+                        "1"], env=env, capture_output=True, text=True, timeout=900)
+    assert p.returncode != 0 and "!= expected" in p.stderr, p.stdout + p.stderr[-2000:]
 
 
 def test_long_walk_kernel_ptx_compiles(monkeypatch):
