@@ -169,25 +169,27 @@ class WindowRun:
 
 class _Ahead:
     """The host half of launch ``k + 1`` of ``bounds`` (:func:`prepare_chunk` of
-    ``args(c0, c1)``, in new pageable arrays) made in a worker thread of its own while
-    launch ``k``'s kernel runs (knob ``long_prefetch``; one launch, or off: None, made by
-    :func:`chunk` itself)."""
+    ``part(c0, c1)``, the launch's first arguments, in new pageable arrays) made in a worker
+    thread of its own while launch ``k``'s kernel runs (knob ``long_prefetch``; one launch,
+    or off: None, made by :func:`chunk` itself)."""
 
-    def __init__(self, bounds, args):
-        self.bounds, self.args, self.fut = bounds, args, None
-        self.pool = None
+    def __init__(self, bounds, part):
+        self.bounds, self.part, self.fut, self.pool = bounds, part, None, None
         if settings().long_prefetch and len(bounds) > 1:
             from concurrent.futures import ThreadPoolExecutor
             self.pool = ThreadPoolExecutor(1, thread_name_prefix="s2g-prune-prep")
             self.fut = self._submit(0)
 
     def _submit(self, k):
-        return self.pool.submit(prepare_chunk, *self.args(*self.bounds[k]), pinned=False)
+        ti, idx, sz, rows, win = self.part(*self.bounds[k])
+        return self.pool.submit(prepare_chunk, ti, idx, sz, rows, win, True, pinned=False)
 
-    def get(self, k):
+    def get(self):
+        """The host half of the launch about to run (None: :func:`chunk` makes it)."""
         return None if self.pool is None else self.fut.result()
 
     def queued(self, k):
+        """:func:`chunk`'s ``on_launch`` for launch ``k``: start on the next one."""
         if self.pool is None:
             return None
 
@@ -207,21 +209,22 @@ def _pruned(ti, out, tasks, szt, rows, L, t_read, t_lo, t_hi, floor, scoring):
         pth, pthoff, B, boff, T = th
         got = np.empty((len(sel), 3), np.int64)
         bounds = list(long_bounds(szt[sel], rows[sel], L[sel], store=False))
-        ahead = _Ahead(bounds, lambda c0, c1: (
-            ti, t_read[tasks[sel[c0:c1]]], szt[sel[c0:c1]], rows[sel[c0:c1]],
-            (t_lo[tasks[sel[c0:c1]]], t_hi[tasks[sel[c0:c1]]]), True))
+
+        def part(c0, c1):           # a launch's windows: (ti, reads, sizes, rows, window)
+            x = sel[c0:c1]
+            tk = tasks[x]
+            return ti, t_read[tk], szt[x], rows[x], (t_lo[tk], t_hi[tk])
+        ahead = _Ahead(bounds, part)
         try:
             for k, (c0, c1) in enumerate(bounds):
-                x = sel[c0:c1]
-                tk = tasks[x]
                 p0, p1 = int(pthoff[c0]), int(pthoff[c1])
                 b0, b1 = int(boff[c0]), int(boff[c1])
-                got[c0:c1] = chunk(ti, t_read[tk], szt[x], rows[x], L[x],
-                                   win=(t_lo[tk], t_hi[tk]), long=True, store=False,
+                *args, win = part(c0, c1)
+                got[c0:c1] = chunk(*args, L[sel[c0:c1]], win=win, long=True, store=False,
                                    prune=(pth[p0:max(p1, p0 + 1)], pthoff[c0:c1 + 1] - p0,
                                           B[b0:max(b1, b0 + 1)], boff[c0:c1 + 1] - b0,
                                           T[c0:c1]),
-                                   prep=ahead.get(k), on_launch=ahead.queued(k))[0]
+                                   prep=ahead.get(), on_launch=ahead.queued(k))[0]
         finally:
             ahead.close()
         return got
