@@ -130,6 +130,9 @@ KNOBS = (
     Knob("tb_prune_band", True, bool, "run",
          "the CPU traceback of a pruned window computes only the rows its scoring pass "
          "kept (0: its slack band alone)"),
+    Knob("tb_prune_walk", True, bool, "run",
+         "a pruned CPU window pass records its cells' direction bytes and walks back from "
+         "its best cell; the traceback reuses that walk (0: traced again, in its band)"),
     Knob("striped_min_len", 1000, int, "run",
          "CPU windows of reads of at least this many bases run striped (rows in lanes, one "
          "window a thread) when few (below); 0: never"),

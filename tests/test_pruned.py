@@ -192,7 +192,9 @@ def test_pruned_bands_trace_as_the_reference(case, mode, sc, data, band):
     """The rows a window's pruned pass kept, given to the banded lane traceback (every
     window there: LaneLimits(cells=1), bands of 1-3 rows or the default height), trace
     every read as traceback_read does without them (LaneLimits(cells=0))."""
+    from s2g.config import configure
     from s2g.trace import LaneLimits
+    configure(tb_prune_walk=False)           # the bands, not the recorded walks
     text, reads = case
     graph = s2g.load_graph(write_tmp(text))
     batch = batch_of(reads)
@@ -207,6 +209,64 @@ def test_pruned_bands_trace_as_the_reference(case, mode, sc, data, band):
                   bands=_bands_of(got, lo, n))
     assert have[1] == want[1]
     assert have[0] == want[0]
+
+
+def _walks_match_traceback_read(graph, batch, lo, hi, sc, md):
+    """Every window the pruned pass scored has a recorded walk, and it is the walk
+    traceback_read makes from the same end cell (start row, ops, columns); returns how
+    many were compared."""
+    from s2g.trace.scalar import graph_tuple, traceback_read
+    from s2g.variants.pruned_walk import Walked
+    n = len(lo)
+    got = {}
+    s, i, j = pruned.align_windows(graph, batch.codes_flat, batch.offsets,
+                                   np.arange(n, dtype=np.int64), lo, hi, sc, md, bands=got)
+    k = 0
+    for t in np.nonzero(s > NEG_INF)[0].tolist():
+        q = batch.codes_flat[batch.offsets[t]:batch.offsets[t + 1]]
+        st_, si, ops, cols, _ = traceback_read(q, i[t], j[t], s[t], graph_tuple(graph),
+                                               int(md), sc.as_tuple(), 1 << 40, 0, lo[t])
+        w = got[t]
+        assert isinstance(w, Walked) and st_ == 0
+        assert w.start == si
+        np.testing.assert_array_equal(w.ops, ops)
+        np.testing.assert_array_equal(w.cols, cols)
+        k += 1
+    return k
+
+
+@SETTINGS
+@given(case=dag_cases(allow_empty=False), mode=st.sampled_from(["local", "semiglobal"]),
+       sc=scorings, data=st.data())
+def test_pruned_walks_are_traceback_reads(case, mode, sc, data):
+    """The walk a pruned pass records (knob tb_prune_walk) is traceback_read's, on random
+    DAGs, reads, windows and scorings (ties, merges, the virtual column)."""
+    text, reads = case
+    graph = s2g.load_graph(write_tmp(text))
+    batch = batch_of(reads)
+    lo, hi = random_windows(data, graph.n_bases, len(reads))
+    _walks_match_traceback_read(graph, batch, lo, hi, sc, Mode.parse(mode))
+
+
+@pytest.mark.parametrize("mode", ["local", "semiglobal"])
+def test_pruned_walks_long_reads(tmp_path, mode):
+    """The same on 1.2 kbp reads (8% errors) in random windows of SNP graphs, three
+    scorings: long walks through many merges and several row chunks."""
+    from s2g.simulate import sample_reads, snp_graph
+    rng = np.random.default_rng(1)
+    k = 0
+    for seed in range(3):
+        sg, ref = snp_graph(3000, 20, 3, seed)
+        sg.write_gfa(str(tmp_path / "s.gfa"), ref)
+        g = s2g.load_graph(str(tmp_path / "s.gfa"))
+        seqs = [s for _, s, _ in sample_reads(sg, 5, 1200, 0.08, 0.3, seed)]
+        batch = ReadBatch.from_sequences([f"r{x}" for x in range(len(seqs))], seqs)
+        lo = rng.integers(0, g.n_bases // 3, len(seqs)).astype(np.int64)
+        hi = np.minimum(lo + rng.integers(500, g.n_bases, len(seqs)), g.n_bases)
+        for sc in (Scoring(), Scoring(1, 3, 5, 1), Scoring(2, 2, 2, 1)):
+            k += _walks_match_traceback_read(g, batch, lo, hi.astype(np.int64), sc,
+                                             Mode.parse(mode))
+    assert k >= 30
 
 
 def test_pruned_bands_seeded_long_reads(tmp_path):

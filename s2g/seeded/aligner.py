@@ -468,6 +468,8 @@ class SeededAligner:
                               res.best_task[win], idx, flat, max_cells)
             res.window_run = None                  # the walks are no longer needed
         full = aligned[bt < 0]                     # full-graph DP (unseeded="full")
+        idx = _walked_traces(getattr(res, "tbands", None), res.best_task, idx, flat, tres,
+                             wg.graph)
         bands = _trace_bands(getattr(res, "tbands", None), res.best_task, idx, len(res))
         res.tbands = None
 
@@ -492,6 +494,25 @@ class SeededAligner:
         return res
 
 
+def _walked_traces(tbands, best_task, idx, flat, tres, wgraph):
+    """Reads ``idx`` whose chosen window's pruned pass recorded its walk (``tbands``:
+    task -> :class:`~s2g.variants.pruned_walk.Walked`) traced from it into ``flat``; returns
+    the others."""
+    if not tbands:
+        return idx
+    from ..variants.pruned_walk import Walked, add_walks
+    rows, got = [], []
+    for r in idx.tolist():
+        w = tbands.get(int(best_task[r]))
+        if isinstance(w, Walked):
+            rows.append(r)
+            got.append(w)
+    if not rows:
+        return idx
+    add_walks(flat, rows, got, tres.end_i, tres.end_j, wgraph.node_start)
+    return np.setdiff1d(idx, np.asarray(rows, np.int64)).astype(np.int64)
+
+
 def _trace_bands(tbands, best_task, idx, n):
     """The traceback's bands (:func:`s2g.trace.traceback_batch`'s ``bands``) of reads
     ``idx`` whose chosen window has kept rows from the pruned scoring pass (``tbands``:
@@ -504,7 +525,7 @@ def _trace_bands(tbands, best_task, idx, n):
     pos = 0
     for r in idx.tolist():
         got = tbands.get(int(best_task[r]))
-        if got is None:
+        if not isinstance(got, tuple) or len(got) != 2:    # none, or a walk
             continue
         rlo, rhi = got
         off[r], width[r] = pos, len(rlo)

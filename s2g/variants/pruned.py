@@ -50,6 +50,10 @@ from ..dp import LOCAL
 from ..scoring import NEG_INF, fits_int32
 from ..seeded.windows import QGRAM, _qgram_set
 from ..window import align_windows_ref, check_mode
+from .pruned_walk import EX_C, INS_C, _row_direct_rec, _row_dirs, grown, new_record
+from .pruned_walk import walk as walk_back
+from .pruned_walk import walk_buffers, walked
+from ..dp import F_EXT, E_EXT, H_DEL, H_DIAG, H_INS, H_START
 
 #: the first threshold is ``U[0]`` less this many ``a``s a 1,000 read bases (and
 #: :data:`MARGIN_MIN` at least): 5% errors lose ~1 a a base against ~0.6 the bound sees
@@ -211,14 +215,16 @@ def _run(Hc, Ec, H0, c0, c1, oe, e, M):
 
 
 @numba.njit(**NJIT)
-def _row_chain(lay, Hc, Ec, H0, c0, c1, x, pev, oe, e, M):
+def _row_chain(lay, Hc, Ec, H0, c0, c1, x, pev, oe, e, M, rk):
     """H and E of columns ``c0..c1-1`` (every one, kept or not): runs of columns inside
     a node by :func:`_run` (``H0`` for the H before: where ``H = E`` the term ``H - o -
     e`` is below ``E - e``, Farrar's lazy-F argument along the row), entry columns from
     their predecessors' H and E and the virtual column. ``x``: the first entry at or
     after ``c0`` (an index into ``ent``); ``M`` carried from column ``c0 - 1``. Returns
-    ``M`` and ``x`` past ``c1``."""
+    ``M`` and ``x`` past ``c1``. ``rk`` = (recording, D, its offset, EK, the row's entry
+    offset): an entry's deletion choice and ``EX_C`` recorded (:mod:`.pruned_walk`)."""
     prev, ep_ptr, ep_idx, _, ent, _, _ = lay
+    on, D, doff, EK, eo = rk
     neg = np.int64(NEG_INF)
     c = c0
     while c < c1:
@@ -229,9 +235,22 @@ def _row_chain(lay, Hc, Ec, H0, c0, c1, x, pev, oe, e, M):
             c = end
             continue
         ev = pev                              # c is an entry
-        for k in range(ep_ptr[c], ep_ptr[c + 1]):
-            p = ep_idx[k]
-            ev = max(ev, max(np.int64(Hc[p]) - oe, np.int64(Ec[p]) - e))
+        if on:
+            rank, px = -1, False
+            for k in range(ep_ptr[c], ep_ptr[c + 1]):
+                p = ep_idx[k]
+                ho = np.int64(Hc[p]) - oe
+                ex = np.int64(Ec[p]) - e
+                ce = max(ho, ex)
+                if ce > ev or (ce == ev and rank == -1 and ce > neg):
+                    ev, rank, px = ce, k - ep_ptr[c], ex > ho
+            EK[2 * (eo + x) + 1] = rank
+            if px:
+                D[doff + c] |= EX_C
+        else:
+            for k in range(ep_ptr[c], ep_ptr[c + 1]):
+                p = ep_idx[k]
+                ev = max(ev, max(np.int64(Hc[p]) - oe, np.int64(Ec[p]) - e))
         ev = max(ev, neg)
         Hc[c] = max(np.int64(H0[c]), ev)
         Ec[c] = ev
@@ -287,40 +306,65 @@ def _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, lim, ends, i, lo, kept, rlo, rhi)
 
 
 @numba.njit(**NJIT)
-def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry, rows):
+def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry, rows, rk):
     """Columns ``c..`` of a row past ``lim0`` (what :func:`_row_direct` covered) that a
     kept cell's deletions still reach (up to ``lim``, which grows with them), one at a
     time. ``row`` = (read base, virtual PH and PE, U[i], T, ends here, i, lo),
     ``sc`` = (a, b, o + e, e, floor), ``carry`` = (E and H0 of column ``c - 1``, kept
-    range and reach, best). Returns (end column, kept range and reach, best)."""
-    prev, ep_ptr, ep_idx, reach, _, walk, _ = lay
+    range and reach, best); ``rk``: as :func:`_row_chain`'s, each cell's direction byte
+    and an entry's choices recorded. Returns (end column, kept range and reach, best)."""
+    prev, ep_ptr, ep_idx, reach, ent, walk, _ = lay
     Hp, Fp, Hc, Ec, Fc, H0 = bufs
     q32, phv, pev, ui, T, ends, i, lo = row
     a, b, oe, e, floor = sc
     el, h0l, nlo, nhi, ndr, best, bi, bj = carry
     rlo, rhi = rows
+    on, D, doff, EK, eo = rk
     neg = np.int64(NEG_INF)
     while c <= lim and c < W:
-        f = max(np.int64(Hp[c]) - oe, np.int64(Fp[c]) - e)
+        fo = np.int64(Hp[c]) - oe
+        fx = np.int64(Fp[c]) - e
+        f = max(fo, fx)
         Fc[c] = max(f, neg)
+        s = a if base_w[c] == q32 else -b
+        rd = -1
         if prev[c]:
-            h0 = max(np.int64(Hp[c - 1]) + (a if base_w[c] == q32 else -b), f)
+            hd = np.int64(Hp[c - 1]) + s
         else:
             ph = phv
             for k in range(ep_ptr[c], ep_ptr[c + 1]):
-                ph = max(ph, np.int64(Hp[ep_idx[k]]))
-            h0 = max(ph + (a if base_w[c] == q32 else -b), f)
+                hp = np.int64(Hp[ep_idx[k]])
+                if hp > ph or (hp == ph and rd == -1):
+                    ph, rd = hp, k - ep_ptr[c]
+            hd = ph + s
+        h0 = max(hd, f)
         h0c = max(h0, floor)
         H0[c] = h0c
+        re, px = -1, False
         if prev[c]:
             ev = max(el - e, h0l - oe)
+            px = el - e > h0l - oe
         else:
             ev = pev
             for k in range(ep_ptr[c], ep_ptr[c + 1]):
                 p = ep_idx[k]
-                ev = max(ev, max(np.int64(Hc[p]) - oe, np.int64(Ec[p]) - e))
+                ho = np.int64(Hc[p]) - oe
+                ex = np.int64(Ec[p]) - e
+                ce = max(ho, ex)
+                if ce > ev or (ce == ev and re == -1 and ce > neg):
+                    ev, re, px = ce, k - ep_ptr[c], ex > ho
         ev = max(ev, neg)
         h = max(h0c, ev)
+        if on:
+            ins = f > hd
+            src = H_DEL if ((ev >= h0c) if ins else (ev > h0c)) else (H_INS if ins else H_DIAG)
+            if floor == 0 and h <= 0:
+                src = H_START
+            D[doff + c] = np.uint8((F_EXT if fx > fo else 0) | src | (E_EXT if px else 0))
+            if not prev[c]:
+                x = eo + np.searchsorted(ent, c)
+                EK[2 * x] = rd
+                EK[2 * x + 1] = re
         el = ev
         h0l = h0c
         if h + min(ui, a * walk[c]) >= T:
@@ -348,7 +392,7 @@ def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry, rows):
 
 
 @numba.njit(**NJIT)
-def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs, rows, budget):
+def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs, rows, budget, rec):
     """Best (score, i, j) of read ``q`` in columns ``[lo, hi)`` over the cells kept at
     threshold ``T`` (module doc), and the number of cells computed. ``bufs``: six int32
     arrays (H and F of two rows, E, H0) of at least ``hi - lo`` columns, every one NEG_INF
@@ -362,9 +406,14 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs, rows, budg
     SIMD), then the deletions left to right, ``E(c) = max(E(c - 1) - e, H0(c - 1) - o -
     e)`` inside a node: ``H0`` for ``H`` because where ``H = E`` the term ``H - o - e`` is
     below ``E - e`` (Farrar's lazy-F argument, along the row); merges take their
-    predecessors' final ``H`` and ``E``."""
+    predecessors' final ``H`` and ``E``. ``rec``: a record (:func:`.pruned_walk.new_record`)
+    the pass writes every computed cell's direction byte into when it is on; returned
+    (its arrays may have grown)."""
     prev, ep_ptr, ep_idx, reach, ent, walk, wmax = lay
     Ha, Hb, Fa, Fb, Ec, H0 = bufs
+    on, D, EK, roff, rclo, rcn, eoff = rec
+    dpos = np.int64(0)
+    epos = np.int64(0)
     m = len(q)
     W = hi - lo
     rlo, rhi = rows
@@ -380,7 +429,7 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs, rows, budg
     best, bi, bj = np.int64(NEG_INF), np.int64(-1), np.int64(-1)
     cells = np.int64(0)
     if U[0] < T:
-        return best, bi, bj, cells
+        return best, bi, bj, cells, rec
     negw = -wmax
     # row 0: H = 0 everywhere (local and semiglobal), E = F = -inf; kept: all
     for c in range(W):
@@ -433,22 +482,48 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs, rows, budg
             H0[jlo - 1] = neg                 # left of the row: no source
         x = np.searchsorted(ent, jlo)
         xc = x
+        doff = dpos - jlo                     # row i's byte of column c: D[doff + c]
+        eo = epos - x                         # its entry ent[y]'s choices: EK[2 (eo + y)]
+        if on:
+            roff[i], rclo[i] = dpos, jlo
+            eoff[i] = eo
+            D = grown(D, dpos + max(wend - jlo, 0))
+            EK = grown(EK, 2 * (epos + np.searchsorted(ent, wend) - x))
+        rk = (on, D, doff, EK, eo)
         for cs in range(jlo, lim0 + 1, CHUNK):  # a chunk's columns stay in L1
             ce = min(cs + CHUNK, lim0 + 1)
-            _row_direct(q32, base_w, Hp, Fp, H0, Fc, max(cs, 1), ce, a32, b32, oe32, e32,
-                        floor)
+            if on:
+                _row_direct_rec(q32, base_w, Hp, Fp, H0, Fc, max(cs, 1), ce, a32, b32, oe32,
+                                e32, floor, D, doff)
+            else:
+                _row_direct(q32, base_w, Hp, Fp, H0, Fc, max(cs, 1), ce, a32, b32, oe32,
+                            e32, floor)
             # entry columns: the virtual column and in-window predecessors, not c - 1
             while x < len(ent) and ent[x] < ce:
                 c = ent[x]
-                x += 1
                 ph = phv
-                for k in range(ep_ptr[c], ep_ptr[c + 1]):
-                    ph = max(ph, np.int64(Hp[ep_idx[k]]))
-                f = max(np.int64(Hp[c]) - oe, np.int64(Fp[c]) - e)
-                h0 = max(ph + (a if base_w[c] == q32 else -b), f)
-                H0[c] = max(h0, np.int64(floor))
+                if on:
+                    rd = -1
+                    for k in range(ep_ptr[c], ep_ptr[c + 1]):
+                        hp = np.int64(Hp[ep_idx[k]])
+                        if hp > ph or (hp == ph and rd == -1):
+                            ph, rd = hp, k - ep_ptr[c]
+                    EK[2 * (eo + x)] = rd
+                else:
+                    for k in range(ep_ptr[c], ep_ptr[c + 1]):
+                        ph = max(ph, np.int64(Hp[ep_idx[k]]))
+                x += 1
+                fo = np.int64(Hp[c]) - oe
+                fx = np.int64(Fp[c]) - e
+                f = max(fo, fx)
+                hd = ph + (a if base_w[c] == q32 else -b)
+                H0[c] = max(max(hd, f), np.int64(floor))
                 Fc[c] = max(f, np.int64(neg))
-            M, xc = _row_chain(lay, Hc, Ec, H0, cs, ce, xc, pev, oe, e, M)
+                if on:
+                    D[doff + c] = np.uint8((F_EXT if fx > fo else 0) | (INS_C if f > hd else 0))
+            M, xc = _row_chain(lay, Hc, Ec, H0, cs, ce, xc, pev, oe, e, M, rk)
+            if on:
+                _row_dirs(prev, Hc, Ec, H0, D, doff, cs, ce, np.int64(e), np.int64(oe), loc)
             kept = _row_keep(reach, walk, Hc, Ec, Fc, cs, ce, (T, ui, np.int64(a)), ends, i,
                              lo, kept, rlo, rhi)
         nlo, nhi, ndr, best, bi, bj = kept
@@ -462,8 +537,12 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs, rows, budg
                 lay, base_w, (Hp, Fp, Hc, Ec, Fc, H0), c, ndr, wend,
                 (q32, phv, pev, ui, T, ends, np.int64(i), lo),
                 (np.int64(a), np.int64(b), np.int64(oe), np.int64(e), np.int64(floor)),
-                (el, h0l, nlo, nhi, ndr, best, bi, bj), rows)
+                (el, h0l, nlo, nhi, ndr, best, bi, bj), rows, rk)
         cells += c - jlo
+        if on:
+            rcn[i] = c - jlo
+            dpos += c - jlo
+            epos += np.searchsorted(ent, c) - np.searchsorted(ent, jlo)
         if cells > budget:
             break
         if i == 1:                            # row 0 of the columns kept row-1 cells read
@@ -496,9 +575,10 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs, rows, budg
         Fb[x] = neg
         Ec[x] = neg
         H0[x] = neg
+    rec = (on, D, EK, roff, rclo, rcn, eoff)
     if loc and best <= 0:
-        return np.int64(NEG_INF), np.int64(-1), np.int64(-1), cells
-    return best, bi, bj, cells
+        return np.int64(NEG_INF), np.int64(-1), np.int64(-1), cells, rec
+    return best, bi, bj, cells, rec
 
 
 @numba.njit(**NJIT)
@@ -517,7 +597,7 @@ def _whole_nodes(lo, hi, node_start, pred_ptr, pred_idx):
 
 
 @numba.njit(**NJIT)
-def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget):
+def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk):
     """Best (score, i, j) of read ``q`` in columns ``[lo, hi)`` (module doc), exact, or
     (NEG_INF, -1, -1) where no alignment there reaches ``floor``. Passes at thresholds
     ``U[0]`` less a margin that doubles while a pass falls short (each such pass's score
@@ -526,7 +606,10 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget):
     first); ``rows``: the last pass's kept rows per column (:func:`pruned_window`), a band
     holding every optimal alignment of the window. Returns (score, i, j, done): not done
     where the passes together computed more than ``budget`` cells (the caller aligns
-    that window otherwise)."""
+    that window otherwise). ``wk`` = (record, ops, window columns, out): with ``record``
+    on, the passes record their direction bytes and the walk back from the best cell
+    (:func:`.pruned_walk.walk`) fills ``ops`` and ``cols``; ``out`` gets (status, start
+    row, ops, columns), status -1 where no walk was made."""
     base, node_start, pred_ptr, pred_idx = gr
     a, b, o, e = sc
     m = len(q)
@@ -548,10 +631,13 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget):
     per_kb = MARGIN_PER_KB + MARGIN_SLOPE * max(0.0, RATIO_AT_MIN_MARGIN - r)
     margin = max(np.int64(MARGIN_MIN * a), np.int64(per_kb * a * m / 1000))
     first = True
+    on, ops, cols, wout = wk
+    wout[0] = -1
+    rec = new_record(m, on)
     while True:
         T = max(U[0] - margin, low, known)
-        s, i, j, c = pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs,
-                                   rows, budget)
+        s, i, j, c, rec = pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs,
+                                        rows, budget, rec)
         stats[0] += c
         budget -= c
         if budget < 0:
@@ -560,6 +646,9 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget):
             stats[1] += 1
         first = False
         if s >= T:
+            if on and s > NEG_INF:
+                wout[0], wout[1], wout[2], wout[3] = walk_back(q, lo, base, lay, rec, i,
+                                                               j - lo, mode, ops, cols)
             return s, i, j, True
         if T <= low:                          # nothing reaches the floor
             return np.int64(NEG_INF), np.int64(-1), np.int64(-1), True
@@ -569,12 +658,16 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget):
 
 @numba.njit(parallel=True, **NJIT)
 def _align_windows(codes, offs, task_read, task_lo, task_hi, task_floor, order, gr, mode, sc,
-                   pen, n_work, band, share):
+                   pen, n_work, band, share, walks):
     """Worker ``w`` of ``n_work`` takes tasks ``order[w::n_work]`` (costliest first, as
     :mod:`s2g.variants.striped`). ``band`` = (offsets, flat int32): task ``t``'s kept rows
     per column at ``flat[off[t]:off[t] + 2 W]`` (first rows, then last rows) where
-    ``off[t] >= 0``. ``share``: a window's cell budget (:data:`BUDGET`; 0: none)."""
+    ``off[t] >= 0``. ``share``: a window's cell budget (:data:`BUDGET`; 0: none).
+    ``walks`` = (on, ops offsets, column offsets, ops, columns, results): with ``on``,
+    each task's walk back from its best cell (:func:`align_window`'s ``wk``) in its
+    slices of the flat arrays, (status, start row, ops, columns) in ``results[t]``."""
     b_off, b_rows = band
+    w_on, w_oo, w_co, w_ops, w_cols, w_res = walks
     n = len(task_read)
     score = np.full(n, NEG_INF, np.int64)
     end_i = np.full(n, -1, np.int64)
@@ -596,8 +689,12 @@ def _align_windows(codes, offs, task_read, task_lo, task_hi, task_floor, order, 
             else:
                 rows = (np.empty(W, np.int32), np.empty(W, np.int32))
             budget = np.int64(share * W * len(q)) if share > 0 else np.int64(1) << 62
+            if w_on:
+                wk = (True, w_ops[w_oo[t]:w_oo[t + 1]], w_cols[w_co[t]:w_co[t + 1]], w_res[t])
+            else:
+                wk = (False, w_ops[:0], w_cols[:0], w_res[0])
             score[t], end_i[t], end_j[t], done[t] = align_window(
-                q, lo, hi, gr, mode, sc, pen, task_floor[t], stats[w], rows, budget)
+                q, lo, hi, gr, mode, sc, pen, task_floor[t], stats[w], rows, budget, wk)
     return score, end_i, end_j, done, stats.sum(axis=0)
 
 
@@ -615,7 +712,9 @@ def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scori
     dict, optional): filled with ``task -> (rlo, rhi)``, per window column the first and
     last row of its kept cells, which hold every optimal alignment of the window (a
     traceback's band, :mod:`s2g.trace.bands`), for every task aligned here with a
-    score."""
+    score; where knob ``tb_prune_walk`` is on, a task whose walk back from its best cell
+    the pass recorded gets that walk instead (a :class:`.pruned_walk.Walked`)."""
+    from ..config import settings
     check_mode(mode)
     offs = np.asarray(offsets, np.int64)
     task_read = np.asarray(task_read, np.int64)
@@ -639,9 +738,11 @@ def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scori
     if bands is not None and len(task_read):
         b_off[:] = np.concatenate(([0], np.cumsum(2 * (hi - lo))[:-1]))
     b_rows = np.empty(int(2 * (hi - lo).sum()) if bands is not None else 0, np.int32)
+    w_on = bands is not None and settings().tb_prune_walk and len(task_read) > 0
+    walks = walk_buffers(lens, hi - lo, w_on)
     score, end_i, end_j, done, st = _align_windows(
         np.asarray(codes_flat, np.uint8), offs, task_read, lo, hi, fl, order, gr, int(mode),
-        (a, b, o, e), qgram_penalty(scoring), n_work, (b_off, b_rows), float(BUDGET))
+        (a, b, o, e), qgram_penalty(scoring), n_work, (b_off, b_rows), float(BUDGET), walks)
     LAST_STATS[:2] = st
     LAST_STATS[2] = int(np.count_nonzero(~done))
     if not done.all():                        # loose bounds (high error rates): striped
@@ -655,6 +756,10 @@ def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scori
         score[x[below]], end_i[x[below]], end_j[x[below]] = NEG_INF, -1, -1
     if bands is not None:
         for t in np.nonzero((score > NEG_INF) & done)[0].tolist():
+            got = walked(walks, t, lo[t])
+            if got is not None:
+                bands[t] = got
+                continue
             W = int(hi[t] - lo[t])
             x0 = int(b_off[t])
             bands[t] = (b_rows[x0:x0 + W], b_rows[x0 + W:x0 + 2 * W])

@@ -1,0 +1,256 @@
+"""Walks recorded by the pruned window pass: the traceback of a long window without a
+second DP over it.
+
+:func:`s2g.variants.pruned.pruned_window` computes a window row by row over the cells its
+bound keeps. With a record (:func:`new_record`) it also writes one direction byte per
+computed cell, row after row (``D[roff[i] + c - rlo[i]]`` for row ``i``'s columns
+``rlo[i] .. rlo[i] + rn[i] - 1``), and at entry columns (a node's first column with
+in-window predecessors) which predecessor gave the diagonal and which the deletion
+(``EK``: two int16 ranks an entry cell, -1 for the virtual column). From the best cell,
+:func:`walk` then follows the bytes back, as :func:`s2g.trace.scalar.traceback_read`
+walks its own: the same bits (:func:`s2g.trace.common.tb_cell`'s source, ``E_EXT``,
+``F_EXT``) and merge choices (a real predecessor wins a tie with the virtual column, the
+first in the graph's predecessor order among real ones), so the walk is the one
+traceback_read makes.
+
+**Why the cells kept are enough.** The walk follows an optimal alignment; every cell on
+one is kept with its full-DP value (:mod:`s2g.variants.pruned`'s induction), and so is
+every source that ties with the chosen one (it would lie on an optimal alignment too), so
+each comparison the walk reads is the full DP's. A source whose cell was dropped, or
+computed from a subset of its own sources, is strictly lower than the optimum it is
+compared with, as in the full DP. The window's columns outside the traceback's own window
+(traceback_read's backward search from the end cell) are never on an optimal alignment,
+so they change no choice.
+
+**Bits.** ``_row_direct_rec`` stores per cell ``F_EXT`` and ``INS_C`` (F above the
+diagonal's value); :func:`_row_dirs` turns them, with the row's ``H0`` (the cell without
+deletions) and ``E``, into the source: a deletion where ``E > H0`` (``E >= H0`` when F
+gave ``H0``: the diagonal wins ties, then the deletion), an insertion where F gave
+``H0`` and ``E`` does not reach it, a start where a local cell is ``<= 0``; ``E_EXT``
+where ``E(c - 1) - e > H0(c - 1) - o - e`` (``H`` for ``H0``: equal where ``H0`` wins,
+and both true where ``E`` does), or, at an entry column, as the chosen predecessor's
+(``EX_C``, set by the merge).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from .._numba import NJIT
+from ..dp import E_EXT, F_EXT, H_DEL, H_DIAG, H_INS, H_START, LOCAL
+from ..trace.common import OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK, summarize, summary_arrays
+
+#: a cell's F is above the value of its diagonal (an insertion wins ``H0``)
+INS_C = 16
+#: an entry cell's chosen deletion extended its predecessor's E
+EX_C = 32
+#: first sizes of a record's arrays (they double as rows need)
+D_START = 1 << 20
+EK_START = 1 << 12
+
+
+@numba.njit(**NJIT)
+def new_record(m, on):
+    """A record for a pass over a read of ``m`` bases (``on`` False: an empty one, the
+    pass records nothing): (on, D, EK, roff, rlo, rn, eoff)."""
+    if not on:
+        z = np.zeros(1, np.int64)
+        return (False, np.zeros(1, np.uint8), np.zeros(2, np.int16), z, z, z, z)
+    return (True, np.empty(D_START, np.uint8), np.empty(EK_START, np.int16),
+            np.zeros(m + 2, np.int64), np.zeros(m + 1, np.int64), np.zeros(m + 1, np.int64),
+            np.zeros(m + 1, np.int64))
+
+
+@numba.njit(**NJIT)
+def grown(x, need):
+    """``x`` with room for ``need`` entries (a copy twice as large, or ``x``)."""
+    if need <= len(x):
+        return x
+    y = np.empty(max(need, 2 * len(x)), x.dtype)
+    y[:len(x)] = x
+    return y
+
+
+@numba.njit(**NJIT)
+def _row_direct_rec(q_b, base_w, Hp, Fp, H0, Fc, c0, c1, a, b, oe, e, floor, D, doff):
+    """:func:`s2g.variants.pruned._row_direct` writing each cell's ``F_EXT`` and
+    ``INS_C`` into ``D[doff + c]``."""
+    for c in range(c0, c1):
+        u = np.uintp(c)
+        fo = Hp[u] - oe
+        fx = Fp[u] - e
+        f = max(fo, fx)
+        hd = Hp[np.uintp(c - 1)] + (a if base_w[u] == q_b else -b)
+        H0[u] = max(max(hd, f), floor)
+        Fc[u] = f
+        D[np.uintp(doff + c)] = np.uint8((F_EXT if fx > fo else 0) | (INS_C if f > hd else 0))
+
+
+@numba.njit(**NJIT)
+def _row_dirs(prev, Hc, Ec, H0, D, doff, c0, c1, e, oe, loc):
+    """The direction bytes of columns ``c0..c1-1`` of a row whose H, E and H0 are final
+    (before the row's cells are dropped): the flags left by the row's first pass become
+    ``tb_cell``'s bits (module doc)."""
+    for c in range(c0, c1):
+        u = np.uintp(c)
+        k = np.uintp(doff + c)
+        fl = np.int64(D[k])
+        h0 = np.int64(H0[u])
+        ev = np.int64(Ec[u])
+        ins = (fl & INS_C) != 0
+        dl = (ev >= h0) if ins else (ev > h0)
+        src = H_DEL if dl else (H_INS if ins else H_DIAG)
+        if loc and Hc[u] <= 0:
+            src = H_START
+        if prev[u]:
+            ex = np.int64(Ec[np.uintp(c - 1)]) - e > np.int64(H0[np.uintp(c - 1)]) - oe
+        else:
+            ex = (fl & EX_C) != 0
+        D[k] = np.uint8((fl & F_EXT) | src | (E_EXT if ex else 0))
+
+
+@numba.njit(**NJIT)
+def walk(q, lo, base, lay, rec, end_i, end_c, mode, ops, cols):
+    """The walk back from window cell ``(end_i, end_c)`` through a pass's record
+    ``rec`` (:func:`new_record`), as :func:`s2g.trace.scalar.traceback_read` walks:
+    ``ops`` and window columns ``cols`` (reversed) filled. Returns (status, start row,
+    ops, columns): ST_MISMATCH where the walk would leave the recorded cells (it cannot
+    on an optimal alignment; the caller traces that window otherwise)."""
+    prev, ep_ptr, ep_idx, _, ent, _, _ = lay
+    _, D, EK, roff, rlo, rn, eoff = rec
+    i = end_i
+    c = end_c
+    state = 0
+    no = 0
+    nc = 0
+    while True:
+        if state == 0 and i == 0:
+            break
+        x = c - rlo[i]
+        if x < 0 or x >= rn[i] or no >= len(ops) or nc >= len(cols):
+            return ST_MISMATCH, 0, no, nc
+        d = D[roff[i] + x]
+        if state == 0:
+            src = d & 3
+            if src == H_START:
+                break
+            if src == H_DEL:
+                state = 1
+                continue
+            if src == H_INS:
+                state = 2
+                continue
+            qb = q[i - 1]
+            ops[no] = OP_EQ if (qb == base[lo + c] and qb < 4) else OP_X
+            no += 1
+            cols[nc] = c
+            nc += 1
+            if prev[c]:
+                i -= 1
+                c -= 1
+                continue
+            r = EK[2 * (eoff[i] + np.searchsorted(ent, c))]
+            i -= 1
+        elif state == 1:
+            ops[no] = OP_D
+            no += 1
+            cols[nc] = c
+            nc += 1
+            state = 1 if (d & E_EXT) else 0
+            if prev[c]:
+                c -= 1
+                continue
+            r = EK[2 * (eoff[i] + np.searchsorted(ent, c)) + 1]
+        else:
+            ops[no] = OP_I
+            no += 1
+            state = 2 if (d & F_EXT) else 0
+            i -= 1
+            continue
+        if r < 0:
+            # into the virtual column: local starts here; otherwise the rest of the read
+            # is inserted before the graph walk
+            if mode != LOCAL:
+                for _ in range(i):
+                    if no >= len(ops):
+                        return ST_MISMATCH, 0, no, nc
+                    ops[no] = OP_I
+                    no += 1
+                i = 0
+            break
+        c = ep_idx[ep_ptr[c] + r]
+    return ST_OK, i, no, nc
+
+
+class Walked(NamedTuple):
+    """A window's walk back from its best cell, recorded by its pruned pass: the start row,
+    ops and window-graph columns, reversed (:func:`s2g.trace.scalar.traceback_read`'s)."""
+    start: int
+    ops: np.ndarray
+    cols: np.ndarray
+
+
+def walk_buffers(lens, widths, on):
+    """The ``walks`` argument of :func:`s2g.variants.pruned._align_windows` for tasks of
+    reads ``lens`` long in windows ``widths`` wide (``on`` False: empty ones). A walk
+    consumes each window column at most once (they fall in topological order), so it
+    has at most ``W`` columns and ``m + W`` ops."""
+    n = len(lens) if on else 0
+    w_oo = np.zeros(n + 1, np.int64)
+    w_co = np.zeros(n + 1, np.int64)
+    if n:
+        w_oo[1:] = np.cumsum(np.asarray(lens, np.int64) + widths + 2)
+        w_co[1:] = np.cumsum(np.asarray(widths, np.int64) + 1)
+    res = np.full((max(n, 1), 4), -1, np.int64)
+    return (bool(on), w_oo, w_co, np.empty(int(w_oo[-1]), np.uint8),
+            np.empty(int(w_co[-1]), np.int32), res)
+
+
+def walked(walks, t, lo):
+    """Task ``t``'s :class:`Walked` from :func:`walk_buffers` after the pass (columns
+    moved by the window's first column ``lo``), or None where it has none."""
+    on, w_oo, w_co, ops, cols, res = walks
+    if not on or res[t, 0] != ST_OK:
+        return None
+    st, start, no, nc = (int(v) for v in res[t])
+    return Walked(start, ops[w_oo[t]:w_oo[t] + no].copy(),
+                  cols[w_co[t]:w_co[t] + nc].astype(np.int64) + int(lo))
+
+
+@numba.njit(parallel=True, **NJIT)
+def _summarize_walks(ops, cols, oo, co, end_j, node_start):
+    """:func:`s2g.trace.common.summarize` of walks ``k`` (``ops[oo[k]:oo[k + 1]]``,
+    ``cols[co[k]:co[k + 1]]``) into fresh flat arrays (capacities: the walk's ops, its
+    columns + 1)."""
+    n = len(oo) - 1
+    oo2 = np.zeros(n + 1, np.int64)
+    co2 = np.zeros(n + 1, np.int64)
+    for k in range(n):
+        oo2[k + 1] = oo2[k] + oo[k + 1] - oo[k]
+        co2[k + 1] = co2[k] + co[k + 1] - co[k] + 1
+    run_op, run_len, n_runs, path, n_path, geo, counts = summary_arrays(n, oo2, co2)
+    for k in numba.prange(n):
+        summarize(k, ops[oo[k]:oo[k + 1]], cols[co[k]:co[k + 1]], end_j[k], node_start, oo2,
+                  co2, run_op, run_len, n_runs, path, n_path, geo, counts)
+    return oo2, co2, (run_op, run_len, n_runs, path, n_path, geo, counts)
+
+
+def add_walks(flat, rows, got, end_i, end_j, node_start):
+    """Reads ``rows`` traced by their :class:`Walked` walks ``got`` (same order; end cells
+    ``end_i``/``end_j`` per read of the batch, window-graph columns) into ``flat`` (a
+    :class:`~s2g.trace.batch.FlatTracebacks`)."""
+    if not len(rows):
+        return
+    oo = np.zeros(len(got) + 1, np.int64)
+    co = np.zeros(len(got) + 1, np.int64)
+    np.cumsum([len(w.ops) for w in got], out=oo[1:])
+    np.cumsum([len(w.cols) for w in got], out=co[1:])
+    ops = np.concatenate([w.ops for w in got]) if oo[-1] else np.zeros(0, np.uint8)
+    cols = np.concatenate([w.cols for w in got]) if co[-1] else np.zeros(0, np.int64)
+    rows = np.asarray(rows, np.int64)
+    oo2, co2, summary = _summarize_walks(ops.astype(np.uint8), cols.astype(np.int64), oo, co,
+                                         np.asarray(end_j, np.int64)[rows], node_start)
+    flat.add(rows, np.asarray(end_i, np.int64), oo2, co2,
+             np.array([w.start for w in got], np.int64), summary)
