@@ -213,8 +213,8 @@ def test_pruned_bands_trace_as_the_reference(case, mode, sc, data, band):
 
 def _walks_match_traceback_read(graph, batch, lo, hi, sc, md):
     """Every window the pruned pass scored has a recorded walk, and it is the walk
-    traceback_read makes from the same end cell (start row, ops, columns); returns how
-    many were compared."""
+    traceback_read makes from the same end cell (start row, ops, columns), and the one a
+    pass at the window's score records (``known``); returns how many were compared."""
     from s2g.trace.scalar import graph_tuple, traceback_read
     from s2g.variants.pruned_walk import Walked
     n = len(lo)
@@ -232,6 +232,18 @@ def _walks_match_traceback_read(graph, batch, lo, hi, sc, md):
         np.testing.assert_array_equal(w.ops, ops)
         np.testing.assert_array_equal(w.cols, cols)
         k += 1
+    # one pass at each window's score (the traceback of a window without a walk)
+    ok = np.nonzero(s > NEG_INF)[0]
+    again = {}
+    s2, i2, j2 = pruned.align_windows(graph, batch.codes_flat, batch.offsets, ok, lo[ok],
+                                      hi[ok], sc, md, floor=s[ok], bands=again, known=True)
+    np.testing.assert_array_equal(s2, s[ok])
+    np.testing.assert_array_equal(i2, i[ok])
+    np.testing.assert_array_equal(j2, j[ok])
+    for x, t in enumerate(ok.tolist()):
+        w, v = got[t], again[x]
+        assert (w.start, w.ops.tolist(), w.cols.tolist()) == (v.start, v.ops.tolist(),
+                                                               v.cols.tolist())
     return k
 
 
@@ -397,3 +409,31 @@ def test_gpu_walk_bound_columns_rows_and_peak(tmp_path):
     sel = np.array([2, 0], np.int64)
     got, boff = prune.gather_rows(B.astype(np.int32), uoff, sel)
     np.testing.assert_array_equal(got[:boff[-1]], np.concatenate([B[uoff[2]:], B[:1]]))
+
+
+def test_seeded_reads_walked_at_their_score(tmp_path, monkeypatch):
+    """Long reads whose windows ran striped (no recorded walk: every bound taken as loose)
+    and are fewer than AT_SCORE_MAX are walked by one pruned pass at their score: the same
+    tracebacks as the lanes give them (knob tb_prune_walk off)."""
+    from s2g.config import configure
+    from s2g.index import build_index
+    from s2g.seeded import SeededAligner
+    from s2g.seeded import aligner as sa_mod
+    from s2g.simulate import sample_reads, snp_graph
+    sg, ref = snp_graph(60000, 30, 3, 11)
+    sg.write_gfa(str(tmp_path / "s.gfa"), ref)
+    g = s2g.load_graph(str(tmp_path / "s.gfa"))
+    ix = build_index(g)
+    seqs = [s for _, s, _ in sample_reads(sg, 5, 3000, 0.08, 0.2, 15)]
+    assert len(seqs) < sa_mod.AT_SCORE_MAX
+    batch = ReadBatch.from_sequences([f"r{i}" for i in range(len(seqs))], seqs)
+    monkeypatch.setattr(pruned, "MIN_RATIO", 2.0)       # every window without a floor: striped
+    out = {}
+    for on in (True, False):
+        configure(tb_prune_walk=on)
+        sa = SeededAligner(g, ix, Scoring(), Mode.LOCAL)
+        res = sa.align_batch(batch, sa.candidates(batch))
+        sa.traceback(batch, res)
+        out[on] = [(t.qstart, t.cigar, tuple(t.path), t.path_start) for t in res.tracebacks]
+        assert sa.totals["reads walked at their score"] == (len(seqs) if on else 0)
+    assert out[True] == out[False]

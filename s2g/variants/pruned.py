@@ -31,8 +31,8 @@ first margin is :data:`MARGIN_PER_KB`; too high a ``T`` costs a cheap narrow pas
 ``floor`` (a read's later windows: its lead window's score less 200 mismatches) is the
 lowest ``T``: a window with nothing above it comes back as none.
 
-The kept rows of each column (the last pass's) hold every optimal alignment of the
-window: the CPU traceback computes only inside them (:mod:`s2g.trace.bands`).
+The last pass records its cells' direction bytes and walks back from the best cell
+(:mod:`.pruned_walk`), or keeps each column's rows, a band for the traceback.
 
 Window semantics (virtual column, merges of in-window predecessors) are
 :func:`s2g.window.align_window`'s; results equal :func:`s2g.window.align_windows_ref`
@@ -46,14 +46,12 @@ import numba
 import numpy as np
 
 from .._numba import NJIT
-from ..dp import LOCAL
 from ..scoring import NEG_INF, fits_int32
 from ..seeded.windows import QGRAM, _qgram_set
 from ..window import align_windows_ref, check_mode
-from .pruned_walk import EX_C, INS_C, _row_direct_rec, _row_dirs, grown, new_record
-from .pruned_walk import walk as walk_back
-from .pruned_walk import walk_buffers, walked
-from ..dp import F_EXT, E_EXT, H_DEL, H_DIAG, H_INS, H_START
+from ..dp import F_EXT, LOCAL
+from .pruned_walk import (INS_C, MAX_RECORD, _row_direct_rec, _run_rec, dir_byte, grown,
+                          new_record, walk_buffers, walked, walk as walk_back)
 
 #: the first threshold is ``U[0]`` less this many ``a``s a 1,000 read bases (and
 #: :data:`MARGIN_MIN` at least): 5% errors lose ~1 a a base against ~0.6 the bound sees
@@ -222,21 +220,25 @@ def _row_chain(lay, Hc, Ec, H0, c0, c1, x, pev, oe, e, M, rk):
     their predecessors' H and E and the virtual column. ``x``: the first entry at or
     after ``c0`` (an index into ``ent``); ``M`` carried from column ``c0 - 1``. Returns
     ``M`` and ``x`` past ``c1``. ``rk`` = (recording, D, its offset, EK, the row's entry
-    offset): an entry's deletion choice and ``EX_C`` recorded (:mod:`.pruned_walk`)."""
+    offset, local mode): direction bytes and an entry's deletion choice recorded
+    (:mod:`.pruned_walk`)."""
     prev, ep_ptr, ep_idx, _, ent, _, _ = lay
-    on, D, doff, EK, eo = rk
+    on, D, doff, EK, eo, loc = rk
     neg = np.int64(NEG_INF)
     c = c0
     while c < c1:
         nxt = ent[x] if x < len(ent) else c1
         if nxt > c:                           # a run up to the next entry
             end = min(nxt, c1)
-            M = _run(Hc, Ec, H0, c, end, oe, e, M)
+            if on:
+                M = _run_rec(Hc, Ec, H0, c, end, oe, e, M, D, doff, loc)
+            else:
+                M = _run(Hc, Ec, H0, c, end, oe, e, M)
             c = end
             continue
         ev = pev                              # c is an entry
+        rank, px = -1, False
         if on:
-            rank, px = -1, False
             for k in range(ep_ptr[c], ep_ptr[c + 1]):
                 p = ep_idx[k]
                 ho = np.int64(Hc[p]) - oe
@@ -245,8 +247,6 @@ def _row_chain(lay, Hc, Ec, H0, c0, c1, x, pev, oe, e, M, rk):
                 if ce > ev or (ce == ev and rank == -1 and ce > neg):
                     ev, rank, px = ce, k - ep_ptr[c], ex > ho
             EK[2 * (eo + x) + 1] = rank
-            if px:
-                D[doff + c] |= EX_C
         else:
             for k in range(ep_ptr[c], ep_ptr[c + 1]):
                 p = ep_idx[k]
@@ -254,6 +254,9 @@ def _row_chain(lay, Hc, Ec, H0, c0, c1, x, pev, oe, e, M, rk):
         ev = max(ev, neg)
         Hc[c] = max(np.int64(H0[c]), ev)
         Ec[c] = ev
+        if on:
+            D[doff + c] = dir_byte(np.int64(D[doff + c]), np.int64(H0[c]), ev,
+                                   np.int64(Hc[c]), loc, px)
         M = ev + e * c
         x += 1
         c += 1
@@ -311,15 +314,15 @@ def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry, rows, rk):
     kept cell's deletions still reach (up to ``lim``, which grows with them), one at a
     time. ``row`` = (read base, virtual PH and PE, U[i], T, ends here, i, lo),
     ``sc`` = (a, b, o + e, e, floor), ``carry`` = (E and H0 of column ``c - 1``, kept
-    range and reach, best); ``rk``: as :func:`_row_chain`'s, each cell's direction byte
-    and an entry's choices recorded. Returns (end column, kept range and reach, best)."""
+    range and reach, best); ``rk``: :func:`_row_chain`'s. Returns (end column, kept range
+    and reach, best)."""
     prev, ep_ptr, ep_idx, reach, ent, walk, _ = lay
     Hp, Fp, Hc, Ec, Fc, H0 = bufs
     q32, phv, pev, ui, T, ends, i, lo = row
     a, b, oe, e, floor = sc
     el, h0l, nlo, nhi, ndr, best, bi, bj = carry
     rlo, rhi = rows
-    on, D, doff, EK, eo = rk
+    on, D, doff, EK, eo, loc = rk
     neg = np.int64(NEG_INF)
     while c <= lim and c < W:
         fo = np.int64(Hp[c]) - oe
@@ -356,11 +359,8 @@ def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry, rows, rk):
         ev = max(ev, neg)
         h = max(h0c, ev)
         if on:
-            ins = f > hd
-            src = H_DEL if ((ev >= h0c) if ins else (ev > h0c)) else (H_INS if ins else H_DIAG)
-            if floor == 0 and h <= 0:
-                src = H_START
-            D[doff + c] = np.uint8((F_EXT if fx > fo else 0) | src | (E_EXT if px else 0))
+            D[doff + c] = dir_byte((F_EXT if fx > fo else 0) | (INS_C if f > hd else 0), h0c,
+                                   ev, h, loc, px)
             if not prev[c]:
                 x = eo + np.searchsorted(ent, c)
                 EK[2 * x] = rd
@@ -484,12 +484,13 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs, rows, budg
         xc = x
         doff = dpos - jlo                     # row i's byte of column c: D[doff + c]
         eo = epos - x                         # its entry ent[y]'s choices: EK[2 (eo + y)]
+        on = on and dpos + wend - jlo <= MAX_RECORD    # else the pass records no more
         if on:
             roff[i], rclo[i] = dpos, jlo
             eoff[i] = eo
             D = grown(D, dpos + max(wend - jlo, 0))
             EK = grown(EK, 2 * (epos + np.searchsorted(ent, wend) - x))
-        rk = (on, D, doff, EK, eo)
+        rk = (on, D, doff, EK, eo, loc)
         for cs in range(jlo, lim0 + 1, CHUNK):  # a chunk's columns stay in L1
             ce = min(cs + CHUNK, lim0 + 1)
             if on:
@@ -522,8 +523,6 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs, rows, budg
                 if on:
                     D[doff + c] = np.uint8((F_EXT if fx > fo else 0) | (INS_C if f > hd else 0))
             M, xc = _row_chain(lay, Hc, Ec, H0, cs, ce, xc, pev, oe, e, M, rk)
-            if on:
-                _row_dirs(prev, Hc, Ec, H0, D, doff, cs, ce, np.int64(e), np.int64(oe), loc)
             kept = _row_keep(reach, walk, Hc, Ec, Fc, cs, ce, (T, ui, np.int64(a)), ends, i,
                              lo, kept, rlo, rhi)
         nlo, nhi, ndr, best, bi, bj = kept
@@ -597,7 +596,7 @@ def _whole_nodes(lo, hi, node_start, pred_ptr, pred_idx):
 
 
 @numba.njit(**NJIT)
-def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk):
+def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, at_score):
     """Best (score, i, j) of read ``q`` in columns ``[lo, hi)`` (module doc), exact, or
     (NEG_INF, -1, -1) where no alignment there reaches ``floor``. Passes at thresholds
     ``U[0]`` less a margin that doubles while a pass falls short (each such pass's score
@@ -609,7 +608,8 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk):
     that window otherwise). ``wk`` = (record, ops, window columns, out): with ``record``
     on, the passes record their direction bytes and the walk back from the best cell
     (:func:`.pruned_walk.walk`) fills ``ops`` and ``cols``; ``out`` gets (status, start
-    row, ops, columns), status -1 where no walk was made."""
+    row, ops, columns), status -1 where no walk was made. ``at_score``: ``floor`` is
+    the window's score (a traceback's pass): one pass, at it."""
     base, node_start, pred_ptr, pred_idx = gr
     a, b, o, e = sc
     m = len(q)
@@ -630,6 +630,8 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk):
     known = np.int64(NEG_INF)                 # the best score a pass has found so far
     per_kb = MARGIN_PER_KB + MARGIN_SLOPE * max(0.0, RATIO_AT_MIN_MARGIN - r)
     margin = max(np.int64(MARGIN_MIN * a), np.int64(per_kb * a * m / 1000))
+    if at_score:
+        margin = max(U[0] - floor, np.int64(0))
     first = True
     on, ops, cols, wout = wk
     wout[0] = -1
@@ -646,7 +648,7 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk):
             stats[1] += 1
         first = False
         if s >= T:
-            if on and s > NEG_INF:
+            if rec[0] and s > NEG_INF:
                 wout[0], wout[1], wout[2], wout[3] = walk_back(q, lo, base, lay, rec, i,
                                                                j - lo, mode, ops, cols)
             return s, i, j, True
@@ -658,15 +660,16 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk):
 
 @numba.njit(parallel=True, **NJIT)
 def _align_windows(codes, offs, task_read, task_lo, task_hi, task_floor, order, gr, mode, sc,
-                   pen, n_work, band, share, walks):
+                   pen, n_work, band, lim, walks):
     """Worker ``w`` of ``n_work`` takes tasks ``order[w::n_work]`` (costliest first, as
     :mod:`s2g.variants.striped`). ``band`` = (offsets, flat int32): task ``t``'s kept rows
     per column at ``flat[off[t]:off[t] + 2 W]`` (first rows, then last rows) where
-    ``off[t] >= 0``. ``share``: a window's cell budget (:data:`BUDGET`; 0: none).
+    ``off[t] >= 0``. ``lim``: (a window's cell budget, :data:`BUDGET`, 0: none; ``at_score``).
     ``walks`` = (on, ops offsets, column offsets, ops, columns, results): with ``on``,
     each task's walk back from its best cell (:func:`align_window`'s ``wk``) in its
     slices of the flat arrays, (status, start row, ops, columns) in ``results[t]``."""
     b_off, b_rows = band
+    share, at_score = lim
     w_on, w_oo, w_co, w_ops, w_cols, w_res = walks
     n = len(task_read)
     score = np.full(n, NEG_INF, np.int64)
@@ -689,22 +692,22 @@ def _align_windows(codes, offs, task_read, task_lo, task_hi, task_floor, order, 
             else:
                 rows = (np.empty(W, np.int32), np.empty(W, np.int32))
             budget = np.int64(share * W * len(q)) if share > 0 else np.int64(1) << 62
-            if w_on:
+            if w_on and (at_score or task_floor[t] <= NEG_INF):   # later windows: rarely
                 wk = (True, w_ops[w_oo[t]:w_oo[t + 1]], w_cols[w_co[t]:w_co[t + 1]], w_res[t])
             else:
                 wk = (False, w_ops[:0], w_cols[:0], w_res[0])
             score[t], end_i[t], end_j[t], done[t] = align_window(
-                q, lo, hi, gr, mode, sc, pen, task_floor[t], stats[w], rows, budget, wk)
+                q, lo, hi, gr, mode, sc, pen, task_floor[t], stats[w], rows, budget, wk,
+                at_score)
     return score, end_i, end_j, done, stats.sum(axis=0)
 
 
-#: cells computed, passes after the first, and windows given up (:data:`BUDGET`) in the
-#: last :func:`align_windows` call (a bench aid)
+#: cells computed, passes after the first, windows given up (BUDGET): last call
 LAST_STATS = np.zeros(3, np.int64)
 
 
 def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scoring, mode,
-                  floor=None, bands=None):
+                  floor=None, bands=None, known=False):
     """(score, end_i, end_j) of every task, as :func:`s2g.window.align_windows_ref`: one
     thread a window (the costliest first), the cells kept by the bound only; the
     reference where int32 could overflow. ``floor`` (per task, optional): a window
@@ -713,7 +716,9 @@ def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scori
     last row of its kept cells, which hold every optimal alignment of the window (a
     traceback's band, :mod:`s2g.trace.bands`), for every task aligned here with a
     score; where knob ``tb_prune_walk`` is on, a task whose walk back from its best cell
-    the pass recorded gets that walk instead (a :class:`.pruned_walk.Walked`)."""
+    the pass recorded gets that walk instead (a :class:`.pruned_walk.Walked`).
+    ``known``: ``floor`` is each window's score (from a scoring pass): one pass at it, the
+    fewest cells, to record the walks."""
     from ..config import settings
     check_mode(mode)
     offs = np.asarray(offsets, np.int64)
@@ -742,10 +747,11 @@ def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scori
     walks = walk_buffers(lens, hi - lo, w_on)
     score, end_i, end_j, done, st = _align_windows(
         np.asarray(codes_flat, np.uint8), offs, task_read, lo, hi, fl, order, gr, int(mode),
-        (a, b, o, e), qgram_penalty(scoring), n_work, (b_off, b_rows), float(BUDGET), walks)
+        (a, b, o, e), qgram_penalty(scoring), n_work, (b_off, b_rows),
+        (1.0 if known else float(BUDGET), bool(known)), walks)
     LAST_STATS[:2] = st
     LAST_STATS[2] = int(np.count_nonzero(~done))
-    if not done.all():                        # loose bounds (high error rates): striped
+    if not done.all() and not known:          # loose bounds (high error rates): striped
         from . import striped
         x = np.nonzero(~done)[0]
         got = striped.align_windows(graph, codes_flat, offs, task_read[x], lo[x], hi[x],

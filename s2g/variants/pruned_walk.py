@@ -23,13 +23,13 @@ compared with, as in the full DP. The window's columns outside the traceback's o
 so they change no choice.
 
 **Bits.** ``_row_direct_rec`` stores per cell ``F_EXT`` and ``INS_C`` (F above the
-diagonal's value); :func:`_row_dirs` turns them, with the row's ``H0`` (the cell without
-deletions) and ``E``, into the source: a deletion where ``E > H0`` (``E >= H0`` when F
-gave ``H0``: the diagonal wins ties, then the deletion), an insertion where F gave
-``H0`` and ``E`` does not reach it, a start where a local cell is ``<= 0``; ``E_EXT``
-where ``E(c - 1) - e > H0(c - 1) - o - e`` (``H`` for ``H0``: equal where ``H0`` wins,
-and both true where ``E`` does), or, at an entry column, as the chosen predecessor's
-(``EX_C``, set by the merge).
+diagonal's value); :func:`_run_rec` (and the entry columns' merges) turn them, with the
+cell's ``H0`` (without deletions), ``E`` and ``H``, into the direction byte
+(:func:`dir_byte`): a deletion where ``E > H0`` (``E >= H0`` when F gave ``H0``: the
+diagonal wins ties, then the deletion), an insertion where F gave ``H0`` and ``E`` does
+not reach it, a start where a local cell is ``<= 0``; ``E_EXT`` where ``E > H0(c - 1) - o
+- e`` (``H(c - 1)`` for ``H0(c - 1)`` gives the same answer: equal where ``H0`` wins, and
+both true where ``E`` does), or at an entry column, the chosen predecessor's.
 """
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ from ..trace.common import OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK, summariz
 
 #: a cell's F is above the value of its diagonal (an insertion wins ``H0``)
 INS_C = 16
-#: an entry cell's chosen deletion extended its predecessor's E
-EX_C = 32
+#: most direction bytes a pass records (a window past it is traced otherwise)
+MAX_RECORD = 1 << 28
 #: first sizes of a record's arrays (they double as rows need)
 D_START = 1 << 20
 EK_START = 1 << 12
@@ -88,27 +88,35 @@ def _row_direct_rec(q_b, base_w, Hp, Fp, H0, Fc, c0, c1, a, b, oe, e, floor, D, 
         D[np.uintp(doff + c)] = np.uint8((F_EXT if fx > fo else 0) | (INS_C if f > hd else 0))
 
 
+@numba.njit(inline="always", **NJIT)
+def dir_byte(fl, h0, ev, h, loc, ext):
+    """A cell's direction byte from its first pass's flags ``fl``, ``H0``, ``E``, ``H``,
+    the mode (``loc``: local) and whether its E extended (module doc)."""
+    ins = (fl & INS_C) != 0
+    dl = (ev >= h0) if ins else (ev > h0)
+    src = H_DEL if dl else (H_INS if ins else H_DIAG)
+    if loc and h <= 0:
+        src = H_START
+    return np.uint8((fl & F_EXT) | src | (E_EXT if ext else 0))
+
+
 @numba.njit(**NJIT)
-def _row_dirs(prev, Hc, Ec, H0, D, doff, c0, c1, e, oe, loc):
-    """The direction bytes of columns ``c0..c1-1`` of a row whose H, E and H0 are final
-    (before the row's cells are dropped): the flags left by the row's first pass become
-    ``tb_cell``'s bits (module doc)."""
+def _run_rec(Hc, Ec, H0, c0, c1, oe, e, M, D, doff, loc):
+    """:func:`s2g.variants.pruned._run` writing each cell's direction byte (its E
+    extended where ``E > H0(c - 1) - o - e``)."""
     for c in range(c0, c1):
         u = np.uintp(c)
-        k = np.uintp(doff + c)
-        fl = np.int64(D[k])
+        ec = e * c
+        h0p = np.int64(H0[np.uintp(c - 1)]) - oe
+        M = max(M, h0p + ec)
+        ev = M - ec
         h0 = np.int64(H0[u])
-        ev = np.int64(Ec[u])
-        ins = (fl & INS_C) != 0
-        dl = (ev >= h0) if ins else (ev > h0)
-        src = H_DEL if dl else (H_INS if ins else H_DIAG)
-        if loc and Hc[u] <= 0:
-            src = H_START
-        if prev[u]:
-            ex = np.int64(Ec[np.uintp(c - 1)]) - e > np.int64(H0[np.uintp(c - 1)]) - oe
-        else:
-            ex = (fl & EX_C) != 0
-        D[k] = np.uint8((fl & F_EXT) | src | (E_EXT if ex else 0))
+        h = max(h0, ev)
+        Hc[u] = h
+        Ec[u] = ev
+        k = np.uintp(doff + c)
+        D[k] = dir_byte(np.int64(D[k]), h0, ev, h, loc, ev > h0p)
+    return M
 
 
 @numba.njit(**NJIT)
