@@ -75,8 +75,7 @@ def main():
             rows = np.diff(reads.offsets)[tr]
             one = int(window_bytes(sz, rows, sz[:, 0] - 1, store=False).max())
             for margin in (100, 5):
-                # margin 5: launches of one or two windows, the next one's host half made
-                # while the kernel runs (gpu._Ahead)
+                # margin 5: launches of one or two windows (the pass's launches sliced)
                 configure(gpu_long=True, gpu_prune=True, gpu_prune_margin=margin,
                           long_score_first=True, gpu_window_fast=False,
                           long_chunk_bytes=6_000_000_000 if margin == 100 else one)

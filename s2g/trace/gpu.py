@@ -29,7 +29,7 @@ from ..config import settings
 from ..dp import LOCAL
 from ..scoring import NEG_INF
 from . import gpu_kernel
-from .gpu_chunk import PROFILE, TraceInputs, chunk, chunk_bounds, prepare_chunk
+from .gpu_chunk import PROFILE, TraceInputs, chunk, chunk_bounds
 from .gpu_groups import long_banded, long_bounds, long_prefetched, split
 from .gpu_program import N_SIZES, sizes, summarize_sel
 from .gpu_walk import cum
@@ -167,66 +167,22 @@ class WindowRun:
             flat.add(reads_of[m], end_i_reads, oo2, co2, start[sel], summary)
 
 
-class _Ahead:
-    """The host half of launch ``k + 1`` of ``bounds`` (:func:`prepare_chunk` of
-    ``part(c0, c1)``, the launch's first arguments, in new pageable arrays) made in a worker
-    thread of its own while launch ``k``'s kernel runs (knob ``long_prefetch``; one launch,
-    or off: None, made by :func:`chunk` itself)."""
-
-    def __init__(self, bounds, part):
-        self.bounds, self.part, self.fut, self.pool = bounds, part, None, None
-        if settings().long_prefetch and len(bounds) > 1:
-            from concurrent.futures import ThreadPoolExecutor
-            self.pool = ThreadPoolExecutor(1, thread_name_prefix="s2g-prune-prep")
-            self.fut = self._submit(0)
-
-    def _submit(self, k):
-        ti, idx, sz, rows, win = self.part(*self.bounds[k])
-        return self.pool.submit(prepare_chunk, ti, idx, sz, rows, win, True, pinned=False)
-
-    def get(self):
-        """The host half of the launch about to run (None: :func:`chunk` makes it)."""
-        return None if self.pool is None else self.fut.result()
-
-    def queued(self, k):
-        """:func:`chunk`'s ``on_launch`` for launch ``k``: start on the next one."""
-        if self.pool is None:
-            return None
-
-        def go():
-            self.fut = self._submit(k + 1) if k + 1 < len(self.bounds) else None
-        return go
-
-    def close(self):
-        if self.pool is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
-
-
 def _pruned(ti, out, tasks, szt, rows, L, t_read, t_lo, t_hi, floor, scoring):
     """Best cells of long windows ``tasks`` (scores only, local mode) on the pruned kernel
     (:mod:`s2g.trace.long.prune`), into ``out`` (a :class:`WindowRun`)."""
     def chunks(sel, th):
         pth, pthoff, B, boff, T = th
         got = np.empty((len(sel), 3), np.int64)
-        bounds = list(long_bounds(szt[sel], rows[sel], L[sel], store=False))
-
-        def part(c0, c1):           # a launch's windows: (ti, reads, sizes, rows, window)
+        for c0, c1 in long_bounds(szt[sel], rows[sel], L[sel], store=False):
             x = sel[c0:c1]
             tk = tasks[x]
-            return ti, t_read[tk], szt[x], rows[x], (t_lo[tk], t_hi[tk])
-        ahead = _Ahead(bounds, part)
-        try:
-            for k, (c0, c1) in enumerate(bounds):
-                p0, p1 = int(pthoff[c0]), int(pthoff[c1])
-                b0, b1 = int(boff[c0]), int(boff[c1])
-                *args, win = part(c0, c1)
-                got[c0:c1] = chunk(*args, L[sel[c0:c1]], win=win, long=True, store=False,
-                                   prune=(pth[p0:max(p1, p0 + 1)], pthoff[c0:c1 + 1] - p0,
-                                          B[b0:max(b1, b0 + 1)], boff[c0:c1 + 1] - b0,
-                                          T[c0:c1]),
-                                   prep=ahead.get(), on_launch=ahead.queued(k))[0]
-        finally:
-            ahead.close()
+            p0, p1 = int(pthoff[c0]), int(pthoff[c1])
+            b0, b1 = int(boff[c0]), int(boff[c1])
+            got[c0:c1] = chunk(ti, t_read[tk], szt[x], rows[x], L[x],
+                               win=(t_lo[tk], t_hi[tk]), long=True, store=False,
+                               prune=(pth[p0:max(p1, p0 + 1)], pthoff[c0:c1 + 1] - p0,
+                                      B[b0:max(b1, b0 + 1)], boff[c0:c1 + 1] - b0,
+                                      T[c0:c1]))[0]
         return got
 
     fl = (np.full(len(tasks), NEG_INF, np.int64) if floor is None
