@@ -51,7 +51,7 @@ from ..seeded.windows import QGRAM, _qgram_set
 from ..window import align_windows_ref, check_mode
 from ..dp import F_EXT, LOCAL
 from .pruned_walk import (INS_C, MAX_RECORD, _row_direct_rec, _run_rec, dir_byte, grown,
-                          new_record, walk_buffers, walked, walk as walk_back)
+                          new_record, recordable, walk_buffers, walked, walk as walk_back)
 
 #: the first threshold is ``U[0]`` less this many ``a``s a 1,000 read bases (and
 #: :data:`MARGIN_MIN` at least): 5% errors lose ~1 a a base against ~0.6 the bound sees
@@ -635,7 +635,7 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
     first = True
     on, ops, cols, wout = wk
     wout[0] = -1
-    rec = new_record(m, on)
+    rec = new_record(m, on and recordable(lay))
     while True:
         T = max(U[0] - margin, low, known)
         s, i, j, c, rec = pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs,
@@ -695,7 +695,7 @@ def _align_windows(codes, offs, task_read, task_lo, task_hi, task_floor, order, 
             if w_on and (at_score or task_floor[t] <= NEG_INF):   # later windows: rarely
                 wk = (True, w_ops[w_oo[t]:w_oo[t + 1]], w_cols[w_co[t]:w_co[t + 1]], w_res[t])
             else:
-                wk = (False, w_ops[:0], w_cols[:0], w_res[0])
+                wk = (False, w_ops[:0], w_cols[:0], w_res[len(w_res) - 1])   # scratch
             score[t], end_i[t], end_j[t], done[t] = align_window(
                 q, lo, hi, gr, mode, sc, pen, task_floor[t], stats[w], rows, budget, wk,
                 at_score)

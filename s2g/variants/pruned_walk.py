@@ -64,6 +64,17 @@ def new_record(m, on):
 
 
 @numba.njit(**NJIT)
+def recordable(lay):
+    """Whether a window (:func:`s2g.variants.pruned._layout`'s ``lay``) can be recorded: no
+    column with more in-window predecessors than an int16 rank holds."""
+    ep_ptr = lay[1]
+    for c in range(len(ep_ptr) - 1):
+        if ep_ptr[c + 1] - ep_ptr[c] > 32767:
+            return False
+    return True
+
+
+@numba.njit(**NJIT)
 def grown(x, need):
     """``x`` with room for ``need`` entries (a copy twice as large, or ``x``)."""
     if need <= len(x):
@@ -211,7 +222,7 @@ def walk_buffers(lens, widths, on):
     if n:
         w_oo[1:] = np.cumsum(np.asarray(lens, np.int64) + widths + 2)
         w_co[1:] = np.cumsum(np.asarray(widths, np.int64) + 1)
-    res = np.full((max(n, 1), 4), -1, np.int64)
+    res = np.full((n + 1, 4), -1, np.int64)     # (the last row: scratch for tasks not walked)
     return (bool(on), w_oo, w_co, np.empty(int(w_oo[-1]), np.uint8),
             np.empty(int(w_co[-1]), np.int32), res)
 
