@@ -51,7 +51,8 @@ from ..seeded.windows import QGRAM, _qgram_set
 from ..window import align_windows_ref, check_mode
 from ..dp import F_EXT, LOCAL
 from .pruned_walk import (INS_C, MAX_RECORD, _row_direct_rec, _run_rec, dir_byte, grown,
-                          new_record, recordable, walk_buffers, walked, walk as walk_back)
+                          merge_del, merge_diag, new_record, recordable, walk_buffers, walked,
+                          walk as walk_back)
 
 #: the first threshold is ``U[0]`` less this many ``a``s a 1,000 read bases (and
 #: :data:`MARGIN_MIN` at least): 5% errors lose ~1 a a base against ~0.6 the bound sees
@@ -237,15 +238,9 @@ def _row_chain(lay, Hc, Ec, H0, c0, c1, x, pev, oe, e, M, rk):
             c = end
             continue
         ev = pev                              # c is an entry
-        rank, px = -1, False
+        px = False
         if on:
-            for k in range(ep_ptr[c], ep_ptr[c + 1]):
-                p = ep_idx[k]
-                ho = np.int64(Hc[p]) - oe
-                ex = np.int64(Ec[p]) - e
-                ce = max(ho, ex)
-                if ce > ev or (ce == ev and rank == -1 and ce > neg):
-                    ev, rank, px = ce, k - ep_ptr[c], ex > ho
+            ev, rank, px = merge_del(c, ep_ptr, ep_idx, Hc, Ec, ev, oe, e)
             EK[2 * (eo + x) + 1] = rank
         else:
             for k in range(ep_ptr[c], ep_ptr[c + 1]):
@@ -334,28 +329,17 @@ def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry, rows, rk):
         if prev[c]:
             hd = np.int64(Hp[c - 1]) + s
         else:
-            ph = phv
-            for k in range(ep_ptr[c], ep_ptr[c + 1]):
-                hp = np.int64(Hp[ep_idx[k]])
-                if hp > ph or (hp == ph and rd == -1):
-                    ph, rd = hp, k - ep_ptr[c]
+            ph, rd = merge_diag(c, ep_ptr, ep_idx, Hp, phv)
             hd = ph + s
         h0 = max(hd, f)
         h0c = max(h0, floor)
         H0[c] = h0c
-        re, px = -1, False
+        re = -1
         if prev[c]:
             ev = max(el - e, h0l - oe)
             px = el - e > h0l - oe
         else:
-            ev = pev
-            for k in range(ep_ptr[c], ep_ptr[c + 1]):
-                p = ep_idx[k]
-                ho = np.int64(Hc[p]) - oe
-                ex = np.int64(Ec[p]) - e
-                ce = max(ho, ex)
-                if ce > ev or (ce == ev and re == -1 and ce > neg):
-                    ev, re, px = ce, k - ep_ptr[c], ex > ho
+            ev, re, px = merge_del(c, ep_ptr, ep_idx, Hc, Ec, pev, oe, e)
         ev = max(ev, neg)
         h = max(h0c, ev)
         if on:
@@ -504,11 +488,7 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs, rows, budg
                 c = ent[x]
                 ph = phv
                 if on:
-                    rd = -1
-                    for k in range(ep_ptr[c], ep_ptr[c + 1]):
-                        hp = np.int64(Hp[ep_idx[k]])
-                        if hp > ph or (hp == ph and rd == -1):
-                            ph, rd = hp, k - ep_ptr[c]
+                    ph, rd = merge_diag(c, ep_ptr, ep_idx, Hp, ph)
                     EK[2 * (eo + x)] = rd
                 else:
                     for k in range(ep_ptr[c], ep_ptr[c + 1]):

@@ -40,6 +40,7 @@ import numpy as np
 
 from .._numba import NJIT
 from ..dp import E_EXT, F_EXT, H_DEL, H_DIAG, H_INS, H_START, LOCAL
+from ..scoring import NEG_INF
 from ..trace.common import OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK, summarize, summary_arrays
 
 #: a cell's F is above the value of its diagonal (an insertion wins ``H0``)
@@ -61,6 +62,35 @@ def new_record(m, on):
     return (True, np.empty(D_START, np.uint8), np.empty(EK_START, np.int16),
             np.zeros(m + 2, np.int64), np.zeros(m + 1, np.int64), np.zeros(m + 1, np.int64),
             np.zeros(m + 1, np.int64))
+
+
+@numba.njit(inline="always", **NJIT)
+def merge_diag(c, ep_ptr, ep_idx, Hp, ph):
+    """The diagonal into entry column ``c``: the best of ``ph`` (the virtual column's) and
+    its in-window predecessors' H one row up (``Hp``), and which one gave it (rank in the
+    column's list; -1: the virtual column, which loses ties; the first real one wins)."""
+    rd = -1
+    for k in range(ep_ptr[c], ep_ptr[c + 1]):
+        hp = np.int64(Hp[ep_idx[k]])
+        if hp > ph or (hp == ph and rd == -1):
+            ph, rd = hp, k - ep_ptr[c]
+    return ph, rd
+
+
+@numba.njit(inline="always", **NJIT)
+def merge_del(c, ep_ptr, ep_idx, Hc, Ec, ev, oe, e):
+    """The deletion into entry column ``c``: the best of ``ev`` (the virtual column's) and
+    its predecessors' ``max(H - o - e, E - e)`` on this row, which one gave it (as
+    :func:`merge_diag`), and whether that one extended its E."""
+    rank, px = -1, False
+    for k in range(ep_ptr[c], ep_ptr[c + 1]):
+        p = ep_idx[k]
+        ho = np.int64(Hc[p]) - oe
+        ex = np.int64(Ec[p]) - e
+        ce = max(ho, ex)
+        if ce > ev or (ce == ev and rank == -1 and ce > NEG_INF):
+            ev, rank, px = ce, k - ep_ptr[c], ex > ho
+    return ev, rank, px
 
 
 @numba.njit(**NJIT)
