@@ -376,11 +376,11 @@ def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry, rows, rk):
 
 
 @numba.njit(**NJIT)
-def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs, rows, budget, rec):
+def pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows, budget, rec):
     """Best (score, i, j) of read ``q`` in columns ``[lo, hi)`` over the cells kept at
-    threshold ``T`` (module doc), and the number of cells computed. ``bufs``: six int32
-    arrays (H and F of two rows, E, H0) of at least ``hi - lo`` columns, every one NEG_INF
-    (left so). ``rows`` = (rlo, rhi), int32 of ``hi - lo``: set to each column's first and
+    threshold ``T`` (module doc), ``sc`` = (a, b, o, e), and the number of cells computed.
+    ``bufs``: six int32 arrays (H and F of two rows, E, H0) of at least ``hi - lo``
+    columns, every one NEG_INF (left so). ``rows`` = (rlo, rhi), int32 of ``hi - lo``: set to each column's first and
     last kept row (row 0 where a kept row-1 cell reads the column; ``BIG_ROW``/-1 where
     none): every cell of every alignment scoring at least ``T`` lies in them. Past
     ``budget`` cells computed the pass stops (cells returned: ``budget`` passed; the
@@ -394,6 +394,7 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs, rows, budg
     the pass writes every computed cell's direction byte into when it is on; returned
     (its arrays may have grown)."""
     prev, ep_ptr, ep_idx, reach, ent, walk, wmax = lay
+    a, b, o, e = sc
     Ha, Hb, Fa, Fb, Ec, H0 = bufs
     on, D, EK, roff, rclo, rcn, eoff = rec
     dpos = np.int64(0)
@@ -521,7 +522,7 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs, rows, budg
         if on:
             rcn[i] = c - jlo
             dpos += c - jlo
-            epos += np.searchsorted(ent, c) - np.searchsorted(ent, jlo)
+            epos = eo + np.searchsorted(ent, c)       # past the row's entries
         if cells > budget:
             break
         if i == 1:                            # row 0 of the columns kept row-1 cells read
@@ -618,8 +619,8 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
     rec = new_record(m, on and recordable(lay))
     while True:
         T = max(U[0] - margin, low, known)
-        s, i, j, c, rec = pruned_window(q, lo, hi, base, lay, U, T, mode, a, b, o, e, bufs,
-                                        rows, budget, rec)
+        s, i, j, c, rec = pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows,
+                                        budget, rec)
         stats[0] += c
         budget -= c
         if budget < 0:

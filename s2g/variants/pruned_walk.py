@@ -41,7 +41,7 @@ import numpy as np
 from .._numba import NJIT
 from ..dp import E_EXT, F_EXT, H_DEL, H_DIAG, H_INS, H_START, LOCAL
 from ..scoring import NEG_INF
-from ..trace.common import OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK, summarize, summary_arrays
+from ..trace.common import OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK
 
 #: a cell's F is above the value of its diagonal (an insertion wins ``H0``)
 INS_C = 16
@@ -268,38 +268,23 @@ def walked(walks, t, lo):
                   cols[w_co[t]:w_co[t] + nc].astype(np.int64) + int(lo))
 
 
-@numba.njit(parallel=True, **NJIT)
-def _summarize_walks(ops, cols, oo, co, end_j, node_start):
-    """:func:`s2g.trace.common.summarize` of walks ``k`` (``ops[oo[k]:oo[k + 1]]``,
-    ``cols[co[k]:co[k + 1]]``) into fresh flat arrays (capacities: the walk's ops, its
-    columns + 1)."""
-    n = len(oo) - 1
-    oo2 = np.zeros(n + 1, np.int64)
-    co2 = np.zeros(n + 1, np.int64)
-    for k in range(n):
-        oo2[k + 1] = oo2[k] + oo[k + 1] - oo[k]
-        co2[k + 1] = co2[k] + co[k + 1] - co[k] + 1
-    run_op, run_len, n_runs, path, n_path, geo, counts = summary_arrays(n, oo2, co2)
-    for k in numba.prange(n):
-        summarize(k, ops[oo[k]:oo[k + 1]], cols[co[k]:co[k + 1]], end_j[k], node_start, oo2,
-                  co2, run_op, run_len, n_runs, path, n_path, geo, counts)
-    return oo2, co2, (run_op, run_len, n_runs, path, n_path, geo, counts)
-
-
 def add_walks(flat, rows, got, end_i, end_j, node_start):
     """Reads ``rows`` traced by their :class:`Walked` walks ``got`` (same order; end cells
     ``end_i``/``end_j`` per read of the batch, window-graph columns) into ``flat`` (a
     :class:`~s2g.trace.batch.FlatTracebacks`)."""
+    from ..trace.gpu_program import summarize_sel
+    from ..trace.gpu_walk import cum
     if not len(rows):
         return
-    oo = np.zeros(len(got) + 1, np.int64)
-    co = np.zeros(len(got) + 1, np.int64)
-    np.cumsum([len(w.ops) for w in got], out=oo[1:])
-    np.cumsum([len(w.cols) for w in got], out=co[1:])
-    ops = np.concatenate([w.ops for w in got]) if oo[-1] else np.zeros(0, np.uint8)
-    cols = np.concatenate([w.cols for w in got]) if co[-1] else np.zeros(0, np.int64)
+    ln_o = np.array([len(w.ops) for w in got], np.int64)
+    ln_c = np.array([len(w.cols) for w in got], np.int64)
+    oo, co = cum(ln_o), cum(ln_c)
+    nn = np.stack([ln_o, ln_c], axis=1).reshape(-1)
+    ops = np.concatenate([w.ops for w in got]).astype(np.uint8)
+    cols = np.concatenate([w.cols for w in got]).astype(np.int64)
     rows = np.asarray(rows, np.int64)
-    oo2, co2, summary = _summarize_walks(ops.astype(np.uint8), cols.astype(np.int64), oo, co,
-                                         np.asarray(end_j, np.int64)[rows], node_start)
+    oo2, co2 = cum(ln_o), cum(ln_c + 1)         # (a walk of insertions only: one node)
+    summary = summarize_sel(ops, cols, nn, oo, co, np.arange(len(got), dtype=np.int64),
+                            np.asarray(end_j, np.int64)[rows], node_start, oo2, co2)
     flat.add(rows, np.asarray(end_i, np.int64), oo2, co2,
              np.array([w.start for w in got], np.int64), summary)
