@@ -152,6 +152,9 @@ KNOBS = (
     Knob("gpu_window_bases", True, bool, "run",
          "seeded windows: the GPU gathers a window graph's bases from the graph's (on the "
          "device once) instead of receiving them (a byte a window column)"),
+    Knob("gpu_long_programs", True, bool, "run",
+         "seeded long windows' column programs and walk bounds made on the GPU from "
+         "per-node records (else: on the host, uploaded, ~30 bytes a window column)"),
     Knob("gpu_window_tables", True, bool, "run",
          "the fast kernel's window tables made on the GPU from per-node data and bases "
          "(else: on the host, uploaded)"),

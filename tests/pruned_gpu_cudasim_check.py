@@ -33,9 +33,61 @@ from s2g.scoring import NEG_INF, Mode, Scoring  # noqa: E402
 from s2g.simulate import sample_reads, snp_graph  # noqa: E402
 from s2g.trace import gpu  # noqa: E402
 from s2g.trace.gpu_chunk import PROFILE  # noqa: E402
-from s2g.trace.gpu_program import sizes  # noqa: E402
+from s2g.trace.gpu_program import PROG_NAMES, fill, sizes  # noqa: E402
+from s2g.trace.gpu_walk import cum  # noqa: E402
+from s2g.trace.long.programs_gpu import device_programs  # noqa: E402
+from s2g.trace.long.prune import walk_bounds  # noqa: E402
+from s2g.variants import _devpool  # noqa: E402
 from s2g.trace.long.plan import window_bytes  # noqa: E402
-from s2g.window import align_windows_ref  # noqa: E402
+from s2g.window import WindowGraph, align_windows_ref  # noqa: E402
+
+
+def programs_equal(g, tr, t_lo, t_hi, sz, seed):
+    """The programs and walk bounds made on the GPU (programs_gpu.device_programs) == the
+    host's (gpu_program.fill, prune.walk_bounds), word for word."""
+    coff, poff = cum(sz[:, 0]), cum(sz[:, 2])
+    z = np.zeros(len(tr), np.int64)
+    host = fill(np.arange(len(tr)), z, z, z, int(Mode.LOCAL), 1, 1, g.base, g.node_start,
+                g.pred_ptr, g.pred_idx, coff, poff, t_lo, t_hi)
+    pl, pr = np.zeros(int(coff[-1]), np.int32), np.zeros(int(coff[-1]), np.int32)
+    walk_bounds(coff, poff, *(host[PROG_NAMES.index(k)]
+                              for k in ("p_kind", "p_mpa", "p_mpn", "mp_wcol")), pl, pr)
+    dev = device_programs(_devpool.pool(), g, t_lo, t_hi, int(Mode.LOCAL), coff, poff)
+    for name, h, d in zip(PROG_NAMES + ["pl", "pr"], host + [pl, pr],
+                          dev.arrays + [dev.pl, dev.pr]):
+        m = int(poff[-1] if name.startswith("mp_") else coff[-1])
+        h, d = h[:m], d.copy_to_host()[:m]
+        if not np.array_equal(h, d):
+            bad = np.nonzero(h != d)[0]
+            raise AssertionError(f"seed {seed} {name}: GPU-made programs differ at {bad[:5]}: "
+                                 f"{d[bad[:5]]} != host {h[bad[:5]]}")
+
+
+def window_graph_programs_equal(g, rng, seed):
+    """The same on a window graph (s2g.window.WindowGraph, as a seeded batch's): its bases
+    gathered on the device from the parent graph's (parent_cols), pieces starting and
+    ending inside nodes."""
+    tasks = []
+    for _ in range(3):
+        v0 = int(rng.integers(0, g.n_nodes - 1))
+        v1 = int(rng.integers(v0, min(g.n_nodes, v0 + 12)))
+        pieces = []
+        for v in range(v0, v1 + 1):
+            ln = int(g.node_start[v + 1] - g.node_start[v])
+            lo = int(rng.integers(0, ln)) if v == v0 else 0
+            hi = int(rng.integers(lo, ln)) if v == v1 else ln - 1
+            pieces.append((v, lo, hi))
+        tasks.append(pieces)
+    piece_at = np.cumsum([0] + [len(p) for p in tasks])
+    flat = [x for p in tasks for x in p]
+    wg = WindowGraph(g, piece_at, *(np.array([x[f] for x in flat], np.int64) for f in range(3)))
+    assert wg.graph.parent_cols is not None
+    tr = np.zeros(len(tasks), np.int64)
+    z = np.zeros(len(tasks), np.int64)
+    w = wg.graph
+    sz = sizes(np.arange(len(tasks)), z, z, z, int(Mode.LOCAL), 1, 1, w.base, w.node_start,
+               w.pred_ptr, w.pred_idx, wg.t_lo, wg.t_hi)
+    programs_equal(w, tr, wg.t_lo, wg.t_hi, sz, seed)
 
 
 def main():
@@ -73,6 +125,8 @@ def main():
             sz = sizes(np.arange(len(tr)), z, z, z, int(Mode.LOCAL), sc.match, sc.gap_extend,
                        g.base, g.node_start, g.pred_ptr, g.pred_idx, t_lo, t_hi)
             rows = np.diff(reads.offsets)[tr]
+            programs_equal(g, tr, t_lo, t_hi, sz, seed)
+            window_graph_programs_equal(g, rng, seed)
             one = int(window_bytes(sz, rows, sz[:, 0] - 1, store=False).max())
             for margin in (100, 5):
                 # margin 5: launches of one or two windows (the pass's launches sliced)

@@ -120,6 +120,22 @@ def test_long_walk_kernel_ptx_compiles(monkeypatch):
     assert ".entry" in ptx and ".local" not in ptx
 
 
+def test_long_program_spread_kernel_ptx_compiles(monkeypatch):
+    """The kernel that spreads seeded long windows' per-node records over their columns
+    (s2g/trace/long/programs_gpu.py; its words are checked against the host's in
+    tests/pruned_gpu_cudasim_check.py) compiles for sm_90 with its signature, no local
+    memory."""
+    from numba import cuda
+    from s2g.trace.long import programs_gpu
+    _sm90(monkeypatch)
+    monkeypatch.setattr(programs_gpu, "cuda", cuda)     # the module global its body uses
+    try:
+        ptx = cuda.compile_ptx(programs_gpu.spread_body, programs_gpu.SIGNATURE, cc=(9, 0))[0]
+    except Exception as exc:  # no NVVM: the toolchain is a test dependency (pyproject)
+        pytest.skip(f"compile_ptx unavailable: {type(exc).__name__}: {exc}")
+    assert ".entry" in ptx and ".local" not in ptx
+
+
 def test_cuda_simulator_long_kernel_matches_cpu_traceback():
     """Every window on the long-window kernel (s2g/trace/long/), 8-row strips and 2 threads
     per block: several strips per thread and several rounds per window."""

@@ -276,13 +276,50 @@ def lane_program(wn, ws, we, mode, graph, fill, c0, m0, prog, sizes):
     column is stored into (-1: none). Window slots are allocated by liveness as in
     :mod:`s2g.trace.gpu`. Always writes ``sizes`` = (window columns, merges with a
     list, list entries, window slots, longest list, node-first columns with
-    predecessors); the program only with ``fill``.
+    predecessors); the program only with ``fill``: :func:`node_program`'s records, one a
+    window node, spread over its columns (the GPU spreads the same records itself,
+    :mod:`s2g.trace.long.programs_gpu`).
 
     ``graph`` = ``(node_start, pred_ptr, pred_idx)``; ``prog`` = ``(p_col, p_kind, p_mpa,
     p_mpn, p_mrank, p_store, mp_slot, mp_wcol)``, the program's arrays.
     """
-    node_start, pred_ptr, pred_idx = graph
+    node_start = graph[0]
     p_col, p_kind, p_mpa, p_mpn, p_mrank, p_store, mp_slot, mp_wcol = prog
+    nodes = np.empty((N_NODE, len(wn) if fill else 0), np.int64)
+    node_program(wn, ws, we, mode, graph, fill, m0, mp_slot, mp_wcol, nodes, sizes)
+    if not fill:
+        return
+    for k in range(len(wn)):
+        v = wn[k]
+        for c in range(ws[k], we[k] + 1):
+            w = c0 + nodes[0, k] + c - ws[k]
+            p_col[w] = node_start[v] + c
+            if c == ws[k]:
+                p_kind[w] = nodes[1, k]
+                p_mrank[w] = nodes[2, k]
+                p_mpa[w] = nodes[3, k]
+                p_mpn[w] = nodes[4, k]
+            else:
+                p_kind[w] = K_CONT
+                p_mrank[w] = -1
+                p_mpa[w] = 0
+                p_mpn[w] = 0
+            p_store[w] = nodes[5, k] if c == we[k] else -1
+
+
+#: rows of :func:`node_program`'s records
+N_NODE = 6
+
+
+@numba.njit(**NJIT)
+def node_program(wn, ws, we, mode, graph, fill, m0, mp_slot, mp_wcol, nodes, sizes):
+    """:func:`lane_program`'s work per window node: ``sizes`` always; with ``fill`` the
+    merge lists (``mp_slot``, ``mp_wcol`` from entry ``m0``) and per window node ``k``
+    the record ``nodes[:, k]`` = (its first column's window index; that column's kind,
+    merge rank, list start and length (``K_CONT``, -1, 0, 0 without a list); the window
+    slot its last column is stored into, -1: none). Every other column of a node
+    continues the one before it, with no list and no slot."""
+    node_start, pred_ptr, pred_idx = graph
     nw = len(wn)
     woff = np.zeros(nw + 1, np.int64)
     nf = 0
@@ -323,22 +360,19 @@ def lane_program(wn, ws, we, mode, graph, fill, c0, m0, prog, sizes):
                         mp_wcol[m0 + nmp + n_list] = woff[kp + 1] - 1
                     n_list += 1
         if fill:
-            kind = K_NEG if (mode == GLOBAL and (ws[k] > 0 or pb > pa)) else K_VIRT
-            for c in range(ws[k], we[k] + 1):
-                w = c0 + woff[k] + c - ws[k]
-                p_col[w] = node_start[v] + c
-                p_store[w] = -1
-                p_mrank[w] = -1
-                p_mpa[w] = 0
-                p_mpn[w] = 0
-                if c > ws[k] or (c == 0 and pb > pa and not merges[k]):
-                    p_kind[w] = K_CONT
-                else:
-                    p_kind[w] = kind
-                    if n_list > 0:
-                        p_mrank[w] = nm
-                        p_mpa[w] = nmp
-                        p_mpn[w] = n_list
+            nodes[0, k] = woff[k]
+            nodes[2, k] = -1
+            nodes[3, k] = 0
+            nodes[4, k] = 0
+            nodes[5, k] = -1
+            if ws[k] == 0 and pb > pa and not merges[k]:
+                nodes[1, k] = K_CONT
+            else:
+                nodes[1, k] = K_NEG if (mode == GLOBAL and (ws[k] > 0 or pb > pa)) else K_VIRT
+                if n_list > 0:
+                    nodes[2, k] = nm
+                    nodes[3, k] = nmp
+                    nodes[4, k] = n_list
         if n_list > 0:
             nm += 1
             nmp += n_list
@@ -356,7 +390,7 @@ def lane_program(wn, ws, we, mode, graph, fill, c0, m0, prog, sizes):
             slot_of[k] = s
             n_sl = max(n_sl, s + 1)
             if fill:
-                p_store[c0 + woff[k + 1] - 1] = s
+                nodes[5, k] = s
     sizes[0] = woff[nw]
     sizes[1] = nm
     sizes[2] = nmp

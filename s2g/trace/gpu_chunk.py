@@ -128,6 +128,21 @@ def prepare_chunk(ti, idx, sz, rows, win, long, pinned=True):
     return coff, poff, prog, codes, qoff, band, time.perf_counter() - t0
 
 
+def _device_prepared(ti, idx, sz, win):
+    """:func:`prepare_chunk`'s result for seeded long windows scored only, their programs
+    made on the GPU (:mod:`s2g.trace.long.programs_gpu`, knob ``gpu_long_programs``)."""
+    from .long.programs_gpu import device_programs
+    t0 = time.perf_counter()
+    coff, poff = cum(sz[:, 0]), cum(sz[:, 2])
+    dp = _devpool.pool()
+    prog = device_programs(dp, ti.graph, win[0], win[1], ti.mode, coff, poff)
+    lens = ti.offs[idx + 1] - ti.offs[idx]
+    qoff = cum(lens)
+    codes = dp.host_empty("codes", max(int(qoff[-1]), 1), np.uint8)
+    gather_codes(ti.reads.codes_flat, ti.offs, np.asarray(idx, np.int64), qoff, codes)
+    return coff, poff, prog, codes, qoff, None, time.perf_counter() - t0
+
+
 def _pageable(name, size, dtype):
     """:meth:`DevicePool.host_empty`'s signature, a new pageable array."""
     return np.empty(size, dtype)
@@ -163,6 +178,8 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None,
     score, ei, ej, out = ti.score, ti.ei, ti.ej, ti.out
     n = len(idx)
     R1 = rows + 1
+    if prep is None and long and win is not None and not store and settings().gpu_long_programs:
+        prep = _device_prepared(ti, idx, sz, win)
     if prep is None:
         prep = prepare_chunk(ti, idx, sz, rows, win, long)
     coff, poff, prog, codes, qoff, band, t_prep = prep

@@ -23,6 +23,7 @@ from ..gpu_walk import cum, walk_dev
 from . import plan
 from .plan import (SHARED_BYTES, SIM, STATIC_SHARED, code_stride, jobs_for, launch_threads,
                    n_strips, round_lines, shared_plan, threads_for)
+from .programs_gpu import DeviceProgram
 from .source import kernel_signature, kernel_source, prmt_fits
 
 cuda = None
@@ -233,7 +234,7 @@ def launch(dev, emp, chunk):
     d_codes, d_qoff, d_rows = (dev(np.ascontiguousarray(codes, np.uint8)), dev(qoff),
                                dev(rows.astype(np.int32)))
     d_coff, d_poff, d_doff, d_xoff = (dev(x) for x in (coff, poff, doff, xoff))
-    d_prog = [dev(x) for x in prog]
+    d_prog = prog.arrays if isinstance(prog, DeviceProgram) else [dev(x) for x in prog]
     dirs32 = emp(max(int(doff[-1]) // 4, 1), np.uint32)
     dpred, epred = emp(max(int(xoff[-1]), 1), np.int16), emp(max(int(xoff[-1]), 1), np.int16)
     d_ops, d_cols = emp(max(int(oo[-1]), 1), np.uint8), emp(max(int(co[-1]), 1), np.int32)
@@ -323,11 +324,13 @@ def _prune_args(dev, prune, coff, poff, prog):
     each window's ``T``."""
     from ..gpu_program import PROG_NAMES
     from .prune import walk_bounds
+    pth, pthoff, B, boff, T = prune
+    if isinstance(prog, DeviceProgram):             # made on the GPU with the programs
+        return (dev(pth), dev(pthoff), prog.pl, prog.pr, dev(B), dev(boff), dev(T))
     nc = max(int(coff[-1]), 1)
     pl, pr = np.zeros(nc, np.int32), np.zeros(nc, np.int32)
     walk_bounds(coff, poff, *(prog[PROG_NAMES.index(k)]
                               for k in ("p_kind", "p_mpa", "p_mpn", "mp_wcol")), pl, pr)
-    pth, pthoff, B, boff, T = prune
     return tuple(dev(x) for x in (pth, pthoff, pl, pr, B, boff, T))
 
 
