@@ -164,7 +164,7 @@ def first_thresholds(U0, m, a, floor, scale=1.0):
     return T, margin, low
 
 
-@numba.njit(**NJIT)
+@numba.njit(parallel=True, **NJIT)
 def strip_thresholds(U, uoff, T, sel, S):
     """Per strip of ``S`` rows of windows ``sel`` (rows ``0..m``, ``ceil((m + 1) / S)``
     strips), ``T`` less the largest ``U`` of the strip's rows, clamped to int32 (NEG_INF:
@@ -176,7 +176,7 @@ def strip_thresholds(U, uoff, T, sel, S):
         m = uoff[t + 1] - uoff[t] - 1
         pthoff[x + 1] = pthoff[x] + (m + S) // S
     pth = np.empty(max(pthoff[n], 1), np.int32)
-    for x in range(n):
+    for x in numba.prange(n):
         t = sel[x]
         m = uoff[t + 1] - uoff[t] - 1
         for k in range(pthoff[x + 1] - pthoff[x]):
@@ -189,14 +189,14 @@ def strip_thresholds(U, uoff, T, sel, S):
     return pth, pthoff
 
 
-@numba.njit(**NJIT)
+@numba.njit(parallel=True, **NJIT)
 def envelope(U, uoff, a):
     """Per window, ``B >= U`` (int32) that falls with the row and by at most ``a`` a row
     (``B[i] + a i`` rises): the largest value at or below each row, then raised to the row
     above's less ``a``. So over a round's rows ``a min(i, PL) + min(B[i], a SR)`` peaks at
     the row nearest ``PL`` (the walk bound, module doc)."""
     B = np.empty(len(U), np.int32)
-    for t in range(len(uoff) - 1):
+    for t in numba.prange(len(uoff) - 1):
         u0, u1 = uoff[t], uoff[t + 1]
         run = NEG_INF
         for i in range(u1 - 1, u0 - 1, -1):
@@ -207,7 +207,7 @@ def envelope(U, uoff, a):
     return B
 
 
-@numba.njit(**NJIT)
+@numba.njit(parallel=True, **NJIT)
 def gather_rows(B, uoff, sel):
     """Rows of windows ``sel`` of the flat per-window ``B`` (offsets ``uoff``), flat with
     their own offsets."""
@@ -215,7 +215,7 @@ def gather_rows(B, uoff, sel):
     for x in range(len(sel)):
         boff[x + 1] = boff[x] + uoff[sel[x] + 1] - uoff[sel[x]]
     out = np.empty(max(boff[-1], 1), np.int32)
-    for x in range(len(sel)):
+    for x in numba.prange(len(sel)):
         out[boff[x]:boff[x + 1]] = B[uoff[sel[x]]:uoff[sel[x] + 1]]
     return out, boff
 
