@@ -178,6 +178,9 @@ KNOBS = (
          "optimum only (score bounds; exact; s2g/trace/long/prune.py)"),
     Knob("gpu_prune_margin", 100, int, "run",
          "pruned GPU windows: the first threshold's margin, percent of the CPU's"),
+    Knob("gpu_prune_handoff", False, bool, "run",
+         "pruned GPU windows: each round's hand-off to the next allocated for the columns it "
+         "steps over (found by a kernel before the launch) instead of the window's width"),
     # ---- long-window kernel, s2g/gpu_long.py
     Knob("long_strip", 32, int, "compile", "long kernel: rows a strip (8, 16, 24 or 32)"),
     Knob("long_max_t", 256, int, "compile", "long kernel: most threads a block"),

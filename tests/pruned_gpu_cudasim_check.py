@@ -130,7 +130,11 @@ def main():
             one = int(window_bytes(sz, rows, sz[:, 0] - 1, store=False).max())
             for margin in (100, 5):
                 # margin 5: launches of one or two windows (the pass's launches sliced)
+                # margin 5 also allocates each round's hand-off for its own columns (the
+                # ranges kernel, gpu_prune_handoff): one too small reads or writes out of
+                # bounds (the simulator raises) or over the next round's
                 configure(gpu_long=True, gpu_prune=True, gpu_prune_margin=margin,
+                          gpu_prune_handoff=margin == 5,
                           long_score_first=True, gpu_window_fast=False,
                           long_chunk_bytes=6_000_000_000 if margin == 100 else one)
                 got = gpu.run_windows(g, reads, sc, Mode.LOCAL, tr, t_lo, t_hi, max_cells=0,

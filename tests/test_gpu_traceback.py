@@ -136,6 +136,20 @@ def test_long_program_spread_kernel_ptx_compiles(monkeypatch):
     assert ".entry" in ptx and ".local" not in ptx
 
 
+def test_prune_ranges_kernel_ptx_compiles(monkeypatch):
+    """The kernel that finds pruned rounds' columns before a launch (their hand-offs'
+    sizes, s2g/trace/long/prune.py; checked in tests/pruned_gpu_cudasim_check.py)
+    compiles for sm_90 with its signature, no local memory."""
+    from numba import cuda
+    from s2g.trace.long import prune
+    _sm90(monkeypatch)
+    try:
+        ptx = cuda.compile_ptx(prune.ranges_source(), prune.ranges_signature(), cc=(9, 0))[0]
+    except Exception as exc:  # no NVVM: the toolchain is a test dependency (pyproject)
+        pytest.skip(f"compile_ptx unavailable: {type(exc).__name__}: {exc}")
+    assert ".entry" in ptx and ".local" not in ptx
+
+
 def test_cuda_simulator_long_kernel_matches_cpu_traceback():
     """Every window on the long-window kernel (s2g/trace/long/), 8-row strips and 2 threads
     per block: several strips per thread and several rounds per window."""

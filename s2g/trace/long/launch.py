@@ -279,6 +279,11 @@ def launch(dev, emp, chunk):
         jobs, G, wjobs, wjoff, nxt, hsz = jobs_at(T)
         nj = len(jobs) // 3
         jw = jobs[0::3]
+        d_jobs = dev(jobs)
+        if prune is not None and settings().gpu_prune_handoff:
+            # each round hands on only the columns it steps over (s2g.trace.long.prune)
+            from .prune import handoff_lines
+            hsz = handoff_lines(dev, emp, T, d_jobs, nj, a, DEBUG, d_rows, d_coff, pargs, nxt)
         jsoff = cum(sz[jw, 3] * (S * T))           # room for every slot (none shared)
         jhoff = cum(hsz)[:-1]
         jhoff[~nxt] = -1
@@ -293,7 +298,7 @@ def launch(dev, emp, chunk):
                             emp(ring, np.int32), emp(ring, np.int32), emp(ring, np.int32),
                             emp(hand, np.int32), emp(hand, np.int32), emp(hand, np.int32),
                             dirs32, dpred, epred, np.int32(find), d_best, *bargs,
-                            dev(jobs), dev(jsoff), dev(jhoff), dev(np.zeros(1, np.int32)),
+                            d_jobs, dev(jsoff), dev(jhoff), dev(np.zeros(1, np.int32)),
                             dev(np.zeros(max(nj, 1), np.int32)), rbest, *pargs)
         if not DEBUG & 8:
             walk[n, 1](*walk_args, dev(wjoff), dev(wjobs), rbest, *tail)

@@ -117,6 +117,81 @@ KERNEL_LINES = {
 }
 
 
+#: a kernel that finds each job's columns (its round's, :data:`KERNEL_LINES` ``@PRUNEBAND@``
+#: word for word, so the same as the long kernel's own) before the launch, so that each
+#: round's hand-off to the next is allocated for those columns only (knob
+#: ``gpu_prune_handoff``): a launch of scores-only windows otherwise holds 12 bytes a
+#: window column a round (1.7 MB of a 10 kbp MHC window's ~2 MB)
+_RANGES_TEXT = """\
+from numba import cuda, int32, uint64
+
+
+def prune_ranges(nj, a, dbg, S, jobs, rows_a, coff, pwl, pwr, pb, pboff, pT, width):
+    bnd = cuda.shared.array(4, int32)
+    tid = int32(cuda.threadIdx.x)
+    T = int32(cuda.blockDim.x)
+    job = int32(cuda.blockIdx.x)
+    if job >= nj:
+        return
+    r = int32(jobs[3 * job])
+    g0 = int32(jobs[3 * job + 1] * T)
+    R = int32(rows_a[r])
+    c0 = coff[r]
+    W = int32(coff[r + 1] - c0)
+    a32 = int32(a)
+    neg = int32(%d)
+    clo = int32(0)
+    chi = int32(W - 1)
+@PRUNEBAND@
+    if tid == 0:
+        width[job] = chi - clo + 1 if chi >= clo else 0
+"""
+
+
+def ranges_source():
+    """The Python function of the ranges kernel (undecorated; tests compile it to PTX)."""
+    from ...variants.codegen import load_source
+    text = (_RANGES_TEXT % int(NEG_INF)).replace("@PRUNEBAND@\n", KERNEL_LINES["@PRUNEBAND@"])
+    return load_source(text, "s2g_prange_", "prune_ranges", "<s2g.trace.long prune ranges>")
+
+
+def ranges_signature():
+    """Argument types of the ranges kernel."""
+    from numba import types
+    i32, i64 = types.int32, types.int64
+    a = types.Array
+    return ((i32,) * 4 + (a(i32, 1, "C"), a(i32, 1, "C"), a(i64, 1, "C"))
+            + (a(i32, 1, "C"),) * 3 + (a(i64, 1, "C"), a(i32, 1, "C"), a(i32, 1, "C")))
+
+
+_RANGES = []
+
+
+def ranges_kernel():
+    """The ranges kernel, compiled once a process (eagerly on a GPU, disk-cached)."""
+    from numba import cuda
+    from ..._numba import loaded
+    from .plan import SIM
+    if not _RANGES:
+        fn = ranges_source()
+        _RANGES.append(cuda.jit(fn) if SIM else
+                       loaded(cuda.jit(ranges_signature(), cache=True)(fn)))
+    return _RANGES[0]
+
+
+def handoff_lines(dev, emp, T, d_jobs, nj, a, dbg, d_rows, d_coff, pargs, nxt):
+    """Per job the hand-off it writes for the next round: its columns (the ranges kernel,
+    ``T`` threads a block as the launch), in 32-column lines, 0 for a window's last round;
+    a synchronisation (the widths come back)."""
+    from .plan import S
+    width = emp(max(nj, 1), np.int32)
+    if nj:
+        ranges_kernel()[nj, T](np.int32(nj), np.int32(a), np.int32(dbg), np.int32(S), d_jobs,
+                               d_rows, d_coff, *pargs[2:], width)
+    w = width.copy_to_host()[:nj].astype(np.int64)
+    return np.where(nxt, (w + 31) // 32 * 32, 0)
+
+
 @numba.njit(parallel=True, **NJIT)
 def _bounds(codes, offs, tr, lo, hi, gr, a, pen, uoff, U):
     base, node_start, pred_ptr, pred_idx = gr
