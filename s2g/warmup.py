@@ -271,8 +271,16 @@ def _dispatchers(task):
                 from .trace.long import launch, prune, source
                 a, b = int(task["scoring"][0]), int(task["scoring"][1])
                 ds += [prune._bounds, prune.strip_thresholds, prune.envelope,
-                       prune.gather_rows, prune.walk_bounds,
+                       prune.gather_rows,
                        launch.cache_probe(True, source.prmt_fits(a, b), prune=True)]
+                # the programs: per node on the host, spread by a kernel (gpu_long_programs;
+                # probing walk_bounds, which that run never calls, kept every warm 10 kbp run
+                # waiting 3.5 s on a task, H200, session 39), or per column on the host
+                if cfg.gpu_long_programs:
+                    from .trace.long import programs_gpu
+                    ds += [programs_gpu.node_records, programs_gpu.cache_probe()]
+                else:
+                    ds.append(prune.walk_bounds)
             return ds
         return ds + [gpu_program.sizes, gpu_program.summarize_sel]
     raise ValueError(f"unknown warm-up task {task!r}")

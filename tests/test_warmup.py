@@ -156,6 +156,18 @@ def test_long_seeded_gpu_probe_skips_find_mode():
     assert gpu_program.summarize_sel in mid
     long = warmup._dispatchers(dict(base, read_len=10000))
     assert gpu_program.summarize_sel not in long and gpu_program.sizes in long
+    # pruned long windows: the programs made per node (gpu_long_programs), not per column:
+    # walk_bounds is not probed (such a run never compiles it; probing it kept the first
+    # warm runs after a cold start waiting 3.5 s each, H200, session 39)
+    from s2g.trace.long import programs_gpu, prune
+    assert prune.walk_bounds not in long and programs_gpu.node_records in long
+    assert any(getattr(d, "py_func", None) is programs_gpu.spread_body for d in long)
+    config.configure(gpu_long_programs=False)
+    try:
+        off = warmup._dispatchers(dict(base, read_len=10000))
+    finally:
+        config.reset()
+    assert prune.walk_bounds in off and programs_gpu.node_records not in off
 
 
 def _env(monkeypatch, **values):

@@ -157,6 +157,15 @@ def kernel():
     return _KERNEL[0]
 
 
+def cache_probe():
+    """A lazy dispatcher of :func:`spread_body` whose disk cache tells whether the kernel is
+    compiled (:func:`s2g.warmup.cold`); compiles nothing."""
+    global cuda
+    from numba import cuda as _c
+    cuda = _c
+    return cuda.jit(cache=True)(spread_body)
+
+
 class DeviceProgram:
     """Programs of a launch's windows on the device (:func:`device_programs`): ``arrays``
     in :data:`s2g.trace.gpu_program.PROG_NAMES` order, and the walk bound ``pl``, ``pr``
