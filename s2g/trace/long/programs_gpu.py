@@ -43,8 +43,9 @@ def node_records(t_lo, t_hi, mode, graph, src, coff, noff, poff, rec, kind, mp_s
     rows (first column, flat; graph column of it; merge rank, list start, list length of
     the first column; slot of the last column; the walk bound's ``pl`` at the first column
     and ``pr`` at the last; where its first base is in the bases the kernel reads: ``src``
-    per graph node, its first base's) and ``kind`` (the first column's, the GPU's kind bits); the
-    merge lists into ``mp_slot``/``mp_wcol``. ``rec[0]`` has one more entry, the flat end."""
+    per graph node, its first base's) and ``kind`` (the first column's, the GPU's kind
+    bits); the merge lists into ``mp_slot``/``mp_wcol``. ``rec[0]`` has one more entry, the
+    flat end."""
     node_start = graph[0]
     n = len(t_lo)
     for t in numba.prange(n):
