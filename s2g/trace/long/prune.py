@@ -41,6 +41,8 @@ seeded windows").
 """
 from __future__ import annotations
 
+import threading
+
 import numba
 import numpy as np
 
@@ -165,17 +167,20 @@ def ranges_signature():
 
 
 _RANGES = []
+_RANGES_LOCK = threading.Lock()
 
 
 def ranges_kernel():
-    """The ranges kernel, compiled once a process (eagerly on a GPU, disk-cached)."""
+    """The ranges kernel, compiled once a process (eagerly on a GPU, disk-cached; locked:
+    several aligning threads may ask at once)."""
     from numba import cuda
     from ..._numba import loaded
     from .plan import SIM
-    if not _RANGES:
-        fn = ranges_source()
-        _RANGES.append(cuda.jit(fn) if SIM else
-                       loaded(cuda.jit(ranges_signature(), cache=True)(fn)))
+    with _RANGES_LOCK:
+        if not _RANGES:
+            fn = ranges_source()
+            _RANGES.append(cuda.jit(fn) if SIM else
+                           loaded(cuda.jit(ranges_signature(), cache=True)(fn)))
     return _RANGES[0]
 
 
