@@ -10,7 +10,10 @@ below the optimum; margins of 100% and 5% of the CPU's (the small one makes pass
 fall short and run again). Every window runs on the long kernel, scores first, pruned: its
 (score, end_i, end_j) must be the reference's where that scores at least max(floor, 1),
 else (NEG_INF, -1, -1), as the CPU's pruned kernel gives. The check fails unless some
-windows ran again.
+windows ran again. The windows' programs and walk bounds made on the GPU
+(s2g/trace/long/programs_gpu.py) are compared word for word with the host's, on the
+graph and on a window graph (bases gathered from the parent graph's); margin 5 also sizes
+each round's hand-off to its own columns (gpu_prune_handoff).
 Usage: python tests/pruned_gpu_cudasim_check.py [n_cases] -> prints "OK <cases> <windows>
 <passes again>".
 """
