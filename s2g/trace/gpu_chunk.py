@@ -101,11 +101,7 @@ def prepare_chunk(ti, idx, sz, rows, win, long, pinned=True):
         prog = fill(np.arange(n), z, z, z, mode, a, e, graph.base, graph.node_start,
                     graph.pred_ptr, graph.pred_idx, coff, poff, win[0], win[1],
                     empty=host)
-    # the reads' codes, packed in chunk order
-    lens = offs[idx + 1] - offs[idx]
-    qoff = cum(lens)
-    codes = host("codes", max(int(qoff[-1]), 1), np.uint8)
-    gather_codes(reads.codes_flat, offs, np.asarray(idx, np.int64), qoff, codes)
+    codes, qoff = _packed_codes(reads, offs, idx, host)
     band = None
     if long and win is None and settings().long_band:
         t3 = time.perf_counter()
@@ -136,11 +132,17 @@ def _device_prepared(ti, idx, sz, win):
     coff, poff = cum(sz[:, 0]), cum(sz[:, 2])
     dp = _devpool.pool()
     prog = device_programs(dp, ti.graph, win[0], win[1], ti.mode, coff, poff)
-    lens = ti.offs[idx + 1] - ti.offs[idx]
-    qoff = cum(lens)
-    codes = dp.host_empty("codes", max(int(qoff[-1]), 1), np.uint8)
-    gather_codes(ti.reads.codes_flat, ti.offs, np.asarray(idx, np.int64), qoff, codes)
+    codes, qoff = _packed_codes(ti.reads, ti.offs, idx, dp.host_empty)
     return coff, poff, prog, codes, qoff, None, time.perf_counter() - t0
+
+
+def _packed_codes(reads, offs, idx, host):
+    """The codes of reads ``idx``, packed in chunk order into ``host("codes", size,
+    dtype)``'s array, and their offsets."""
+    qoff = cum(offs[idx + 1] - offs[idx])
+    codes = host("codes", max(int(qoff[-1]), 1), np.uint8)
+    gather_codes(reads.codes_flat, offs, np.asarray(idx, np.int64), qoff, codes)
+    return codes, qoff
 
 
 def _pageable(name, size, dtype):
