@@ -195,6 +195,10 @@ KNOBS = (
     Knob("long_maxreg", 168, int, "compile", "long kernel: register cap for ptxas"),
     Knob("long_chunk_bytes", 6_000_000_000, int, "run",
          "long kernel: device bytes a launch (0: half of free memory)"),
+    Knob("long_device_bytes", 6_000_000_000, int, "run",
+         "long kernel: device bytes all threads' long launches hold at once (a thread's "
+         "launches get this over align_workers + finish_workers; 0: no bound but "
+         "long_chunk_bytes a thread)"),
 )
 _BY_NAME = {k.name: k for k in KNOBS}
 

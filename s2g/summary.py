@@ -119,8 +119,9 @@ def gpu_busy(profiles, span):
 def memory_report(devpool=None) -> str:
     """``peak RSS N MB`` (this process, getrusage) and, where a GPU variant ran, the most
     its reused device buffers held at once (``devpool``: a copy of
-    ``s2g.variants._devpool.PEAK``, :attr:`s2g.aligner.AlignStats.profiles`), and pinned
-    host buffers."""
+    ``s2g.variants._devpool.PEAK``, :attr:`s2g.aligner.AlignStats.profiles`), pinned
+    host buffers, and the whole device's memory in use (sampled at the pools'
+    allocations)."""
     import resource
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024     # KB on Linux
     if sys.platform == "darwin":
@@ -130,4 +131,6 @@ def memory_report(devpool=None) -> str:
     if dp is not None and (dp["device"] or dp["pinned"]):
         out += (f"; GPU buffers peak {dp['device'] / 2**20:,.0f} MB, pinned host "
                 f"{dp['pinned'] / 2**20:,.0f} MB")
+        if dp.get("used"):
+            out += f"; GPU memory in use peak {dp['used'] / 2**20:,.0f} MB (whole device)"
     return out

@@ -35,6 +35,11 @@ from s2g.seeded import SeededAligner  # noqa: E402
 from s2g.simulate import sample_reads, snp_graph  # noqa: E402
 from s2g.trace import gpu as trace_gpu  # noqa: E402
 
+#: long_device_bytes of the odd seeds' long runs: a thread's share (over the default
+#: align_workers + finish_workers) holds a few of their windows (their launches of 8
+#: windows become launches of 4)
+LONG_BYTES = 3 * 40_000
+
 
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 4
@@ -83,7 +88,10 @@ def main():
                       gpu_window_fast=bool(not long_only and seed % 3 == 0),
                       seed_node_parts=seed == 0,      # the fast kernel's node tables: seeding
                       long_score_first=seed % 2 == 0,
-                      gpu_tb_max_cells=0 if long_only else 1 << 21)
+                      gpu_tb_max_cells=0 if long_only else 1 << 21,
+                      # long, odd seeds: each thread's long buffers bounded (a few windows a
+                      # launch, the pool's long buffers dropped when a launch left too many)
+                      long_device_bytes=LONG_BYTES if long_only and seed % 2 else 6 << 30)
             for mode in (Mode.LOCAL, Mode.SEMIGLOBAL):
                 cpu = SeededAligner(g, ix, sc, mode, min_chain=11, n_secondary=2, secondary_ratio=0.5)
                 want = cpu.align_batch(reads)

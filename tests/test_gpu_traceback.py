@@ -545,6 +545,53 @@ def test_gpu_real_graphs(name, fa, brk, real_data, real_graph):
     _same(g, reads.subset(range(16)), Scoring(), Mode.SEMIGLOBAL)
 
 
+def test_device_pool_limit_bounds_growth_and_trim_drops_what_is_over(monkeypatch):
+    """A pool's bounded buffers (``limit``: long launches' share of ``long_device_bytes``)
+    grow by a quarter only within the bound; ``trim`` drops them all (not the others) once
+    a launch left them over it, and their bytes leave HELD; ``thread_share`` is the knob
+    over the aligning and traceback threads."""
+    from numba import cuda
+    from s2g.config import configure, settings
+    from s2g.trace.long import plan as long_plan
+    from s2g.variants import _devpool
+    made = []
+
+    def device_array(size, dtype):
+        made.append(size)
+        return np.empty(size, dtype)
+
+    monkeypatch.setattr(cuda, "device_array", device_array)
+    monkeypatch.setattr(_devpool, "ENABLED", True)
+    pool = _devpool.DevicePool()
+    held0 = _devpool.HELD["device"]
+    pool.limit(("long.",), 4000)
+    pool.empty("x", 2000, np.int32)                          # not bounded
+    pool.empty("long.b", 400, np.int32)                      # 1,600 bytes
+    pool.empty("long.a", 500, np.int32)
+    pool.empty("long.a", 600, np.int32)                      # a quarter more: 625; room 600
+    assert made[-1] == 600
+    assert not pool.trim() and pool.trims == 0               # 4,000 bytes: within
+    pool.empty("long.b", 500, np.int32)                      # no room: the size asked
+    assert made[-1] == 500
+    assert _devpool.HELD["device"] - held0 == 4 * (2000 + 600 + 500)
+    assert pool.trim() and pool.trims == 1                   # 4,400 bytes: dropped
+    assert _devpool.HELD["device"] - held0 == 4 * 2000
+    assert pool.held("x") == 8000 and pool.held("long.a", "long.b") == 0
+    pool.empty("long.a", 600, np.int32)                      # made again, its size
+    assert made[-1] == 600
+    pool.clear()
+    old = {k: getattr(settings(), k) for k in ("long_device_bytes", "align_workers",
+                                               "finish_workers")}
+    try:
+        configure(long_device_bytes=9_000_000_000, align_workers=1, finish_workers=2)
+        assert long_plan.thread_share() == 3_000_000_000
+        assert long_plan.chunk_budget() <= 3_000_000_000
+        configure(long_device_bytes=0)
+        assert long_plan.thread_share() is None
+    finally:
+        configure(**old)
+
+
 def test_device_pool_growth_falls_back_to_the_size_asked(monkeypatch):
     """A pooled buffer grows by a quarter; where that does not fit (a direction-code buffer
     of half the GPU, C4 seeded windows on an H100) it takes the size asked for; other

@@ -180,6 +180,8 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None,
     score, ei, ej, out = ti.score, ti.ei, ti.ej, ti.out
     n = len(idx)
     R1 = rows + 1
+    if long:              # this thread's long buffers within its share (long_device_bytes)
+        _devpool.pool().limit(long_plan.LONG_BUFFERS, long_plan.thread_share())
     if prep is None and long and win is not None and not store and settings().gpu_long_programs:
         prep = _device_prepared(ti, idx, sz, win)
     if prep is None:
@@ -273,7 +275,12 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None,
         if (st != ST_OK).any():
             raise S2GError("internal error: the GPU window kernel did not finish a window; "
                            "please report this")
-        return d_best.copy_to_host().reshape(n, 3), ops, cols, nn, start, oo, co
+        best = d_best.copy_to_host().reshape(n, 3)
+        if long:
+            dp.trim()
+        return best, ops, cols, nn, start, oo, co
+    if long:
+        dp.trim()
     raise_status(reads, idx, st.astype(np.int64), sz[:, 0] * R1, score, ei, ej, 0)
     PROFILE["fill"] += t_prep
     PROFILE["device"] += t2 - t1

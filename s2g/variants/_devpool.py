@@ -23,7 +23,8 @@ _COUNT = threading.Lock()
 #: bytes of device buffers every pool holds now, and the most they held at once
 #: (``--timings`` reports PEAK; buffers outside the pools, the graph's tables, are small)
 HELD = {"device": 0, "pinned": 0}
-PEAK = {"device": 0, "pinned": 0}
+PEAK = {"device": 0, "pinned": 0, "used": 0}
+_FLUSH = threading.Lock()
 
 
 def _bytes(buf) -> int:
@@ -34,6 +35,21 @@ def _account(kind, old, new):
     with _COUNT:
         HELD[kind] += _bytes(new) - _bytes(old)
         PEAK[kind] = max(PEAK[kind], HELD[kind])
+
+
+def _sample_used():
+    """PEAK["used"]: the most device memory in use (the whole GPU's: every pool, the
+    graph's and index's arrays, the context, frees Numba has not yet made), sampled after
+    each allocation of a pool's, where use rises."""
+    from numba import cuda
+    try:
+        free, total = cuda.current_context().get_memory_info()
+        used = int(total) - int(free)
+    except Exception:                 # noqa: BLE001 - the simulator has no such numbers
+        return                        # (infinite ones)
+    if used > PEAK["used"]:
+        with _COUNT:
+            PEAK["used"] = max(PEAK["used"], used)
 
 
 #: None: the ``devpool`` knob decides at each allocation (off: allocate every buffer
@@ -62,10 +78,42 @@ class DevicePool:
     def __init__(self):
         self._bufs: dict = {}
         self.allocations = 0          # cuMemAlloc calls made (tests, profiles)
+        self.trims = 0                # :meth:`trim`s that dropped buffers
         # a pool goes with its thread (threading.local): its buffers are freed then, and
         # HELD must say so (each `s2g.align` call runs its stages in new threads)
         # (not at exit: the CUDA context may be gone by then)
         weakref.finalize(self, _release, self._bufs).atexit = False
+        self._limit = None            # (prefixes, bytes): :meth:`limit`
+
+    def limit(self, prefixes: tuple, nbytes):
+        """Buffers named with one of ``prefixes`` should hold at most ``nbytes`` together
+        (None: no bound): they grow by a quarter only within it, and :meth:`trim` drops
+        them when a launch left them over it."""
+        self._limit = None if nbytes is None else (tuple(prefixes), int(nbytes))
+
+    def _held_by(self, prefixes) -> int:
+        return sum(_bytes(b) for k, b in self._bufs.items()
+                   if isinstance(k, str) and k.startswith(prefixes))
+
+    def trim(self) -> bool:
+        """Drops the buffers :meth:`limit` bounds when they hold more than its bytes (they
+        are allocated again at the next launch's sizes), and has Numba free them now
+        (it defers frees); True if it did."""
+        if self._limit is None:
+            return False
+        prefixes, nbytes = self._limit
+        if self._held_by(prefixes) <= nbytes:
+            return False
+        for k in [k for k in self._bufs if isinstance(k, str) and k.startswith(prefixes)]:
+            _account("device", self._bufs.pop(k), None)
+        self.trims += 1
+        from numba import cuda
+        with _FLUSH:                  # (Numba's pending frees are the context's, shared)
+            try:
+                cuda.current_context().deallocations.clear()
+            except Exception:         # noqa: BLE001 - the simulator has none to make
+                pass
+        return True
 
     def empty(self, name: str, size: int, dtype):
         """A device array of ``size`` elements of ``dtype`` (contents undefined)."""
@@ -80,6 +128,10 @@ class DevicePool:
             self._bufs[name] = None          # let the old one go first
             _account("device", buf, None)
             grown = size if buf is None else max(size, buf.size + buf.size // 4)
+            lim = self._limit
+            if lim is not None and name.startswith(lim[0]) and grown > size:
+                room = (lim[1] - self._held_by(lim[0])) // dtype.itemsize  # (buf not held)
+                grown = max(size, min(grown, room))
             del buf
             try:
                 buf = cuda.device_array(grown, dtype)
@@ -91,6 +143,7 @@ class DevicePool:
                 buf = cuda.device_array(size, dtype)
             self._bufs[name] = buf
             _account("device", None, buf)
+            _sample_used()
             self.allocations += 1
         return buf[:size]
 

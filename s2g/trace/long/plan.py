@@ -329,8 +329,9 @@ def code_stride(rows):
 
 def chunk_budget() -> int:
     """Device bytes one launch of long windows may use: ``long_chunk_bytes`` (default 6 GB:
-    seeded long windows scored without codes fill the GPU within it, issue 45) or half of
-    free memory, whichever is less (0: half of free memory)."""
+    seeded long windows scored without codes fill the GPU within it, issue 45), this
+    thread's share of ``long_device_bytes`` (:func:`thread_share`) or half of free memory,
+    whichever is least (``long_chunk_bytes`` 0: half of free memory)."""
     chunk_bytes = settings().long_chunk_bytes
     _cuda()
     try:
@@ -340,7 +341,26 @@ def chunk_budget() -> int:
     if not np.isfinite(free):          # the simulator reports no memory
         free = 4 << 30
     half = max(1 << 28, int(free) // 2)
-    return min(chunk_bytes, half) if chunk_bytes > 0 else half
+    out = min(chunk_bytes, half) if chunk_bytes > 0 else half
+    share = thread_share()
+    return out if share is None else min(out, share)
+
+
+#: the device pool buffers a long launch allocates (gpu_chunk's ``long.*``, the programs
+#: made on the GPU ``longprog.*``): what :func:`thread_share` bounds
+LONG_BUFFERS = ("long.", "longprog.")
+
+
+def thread_share():
+    """Device bytes one thread's long launches may hold (its pool's :data:`LONG_BUFFERS`,
+    kept between launches): ``long_device_bytes`` over the threads that launch them, the
+    aligning threads (scores first) and the traceback threads (``align_workers +
+    finish_workers``); None: no such bound (``long_device_bytes`` 0). Each thread keeps its
+    own buffers (:mod:`s2g.variants._devpool`), so this bounds the process's."""
+    s = settings()
+    if s.long_device_bytes <= 0:
+        return None
+    return max(1 << 16, s.long_device_bytes // max(1, s.align_workers + s.finish_workers))
 
 
 def shared_plan(T: int, n_slots: int, budget: int):
