@@ -12,7 +12,7 @@
 # .whlx/, as bench/device_profile.sh; OUT/gpu_prof.txt; PYSPY_ARGS=--gil: only where the
 # GIL is held); CPU=0 skips the CPU-only run;
 # WARM_PROBE=1 prints which compile-ahead tasks a further run would start
-# (bench.warm_probe) after the warm run; ENVS="A=1 B=2+C=3" runs the warm run again once
+# (bench.warm_probe; reads of PROBE_LEN bases, default 150) after the warm run; ENVS="A=1 B=2+C=3" runs the warm run again once
 # per word with that word's variables set ('+' between several; OUT/env_<k>.log, GAF
 # compared with the warm run's), e.g. threading layers or S2G_CONFIG knobs; a word given
 # several times, interleaved with others (R="X=1 A=1 B=1"; ENVS="$R $R $R"), gives
@@ -54,7 +54,7 @@ for run in $runs; do
 done
 [ -f "$out/gpu_prof.json" ] && python3 -m bench.pyspy_summary "$out/gpu_prof.json" \
   > "$out/gpu_prof.txt" 2>&1
-[ -n "${WARM_PROBE:-}" ] && python3 -m bench.warm_probe --seeded --read-len 150 \
+[ -n "${WARM_PROBE:-}" ] && python3 -m bench.warm_probe --seeded --read-len "${PROBE_LEN:-150}" \
   | tee "$out/warm_probe.log"
 k=0
 for spec in ${ENVS:-}; do
