@@ -178,7 +178,7 @@ KNOBS = (
          "optimum only (score bounds; exact; s2g/trace/long/prune.py)"),
     Knob("gpu_prune_margin", 100, int, "run",
          "pruned GPU windows: the first threshold's margin, percent of the CPU's"),
-    Knob("gpu_prune_handoff", False, bool, "run",
+    Knob("gpu_prune_handoff", True, bool, "run",
          "pruned GPU windows: each round's hand-off to the next allocated for the columns it "
          "steps over (found by a kernel before the launch) instead of the window's width"),
     # ---- long-window kernel, s2g/gpu_long.py
@@ -195,10 +195,10 @@ KNOBS = (
     Knob("long_maxreg", 168, int, "compile", "long kernel: register cap for ptxas"),
     Knob("long_chunk_bytes", 6_000_000_000, int, "run",
          "long kernel: device bytes a launch (0: half of free memory)"),
-    Knob("long_device_bytes", 6_000_000_000, int, "run",
+    Knob("long_device_bytes", 0, int, "run",
          "long kernel: device bytes all threads' long launches hold at once (a thread's "
-         "launches get this over align_workers + finish_workers; 0: no bound but "
-         "long_chunk_bytes a thread)"),
+         "launches get this over align_workers + finish_workers; 0: a quarter of the "
+         "GPU's memory)"),
 )
 _BY_NAME = {k.name: k for k in KNOBS}
 

@@ -273,6 +273,8 @@ def _dispatchers(task):
                 ds += [prune._bounds, prune.strip_thresholds, prune.envelope,
                        prune.gather_rows,
                        launch.cache_probe(True, source.prmt_fits(a, b), prune=True)]
+                if cfg.gpu_prune_handoff:         # the hand-offs sized by a kernel
+                    ds.append(prune.ranges_probe())
                 # the programs: per node on the host, spread by a kernel (gpu_long_programs;
                 # probing walk_bounds, which that run never calls, kept every warm 10 kbp run
                 # waiting 3.5 s on a task, H200, session 39), or per column on the host

@@ -586,7 +586,7 @@ def test_device_pool_limit_bounds_growth_and_trim_drops_what_is_over(monkeypatch
         configure(long_device_bytes=9_000_000_000, align_workers=1, finish_workers=2)
         assert long_plan.thread_share() == 3_000_000_000
         assert long_plan.chunk_budget() <= 3_000_000_000
-        configure(long_device_bytes=0)
+        configure(long_device_bytes=0)           # a quarter of the GPU (none here)
         assert long_plan.thread_share() is None
     finally:
         configure(**old)

@@ -162,6 +162,9 @@ def test_long_seeded_gpu_probe_skips_find_mode():
     from s2g.trace.long import programs_gpu, prune
     assert prune.walk_bounds not in long and programs_gpu.node_records in long
     assert any(getattr(d, "py_func", None) is programs_gpu.spread_body for d in long)
+    # the hand-offs' ranges kernel (gpu_prune_handoff, on by default)
+    assert sum(getattr(getattr(d, "py_func", None), "__name__", "") == "prune_ranges"
+               for d in long) == 1
     config.configure(gpu_long_programs=False)
     try:
         off = warmup._dispatchers(dict(base, read_len=10000))

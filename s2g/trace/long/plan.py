@@ -353,14 +353,20 @@ LONG_BUFFERS = ("long.", "longprog.")
 
 def thread_share():
     """Device bytes one thread's long launches may hold (its pool's :data:`LONG_BUFFERS`,
-    kept between launches): ``long_device_bytes`` over the threads that launch them, the
-    aligning threads (scores first) and the traceback threads (``align_workers +
-    finish_workers``); None: no such bound (``long_device_bytes`` 0). Each thread keeps its
-    own buffers (:mod:`s2g.variants._devpool`), so this bounds the process's."""
+    kept between launches): ``long_device_bytes`` (0: a quarter of the GPU's memory) over
+    the threads that launch them, the aligning threads (scores first) and the traceback
+    threads (``align_workers + finish_workers``). Each thread keeps its own buffers
+    (:mod:`s2g.variants._devpool`), so this bounds the process's. None where the device
+    reports no memory (the simulator) and the knob is 0."""
     s = settings()
-    if s.long_device_bytes <= 0:
-        return None
-    return max(1 << 16, s.long_device_bytes // max(1, s.align_workers + s.finish_workers))
+    total = s.long_device_bytes
+    if total <= 0:
+        _cuda()
+        try:
+            total = int(cuda.current_context().get_memory_info()[1]) // 4
+        except Exception:             # noqa: BLE001 - the simulator: infinite memory
+            return None
+    return max(1 << 16, total // max(1, s.align_workers + s.finish_workers))
 
 
 def shared_plan(T: int, n_slots: int, budget: int):

@@ -170,6 +170,13 @@ _RANGES = []
 _RANGES_LOCK = threading.Lock()
 
 
+def ranges_probe():
+    """A lazy dispatcher over the ranges kernel's source as :func:`ranges_kernel` compiles
+    it, whose disk cache tells whether it is compiled (:func:`s2g.warmup.cold`)."""
+    from numba import cuda
+    return cuda.jit(cache=True)(ranges_source())
+
+
 def ranges_kernel():
     """The ranges kernel, compiled once a process (eagerly on a GPU, disk-cached; locked:
     several aligning threads may ask at once)."""
