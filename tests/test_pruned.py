@@ -281,6 +281,48 @@ def test_pruned_walks_long_reads(tmp_path, mode):
     assert k >= 30
 
 
+def _allele_bubble(tmp_path, rng):
+    """A 300-base flank, two alleles of 3,000 bases 1% apart side by side in the columns,
+    another flank: a read on one allele keeps cells on both, far apart along each row."""
+    def seq(n):
+        return "".join(rng.choice(list("ACGT"), n))
+    s1, s2a, s3 = seq(300), seq(3000), seq(300)
+    s2b = "".join(c if rng.random() > 0.01 else "ACGT"[rng.integers(4)] for c in s2a)
+    text = "H\tVN:Z:1.0\n" + "".join(f"S\t{k + 1}\t{x}\n" for k, x in
+                                       enumerate((s1, s2a, s2b, s3)))
+    text += "".join(f"L\t{u}\t+\t{v}\t+\t0M\n" for u, v in ((1, 2), (1, 3), (2, 4), (3, 4)))
+    (tmp_path / "bubble.gfa").write_text(text)
+
+    def mutated(s):
+        out = []
+        for ch in s:
+            x = rng.random()
+            out.append("ACGT"[rng.integers(4)] if x < 0.03 else "" if x < 0.04 else
+                       ch + "ACGT"[rng.integers(4)] if x < 0.05 else ch)
+        return "".join(out)
+    seqs = [mutated(s1 + s2a + s3), mutated(s1[100:] + s2a + s3[:200]), mutated(s2a[500:] + s3),
+            mutated(s1 + s2b + s3)]
+    return (s2g.load_graph(str(tmp_path / "bubble.gfa")),
+            ReadBatch.from_sequences([f"r{i}" for i in range(len(seqs))], seqs))
+
+
+@pytest.mark.parametrize("mode", ["local", "semiglobal"])
+def test_pruned_rows_skip_chunks_between_alleles(tmp_path, mode):
+    """Reads on one of two near-identical 3 kbp alleles: each row keeps cells on both,
+    ~3,000 columns apart, and skips the chunks between them that no kept cell reaches
+    (pruned_rows.live_chunk): the same scores, end cells and walks as the reference and
+    traceback_read, within a fifth of the windows' cells (a quarter before skipping)."""
+    g, batch = _allele_bubble(tmp_path, np.random.default_rng(5))
+    n = batch.n_reads
+    tr = np.arange(n, dtype=np.int64)
+    lo, hi = np.zeros(n, np.int64), np.full(n, g.n_bases, np.int64)
+    md = Mode.parse(mode)
+    _same(g, batch, tr, lo, hi, Scoring(), md)
+    lens = batch.offsets[1:] - batch.offsets[:-1]
+    assert pruned.LAST_STATS[0] < 0.2 * g.n_bases * int(lens.sum())
+    assert _walks_match_traceback_read(g, batch, lo, hi, Scoring(), md) == n
+
+
 def test_pruned_bands_seeded_long_reads(tmp_path):
     """Seeded 3 kbp reads (windows in banded lanes): the traceback with the pruned pass's
     rows (knob tb_prune_band) gives the tracebacks it gives without them."""

@@ -50,17 +50,15 @@ from ..scoring import NEG_INF, fits_int32
 from ..seeded.windows import QGRAM, _qgram_set
 from ..window import align_windows_ref, check_mode
 from ..dp import F_EXT, LOCAL
-from .pruned_walk import (INS_C, MAX_RECORD, _row_direct_rec, _run_rec, dir_byte, grown,
-                          merge_del, merge_diag, new_record, recordable, walk_buffers, walked,
-                          walk as walk_back)
+from .pruned_rows import (BIG_ROW, CHUNK, _row_chain, _row_direct, _row_keep, _row_tail,
+                          live_chunk, mark_chunks, skip_chunk)
+from .pruned_walk import (INS_C, MAX_RECORD, _row_direct_rec, dir_byte, grown, merge_diag,
+                          new_record, recordable, walk_buffers, walked, walk as walk_back)
 
 #: the first threshold is ``U[0]`` less this many ``a``s a 1,000 read bases (and
 #: :data:`MARGIN_MIN` at least): 5% errors lose ~1 a a base against ~0.6 the bound sees
 MARGIN_PER_KB = 60
 MARGIN_MIN = 40
-#: columns a row computes at a time (its H, E, F and H0 stay in the L1 cache: whole
-#: 10,000-column rows ran 3x slower per cell, memory-bound)
-CHUNK = 1024
 #: the margin grows as the bound sees a smaller share of a perfect score, ``r = U[0] /
 #: (a m)`` (more errors, and the bound looser: U[0] - optimum was 78-126 a a kbp at r
 #: 0.88-0.89, 5% errors; 240-280 at r 0.81-0.82, 10% errors; MHC, 2026-12-03): per kbp
@@ -76,8 +74,6 @@ MIN_RATIO = 0.84
 #: bound is loose, at 10% errors, pruning kept ~70% of the lead windows' cells and ran
 #: 2.4x slower than striped); 0: no limit
 BUDGET = 0.2
-#: "no kept row" in a column's first-kept-row array
-BIG_ROW = np.int32(1 << 30)
 
 
 @numba.njit(**NJIT)
@@ -185,197 +181,6 @@ def suffix_bounds(q, bits, have_bits, a, pen, qg):
 
 
 @numba.njit(**NJIT)
-def _row_direct(q_b, base_w, Hp, Fp, H0, Fc, c0, c1, a, b, oe, e, floor):
-    """H without deletions (``H0``: the diagonal from column ``c - 1``, the insertion,
-    local mode's 0 through ``floor``) and F of columns ``c0..c1-1`` (``c0 >= 1``); entry
-    columns are redone by the caller. Branch-free int32 with unsigned indices (a signed
-    one's negative-index check kept LLVM from vectorising it: 0.37 against 2.9 ns a cell)."""
-    for c in range(c0, c1):
-        u = np.uintp(c)
-        f = max(Hp[u] - oe, Fp[u] - e)
-        s = a if base_w[u] == q_b else -b
-        H0[u] = max(max(Hp[np.uintp(c - 1)] + s, f), floor)
-        Fc[u] = f
-
-
-@numba.njit(**NJIT)
-def _run(Hc, Ec, H0, c0, c1, oe, e, M):
-    """Columns ``c0..c1-1``, each reading the one before (inside a node): ``E(c) =
-    max(E(c - 1) - e, H0(c - 1) - o - e)`` as a running maximum ``M`` of ``H0(c - 1) - o
-    - e + e c``, the one max on the dependency chain; H = max(H0, E). Returns ``M``."""
-    for c in range(c0, c1):
-        u = np.uintp(c)
-        ec = e * c
-        M = max(M, np.int64(H0[np.uintp(c - 1)]) - oe + ec)
-        ev = M - ec
-        Hc[u] = max(np.int64(H0[u]), ev)
-        Ec[u] = ev
-    return M
-
-
-@numba.njit(**NJIT)
-def _row_chain(lay, Hc, Ec, H0, c0, c1, x, pev, oe, e, M, rk):
-    """H and E of columns ``c0..c1-1`` (every one, kept or not): runs of columns inside
-    a node by :func:`_run` (``H0`` for the H before: where ``H = E`` the term ``H - o -
-    e`` is below ``E - e``, Farrar's lazy-F argument along the row), entry columns from
-    their predecessors' H and E and the virtual column. ``x``: the first entry at or
-    after ``c0`` (an index into ``ent``); ``M`` carried from column ``c0 - 1``. Returns
-    ``M`` and ``x`` past ``c1``. ``rk`` = (recording, D, its offset, EK, the row's entry
-    offset, local mode): direction bytes and an entry's deletion choice recorded
-    (:mod:`.pruned_walk`)."""
-    prev, ep_ptr, ep_idx, _, ent, _, _ = lay
-    on, D, doff, EK, eo, loc = rk
-    neg = np.int64(NEG_INF)
-    c = c0
-    while c < c1:
-        nxt = ent[x] if x < len(ent) else c1
-        if nxt > c:                           # a run up to the next entry
-            end = min(nxt, c1)
-            if on:
-                M = _run_rec(Hc, Ec, H0, c, end, oe, e, M, D, doff, loc)
-            else:
-                M = _run(Hc, Ec, H0, c, end, oe, e, M)
-            c = end
-            continue
-        ev = pev                              # c is an entry
-        px = False
-        if on:
-            ev, rank, px = merge_del(c, ep_ptr, ep_idx, Hc, Ec, ev, oe, e)
-            EK[2 * (eo + x) + 1] = rank
-        else:
-            for k in range(ep_ptr[c], ep_ptr[c + 1]):
-                p = ep_idx[k]
-                ev = max(ev, max(np.int64(Hc[p]) - oe, np.int64(Ec[p]) - e))
-        ev = max(ev, neg)
-        Hc[c] = max(np.int64(H0[c]), ev)
-        Ec[c] = ev
-        if on:
-            D[doff + c] = dir_byte(np.int64(D[doff + c]), np.int64(H0[c]), ev,
-                                   np.int64(Hc[c]), loc, px)
-        M = ev + e * c
-        x += 1
-        c += 1
-    return M, x
-
-
-@numba.njit(**NJIT)
-def _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, lim, ends, i, lo, kept, rlo, rhi):
-    """Drop the cells of columns ``c0..c1-1`` whose H plus the bound on the rest,
-    ``min(U[i], a x walk[c])`` (``lim`` = (T, U[i], a)), stays below ``T`` (-inf);
-    ``kept`` = (the kept cells' range so far, their last reader, the best cell so far:
-    V0's tie rule), returned updated. One branch-free pass (selects and maxima, SIMD),
-    then short scans for the range's ends and the best cell. ``rlo``/``rhi``: each
-    column's first and last kept row so far (updated)."""
-    neg = np.int32(NEG_INF)
-    T, ui, a = lim
-    nlo, nhi, ndr, best, bi, bj = kept
-    rmax = np.int64(-1)
-    hmax = np.int64(NEG_INF)
-    for c in range(c0, c1):
-        u = np.uintp(c)
-        h = np.int64(Hc[u])
-        k = h + min(ui, a * walk[u]) >= T
-        Hc[u] = Hc[u] if k else neg
-        Ec[u] = Ec[u] if k else neg
-        Fc[u] = Fc[u] if k else neg
-        rmax = max(rmax, reach[u] if k else np.int64(-1))
-        hmax = max(hmax, h if k else np.int64(NEG_INF))
-        rlo[u] = min(rlo[u], np.int32(i) if k else np.int32(BIG_ROW))
-        rhi[u] = np.int32(i) if k else rhi[u]
-    if rmax < 0:
-        return nlo, nhi, ndr, best, bi, bj
-    ndr = max(ndr, rmax)
-    if nhi < 0:
-        c = c0
-        while Hc[np.uintp(c)] == neg:
-            c += 1
-        nlo = c
-    c = c1 - 1
-    while Hc[np.uintp(c)] == neg:
-        c -= 1
-    nhi = c
-    if ends and hmax >= best:
-        c = c0
-        while np.int64(Hc[np.uintp(c)]) != hmax:
-            c += 1
-        if hmax > best or c + lo < bj:
-            best, bi, bj = hmax, np.int64(i), np.int64(c + lo)
-    return nlo, nhi, ndr, best, bi, bj
-
-
-@numba.njit(**NJIT)
-def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry, rows, rk):
-    """Columns ``c..`` of a row past ``lim0`` (what :func:`_row_direct` covered) that a
-    kept cell's deletions still reach (up to ``lim``, which grows with them), one at a
-    time. ``row`` = (read base, virtual PH and PE, U[i], T, ends here, i, lo),
-    ``sc`` = (a, b, o + e, e, floor), ``carry`` = (E and H0 of column ``c - 1``, kept
-    range and reach, best); ``rk``: :func:`_row_chain`'s. Returns (end column, kept range
-    and reach, best)."""
-    prev, ep_ptr, ep_idx, reach, ent, walk, _ = lay
-    Hp, Fp, Hc, Ec, Fc, H0 = bufs
-    q32, phv, pev, ui, T, ends, i, lo = row
-    a, b, oe, e, floor = sc
-    el, h0l, nlo, nhi, ndr, best, bi, bj = carry
-    rlo, rhi = rows
-    on, D, doff, EK, eo, loc = rk
-    neg = np.int64(NEG_INF)
-    while c <= lim and c < W:
-        fo = np.int64(Hp[c]) - oe
-        fx = np.int64(Fp[c]) - e
-        f = max(fo, fx)
-        Fc[c] = max(f, neg)
-        s = a if base_w[c] == q32 else -b
-        rd = -1
-        if prev[c]:
-            hd = np.int64(Hp[c - 1]) + s
-        else:
-            ph, rd = merge_diag(c, ep_ptr, ep_idx, Hp, phv)
-            hd = ph + s
-        h0 = max(hd, f)
-        h0c = max(h0, floor)
-        H0[c] = h0c
-        re = -1
-        if prev[c]:
-            ev = max(el - e, h0l - oe)
-            px = el - e > h0l - oe
-        else:
-            ev, re, px = merge_del(c, ep_ptr, ep_idx, Hc, Ec, pev, oe, e)
-        ev = max(ev, neg)
-        h = max(h0c, ev)
-        if on:
-            D[doff + c] = dir_byte((F_EXT if fx > fo else 0) | (INS_C if f > hd else 0), h0c,
-                                   ev, h, loc, px)
-            if not prev[c]:
-                x = eo + np.searchsorted(ent, c)
-                EK[2 * x] = rd
-                EK[2 * x + 1] = re
-        el = ev
-        h0l = h0c
-        if h + min(ui, a * walk[c]) >= T:
-            Hc[c] = h
-            Ec[c] = ev
-            rlo[c] = min(rlo[c], np.int32(i))
-            rhi[c] = np.int32(i)
-            if c < nlo:
-                nlo = c
-            nhi = c
-            r = reach[c]
-            if r > ndr:
-                ndr = r
-            if r > lim:
-                lim = r                       # a deletion from here may stay kept
-            if ends:
-                if h > best or (h == best and c + lo < bj):
-                    best, bi, bj = h, np.int64(i), np.int64(c + lo)
-        else:
-            Hc[c] = neg
-            Ec[c] = neg
-            Fc[c] = neg
-        c += 1
-    return c, nlo, nhi, ndr, best, bi, bj
-
-
-@numba.njit(**NJIT)
 def pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows, budget, rec):
     """Best (score, i, j) of read ``q`` in columns ``[lo, hi)`` over the cells kept at
     threshold ``T`` (module doc), ``sc`` = (a, b, o, e), and the number of cells computed.
@@ -420,6 +225,12 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows, budget, rec)
     for c in range(W):
         Ha[c] = 0
     plo, phi, pdr = np.int64(0), np.int64(W - 1), np.int64(W - 1)
+    # per CHUNK-column chunk: the last row it kept a cell in (row 0: all), and the row
+    # whose kept cells each buffer (Ha/Fa, Hb/Fb; Ec) may hold (-1: -inf only)
+    nG = (W + CHUNK - 1) // CHUNK
+    lkp = np.full((2, nG), -1, np.int64)
+    lkp[0, :] = 0                                # Ha: row 0's zeros
+    flags = (np.zeros(nG, np.int64), lkp, np.full(nG, -1, np.int64))
     r1lo, r1hi = np.int64(0), np.int64(W - 1)    # row i - 1's range (Hp, Fp, Ec hold it)
     r2lo, r2hi = np.int64(0), np.int64(-1)       # row i - 2's (Hc, Fc hold it)
     for i in range(1, m + 1):
@@ -476,8 +287,22 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows, budget, rec)
             D = grown(D, dpos + max(wend - jlo, 0))
             EK = grown(EK, 2 * (epos + np.searchsorted(ent, wend) - x))
         rk = (on, D, doff, EK, eo, loc)
-        for cs in range(jlo, lim0 + 1, CHUNK):  # a chunk's columns stay in L1
-            ce = min(cs + CHUNK, lim0 + 1)
+        par = i & 1
+        skipped = np.int64(0)
+        for g in range(jlo // CHUNK, lim0 // CHUNK + 1):   # a chunk's columns stay in L1
+            cs = max(g * CHUNK, jlo)
+            ce = min((g + 1) * CHUNK, lim0 + 1)
+            if ce <= cs:
+                continue
+            # rows with no fresh start: chunks with no kept source are skipped (a window
+            # of parallel paths has its kept cells far apart along each row)
+            if not full and not live_chunk(g, cs, ce, i, flags[0], rhi, ent, ep_ptr, ep_idx):
+                skip_chunk(g, ce, par, flags, W, Hc, Fc, Ec, H0)
+                x = np.searchsorted(ent, ce)
+                xc = x
+                M = np.int64(NEG_INF)
+                skipped += ce - cs
+                continue
             if on:
                 _row_direct_rec(q32, base_w, Hp, Fp, H0, Fc, max(cs, 1), ce, a32, b32, oe32,
                                 e32, floor, D, doff)
@@ -506,6 +331,7 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows, budget, rec)
             M, xc = _row_chain(lay, Hc, Ec, H0, cs, ce, xc, pev, oe, e, M, rk)
             kept = _row_keep(reach, walk, Hc, Ec, Fc, cs, ce, (T, ui, np.int64(a)), ends, i,
                              lo, kept, rlo, rhi)
+            mark_chunks(g, g + 1, i, par, kept[1] >= cs, flags)
         nlo, nhi, ndr, best, bi, bj = kept
         c = lim0 + 1
         if lim0 >= jlo:
@@ -518,7 +344,9 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows, budget, rec)
                 (q32, phv, pev, ui, T, ends, np.int64(i), lo),
                 (np.int64(a), np.int64(b), np.int64(oe), np.int64(e), np.int64(floor)),
                 (el, h0l, nlo, nhi, ndr, best, bi, bj), rows, rk)
-        cells += c - jlo
+            if nhi > lim0:                    # the tail kept cells (its chunks: as kept)
+                mark_chunks((lim0 + 1) // CHUNK, (c - 1) // CHUNK + 1, i, par, True, flags)
+        cells += c - jlo - skipped
         if on:
             rcn[i] = c - jlo
             dpos += c - jlo
