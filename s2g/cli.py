@@ -457,7 +457,7 @@ def _align(args, out, options, kernel) -> int:
     aligner = Aligner.from_plan(run)
     writer, text = (_sam_writer(args, out, run, options) if sam else (None, None))
     counts = [0, 0]
-    compile_note(aligner, quiet=args.quiet)     # cold caches: say so before the silent wait
+    compile_note(aligner, args.quiet, reads=args.reads)   # cold: say so before the wait
     bar = pipeline.input_progress(args.progress, args.reads)   # bytes of a file, else reads
 
     def write(item):

@@ -469,15 +469,18 @@ def run_plan(aligner, read_len=150):
 COMPILE_NOTE = "s2g: compiling (first run) ..."
 
 
-def compile_note(aligner, quiet=False, read_len=150, file=None) -> bool:
+def compile_note(aligner, quiet=False, read_len=150, file=None, reads=None) -> bool:
     """Say :data:`COMPILE_NOTE` on ``file`` (stderr) when this run will compile: a task of
     its configuration (:func:`run_plan`) is :func:`cold`. A first run spends a minute or
     more there (the lane traceback alone ~45 s on a 2-core VM), and with stderr not a
     terminal nothing else is printed meanwhile. Not with ``quiet``; True when said.
-    ``read_len``: the probes' read length (the run's is not known yet; only the GPU
-    kernels' probes depend on it)."""
+    ``read_len``: the probes' read length (only the GPU kernels' probes depend on it), or
+    the first read's of the file ``reads`` where it is a regular file (every warm run of
+    10 kbp reads said it compiled: the probes of 150-base reads' kernels, which it never
+    compiles, were cold, H200, session 40)."""
     if quiet:
         return False
+    read_len = _first_len(reads, read_len)
     try:
         if not any(cold(t) for t, _ in run_plan(aligner, read_len)):
             return False
@@ -485,6 +488,21 @@ def compile_note(aligner, quiet=False, read_len=150, file=None) -> bool:
         return False
     print(COMPILE_NOTE, file=file or sys.stderr, flush=True)
     return True
+
+
+def _first_len(path, default: int) -> int:
+    """The length of the first read of the FASTA/FASTQ file ``path`` (``default`` where
+    it is none, not a regular file, or cannot be read)."""
+    if path is None or path == "-" or not os.path.isfile(path):
+        return default
+    try:
+        import dnaio
+        with dnaio.open(path) as fh:
+            for rec in fh:
+                return max(len(rec.sequence), 1)
+    except Exception:            # noqa: BLE001 - a note only; the run reports bad input
+        pass
+    return default
 
 
 # ------------------------------------------------------------------ ahead: s2g warmup

@@ -161,6 +161,27 @@ def test_compile_note_probes_the_seeded_plan(monkeypatch, capsys):
     assert capsys.readouterr().err.count(warmup.COMPILE_NOTE) == 1
 
 
+def test_compile_note_probes_the_first_reads_length(monkeypatch, capsys, tmp_path):
+    """The note's probes take the read length of the reads file's first record (every warm
+    10 kbp run said it compiled: the 150-base probes were cold); stdin, a missing file or
+    an empty one: 150."""
+    from s2g.scoring import Mode, Scoring
+
+    class Al:
+        variant, mode, scoring, traceback, tb_gpu, seeded = ("fast", Mode.LOCAL, Scoring(),
+                                                             True, True, object())
+    lens = []
+    monkeypatch.setattr(warmup, "run_plan",
+                        lambda al, read_len: lens.append(read_len) or [])
+    fq = tmp_path / "r.fq"
+    fq.write_text("@a\n" + "A" * 9000 + "\n+\n" + "I" * 9000 + "\n@b\nAC\n+\nII\n")
+    empty = tmp_path / "e.fq"
+    empty.write_text("")
+    for reads in (str(fq), "-", str(tmp_path / "none.fq"), str(empty), None):
+        assert not warmup.compile_note(Al(), reads=reads)
+    assert lens == [9000, 150, 150, 150, 150]
+
+
 def test_index_says_it_compiles_when_cold(example, tmp_path, capsys, monkeypatch):
     """``s2g index``'s first run compiles the index build: the note once when its task is
     cold, none when warm."""
