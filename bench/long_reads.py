@@ -125,7 +125,8 @@ _LONG = re.compile(r"^s2g: long-window kernel: ([0-9,]+) windows in ([0-9,]+) la
 _FAST = re.compile(r"^s2g: fast kernel: ([0-9,]+) launch(?:es)?, ([0-9,]+) cells, ([0-9.]+) s, "
                    r"([0-9.]+) GCUPS \(launch calls ([0-9.]+) s(?:, setup ([0-9.]+) s)?\)\s*$")
 _MEM = re.compile(r"^s2g: memory: peak RSS ([0-9,]+) MB(?:; GPU buffers peak ([0-9,]+) MB, "
-                  r"pinned host ([0-9,]+) MB)?\s*$")
+                  r"pinned host ([0-9,]+) MB)?(?:; GPU memory in use peak ([0-9,]+) MB "
+                  r"\(whole device\))?\s*$")
 _INDEX = re.compile(r"^s2g: (.*): ([0-9,]+) seeds \(([0-9,]+) distinct\) over ([0-9,]+) columns, "
                     r"([0-9.,]+) MB, ([0-9.]+) s")
 _ITEM = re.compile(r"^(.*?) (-?[0-9.]+)$")
@@ -162,8 +163,9 @@ def parse_timings(text: str) -> dict:
       DP with ``fast``: its kernels' CUDA-event seconds, run_kernel's wall seconds and its
       part before the launch);
     * ``gpu_traceback`` {part: seconds}: ``s2g: GPU traceback, seconds: ...`` (full DP);
-    * ``peak_rss_mb``, ``gpu_peak_mb``, ``pinned_peak_mb``: ``s2g: memory: peak RSS N MB;
-      GPU buffers peak G MB, pinned host P MB`` (the GPU part with a GPU variant);
+    * ``peak_rss_mb``, ``gpu_peak_mb``, ``pinned_peak_mb``, ``gpu_used_mb``: ``s2g: memory:
+      peak RSS N MB; GPU buffers peak G MB, pinned host P MB; GPU memory in use peak U MB
+      (whole device)`` (the GPU parts with a GPU variant; the last since session 40);
     * ``warnings``: the ``s2g: warning:`` lines.
 
     Keys whose line is missing are absent (``long_window`` and ``fast_kernel`` are None)."""
@@ -222,6 +224,8 @@ def parse_timings(text: str) -> dict:
             out["peak_rss_mb"] = _num(m.group(1))
             if m.group(2):
                 out["gpu_peak_mb"], out["pinned_peak_mb"] = _num(m.group(2)), _num(m.group(3))
+            if m.group(4):
+                out["gpu_used_mb"] = _num(m.group(4))
             continue
         if line.startswith("s2g: warning:"):
             out["warnings"].append(line[len("s2g: warning:"):].strip())

@@ -16,7 +16,7 @@ GPU_FULL_TB = """\
 s2g: 1000 reads, 1000 aligned, 0 without alignment; variant fast; 8.26 s (121 reads/s)
 s2g: seconds per stage: load graph 0.78, align 7.01, traceback (GPU) 0.13, GAF text 0.05, write 0.00; wall 8.26 (aligning from 1.05 s to 8.06 s)
 s2g: long-window kernel: 1,000 windows in 5 launches, 117,028,198,263 cells, 1.06 s, 110.2 GCUPS
-s2g: memory: peak RSS 3,210 MB; GPU buffers peak 12,345 MB, pinned host 64 MB
+s2g: memory: peak RSS 3,210 MB; GPU buffers peak 12,345 MB, pinned host 64 MB; GPU memory in use peak 20,111 MB (whole device)
 """
 
 GPU_SEEDED = """\
@@ -47,7 +47,8 @@ def test_parse_gpu_full_traceback():
     assert t["align_span_s"] == [1.05, 8.06] and t["stage_wall_s"] == 8.26
     assert t["long_window"] == {"windows": 1000, "launches": 5, "cells": 117_028_198_263,
                                 "kernel_s": 1.06, "gcups": 110.2}
-    assert (t["peak_rss_mb"], t["gpu_peak_mb"], t["pinned_peak_mb"]) == (3210, 12345, 64)
+    assert (t["peak_rss_mb"], t["gpu_peak_mb"], t["pinned_peak_mb"], t["gpu_used_mb"]) == \
+        (3210, 12345, 64, 20111)
     assert t["warnings"] == []
 
 
@@ -174,3 +175,15 @@ def test_report_without_matplotlib(tmp_path, monkeypatch):
     assert "timeout: killed after the 300 s timeout" in md
     assert not (tmp_path / "long_reads.png").exists()
     assert any("matplotlib is not installed" in m for m in msgs)
+
+
+def test_memory_line_as_s2g_prints_it_parses():
+    """The `s2g: memory:` line as s2g/summary.py makes it (pools, pinned, the whole
+    device's use) is what parse_timings reads."""
+    from s2g.summary import memory_report
+    line = "s2g: memory: " + memory_report({"device": 5 << 20, "pinned": 1 << 20,
+                                            "used": 9 << 20})
+    t = lr.parse_timings(line + "\n")
+    assert (t["gpu_peak_mb"], t["pinned_peak_mb"], t["gpu_used_mb"]) == (5, 1, 9)
+    t = lr.parse_timings("s2g: memory: " + memory_report({"device": 5 << 20, "pinned": 0}))
+    assert t["gpu_peak_mb"] == 5 and "gpu_used_mb" not in t
