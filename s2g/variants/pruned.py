@@ -50,8 +50,8 @@ from ..scoring import NEG_INF, fits_int32
 from ..seeded.windows import QGRAM, _qgram_set
 from ..window import align_windows_ref, check_mode
 from ..dp import F_EXT, LOCAL
-from .pruned_rows import (BIG_ROW, CHUNK, _row_chain, _row_direct, _row_keep, _row_tail,
-                          live_chunk, mark_chunks, skip_chunk)
+from .pruned_rows import (BIG_ROW, _row_chain, _row_direct, _row_keep, _row_tail, live_chunk,
+                          mark_chunks, skip_chunk)
 from .pruned_walk import (INS_C, MAX_RECORD, _row_direct_rec, dir_byte, grown, merge_diag,
                           new_record, recordable, walk_buffers, walked, walk as walk_back)
 
@@ -65,6 +65,12 @@ MARGIN_MIN = 40
 #: MARGIN_PER_KB + MARGIN_SLOPE x (RATIO_AT_MIN_MARGIN - r)
 MARGIN_SLOPE = 2000
 RATIO_AT_MIN_MARGIN = 0.88
+#: columns a row computes at a time (its H, E, F and H0 stay in the L1 cache: whole
+#: 10,000-column rows ran 3x slower per cell, memory-bound); rows skip whole chunks of
+#: this grid (:func:`.pruned_rows.live_chunk`): 100 MHC lead windows, one core, 512
+#: columns 5.14-5.17 s, 1,024 5.25-5.74 s, 256 6.72-6.96 s. Here, not in pruned_rows:
+#: Numba's cache of a function keys on its own file and keeps another module's constant.
+CHUNK = 512
 #: below this r a window without a floor runs striped at once (at 10% errors even a
 #: threshold at the optimum kept 12-16% of the cells, ~0.6x striped's time, and finding
 #: it took 3-4 passes: 2.4x slower than striped)
@@ -297,7 +303,8 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows, budget, rec)
             # rows with no fresh start: chunks with no kept source are skipped (a window
             # of parallel paths has its kept cells far apart along each row)
             if not full and not live_chunk(g, cs, ce, i, flags[0], rhi, ent, ep_ptr, ep_idx):
-                skip_chunk(g, ce, par, flags, W, Hc, Fc, Ec, H0)
+                skip_chunk(g, g * CHUNK, min((g + 1) * CHUNK, W), ce, par, flags, Hc, Fc,
+                           Ec, H0)
                 x = np.searchsorted(ent, ce)
                 xc = x
                 M = np.int64(NEG_INF)

@@ -13,10 +13,6 @@ from ..dp import F_EXT
 from ..scoring import NEG_INF
 from .pruned_walk import INS_C, _run_rec, dir_byte, merge_del, merge_diag
 
-#: columns a row computes at a time (its H, E, F and H0 stay in the L1 cache: whole
-#: 10,000-column rows ran 3x slower per cell, memory-bound); rows skip whole chunks of
-#: this grid (:func:`live_chunk`)
-CHUNK = 1024
 #: "no kept row" in a column's first-kept-row array
 BIG_ROW = np.int32(1 << 30)
 
@@ -238,16 +234,15 @@ def live_chunk(g, cs, ce, i, lk, rhi, ent, ep_ptr, ep_idx):
 
 
 @numba.njit(**NJIT)
-def skip_chunk(g, ce, par, flags, W, Hc, Fc, Ec, H0):
-    """Row state of a skipped chunk ``g`` (:func:`live_chunk`): its H and F (this row's
-    buffers, parity ``par``) and E -inf where ``flags`` says they may hold a kept cell of
-    an earlier row (``flags`` = (lk, lkp, lke): per chunk the last row it kept a cell in,
-    and per buffer the row whose kept cells it may still hold, -1: none), and ``H0`` of
-    its last computed column ``ce - 1``, which the next chunk's deletions read."""
+def skip_chunk(g, g0, g1, ce, par, flags, Hc, Fc, Ec, H0):
+    """Row state of a skipped chunk ``g`` (columns ``g0..g1-1``, :func:`live_chunk`): its
+    H and F (this row's buffers, parity ``par``) and E -inf where ``flags`` says they may
+    hold a kept cell of an earlier row (``flags`` = (lk, lkp, lke): per chunk the last row
+    it kept a cell in, and per buffer the row whose kept cells it may still hold, -1:
+    none), and ``H0`` of its last computed column ``ce - 1``, which the next chunk's
+    deletions read."""
     _, lkp, lke = flags
     neg = np.int32(NEG_INF)
-    g0 = g * CHUNK
-    g1 = min(g0 + CHUNK, W)
     if lkp[par, g] >= 0:
         for c in range(g0, g1):
             Hc[c] = neg
