@@ -12,8 +12,8 @@
 # .whlx/, as bench/device_profile.sh; OUT/gpu_prof.txt; PYSPY_ARGS=--gil: only where the
 # GIL is held); CPU=0 skips the CPU-only run;
 # WARM_PROBE=1 prints which compile-ahead tasks a further run would start
-# (bench.warm_probe; reads of PROBE_LEN bases, default 150) after the warm run; ENVS="A=1 B=2+C=3" runs the warm run again once
-# per word with that word's variables set ('+' between several; OUT/env_<k>.log, GAF
+# (bench.warm_probe; reads of PROBE_LEN bases, default 150) after the warm run;
+# ENVS="A=1 B=2+C=3" runs the warm run again once per word with that word's variables set ('+' between several; OUT/env_<k>.log, GAF
 # compared with the warm run's), e.g. threading layers or S2G_CONFIG knobs; a word given
 # several times, interleaved with others (R="X=1 A=1 B=1"; ENVS="$R $R $R"), gives
 # repeated runs, summarized by `python -m bench.env_medians OUT/*.log` (median per word).
