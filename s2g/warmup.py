@@ -496,8 +496,8 @@ def _first_len(path, default: int) -> int:
     if path is None or path == "-" or not os.path.isfile(path):
         return default
     try:
-        import dnaio
-        with dnaio.open(path) as fh:
+        from .reads import _open
+        with _open(path) as fh:
             for rec in fh:
                 return max(len(rec.sequence), 1)
     except Exception:            # noqa: BLE001 - a note only; the run reports bad input

@@ -268,19 +268,17 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None,
                   file=sys.stderr)
     ops, cols = d_ops.copy_to_host(), d_cols.copy_to_host()
     nn, start = d_n.copy_to_host(), d_start.copy_to_host()
+    best = d_best.copy_to_host().reshape(n, 3) if win is not None else None
     t2 = time.perf_counter()
+    if long:                    # the outputs are on the host: the buffers may go
+        dp.trim()
     if win is not None:
         PROFILE["fill"] += t_prep
         PROFILE["device"] += t2 - t1
         if (st != ST_OK).any():
             raise S2GError("internal error: the GPU window kernel did not finish a window; "
                            "please report this")
-        best = d_best.copy_to_host().reshape(n, 3)
-        if long:
-            dp.trim()
         return best, ops, cols, nn, start, oo, co
-    if long:
-        dp.trim()
     raise_status(reads, idx, st.astype(np.int64), sz[:, 0] * R1, score, ei, ej, 0)
     PROFILE["fill"] += t_prep
     PROFILE["device"] += t2 - t1

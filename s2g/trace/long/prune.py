@@ -182,12 +182,13 @@ def ranges_kernel():
     several aligning threads may ask at once)."""
     from numba import cuda
     from ..._numba import loaded
+    from ...config import settings
     from .plan import SIM
     with _RANGES_LOCK:
         if not _RANGES:
             fn = ranges_source()
-            _RANGES.append(cuda.jit(fn) if SIM else
-                           loaded(cuda.jit(ranges_signature(), cache=True)(fn)))
+            _RANGES.append(cuda.jit(fn) if SIM else loaded(
+                cuda.jit(ranges_signature(), cache=not settings().no_cache)(fn)))
     return _RANGES[0]
 
 
