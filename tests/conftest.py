@@ -148,9 +148,15 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda it: rank.get(_module_name(it), len(rank)))
 
 
+def _unit_name(item) -> str:
+    """What a GPU test waits for (gpu_cases.unit: its module, or the test itself)."""
+    import gpu_cases
+    return gpu_cases.unit(_module_name(item), getattr(item, "originalname", item.name))
+
+
 def pytest_collection_finish(session):
     session.config._s2g_gpu_modules = sorted({
-        _module_name(item) for item in session.items if item.get_closest_marker("gpu") is not None})
+        _unit_name(item) for item in session.items if item.get_closest_marker("gpu") is not None})
 
 
 def _gpu_here() -> bool:
@@ -197,10 +203,11 @@ def _knobs_per_test():
 
 @pytest.fixture(autouse=True)
 def _gpu_wait_for_compiles(request):
-    """A GPU test starts when its module's precompile tasks are done."""
+    """A GPU test starts when its module's (or its own, gpu_cases.WARM_BY_TEST) precompile
+    tasks are done."""
     pool = _GPU_REPORT.get("pool")
     if isinstance(pool, _WarmPool) and request.node.get_closest_marker("gpu") is not None:
-        pool.wait_module(_module_name(request.node))
+        pool.wait_module(_unit_name(request.node))
 
 
 class _WarmPool:
