@@ -11,7 +11,7 @@ import numpy as np
 from .._numba import NJIT
 from ..dp import F_EXT
 from ..scoring import NEG_INF
-from .pruned_walk import INS_C, _run_rec, dir_byte, merge_del, merge_diag
+from .pruned_walk import INS_C, _run_rec, dir_byte, emax, merge_del, merge_diag
 
 #: "no kept row" in a column's first-kept-row array
 BIG_ROW = np.int32(1 << 30)
@@ -35,13 +35,14 @@ def _row_direct(q_b, base_w, Hp, Fp, H0, Fc, c0, c1, a, b, oe, e, floor):
 def _run(Hc, Ec, H0, c0, c1, oe, e, M):
     """Columns ``c0..c1-1``, each reading the one before (inside a node): ``E(c) =
     max(E(c - 1) - e, H0(c - 1) - o - e)`` as a running maximum ``M`` of ``H0(c - 1) - o
-    - e + e c``, the one max on the dependency chain; H = max(H0, E). Returns ``M``."""
+    - e + e c`` (:func:`.pruned_walk.emax`, the one chain of the row), then E = M - e c
+    and H = max(H0, E) for every column at once. Returns ``M``."""
+    M = emax(Ec, H0, c0, c1, oe, e, M)
+    e32 = np.int32(e)
     for c in range(c0, c1):
         u = np.uintp(c)
-        ec = e * c
-        M = max(M, np.int64(H0[np.uintp(c - 1)]) - oe + ec)
-        ev = M - ec
-        Hc[u] = max(np.int64(H0[u]), ev)
+        ev = Ec[u] - e32 * np.int32(c)
+        Hc[u] = max(H0[u], ev)
         Ec[u] = ev
     return M
 
@@ -96,14 +97,19 @@ def _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, lim, ends, i, lo, kept, rlo, rhi)
     """Drop the cells of columns ``c0..c1-1`` whose H plus the bound on the rest,
     ``min(U[i], a x walk[c])`` (``lim`` = (T, U[i], a)), stays below ``T`` (-inf);
     ``kept`` = (the kept cells' range so far, their last reader, the best cell so far:
-    V0's tie rule), returned updated. One branch-free pass (selects and maxima, SIMD),
-    then short scans for the range's ends and the best cell. ``rlo``/``rhi``: each
-    column's first and last kept row so far (updated)."""
+    V0's tie rule), returned updated. One branch-free pass (selects and maxima, SIMD):
+    the kept cells' first and last columns as a minimum and a maximum, the best one as
+    the maximum of ``H 2^32 + (2^32 - 1 - c)`` (the highest H, then the first column;
+    scanning the row for them cost ~0.5 ns a cell). ``rlo``/``rhi``: each column's first
+    and last kept row so far (updated)."""
     neg = np.int32(NEG_INF)
     T, ui, a = lim
     nlo, nhi, ndr, best, bi, bj = kept
     rmax = np.int64(-1)
-    hmax = np.int64(NEG_INF)
+    clo = np.int64(c1)
+    chi = np.int64(-1)
+    kmax = np.int64(-(1 << 62))
+    low = np.int64(0xFFFFFFFF)
     for c in range(c0, c1):
         u = np.uintp(c)
         h = np.int64(Hc[u])
@@ -112,25 +118,21 @@ def _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, lim, ends, i, lo, kept, rlo, rhi)
         Ec[u] = Ec[u] if k else neg
         Fc[u] = Fc[u] if k else neg
         rmax = max(rmax, reach[u] if k else np.int64(-1))
-        hmax = max(hmax, h if k else np.int64(NEG_INF))
+        cc = np.int64(c)
+        clo = min(clo, cc if k else np.int64(c1))
+        chi = max(chi, cc if k else np.int64(-1))
+        kmax = max(kmax, (h << 32) + (low - cc) if k else np.int64(-(1 << 62)))
         rlo[u] = min(rlo[u], np.int32(i) if k else np.int32(BIG_ROW))
         rhi[u] = np.int32(i) if k else rhi[u]
     if rmax < 0:
         return nlo, nhi, ndr, best, bi, bj
     ndr = max(ndr, rmax)
     if nhi < 0:
-        c = c0
-        while Hc[np.uintp(c)] == neg:
-            c += 1
-        nlo = c
-    c = c1 - 1
-    while Hc[np.uintp(c)] == neg:
-        c -= 1
-    nhi = c
+        nlo = clo
+    nhi = chi
+    hmax = kmax >> 32
     if ends and hmax >= best:
-        c = c0
-        while np.int64(Hc[np.uintp(c)]) != hmax:
-            c += 1
+        c = low - (kmax & low)
         if hmax > best or c + lo < bj:
             best, bi, bj = hmax, np.int64(i), np.int64(c + lo)
     return nlo, nhi, ndr, best, bi, bj

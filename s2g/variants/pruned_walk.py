@@ -142,15 +142,59 @@ def dir_byte(fl, h0, ev, h, loc, ext):
 
 
 @numba.njit(**NJIT)
+def emax(Ec, H0, c0, c1, oe, e, M):
+    """``Ec[c]`` = the running maximum of ``H0(k - 1) - o - e + e k`` over ``k = c0..c``
+    and ``M`` (what :func:`s2g.variants.pruned_rows._run` reads E from), for ``c =
+    c0..c1-1``; returns its last value (``M`` where the range is empty). In int32 (the
+    pass's bounds: no sum here leaves it), as four chains over the range's quarters
+    interleaved, each quarter then raised to the maxima before it: one chain's max
+    waits on the one before it (~1.2-2.2 ns a cell alone, ~0.6 this way, one core)."""
+    oe32 = np.int32(oe)
+    e32 = np.int32(e)
+    for c in range(c0, c1):
+        Ec[np.uintp(c)] = H0[np.uintp(c - 1)] - oe32 + e32 * np.int32(c)
+    q = (c1 - c0) >> 2
+    s1 = c0 + q
+    s2 = s1 + q
+    s3 = s2 + q
+    m0 = np.int32(M)
+    m1 = np.int32(-(1 << 30))
+    m2 = m1
+    m3 = m1
+    for k in range(q):
+        u0, u1, u2, u3 = np.uintp(c0 + k), np.uintp(s1 + k), np.uintp(s2 + k), np.uintp(s3 + k)
+        m0 = max(m0, Ec[u0])
+        Ec[u0] = m0
+        m1 = max(m1, Ec[u1])
+        Ec[u1] = m1
+        m2 = max(m2, Ec[u2])
+        Ec[u2] = m2
+        m3 = max(m3, Ec[u3])
+        Ec[u3] = m3
+    for c in range(s3 + q, c1):              # the last quarter's tail
+        m3 = max(m3, Ec[np.uintp(c)])
+        Ec[np.uintp(c)] = m3
+    k1 = m0
+    k2 = max(k1, m1)
+    k3 = max(k2, m2)
+    for c in range(s1, s2):
+        Ec[np.uintp(c)] = max(Ec[np.uintp(c)], k1)
+    for c in range(s2, s3):
+        Ec[np.uintp(c)] = max(Ec[np.uintp(c)], k2)
+    for c in range(s3, c1):
+        Ec[np.uintp(c)] = max(Ec[np.uintp(c)], k3)
+    return np.int64(max(k3, m3)) if c1 > c0 else M
+
+
+@numba.njit(**NJIT)
 def _run_rec(Hc, Ec, H0, c0, c1, oe, e, M, D, doff, loc):
-    """:func:`s2g.variants.pruned._run` writing each cell's direction byte (its E
+    """:func:`s2g.variants.pruned_rows._run` writing each cell's direction byte (its E
     extended where ``E > H0(c - 1) - o - e``)."""
+    M = emax(Ec, H0, c0, c1, oe, e, M)
     for c in range(c0, c1):
         u = np.uintp(c)
-        ec = e * c
         h0p = np.int64(H0[np.uintp(c - 1)]) - oe
-        M = max(M, h0p + ec)
-        ev = M - ec
+        ev = np.int64(Ec[u]) - e * c
         h0 = np.int64(H0[u])
         h = max(h0, ev)
         Hc[u] = h
