@@ -479,3 +479,72 @@ def test_seeded_reads_walked_at_their_score(tmp_path, monkeypatch):
         out[on] = [(t.qstart, t.cigar, tuple(t.path), t.path_start) for t in res.tracebacks]
         assert sa.totals["reads walked at their score"] == (len(seqs) if on else 0)
     assert out[True] == out[False]
+
+
+@given(n=st.integers(0, 70), c0=st.integers(1, 5), M=st.integers(-(1 << 29), 300),
+       seed=st.integers(0, 2**31 - 1), rec=st.booleans())
+@SETTINGS
+def test_row_run_is_the_running_maximum(n, c0, M, seed, rec):
+    """A row's deletion chain (pruned_rows._run, and _run_rec recording) in four
+    interleaved quarters == the plain loop: E(c) = max(E(c - 1) - e, H0(c - 1) - o - e)
+    as a running maximum M of H0(c - 1) - o - e + e c, H = max(H0, E), M returned; H0
+    with unreachable runs and ties."""
+    from s2g.variants.pruned_rows import _run
+    from s2g.variants.pruned_walk import _run_rec
+    rng = np.random.default_rng(seed)
+    o, e = 4, 2
+    W = c0 + n + 1
+    H0 = rng.integers(-40, 60, W).astype(np.int32)
+    H0[rng.random(W) < 0.2] = NEG_INF
+    c1 = c0 + n
+    want_H, want_E = np.full(W, 7, np.int32), np.full(W, 7, np.int32)
+    m = M
+    for c in range(c0, c1):
+        m = max(m, int(H0[c - 1]) - o - e + e * c)
+        want_E[c] = m - e * c
+        want_H[c] = max(int(H0[c]), m - e * c)
+    Hc, Ec = np.full(W, 7, np.int32), np.full(W, 7, np.int32)
+    if rec:
+        D = np.zeros(W, np.uint8)
+        got = _run_rec(Hc, Ec, H0, c0, c1, o + e, e, np.int64(M), D, 0, True)
+    else:
+        got = _run(Hc, Ec, H0, c0, c1, o + e, e, np.int64(M))
+    assert got == m
+    np.testing.assert_array_equal(Hc, want_H)
+    np.testing.assert_array_equal(Ec, want_E)
+
+
+@given(n=st.integers(1, 60), seed=st.integers(0, 2**31 - 1), fresh=st.booleans())
+@SETTINGS
+def test_row_keep_reductions(n, seed, fresh):
+    """_row_keep's SIMD reductions (kept range, best cell: highest H, then the first
+    column, against the best so far by V0's rule) == scanning the row."""
+    from s2g.variants.pruned_rows import BIG_ROW, _row_keep
+    rng = np.random.default_rng(seed)
+    c0, c1, lo, i, a = 2, 2 + n, 100, 9, 2
+    W = c1 + 1
+    H = rng.integers(-5, 12, W).astype(np.int32)
+    walk = rng.integers(0, 8, W).astype(np.int64)
+    reach = np.arange(W, dtype=np.int64) + rng.integers(0, 3, W)
+    T, ui = 10, int(rng.integers(0, 12))
+    best, bi, bj = (NEG_INF, -1, -1) if fresh else (int(rng.integers(0, 12)), 3, lo + int(rng.integers(0, W)))
+    kept = (W, -1, -1, best, bi, bj) if fresh else (1, 1, 4, best, bi, bj)
+    keep = [c for c in range(c0, c1) if int(H[c]) + min(ui, a * int(walk[c])) >= T]
+    Hc, Ec, Fc = H.copy(), H.copy(), H.copy()
+    rlo, rhi = np.full(W, BIG_ROW, np.int32), np.full(W, -1, np.int32)
+    got = _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, (T, ui, a), True, i, lo,
+                    tuple(np.int64(x) for x in kept), rlo, rhi)
+    want = list(kept)
+    if keep:
+        want[2] = max(kept[2], max(int(reach[c]) for c in keep))
+        if kept[1] < 0:
+            want[0] = keep[0]
+        want[1] = keep[-1]
+        hmax = max(int(H[c]) for c in keep)
+        c = next(c for c in keep if int(H[c]) == hmax)
+        if hmax > best or (hmax == best and c + lo < bj):
+            want[3:] = [hmax, i, c + lo]
+    assert tuple(int(x) for x in got) == tuple(want)
+    for c in range(c0, c1):
+        assert Hc[c] == (H[c] if c in keep else NEG_INF)
+        assert rhi[c] == (i if c in keep else -1)
