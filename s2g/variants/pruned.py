@@ -52,8 +52,9 @@ from ..window import align_windows_ref, check_mode
 from ..dp import F_EXT, LOCAL
 from .pruned_rows import (BIG_ROW, _row_chain, _row_direct, _row_keep, _row_tail, live_chunk,
                           mark_chunks, skip_chunk)
-from .pruned_walk import (INS_C, MAX_RECORD, _row_direct_rec, dir_byte, grown, merge_diag,
-                          new_record, recordable, walk_buffers, walked, walk as walk_back)
+from .pruned_walk import (D_START, EK_START, INS_C, MAX_RECORD, _row_direct_rec, dir_byte, grown,
+                          merge_diag, new_record, recordable, walk_buffers, walked,
+                          walk as walk_back)
 
 #: the first threshold is ``U[0]`` less this many ``a``s a 1,000 read bases (and
 #: :data:`MARGIN_MIN` at least): 5% errors lose ~1 a a base against ~0.6 the bound sees
@@ -412,16 +413,18 @@ def _whole_nodes(lo, hi, node_start, pred_ptr, pred_idx):
 
 
 @numba.njit(**NJIT)
-def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, at_score):
+def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, at_score,
+                 keep):
     """Best (score, i, j) of read ``q`` in columns ``[lo, hi)`` (module doc), exact, or
     (NEG_INF, -1, -1) where no alignment there reaches ``floor``. Passes at thresholds
     ``U[0]`` less a margin that doubles while a pass falls short (each such pass's score
     is a lower bound: once the margin passes it, the last pass runs at it), never below
     ``floor``. ``sc`` = (a, b, o, e); ``stats`` += (cells computed, passes after the
     first); ``rows``: the last pass's kept rows per column (:func:`pruned_window`), a band
-    holding every optimal alignment of the window. Returns (score, i, j, done): not done
-    where the passes together computed more than ``budget`` cells (the caller aligns
-    that window otherwise). ``wk`` = (record, ops, window columns, out): with ``record``
+    holding every optimal alignment of the window. Returns (score, i, j, done, keep): not
+    done where the passes together computed more than ``budget`` cells (the caller
+    aligns that window otherwise); ``keep`` the thread's record buffers, given and
+    returned (:func:`.pruned_walk.new_record`). ``wk`` = (record, ops, window columns, out): with ``record``
     on, the passes record their direction bytes and the walk back from the best cell
     (:func:`.pruned_walk.walk`) fills ``ops`` and ``cols``; ``out`` gets (status, start
     row, ops, columns), status -1 where no walk was made. ``at_score``: ``floor`` is
@@ -441,7 +444,7 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
     low = np.int64(1) if mode == LOCAL else np.int64(NEG_INF)   # the least score kept
     r = U[0] / max(a * m, 1)                  # the bound's share of a perfect score
     if floor <= NEG_INF and r < MIN_RATIO:
-        return np.int64(NEG_INF), np.int64(-1), np.int64(-1), False   # loose: striped
+        return np.int64(NEG_INF), np.int64(-1), np.int64(-1), False, keep   # loose: striped
     low = max(low, floor)
     known = np.int64(NEG_INF)                 # the best score a pass has found so far
     per_kb = MARGIN_PER_KB + MARGIN_SLOPE * max(0.0, RATIO_AT_MIN_MARGIN - r)
@@ -451,15 +454,17 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
     first = True
     on, ops, cols, wout = wk
     wout[0] = -1
-    rec = new_record(m, on and recordable(lay))
+    rec = new_record(m, on and recordable(lay), keep)
     while True:
         T = max(U[0] - margin, low, known)
         s, i, j, c, rec = pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows,
                                         budget, rec)
         stats[0] += c
         budget -= c
+        if rec[0]:
+            keep = (rec[1], rec[2])
         if budget < 0:
-            return np.int64(NEG_INF), np.int64(-1), np.int64(-1), False
+            return np.int64(NEG_INF), np.int64(-1), np.int64(-1), False, keep
         if not first:
             stats[1] += 1
         first = False
@@ -467,9 +472,9 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
             if rec[0] and s > NEG_INF:
                 wout[0], wout[1], wout[2], wout[3] = walk_back(q, lo, base, lay, rec, i,
                                                                j - lo, mode, ops, cols)
-            return s, i, j, True
+            return s, i, j, True, keep
         if T <= low:                          # nothing reaches the floor
-            return np.int64(NEG_INF), np.int64(-1), np.int64(-1), True
+            return np.int64(NEG_INF), np.int64(-1), np.int64(-1), True, keep
         known = max(known, s)
         margin *= 2
 
@@ -494,6 +499,7 @@ def _align_windows(codes, offs, task_read, task_lo, task_hi, task_floor, order, 
     done = np.ones(n, np.bool_)
     stats = np.zeros((n_work, 2), np.int64)
     for w in numba.prange(n_work):
+        keep = (np.empty(D_START, np.uint8), np.empty(EK_START, np.int16))   # (new_record)
         for x in range(w, len(order), n_work):
             t = order[x]
             r = task_read[t]
@@ -512,9 +518,9 @@ def _align_windows(codes, offs, task_read, task_lo, task_hi, task_floor, order, 
                 wk = (True, w_ops[w_oo[t]:w_oo[t + 1]], w_cols[w_co[t]:w_co[t + 1]], w_res[t])
             else:
                 wk = (False, w_ops[:0], w_cols[:0], w_res[len(w_res) - 1])   # scratch
-            score[t], end_i[t], end_j[t], done[t] = align_window(
-                q, lo, hi, gr, mode, sc, pen, task_floor[t], stats[w], rows, budget, wk,
-                at_score)
+            s, i, j, d, keep = align_window(q, lo, hi, gr, mode, sc, pen, task_floor[t],
+                                            stats[w], rows, budget, wk, at_score, keep)
+            score[t], end_i[t], end_j[t], done[t] = s, i, j, d
     return score, end_i, end_j, done, stats.sum(axis=0)
 
 

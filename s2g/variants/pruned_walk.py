@@ -53,13 +53,15 @@ EK_START = 1 << 12
 
 
 @numba.njit(**NJIT)
-def new_record(m, on):
+def new_record(m, on, keep):
     """A record for a pass over a read of ``m`` bases (``on`` False: an empty one, the
-    pass records nothing): (on, D, EK, roff, rlo, rn, eoff)."""
+    pass records nothing): (on, D, EK, roff, rlo, rn, eoff). ``keep`` = (D, EK): a
+    thread's buffers from its last window, grown as needed (fresh ones for every window
+    cost ~10% of a recorded pass: page faults and copies as they doubled)."""
     if not on:
         z = np.zeros(1, np.int64)
         return (False, np.zeros(1, np.uint8), np.zeros(2, np.int16), z, z, z, z)
-    return (True, np.empty(D_START, np.uint8), np.empty(EK_START, np.int16),
+    return (True, keep[0], keep[1],
             np.zeros(m + 2, np.int64), np.zeros(m + 1, np.int64), np.zeros(m + 1, np.int64),
             np.zeros(m + 1, np.int64))
 
