@@ -527,7 +527,8 @@ def test_row_keep_reductions(n, seed, fresh):
     walk = rng.integers(0, 8, W).astype(np.int64)
     reach = np.arange(W, dtype=np.int64) + rng.integers(0, 3, W)
     T, ui = 10, int(rng.integers(0, 12))
-    best, bi, bj = (NEG_INF, -1, -1) if fresh else (int(rng.integers(0, 12)), 3, lo + int(rng.integers(0, W)))
+    best, bi, bj = (NEG_INF, -1, -1) if fresh else \
+        (int(rng.integers(0, 12)), 3, lo + int(rng.integers(0, W)))
     kept = (W, -1, -1, best, bi, bj) if fresh else (1, 1, 4, best, bi, bj)
     keep = [c for c in range(c0, c1) if int(H[c]) + min(ui, a * int(walk[c])) >= T]
     Hc, Ec, Fc = H.copy(), H.copy(), H.copy()
