@@ -425,10 +425,10 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
     done where the passes together computed more than ``budget`` cells (the caller
     aligns that window otherwise); ``keep`` the thread's record buffers, given and
     returned (:func:`.pruned_walk.new_record`). ``wk`` = (record, ops, window columns,
-    out): with ``record`` on, the passes record their direction bytes and the walk back from the best cell
-    (:func:`.pruned_walk.walk`) fills ``ops`` and ``cols``; ``out`` gets (status, start
-    row, ops, columns), status -1 where no walk was made. ``at_score``: ``floor`` is
-    the window's score (a traceback's pass): one pass, at it."""
+    out): with ``record`` on, the passes record their direction bytes and the walk back
+    from the best cell (:func:`.pruned_walk.walk`) fills ``ops`` and ``cols``; ``out``
+    gets (status, start row, ops, columns), status -1 where no walk was made.
+    ``at_score``: ``floor`` is the window's score (a traceback's pass): one pass, at it."""
     base, node_start, pred_ptr, pred_idx = gr
     a, b, o, e = sc
     m = len(q)
