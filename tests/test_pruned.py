@@ -514,11 +514,13 @@ def test_row_run_is_the_running_maximum(n, c0, M, seed, rec):
     np.testing.assert_array_equal(Ec, want_E)
 
 
-@given(n=st.integers(1, 60), seed=st.integers(0, 2**31 - 1), fresh=st.booleans())
+@given(n=st.integers(1, 60), seed=st.integers(0, 2**31 - 1), fresh=st.booleans(),
+       xdrop=st.booleans())
 @SETTINGS
-def test_row_keep_reductions(n, seed, fresh):
+def test_row_keep_reductions(n, seed, fresh, xdrop):
     """_row_keep's SIMD reductions (kept range, best cell: highest H, then the first
-    column, against the best so far by V0's rule) == scanning the row."""
+    column, against the best so far by V0's rule) == scanning the row; an X-drop pass's
+    floor on H too."""
     from s2g.variants.pruned_rows import BIG_ROW, _row_keep
     rng = np.random.default_rng(seed)
     c0, c1, lo, i, a = 2, 2 + n, 100, 9, 2
@@ -530,10 +532,12 @@ def test_row_keep_reductions(n, seed, fresh):
     best, bi, bj = (NEG_INF, -1, -1) if fresh else \
         (int(rng.integers(0, 12)), 3, lo + int(rng.integers(0, W)))
     kept = (W, -1, -1, best, bi, bj) if fresh else (1, 1, 4, best, bi, bj)
-    keep = [c for c in range(c0, c1) if int(H[c]) + min(ui, a * int(walk[c])) >= T]
+    xf = int(rng.integers(-3, 10)) if xdrop else NEG_INF
+    keep = [c for c in range(c0, c1)
+            if int(H[c]) + min(ui, a * int(walk[c])) >= T and int(H[c]) >= xf]
     Hc, Ec, Fc = H.copy(), H.copy(), H.copy()
     rlo, rhi = np.full(W, BIG_ROW, np.int32), np.full(W, -1, np.int32)
-    got = _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, (T, ui, a), True, i, lo,
+    got = _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, (T, ui, a, xf), True, i, lo,
                     tuple(np.int64(x) for x in kept), rlo, rhi)
     want = list(kept)
     if keep:

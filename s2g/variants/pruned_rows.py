@@ -103,7 +103,7 @@ def _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, lim, ends, i, lo, kept, rlo, rhi)
     scanning the row for them cost ~0.5 ns a cell). ``rlo``/``rhi``: each column's first
     and last kept row so far (updated)."""
     neg = np.int32(NEG_INF)
-    T, ui, a = lim
+    T, ui, a, xf = lim
     nlo, nhi, ndr, best, bi, bj = kept
     rmax = np.int64(-1)
     clo = np.int64(c1)
@@ -113,7 +113,7 @@ def _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, lim, ends, i, lo, kept, rlo, rhi)
     for c in range(c0, c1):
         u = np.uintp(c)
         h = np.int64(Hc[u])
-        k = h + min(ui, a * walk[u]) >= T
+        k = (h + min(ui, a * walk[u]) >= T) & (h >= xf)
         Hc[u] = Hc[u] if k else neg
         Ec[u] = Ec[u] if k else neg
         Fc[u] = Fc[u] if k else neg
