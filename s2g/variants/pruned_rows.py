@@ -95,7 +95,8 @@ def _row_chain(lay, Hc, Ec, H0, c0, c1, x, pev, oe, e, M, rk):
 @numba.njit(**NJIT)
 def _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, lim, ends, i, lo, kept, rlo, rhi):
     """Drop the cells of columns ``c0..c1-1`` whose H plus the bound on the rest,
-    ``min(U[i], a x walk[c])`` (``lim`` = (T, U[i], a)), stays below ``T`` (-inf);
+    ``min(U[i], a x walk[c])`` (``lim`` = (T, U[i], a, xf)), stays below ``T``, or whose H
+    is below ``xf`` (an X-drop pass's floor; NEG_INF in exact passes) (-inf);
     ``kept`` = (the kept cells' range so far, their last reader, the best cell so far:
     V0's tie rule), returned updated. One branch-free pass (selects and maxima, SIMD):
     the kept cells' first and last columns as a minimum and a maximum, the best one as
