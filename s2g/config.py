@@ -98,6 +98,12 @@ KNOBS = (
     Knob("fast_exit", True, bool, "run",
          "the s2g command leaves without the interpreter's clean-up once its output is "
          "flushed and closed (os._exit; that clean-up took 0.4-0.5 s)"),
+    Knob("dask_parts", True, bool, "run",
+         "--dask: workers read their own byte ranges of a plain or BGZF FASTA/FASTQ file "
+         "through the whole pipeline (else: the client reads and sends chunks of reads)"),
+    Knob("dask_part_bytes", 0, int, "run",
+         "--dask: bytes of the reads file a worker's range holds, at most (0: the file "
+         "over the workers' threads, between 16 and 256 MiB)"),
     Knob("finish_workers", 2, int, "run",
          "batches traced at once (threads of the traceback stage; output stays in input "
          "order)"),

@@ -1,52 +1,56 @@
 """Run ``s2g align`` on a Dask cluster: same GAF, byte for byte, as one process.
 
-Design (issue 6)::
+The client (this module) plans and writes; the workers (:mod:`s2g.distributed_worker`)
+align. Two ways, chosen per input:
 
-    client (reads the FASTA/FASTQ, writes the GAF)          workers (one per GPU, or CPU processes)
-    iter_read_batches ──▶ chunk k (ReadBatch) ──submit──▶   graph cache: load_graph(path) once per process
-         ▲   at most `window` chunks not yet written          align(...) ──▶ GAF text of chunk k
-         └── reorder buffer ◀── (k, text) as they complete ◀──┘
-    write chunk k only after chunks 0..k-1, in input order; tqdm counts written reads
+* **Parts** (issue 44; a plain or BGZF FASTA/FASTQ file, single-end): the file is cut into
+  byte ranges of whole records (:mod:`s2g.read_ranges`; the client reads a few kilobytes
+  per cut), and each worker reads its own range and runs the single-process pipeline over
+  it (reading, seeding, kernels, traceback and GAF text overlapped), returning GAF bytes.
+  Workers must see the reads file under the same path, as they see the graph and index.
+* **Chunks** (anything else: gzip that is not BGZF, standard input, pairs): the client
+  reads the reads and sends chunks of ``--batch-size`` inside their tasks; each comes back
+  as GAF text.
 
-* **Workers load the graph themselves**, once per process: a module-level cache keyed
-  by (absolute path, size, mtime, strands, break_cycles). The compiled kernels stay
-  warm in the same process (Numba's dispatchers, the GPU module). A fingerprint of
-  the arrays and names is compared with the client's graph, so a worker that sees a
-  different file under the same path stops the run instead of writing other output.
-  :func:`align_file` also accepts an in-memory :class:`~s2g.graph.FlatGraph`, which
-  is then broadcast to every worker once (``client.scatter(broadcast=True)``).
-* **Chunks travel inside their task** (not scattered), so the scheduler can run a
-  chunk again from its spec when the worker holding it dies; Dask does that by itself
-  for lost workers (``distributed.scheduler.allowed-failures`` times), and
-  ``retries`` covers exceptions that are not ours.
-* **Order and memory**: the client keeps at most ``window`` chunks submitted but not
-  yet written (in flight plus the reorder buffer), pulls the next chunk of reads only
-  when one is written, and writes chunk k exactly once, after chunks 0..k-1. So the
-  output is the concatenation, in input order, of the texts that
-  :func:`s2g.gaf.write_gaf` gives for each chunk - what the single-process path
-  writes - and the client holds O(window x chunk) reads and text whatever the input
-  size. A result that comes back twice (a retried task) has one key and one slot in
-  the buffer, so nothing can be written twice, and the run ends only when every
-  chunk index up to the last has been written, so nothing can be lost.
-* **Errors**: an :class:`~s2g.errors.S2GError` inside a chunk (e.g. a traceback
-  window over ``--max-traceback-cells``; its message names the read) is deterministic:
-  it is returned as a value, not raised, so it is not retried, and the client stops
-  the run with that message. Any other exception is bisected on the worker down to
-  one read; if that read fails alone the error is returned naming it, otherwise
-  (a transient fault) it is raised and Dask retries the chunk. A chunk that keeps
-  killing workers ends as ``KilledWorker``, reported with its read range.
+    client                                                workers (one per GPU, or CPU processes)
+    part k = byte range, or chunk k = reads ──submit──▶   graph, index, plan: loaded once per
+         ▲   at most `window` not yet written                process and kept (kernels warm)
+         └── reorder buffer ◀── (k, GAF text) ◀────────── align part / chunk k
+    write item k only after items 0..k-1, in input order; tqdm counts written reads
+
+* **Order and memory** (:func:`in_order`): the client keeps at most ``window`` items
+  submitted but not yet written, pulls the next only when one is written, and writes item
+  k exactly once, after items 0..k-1. So the output is the concatenation, in input order,
+  of what one process writes for each item - what the single-process path writes - and
+  the client holds O(window x item) reads and text whatever the input size (parts: at most
+  256 MiB of the file each, knob ``dask_part_bytes``). A result that comes back twice (a
+  retried task) has one key and one slot in the buffer, so nothing can be written twice,
+  and the run ends only when every item up to the last has been written, so nothing can
+  be lost.
+* **Lost workers**: tasks travel with their whole spec (a chunk's reads, a part's range),
+  so the scheduler runs them again elsewhere when a worker dies (Dask's
+  ``distributed.scheduler.allowed-failures``); ``retries`` covers exceptions that are not
+  ours. A task that keeps killing workers ends as ``KilledWorker``, reported with its reads.
+* **Errors**: an :class:`~s2g.errors.S2GError` on a worker (e.g. a traceback window over
+  ``--max-traceback-cells``; its message names the read) is deterministic: returned as a
+  value, not retried, and the client stops the run with that message. Any other exception
+  is bisected on the worker down to one read (:mod:`s2g.distributed_worker`).
+* **Graph**: workers load the GFA themselves, once per process, and compare a fingerprint
+  of its arrays with the client's (a different file under the same path stops the run);
+  :func:`align_file` also takes an in-memory FlatGraph, broadcast to every worker once.
 """
 from __future__ import annotations
 
-import hashlib
-import io
 import os
+import re
 import sys
-import threading
 import time
 import uuid
+import warnings
 from dataclasses import dataclass, replace
 
+from .distributed_worker import (  # noqa: F401 - the worker side, re-exported
+    GraphSpec, align_chunk, align_part, fingerprint, worker_graph, worker_plan, worker_stats)
 from .errors import S2GError
 
 #: default reads per chunk when not given (the CLI passes --batch-size)
@@ -85,6 +89,9 @@ class DaskSettings:
     window: int | None = None
     retries: int = 2
     chunk_size: int = CHUNK
+    #: bytes of the reads file a worker's part holds (None: knob ``dask_part_bytes``; parts
+    #: only where the file can be cut, :mod:`s2g.distributed_parts`)
+    part_bytes: int | None = None
 
 
 def run_align(plan, settings: DaskSettings, reads, out, quiet=False, progress=None,
@@ -251,195 +258,6 @@ def _worker_threads(client, threads, local):
     return max(1, _cores() // max(1, n))
 
 
-# --------------------------------------------------------------------------- worker side
-
-@dataclass(frozen=True)
-class GraphSpec:
-    """How a worker gets the graph: from ``path`` (loaded once per process) or ``data``."""
-
-    path: str | None
-    strands: str
-    break_cycles: bool
-    stamp: tuple            # (size, mtime_ns) of the file the client saw
-    fingerprint: str        # of the client's FlatGraph ('' = do not check)
-
-
-_CACHE: dict = {}          # key -> (graph, fingerprint); a worker-process global
-_CACHE_LOCK = threading.Lock()
-_RUN_LOCK = threading.Lock()   # one kernel call at a time per process (threaded workers)
-
-
-def fingerprint(graph) -> str:
-    """A digest of everything the GAF depends on: arrays, names, strands."""
-    h = hashlib.blake2b(digest_size=16)
-    for a in (graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx, graph.node_seg,
-              graph.node_rev, graph.seg_len):
-        h.update(memoryview(a.astype(a.dtype, copy=False)).cast("B"))
-    h.update("\n".join(map(str, graph.seg_names)).encode())
-    h.update(graph.strands.encode())
-    return h.hexdigest()
-
-
-def worker_graph(spec: GraphSpec, data=None):
-    """The graph for ``spec`` in this process: loaded at most once, then cached."""
-    if data is not None:
-        return data
-    key = (spec.path, spec.stamp, spec.strands, spec.break_cycles)
-    with _CACHE_LOCK:
-        hit = _CACHE.get(key)
-        if hit is None:
-            import warnings
-
-            from .graph import load_graph
-            if not os.path.exists(spec.path):
-                raise S2GError(f"{spec.path}: graph file not found on worker {_worker_name()} "
-                               "(workers must see the graph under the same path)")
-            st = os.stat(spec.path)
-            if (st.st_size, st.st_mtime_ns) != spec.stamp and spec.fingerprint == "":
-                raise S2GError(f"{spec.path}: the file on worker {_worker_name()} differs from "
-                               "the client's (size or modification time)")
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")   # the client already warned
-                g = load_graph(spec.path, strands=spec.strands, break_cycles=spec.break_cycles)
-            fp = fingerprint(g) if spec.fingerprint else ""
-            if fp != spec.fingerprint:
-                raise S2GError(f"{spec.path}: the graph worker {_worker_name()} loads differs "
-                               "from the client's (a different file under the same path?)")
-            _CACHE.clear()        # one graph per worker: a new run's graph replaces the old
-            _CACHE[key] = hit = (g, fp)
-            _STATS["graph_loads"] += 1
-        return hit[0]
-
-
-_STATS = {"graph_loads": 0, "chunks": 0}
-
-
-def _worker_name() -> str:
-    try:
-        from distributed import get_worker
-        return get_worker().address
-    except Exception:
-        return f"pid {os.getpid()}"
-
-
-def worker_stats() -> dict:
-    """Per-process counters (``client.run(worker_stats)``): graph loads, chunks aligned."""
-    return dict(_STATS, pid=os.getpid())
-
-
-def align_chunk(spec: GraphSpec, batch, options, graph_data=None, test=None):
-    """Align one chunk on a worker by ``options`` (a :class:`~s2g.plan.RunOptions` whose
-    method is decided: :meth:`s2g.plan.Plan.worker_options`); returns ``("ok", text,
-    n_reads, n_aligned, variant)`` or ``("error", message)`` for a deterministic failure
-    (not retried). ``test``: the test hooks (:func:`_test_hooks`), or None."""
-    test = test or {}
-    try:
-        graph = worker_graph(spec, graph_data)
-        out = _align_text(graph, batch, options, test)
-        _test_hooks(batch, test)
-        return out
-    except S2GError as exc:
-        return ("error", str(exc))
-    except Exception:  # noqa: BLE001 - bisect to the read, or let Dask retry
-        culprit = _bisect(graph, batch, options, test) if "graph" in locals() else None
-        if culprit is None:
-            raise
-        name, err = culprit
-        return ("error", f"read {name!r} (record {batch.first_index + batch.names.index(name) + 1}): "
-                         f"{type(err).__name__}: {err}")
-
-
-def _align_text(graph, batch, options, test):
-    import numpy as np
-
-    from .aligner import Aligner
-    from .gaf import write_gaf
-
-    if test.get("_fail_read") in batch.names:
-        raise RuntimeError(f"test failure on {test['_fail_read']}")
-    with _RUN_LOCK:
-        if options.threads:
-            import numba
-            numba.set_num_threads(min(options.threads, numba.config.NUMBA_NUM_THREADS))
-        plan = worker_plan(graph, options)
-        al = Aligner.from_plan(plan)
-        res = al.align(batch)
-    buf = io.StringIO()
-    write_gaf(buf, al.graph_for(batch), res)
-    _STATS["chunks"] += 1
-    variant = plan.variant
-    used = str(next(iter(al.ran), variant) if plan.seeded is None else variant)  # auto: by shape
-    model = getattr(plan.seeded, "model", None)     # pairs: the fragment model in use
-    model = None if model is None else (model.mean, model.sd, model.source)
-    return ("ok", buf.getvalue(), batch.n_reads, int(np.count_nonzero(res.aligned())), used,
-            model)
-
-
-_PLANS: dict = {}
-
-
-def worker_plan(graph, options):
-    """This process's :class:`~s2g.plan.Plan` for ``graph`` and ``options``, made once
-    (seeded: the index loaded once, from the path the client gave)."""
-    import warnings
-
-    from .index import load_index
-    from .plan import plan
-    key = (id(graph), options)
-    with _CACHE_LOCK:
-        p = _PLANS.get(key)
-        if p is None:
-            index = None
-            if options.method == "seeded":
-                path = options.seeded.index
-                if not os.path.exists(path):
-                    raise S2GError(f"{path}: index not found on worker {_worker_name()} "
-                                   "(workers must see the index under the same path)")
-                index = load_index(path, graph)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")   # the client already warned
-                p = plan(graph, options, index=index)
-            _PLANS.clear()        # one graph per worker, as the graph cache
-            _PLANS[key] = p
-    return p
-
-
-def _bisect(graph, batch, options, test):
-    """(name, exception) of a read that fails alone, or None (the failure is transient)."""
-    step = 2 if options.pairs is not None else 1     # pairs: whole pairs (mates together)
-    lo, hi = 0, batch.n_reads // step
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        try:
-            _align_text(graph, batch.subset(range(step * lo, step * mid)), options, test)
-        except Exception:  # noqa: BLE001 - the first failing read is in [lo, mid)
-            hi = mid
-            continue
-        lo = mid
-    try:
-        _align_text(graph, batch.subset(range(step * lo, step * lo + step)), options, test)
-    except Exception as exc:  # noqa: BLE001
-        return batch.names[step * lo], exc
-    return None
-
-
-def _test_hooks(batch, test):
-    """Test-only: ``test['_kill_once'] = (marker_path, first_index)`` SIGKILLs this
-    worker process the first time the chunk starting at ``first_index`` has been
-    aligned (its text computed, not yet returned).
-    (``test['_fail_read'] = name``, checked in :func:`_align_text`, makes every
-    alignment that includes that read raise.)"""
-    hook = test.get("_kill_once")
-    if hook and batch.first_index == hook[1]:
-        try:
-            fd = os.open(hook[0], os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            return
-        os.close(fd)
-        import signal
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
 # --------------------------------------------------------------------------- client side
 
 def align_file(client, graph, reads, output, options=None, settings=None, client_graph=None,
@@ -471,15 +289,26 @@ def align_file(client, graph, reads, output, options=None, settings=None, client
     for path in (reads, reads2):
         if path is not None and not os.path.exists(path):
             raise S2GError(f"{path}: no such file")
+    from .config import settings as knobs
+
     pairs = options.pairs if options is not None else None
+    stats = {"reads": 0, "aligned": 0, "chunks": 0, "variants": set(), "model": None}
+    parts = None
+    if pairs is None and knobs().dask_parts:
+        parts = plan_parts(client, reads, settings)
+    if parts is not None:           # workers read their own parts of the file
+        options = _decided(options)
+        spec, graph_data = graph_spec(client, graph, options, client_graph)
+        write_parts(client, spec, graph_data, parts, options, settings, output, stats,
+                    progress, _test)
+        stats["workers"] = len(client.scheduler_info(n_workers=-1).get("workers", {}))
+        return stats
     if pairs is not None:
         batches = iter_pair_batches(reads, reads2, pairs.interleaved,
                                     max(2, settings.chunk_size))
     else:
-        from .config import settings as knobs
         batches = iter_read_batches(reads, settings.chunk_size,
                                     max_bases=knobs().batch_bases)
-    stats = {"reads": 0, "aligned": 0, "chunks": 0, "variants": set(), "model": None}
     for text, n, n_hit, used, model in align_batches(
             client, graph, batches, options, settings, client_graph, _test):
         stats["model"] = stats["model"] or model       # the first: how it was learned
@@ -500,28 +329,9 @@ def align_batches(client, graph, batches, options=None, settings=None, client_gr
     iterable of :class:`~s2g.reads.ReadBatch`), in input order, computed on the
     cluster with at most ``settings.window`` batches pulled but not yet yielded
     (``options``, ``settings``: as :func:`align_file`'s)."""
-    from distributed import as_completed
-
-    from .graph import FlatGraph
-    from .plan import RunOptions
-
-    options = options or RunOptions()
+    options = _decided(options)
     settings = settings or DaskSettings()
-    if options.method == "auto":
-        raise S2GError("method 'auto' is decided on the client (s2g.plan.plan(...)"
-                       ".worker_options()); give 'exact' or 'seeded'")
-    if isinstance(graph, FlatGraph):
-        spec = GraphSpec(None, graph.strands, False, (), "")
-        graph_data = client.scatter(graph, broadcast=True, hash=False)
-    else:
-        path = os.path.abspath(os.fspath(graph))
-        if not os.path.exists(path):
-            raise S2GError(f"{graph}: no such file")
-        st = os.stat(path)
-        fp = fingerprint(client_graph) if client_graph is not None else ""
-        spec = GraphSpec(path, options.strands, options.break_cycles,
-                         (st.st_size, st.st_mtime_ns), fp)
-        graph_data = None
+    spec, graph_data = graph_spec(client, graph, options, client_graph)
     window, retries = settings.window, settings.retries
     if window is None:
         window = max(2, 3 * sum(client.nthreads().values()))
@@ -553,7 +363,57 @@ def align_batches(client, graph, batches, options=None, settings=None, client_gr
                 options = replace(options, pairs=replace(options.pairs, fragment_mean=model[0],
                                                          fragment_sd=model[1]))
                 break
-    ranges: dict = {}       # key -> (index, first read name, first_index, n_reads, future)
+
+    def submit(batch, key):
+        return client.submit(align_chunk, spec, batch, options, graph_data, _test, key=key,
+                             pure=False, retries=retries)
+
+    def failed(batch, exc):
+        return _chunk_failed(batch.first_index, batch.n_reads, batch.names[0], exc)
+
+    yield from in_order(client, (b for b in it if b.n_reads), submit, failed, window,
+                        f"s2g-align-{run}")
+
+
+def _decided(options):
+    """``options`` (None: the defaults), refused while its method is still ``auto``."""
+    from .plan import RunOptions
+
+    options = options or RunOptions()
+    if options.method == "auto":
+        raise S2GError("method 'auto' is decided on the client (s2g.plan.plan(...)"
+                       ".worker_options()); give 'exact' or 'seeded'")
+    return options
+
+
+def graph_spec(client, graph, options, client_graph=None):
+    """(:class:`GraphSpec`, scattered graph or None) of ``graph``: a GFA path the workers
+    load (checked against ``client_graph``'s fingerprint where given) or a FlatGraph
+    broadcast to them."""
+    from .graph import FlatGraph
+
+    if isinstance(graph, FlatGraph):
+        spec = GraphSpec(None, graph.strands, False, (), "")
+        return spec, client.scatter(graph, broadcast=True, hash=False)
+    path = os.path.abspath(os.fspath(graph))
+    if not os.path.exists(path):
+        raise S2GError(f"{graph}: no such file")
+    st = os.stat(path)
+    fp = fingerprint(client_graph) if client_graph is not None else ""
+    return GraphSpec(path, options.strands, options.break_cycles,
+                     (st.st_size, st.st_mtime_ns), fp), None
+
+
+def in_order(client, items, submit, failed, window, prefix):
+    """Results of ``submit(item, key)`` (a future) for each of ``items``, yielded in the
+    items' order with at most ``window`` items submitted but not yet yielded (the reorder
+    buffer bounds the client's memory); a result ``("error", message)`` stops the run with
+    that message, an exception after Dask's retries with ``failed(item, exc)`` (an
+    S2GError). Every item's result is yielded exactly once, or the run stops."""
+    from distributed import as_completed
+
+    it = iter(items)
+    ranges: dict = {}       # key -> (index, item, future)
     done: dict = {}         # index -> result (the reorder buffer)
     ac = as_completed()
     submitted = next_out = 0
@@ -562,27 +422,23 @@ def align_batches(client, graph, batches, options=None, settings=None, client_gr
     def submit_more():
         nonlocal submitted, exhausted
         while not exhausted and submitted - next_out < window:
-            batch = next(it, None)
-            if batch is None:
+            item = next(it, None)
+            if item is None:
                 exhausted = True
                 return
-            if batch.n_reads == 0:
-                continue
-            key = f"s2g-align-{run}-{submitted}"
-            fut = client.submit(align_chunk, spec, batch, options, graph_data, _test, key=key,
-                                pure=False, retries=retries)
-            ranges[fut.key] = (submitted, batch.names[0], batch.first_index, batch.n_reads, fut)
+            fut = submit(item, f"{prefix}-{submitted}")
+            ranges[fut.key] = (submitted, item, fut)
             ac.add(fut)
             submitted += 1
 
     try:
         submit_more()
         for fut in ac:
-            idx, first_name, first_index, n, _ = ranges.pop(fut.key)
+            idx, item, _ = ranges.pop(fut.key)
             try:
                 res = fut.result()
             except Exception as exc:  # noqa: BLE001 - after Dask's retries / worker losses
-                raise _chunk_failed(first_index, n, first_name, exc) from None
+                raise failed(item, exc) from None
             fut.release()
             if res[0] == "error":
                 raise S2GError(res[1])
@@ -598,6 +454,83 @@ def align_batches(client, graph, batches, options=None, settings=None, client_gr
         ac.clear()
         for *_, f in ranges.values():
             f.cancel()
+
+
+# --------------------------------------------------------------------------- parts
+
+#: a part's size bounds (bytes of the reads file as stored) when not set
+MIN_PART, MAX_PART = 16 << 20, 256 << 20
+
+
+def plan_parts(client, reads, settings):
+    """The :class:`~s2g.read_ranges.InputRange` parts of ``reads`` for the workers of
+    ``client``, or None where the file cannot be cut or one part would hold it all.
+    ``settings.part_bytes`` (None: knob ``dask_part_bytes``; 0 there: the file over the
+    workers' threads, between 16 and 256 MiB)."""
+    from .config import settings as knobs
+    from .read_ranges import file_kind, split_input
+
+    if file_kind(reads) is None:
+        return None
+    size = os.path.getsize(reads)
+    part = settings.part_bytes
+    if part is None:
+        part = knobs().dask_part_bytes
+        if part <= 0:
+            threads = max(1, sum(client.nthreads().values()))
+            part = min(MAX_PART, max(MIN_PART, -(-size // threads)))
+    parts = split_input(reads, -(-size // max(1, part)), min_bytes=1)
+    return parts if parts is not None and len(parts) > 1 else None
+
+
+def align_parts(client, spec, graph_data, parts, options, batch_size, window, retries,
+                _test=None):
+    """Yield ``(gaf_bytes, n_reads, n_aligned, variant, n_unnamed)`` per part, in input order
+    (``spec``, ``graph_data``: :func:`s2g.distributed.graph_spec`'s)."""
+    def submit(part, key):
+        return client.submit(align_part, spec, part, options, batch_size, graph_data, _test,
+                             key=key, pure=False, retries=retries)
+
+    def failed(part, exc):
+        return S2GError(f"the reads of {part.label()} failed on the cluster: "
+                        f"{type(exc).__name__}: {_one_line(exc)}")
+
+    yield from in_order(client, parts, submit, failed, window,
+                        f"s2g-part-{uuid.uuid4().hex[:8]}")
+
+
+_MARK = re.compile(rb"\x00s2g-unnamed:(\d+)\x00")
+
+
+def name_unnamed(text: bytes, first: int) -> bytes:
+    """``text`` with each unnamed read's mark replaced by ``read<record number>`` (the
+    part's records numbered from ``first`` + 1), as one process names it."""
+    return _MARK.sub(lambda m: b"read%d" % (first + int(m.group(1))), text)
+
+
+def write_parts(client, spec, graph_data, parts, options, settings, output, stats,
+                progress=None, _test=None):
+    """Align ``parts`` on the cluster and write their GAF to ``output`` in order, counting
+    into ``stats`` (:func:`s2g.distributed.align_file`'s)."""
+    window = settings.window or max(2, 2 * sum(client.nthreads().values()))
+    unnamed = 0
+    binary = "b" in getattr(output, "mode", "") or not hasattr(output, "encoding")
+    for text, n, n_hit, used, n_unnamed in align_parts(
+            client, spec, graph_data, parts, options, settings.chunk_size, window,
+            settings.retries, _test):
+        if n_unnamed:
+            text = name_unnamed(text, stats["reads"])
+            unnamed += n_unnamed
+        output.write(text if binary else text.decode("utf-8", "surrogateescape"))
+        stats["reads"] += n
+        stats["aligned"] += n_hit
+        stats["chunks"] += 1
+        stats["variants"].add(used)
+        if progress is not None:
+            progress.update(n)
+    if unnamed:
+        warnings.warn(f"{parts[0].path}: {unnamed} read(s) without a name, written as "
+                      "read<record number>", stacklevel=2)
 
 
 def _chunk_failed(first_index, n, first_name, exc) -> S2GError:

@@ -126,10 +126,21 @@ def _label(path) -> str:
     return "<stdin>" if path == "-" else path
 
 
-def _open(path):
+#: how a read without a name is named inside a part of the input (the client, which
+#: knows the part's first record number, replaces the whole mark by ``read<number>``)
+UNNAMED_MARK = "\x00s2g-unnamed:{}\x00"
+
+
+def unnamed_mark(k: int) -> str:
+    """The stand-in name of record ``k`` (1-based, in its part of the input)."""
+    return UNNAMED_MARK.format(k)
+
+
+def _open(path, part=None):
     """dnaio reader for ``path`` (``-`` = standard input; pipes, FIFOs and process
     substitution work: nothing here looks at the file size, and xopen sniffs the
-    compression from the first bytes, not from the name)."""
+    compression from the first bytes, not from the name); ``part``: of its
+    :class:`~s2g.read_ranges.InputRange` ``part`` only."""
     import dnaio
 
     if path != "-":
@@ -137,15 +148,19 @@ def _open(path):
             raise ReadError(f"{path}: no such file")
         if os.path.isdir(path):
             raise ReadError(f"{path}: is a directory, expected FASTA or FASTQ")
+    label = _label(path) if part is None else part.label()
     try:
+        if part is not None:
+            from .read_ranges import open_range
+            return dnaio.open(open_range(part))
         return dnaio.open(path)
     except dnaio.exceptions.UnknownFileFormat as exc:
-        raise ReadError(f"{_label(path)}: not a FASTA/FASTQ file ({_one_line(exc)})") from None
+        raise ReadError(f"{label}: not a FASTA/FASTQ file ({_one_line(exc)})") from None
     except dnaio.exceptions.FileFormatError as exc:
         _raise_non_ascii(path, exc, 0)
-        raise ReadError(f"{_label(path)}: malformed first record ({_one_line(exc)})") from None
+        raise ReadError(f"{label}: malformed first record ({_one_line(exc)})") from None
     except _STREAM_ERRORS as exc:
-        raise ReadError(f"{_label(path)}: cannot read: {_stream_error(exc)}") from None
+        raise ReadError(f"{label}: cannot read: {_stream_error(exc)}") from None
 
 
 def _raise_non_ascii(path, exc, n_read: int):
@@ -219,17 +234,22 @@ def _one_line(exc) -> str:
 
 
 def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = False,
-                      max_bases: int = 0):
+                      max_bases: int = 0, part=None):
     """Yield :class:`ReadBatch` chunks of at most ``batch_size`` reads, in input order
     (``qualities``: keep FASTQ base qualities, :attr:`ReadBatch.quals`). ``max_bases``
     (0: no bound): a batch also ends once its reads reach that many bases (always at least
     one read), so batches of long reads stay small enough for the pipeline's stages to
-    overlap. The last batch has ``is_last`` set (True: the input ended inside it)."""
+    overlap. The last batch has ``is_last`` set (True: the input ended inside it).
+    ``part``: an :class:`~s2g.read_ranges.InputRange` of ``path``, whose records are read
+    instead of the whole file's; its batches count ``first_index`` from its first record,
+    and a read without a name is named :func:`unnamed_mark` of its record number in the
+    part (the client, which knows where the part starts, writes the name), unwarned."""
     import dnaio
 
     if batch_size < 1:
         raise ReadError("batch size must be >= 1")
-    fh = _open(path)
+    fh = _open(path, part)
+    label = _label(path) if part is None else part.label()
     names, seqs, first, unnamed = [], [], 0, 0
     bases = 0
     quals = [] if qualities else None
@@ -239,37 +259,38 @@ def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = Fals
                 name = rec.name.split(None, 1)
                 if not name:        # GAF needs a name: the 1-based record number stands in
                     unnamed += 1
-                    name = [f"read{first + len(names) + 1}"]
+                    k = first + len(names) + 1
+                    name = [f"read{k}" if part is None else unnamed_mark(k)]
                 names.append(name[0])
                 seqs.append(rec.sequence)
                 bases += len(rec.sequence)
                 if quals is not None:
                     quals.append(rec.qualities)
                 if len(names) == batch_size or 0 < max_bases <= bases:
-                    batch = ReadBatch.from_sequences(names, seqs, first, _label(path))
+                    batch = ReadBatch.from_sequences(names, seqs, first, label)
                     if quals is not None:
                         batch.with_qualities(quals)
                         quals = []
-                    batch.input_pos = input_position(fh)
+                    batch.input_pos = input_position(fh) if part is None else None
                     yield batch
                     first += len(names)
                     names, seqs, bases = [], [], 0
     except (dnaio.exceptions.FileFormatError, UnicodeDecodeError) as exc:
         # (UnicodeDecodeError: FASTA is read as text, and a byte that is not UTF-8...)
         _raise_non_ascii(path, exc, first + len(names))
-        raise ReadError(f"{_label(path)}: malformed input {_after(first + len(names))} "
+        raise ReadError(f"{label}: malformed input {_after(first + len(names))} "
                         f"({_one_line(exc)})") from None
     except _STREAM_ERRORS as exc:
-        raise ReadError(f"{_label(path)}: cannot read {_after(first + len(names))}: "
+        raise ReadError(f"{label}: cannot read {_after(first + len(names))}: "
                         f"{_stream_error(exc)}") from None
     if names:
-        batch = ReadBatch.from_sequences(names, seqs, first, _label(path))
+        batch = ReadBatch.from_sequences(names, seqs, first, label)
         if quals is not None:
             batch.with_qualities(quals)
-        batch.input_pos = input_size(path)      # all of it was read
+        batch.input_pos = input_size(path) if part is None else None   # all of it was read
         batch.is_last = True
         yield batch
-    if unnamed:
+    if unnamed and part is None:
         warnings.warn(f"{_label(path)}: {unnamed} read(s) without a name, written as "
                       "read<record number>", stacklevel=2)
 

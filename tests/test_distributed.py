@@ -219,3 +219,86 @@ def test_dask_local_without_a_gpu_aligns_in_process(reads, expected, tmp_path, c
     err = capsys.readouterr().err
     assert "1 dask worker(s)" in err and started
     assert out2.read_text() == expected
+
+
+# --------------------------------------------------------------------------- parts
+
+def _parts_done(client):
+    return sum(w["parts"] for w in client.run(sd.worker_stats).values())
+
+
+def test_parts_same_gaf_as_one_process(client, reads, expected, tmp_path):
+    """Where the reads file can be cut (plain or BGZF), each worker reads its own byte range
+    through the whole pipeline (s2g/distributed_parts.py): the same GAF as one process,
+    each part aligned once; a file one part would hold goes in chunks as before."""
+    from test_read_ranges import bgzf
+    before = _parts_done(client)
+    text, stats = _run(client, reads, part_bytes=3000)
+    assert text == expected
+    assert stats["reads"] == N_READS and stats["chunks"] >= 5
+    assert _parts_done(client) - before == stats["chunks"]
+    packed = tmp_path / "reads.fq.gz"
+    with open(reads, "rb") as fh:
+        packed.write_bytes(bgzf(fh.read(), 2000))
+    text, stats = _run(client, str(packed), part_bytes=1500)
+    assert text == expected and stats["chunks"] >= 3
+    before = _parts_done(client)
+    text, stats = _run(client, reads)                  # 16 MiB parts: one part, so chunks
+    assert text == expected and stats["chunks"] == N_READS // CHUNK
+    assert _parts_done(client) == before
+
+
+def test_parts_name_unnamed_reads_as_one_process(client, tmp_path, capsys):
+    """A read without a name is named by its record number in the whole file, which a
+    worker reading a later part does not know: the client writes it."""
+    recs = []
+    with open(FQ) as fh:
+        lines = list(itertools.islice(fh, 4 * 40))
+    for k in range(40):
+        name = "" if k % 7 == 3 else lines[4 * k][1:].strip()
+        recs.append(f">{name}\n{lines[4 * k + 1].strip()}\n")
+    path = tmp_path / "noname.fa"
+    path.write_text("".join(recs))
+    single = tmp_path / "single.gaf"
+    assert cli.main(["align", GFA, str(path), "-o", str(single), "-v", "cpu", "-q",
+                     "--no-progress"]) == 0
+    assert "6 read(s) without a name" in capsys.readouterr().err
+    with pytest.warns(UserWarning, match="6 read"):
+        text, stats = _run(client, str(path), part_bytes=1200)
+    assert stats["chunks"] >= 4
+    assert text == single.read_text() and "read11\t" in text and "\x00" not in text
+
+
+def test_parts_errors_name_the_read_and_part(client, reads):
+    with pytest.raises(S2GError, match=r"read 'read17' \(record \d+ of .*reads\.fq \(part "
+                                       r"\d+ of \d+, from byte [\d,]+\)\): RuntimeError"):
+        _run(client, reads, part_bytes=3000, _test={"_fail_read": "read17"})
+    with pytest.raises(S2GError, match=r"read 'read\d+'.*--max-traceback-cells"):
+        _run(client, reads, part_bytes=3000, max_traceback_cells=10)
+
+
+def test_parts_worker_killed_mid_part(client, reads, expected, tmp_path):
+    marker = tmp_path / "killed"
+    text, stats = _run(client, reads, retries=0, part_bytes=3000,
+                       _test={"_kill_part_once": (str(marker), 2)})
+    assert marker.exists(), "the kill hook never ran"
+    assert text == expected and stats["reads"] == N_READS
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_parts_seeded_cli(client, reads, tmp_path, monkeypatch):
+    """The CLI with --dask and --seeded over parts (knob dask_part_bytes): the GAF of one
+    process, MAPQ and secondaries included."""
+    from s2g import config
+    idx = str(tmp_path / "ex.s2gi")
+    assert cli.main(["index", GFA, "-o", idx]) == 0
+    common = ["--seeded", "--index", idx, "-N", "2", "-v", "cpu", "-q", "--no-progress"]
+    single = tmp_path / "single.gaf"
+    assert cli.main(["align", GFA, reads, "-o", str(single)] + common) == 0
+    config.configure(dask_part_bytes=2500)
+    before = _parts_done(client)
+    out = tmp_path / "dask.gaf"
+    assert cli.main(["align", GFA, reads, "-o", str(out), "--dask",
+                     client.scheduler.address] + common) == 0
+    assert out.read_text() == single.read_text()
+    assert _parts_done(client) - before >= 5

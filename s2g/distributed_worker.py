@@ -1,0 +1,294 @@
+"""The worker side of ``s2g align --dask`` (:mod:`s2g.distributed` is the client's): the
+tasks a worker runs, and what it keeps from one task to the next.
+
+* :func:`align_chunk`: a chunk of reads the client sent, aligned as one batch.
+* :func:`align_part`: a part of the reads file (:mod:`s2g.read_ranges`) read here and run
+  through the single-process pipeline (:meth:`s2g.aligner.Aligner.run`: reading, seeding,
+  kernels, traceback and GAF text overlapped), returned as GAF bytes.
+
+Both return ``("ok", ...)`` or ``("error", message)`` for a deterministic failure (an
+:class:`~s2g.errors.S2GError`, not retried); any other exception is bisected down to the
+read that fails alone, or raised so that Dask retries the task. The graph and the plan
+(seeded: the index) are loaded once per worker process and kept (:func:`worker_graph`,
+:func:`worker_plan`), so the kernels stay warm from task to task.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import threading
+from dataclasses import dataclass
+
+from .errors import S2GError
+
+@dataclass(frozen=True)
+class GraphSpec:
+    """How a worker gets the graph: from ``path`` (loaded once per process) or ``data``."""
+
+    path: str | None
+    strands: str
+    break_cycles: bool
+    stamp: tuple            # (size, mtime_ns) of the file the client saw
+    fingerprint: str        # of the client's FlatGraph ('' = do not check)
+
+
+_CACHE: dict = {}          # key -> (graph, fingerprint); a worker-process global
+_CACHE_LOCK = threading.Lock()
+_RUN_LOCK = threading.Lock()   # one kernel call at a time per process (threaded workers)
+
+
+def fingerprint(graph) -> str:
+    """A digest of everything the GAF depends on: arrays, names, strands."""
+    h = hashlib.blake2b(digest_size=16)
+    for a in (graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx, graph.node_seg,
+              graph.node_rev, graph.seg_len):
+        h.update(memoryview(a.astype(a.dtype, copy=False)).cast("B"))
+    h.update("\n".join(map(str, graph.seg_names)).encode())
+    h.update(graph.strands.encode())
+    return h.hexdigest()
+
+
+def worker_graph(spec: GraphSpec, data=None):
+    """The graph for ``spec`` in this process: loaded at most once, then cached."""
+    if data is not None:
+        return data
+    key = (spec.path, spec.stamp, spec.strands, spec.break_cycles)
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is None:
+            import warnings
+
+            from .graph import load_graph
+            if not os.path.exists(spec.path):
+                raise S2GError(f"{spec.path}: graph file not found on worker {_worker_name()} "
+                               "(workers must see the graph under the same path)")
+            st = os.stat(spec.path)
+            if (st.st_size, st.st_mtime_ns) != spec.stamp and spec.fingerprint == "":
+                raise S2GError(f"{spec.path}: the file on worker {_worker_name()} differs from "
+                               "the client's (size or modification time)")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")   # the client already warned
+                g = load_graph(spec.path, strands=spec.strands, break_cycles=spec.break_cycles)
+            fp = fingerprint(g) if spec.fingerprint else ""
+            if fp != spec.fingerprint:
+                raise S2GError(f"{spec.path}: the graph worker {_worker_name()} loads differs "
+                               "from the client's (a different file under the same path?)")
+            _CACHE.clear()        # one graph per worker: a new run's graph replaces the old
+            _CACHE[key] = hit = (g, fp)
+            _STATS["graph_loads"] += 1
+        return hit[0]
+
+
+_STATS = {"graph_loads": 0, "chunks": 0, "parts": 0}
+
+
+def _worker_name() -> str:
+    try:
+        from distributed import get_worker
+        return get_worker().address
+    except Exception:
+        return f"pid {os.getpid()}"
+
+
+def worker_stats() -> dict:
+    """Per-process counters (``client.run(worker_stats)``): graph loads, chunks and parts
+    aligned."""
+    return dict(_STATS, pid=os.getpid())
+
+
+def align_chunk(spec: GraphSpec, batch, options, graph_data=None, test=None):
+    """Align one chunk on a worker by ``options`` (a :class:`~s2g.plan.RunOptions` whose
+    method is decided: :meth:`s2g.plan.Plan.worker_options`); returns ``("ok", text,
+    n_reads, n_aligned, variant)`` or ``("error", message)`` for a deterministic failure
+    (not retried). ``test``: the test hooks (:func:`_test_hooks`), or None."""
+    test = test or {}
+    try:
+        graph = worker_graph(spec, graph_data)
+        out = _align_text(graph, batch, options, test)
+        _test_hooks(batch, test)
+        return out
+    except S2GError as exc:
+        return ("error", str(exc))
+    except Exception:  # noqa: BLE001 - bisect to the read, or let Dask retry
+        culprit = _bisect(graph, batch, options, test) if "graph" in locals() else None
+        if culprit is None:
+            raise
+        name, err = culprit
+        return ("error", f"read {name!r} (record {batch.first_index + batch.names.index(name) + 1}): "
+                         f"{type(err).__name__}: {err}")
+
+
+def _align_text(graph, batch, options, test):
+    import numpy as np
+
+    from .aligner import Aligner
+    from .gaf import write_gaf
+
+    if test.get("_fail_read") in batch.names:
+        raise RuntimeError(f"test failure on {test['_fail_read']}")
+    with _RUN_LOCK:
+        if options.threads:
+            import numba
+            numba.set_num_threads(min(options.threads, numba.config.NUMBA_NUM_THREADS))
+        plan = worker_plan(graph, options)
+        al = Aligner.from_plan(plan)
+        res = al.align(batch)
+    buf = io.StringIO()
+    write_gaf(buf, al.graph_for(batch), res)
+    _STATS["chunks"] += 1
+    variant = plan.variant
+    used = str(next(iter(al.ran), variant) if plan.seeded is None else variant)  # auto: by shape
+    model = getattr(plan.seeded, "model", None)     # pairs: the fragment model in use
+    model = None if model is None else (model.mean, model.sd, model.source)
+    return ("ok", buf.getvalue(), batch.n_reads, int(np.count_nonzero(res.aligned())), used,
+            model)
+
+
+_PLANS: dict = {}
+
+
+def worker_plan(graph, options):
+    """This process's :class:`~s2g.plan.Plan` for ``graph`` and ``options``, made once
+    (seeded: the index loaded once, from the path the client gave)."""
+    import warnings
+
+    from .index import load_index
+    from .plan import plan
+    key = (id(graph), options)
+    with _CACHE_LOCK:
+        p = _PLANS.get(key)
+        if p is None:
+            index = None
+            if options.method == "seeded":
+                path = options.seeded.index
+                if not os.path.exists(path):
+                    raise S2GError(f"{path}: index not found on worker {_worker_name()} "
+                                   "(workers must see the index under the same path)")
+                index = load_index(path, graph)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")   # the client already warned
+                p = plan(graph, options, index=index)
+            _PLANS.clear()        # one graph per worker, as the graph cache
+            _PLANS[key] = p
+    return p
+
+
+def _bisect(graph, batch, options, test):
+    """(name, exception) of a read that fails alone, or None (the failure is transient)."""
+    step = 2 if options.pairs is not None else 1     # pairs: whole pairs (mates together)
+    lo, hi = 0, batch.n_reads // step
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        try:
+            _align_text(graph, batch.subset(range(step * lo, step * mid)), options, test)
+        except Exception:  # noqa: BLE001 - the first failing read is in [lo, mid)
+            hi = mid
+            continue
+        lo = mid
+    try:
+        _align_text(graph, batch.subset(range(step * lo, step * lo + step)), options, test)
+    except Exception as exc:  # noqa: BLE001
+        return batch.names[step * lo], exc
+    return None
+
+
+def _test_hooks(batch, test):
+    """Test-only: ``test['_kill_once'] = (marker_path, first_index)`` SIGKILLs this
+    worker process the first time the chunk starting at ``first_index`` has been
+    aligned (its text computed, not yet returned).
+    (``test['_fail_read'] = name``, checked in :func:`_align_text`, makes every
+    alignment that includes that read raise.)"""
+    hook = test.get("_kill_once")
+    if hook and batch.first_index == hook[1]:
+        try:
+            fd = os.open(hook[0], os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return
+        os.close(fd)
+        import signal
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def align_part(spec, part, options, batch_size, graph_data=None, test=None):
+    """Align the records of ``part`` on a worker (:func:`align_parts`' task); returns
+    ``("ok", gaf_bytes, n_reads, n_aligned, variant, n_unnamed)`` or ``("error",
+    message)`` for a deterministic failure (not retried)."""
+    test = test or {}
+    try:
+        graph = worker_graph(spec, graph_data)
+        out = _part_text(graph, part, options, batch_size, test)
+        _kill_hook(part, test)
+        return out
+    except S2GError as exc:
+        return ("error", str(exc))
+    except Exception:  # noqa: BLE001 - bisect to the read, or let Dask retry
+        if "graph" not in locals():
+            raise
+        batch = _whole(part)
+        culprit = _bisect(graph, batch, options, test)
+        if culprit is None:
+            raise
+        name, err = culprit
+        return ("error", f"read {name!r} (record {batch.names.index(name) + 1} of "
+                         f"{part.label()}): {type(err).__name__}: {err}")
+
+
+def _part_text(graph, part, options, batch_size, test):
+    import numba
+
+    from .aligner import Aligner
+    from .config import settings as knobs
+    from .reads import iter_read_batches, unnamed_mark
+
+    mark = unnamed_mark(0)[:-2]             # the mark's fixed start
+    out, counts = [], [0, 0, 0]             # reads, aligned, unnamed
+
+    def batches():
+        for b in iter_read_batches(part.path, batch_size, max_bases=knobs().batch_bases,
+                                   part=part):
+            if test.get("_fail_read") in b.names:
+                raise RuntimeError(f"test failure on {test['_fail_read']}")
+            counts[2] += sum(1 for x in b.names if x.startswith(mark))
+            yield b
+
+    def write(item):
+        n, n_hit, data = item
+        out.append(data)
+        counts[0] += n
+        counts[1] += n_hit
+
+    with _RUN_LOCK:
+        if options.threads:
+            numba.set_num_threads(min(options.threads, numba.config.NUMBA_NUM_THREADS))
+        plan = worker_plan(graph, options)
+        al = Aligner.from_plan(plan)
+        al.run(batches(), write)
+    _STATS["parts"] += 1
+    used = str(next(iter(al.ran), plan.variant) if plan.seeded is None else plan.variant)
+    return ("ok", b"".join(out), counts[0], counts[1], used, counts[2])
+
+
+def _whole(part):
+    """The records of ``part`` as one batch (to bisect a failure)."""
+    from .reads import ReadBatch, iter_read_batches
+
+    names, seqs = [], []
+    for b in iter_read_batches(part.path, 1 << 30, part=part):
+        names += b.names
+        seqs += [b.codes(r) for r in range(b.n_reads)]
+    return ReadBatch.from_codes(names, seqs)
+
+
+def _kill_hook(part, test):
+    """Test-only: ``test['_kill_part_once'] = (marker_path, part number)`` SIGKILLs this
+    worker the first time that part has been aligned (its text made, not yet returned)."""
+    hook = test.get("_kill_part_once")
+    if hook and part.part == hook[1]:
+        try:
+            fd = os.open(hook[0], os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return
+        os.close(fd)
+        import signal
+        os.kill(os.getpid(), signal.SIGKILL)

@@ -1,0 +1,328 @@
+"""A reads file cut into byte ranges of whole records, each read by its own worker.
+
+``s2g align --dask`` (issue 44) sends workers ranges of the input instead of the reads
+themselves where the file allows it: the client reads a few kilobytes around each cut,
+never the records, and each worker parses its own range with the same reader as one
+process (dnaio), so reading scales with the workers and nothing crosses the network but
+the GAF text coming back.
+
+Where a file can be cut:
+
+* **plain FASTA/FASTQ** (a regular file): a cut moves forward to the next record start.
+  FASTA: a line starting with ``>``. FASTQ (four lines a record, as dnaio reads it): a
+  line starting with ``@`` whose next-but-one line starts with ``+``; a quality line
+  may start with ``@`` too, but two lines after it comes a sequence line, which never
+  starts with ``+``, so the rule has no exception.
+* **BGZF** (``bgzip``'s blocked gzip, what samtools and htslib write): a cut moves to the
+  next block start (the BGZF magic, checked by decompressing the block and its CRC),
+  then to the next record start in the decompressed stream; a range is a pair of
+  virtual offsets (block offset << 16 | offset in the block), as in BAM indexes.
+
+Anything else (gzip that is not BGZF, bzip2, xz, standard input, a pipe, paired files)
+cannot be cut without reading it all: :func:`split_input` returns None and the client
+reads and sends the reads in chunks, as before.
+
+A range owns the records that start inside it; ranges are contiguous and cover the
+file, so every record is in exactly one range, in input order.
+"""
+from __future__ import annotations
+
+import io
+import os
+import stat
+import struct
+import zlib
+from dataclasses import dataclass
+
+try:                                    # ISA-L's inflate (xopen's dependency): ~2x zlib's
+    from isal import isal_zlib as _inflate_lib
+except ImportError:  # pragma: no cover - isal comes with xopen
+    _inflate_lib = zlib
+
+#: the fixed bytes of a BGZF block header (gzip, deflate, FEXTRA, XLEN 6, subfield BC, 2)
+_BGZF_MAGIC = b"\x1f\x8b\x08\x04"
+_BGZF_SUB = b"BC\x02\x00"
+#: bytes read at a time while looking for a record start
+_PROBE = 1 << 16
+
+
+@dataclass(frozen=True)
+class InputRange:
+    """Records ``[start, end)`` of reads file ``path``: byte offsets of a plain file, BGZF
+    virtual offsets where ``bgzf``. ``part``/``parts``: its place among the file's ranges;
+    ``byte``: where it starts in the file as stored (for messages and progress)."""
+
+    path: str
+    start: int
+    end: int
+    bgzf: bool
+    part: int = 0
+    parts: int = 1
+    byte: int = 0
+
+    def label(self) -> str:
+        """How messages name the range: the file, and where the range starts in it."""
+        if self.parts == 1:
+            return self.path
+        return f"{self.path} (part {self.part + 1} of {self.parts}, from byte {self.byte:,})"
+
+
+def file_kind(path) -> str | None:
+    """``"plain"`` or ``"bgzf"`` for a regular reads file that can be cut, else None."""
+    if path is None or path == "-":
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+        return None
+    with open(path, "rb") as fh:
+        head = fh.read(18)
+    if head[:4] == _BGZF_MAGIC and head[12:16] == _BGZF_SUB:
+        return "bgzf"
+    if head[:2] in (b"\x1f\x8b", b"BZ", b"\xfd7") or head[:4] == b"\x28\xb5\x2f\xfd":
+        return None                     # gzip (not BGZF), bzip2, xz, zstd: not cut
+    first = head.lstrip()[:1]
+    return "plain" if first in (b"@", b">") else None
+
+
+def split_input(path, parts: int, min_bytes: int = 1 << 20):
+    """``path`` cut into at most ``parts`` :class:`InputRange` of whole records (at least
+    ``min_bytes`` of the file each, so a small file is one range), or None where the file
+    cannot be cut (see the module's docstring)."""
+    kind = file_kind(path)
+    if kind is None:
+        return None
+    size = os.path.getsize(path)
+    parts = max(1, min(int(parts), size // max(1, int(min_bytes))))
+    with open(path, "rb") as fh:
+        fastq = _is_fastq(fh, kind == "bgzf")
+        named = _format_by_name(path)
+        if fastq is None or (named is not None and named != ("fastq" if fastq else "fasta")):
+            return None         # (the whole file's reader refuses it: let it say why)
+        cuts = [0]
+        for k in range(1, parts):
+            pos = (size * k) // parts
+            at = (_bgzf_cut(fh, pos, size, fastq) if kind == "bgzf"
+                  else _plain_cut(fh, pos, size, fastq))
+            if at is not None and at > cuts[-1]:
+                cuts.append(at)
+    end = (size << 16) if kind == "bgzf" else size
+    cuts.append(end)
+    cuts = [c for i, c in enumerate(cuts) if i == 0 or c > cuts[i - 1]]
+    n = len(cuts) - 1
+    return [InputRange(os.path.abspath(path), a, b, kind == "bgzf", i, n,
+                       (a >> 16) if kind == "bgzf" else a)
+            for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
+
+
+def open_range(rng: InputRange):
+    """A binary file object of the records of ``rng`` (decompressed where BGZF)."""
+    raw = open(rng.path, "rb")
+    if rng.bgzf:
+        return io.BufferedReader(_BgzfRange(raw, rng.start, rng.end), 1 << 20)
+    return io.BufferedReader(_PlainRange(raw, rng.start, rng.end), 1 << 20)
+
+
+# --------------------------------------------------------------------------- readers
+
+class _PlainRange(io.RawIOBase):
+    """Bytes ``[start, end)`` of an open file."""
+
+    def __init__(self, raw, start, end):
+        self.raw, self.left = raw, end - start
+        raw.seek(start)
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        n = min(len(b), self.left)
+        if n <= 0:
+            return 0
+        got = self.raw.readinto(memoryview(b)[:n])
+        self.left -= got
+        return got
+
+    def close(self):
+        self.raw.close()
+        super().close()
+
+
+class _BgzfRange(io.RawIOBase):
+    """The decompressed bytes of a BGZF file from virtual offset ``start`` to ``end``."""
+
+    def __init__(self, raw, start, end):
+        self.raw = raw
+        self.block, self.skip = start >> 16, start & 0xFFFF
+        self.end_block, self.end_off = end >> 16, end & 0xFFFF
+        self.buf, self.pos = b"", 0
+
+    def readable(self):
+        return True
+
+    def _next(self) -> bool:
+        """Load the next block's data; False at the range's end."""
+        while True:
+            if self.block > self.end_block or (self.block == self.end_block
+                                               and self.end_off == 0):
+                return False
+            data, size = _read_block(self.raw, self.block)
+            if size == 0:
+                return False
+            stop = self.end_off if self.block == self.end_block else len(data)
+            self.buf, self.pos = data[:stop], self.skip
+            self.skip = 0
+            self.block += size
+            if self.pos < len(self.buf):
+                return True
+
+    def readinto(self, b):
+        if self.pos >= len(self.buf) and not self._next():
+            return 0
+        n = min(len(b), len(self.buf) - self.pos)
+        b[:n] = self.buf[self.pos:self.pos + n]
+        self.pos += n
+        return n
+
+    def close(self):
+        self.raw.close()
+        super().close()
+
+
+def _read_block(fh, offset):
+    """(decompressed data, compressed size) of the BGZF block at ``offset``; (b"", 0) at the
+    end of the file. Raises OSError for a damaged block."""
+    fh.seek(offset)
+    head = fh.read(18)
+    if not head:
+        return b"", 0
+    if len(head) < 18 or head[:4] != _BGZF_MAGIC or head[12:16] != _BGZF_SUB:
+        raise OSError(f"not a BGZF block at byte {offset:,} (damaged or not BGZF throughout)")
+    size = struct.unpack_from("<H", head, 16)[0] + 1
+    body = fh.read(size - 18)
+    if len(body) < size - 18:
+        raise OSError(f"truncated BGZF block at byte {offset:,}")
+    data = _inflate_lib.decompress(body[:-8], -15)
+    crc, isize = struct.unpack_from("<II", body, len(body) - 8)
+    if len(data) != isize or zlib.crc32(data) != crc:
+        raise OSError(f"damaged BGZF block at byte {offset:,} (CRC or size mismatch)")
+    return data, size
+
+
+# --------------------------------------------------------------------------- cuts
+
+def _is_fastq(fh, bgzf: bool):
+    """True for FASTQ, False for FASTA, None if the first record says neither."""
+    head = _read_block(fh, 0)[0][:1024] if bgzf else (fh.seek(0), fh.read(1024))[1]
+    first = head.lstrip()[:1]
+    return {b"@": True, b">": False}.get(first)
+
+
+def _format_by_name(path):
+    """The format dnaio takes from a file name before it looks at the content ("fasta",
+    "fastq" or None: by content), by its rules (dnaio 1.2, ``_detect_format_from_name``):
+    a part, read from a file object, is always sniffed by content."""
+    name = os.path.basename(path).lower()
+    for ext in (".gz", ".xz", ".bz2", ".zst"):
+        if name.endswith(ext):
+            name = name[:-len(ext)]
+            break
+    name, ext = os.path.splitext(name)
+    if ext in (".fasta", ".fa", ".fna", ".csfasta", ".csfa"):
+        return "fasta"
+    if ext in (".fastq", ".fq") or (ext == ".txt" and name.endswith("_sequence")):
+        return "fastq"
+    return None
+
+
+def _record_start(buf: bytes, fastq: bool):
+    """Offset in ``buf`` of the first record start after a newline (the byte before
+    ``buf[0]`` is not known to end a line), confirmed by the lines after it, or None
+    (none in ``buf``: where ``buf`` does not run to the end of the file, read more)."""
+    if not fastq:
+        i = buf.find(b"\n>")
+        return None if i < 0 else i + 1
+    i = buf.find(b"\n@")
+    while i >= 0:
+        p = i + 1
+        e1 = buf.find(b"\n", p)
+        e2 = buf.find(b"\n", e1 + 1) if e1 >= 0 else -1
+        if e2 < 0:
+            # the lines after p are not all here: read more; at the end of the file, no
+            # cut (p is a last quality line, or a broken record the reader reports)
+            return None
+        if buf[e2 + 1:e2 + 2] == b"+":
+            return p
+        i = buf.find(b"\n@", p)
+    return None
+
+
+def _plain_cut(fh, pos, size, fastq):
+    """The first record start at or after byte ``pos`` (None: none before the end)."""
+    start = pos - 1                 # one byte back: a record may start at pos itself
+    length = _PROBE
+    while True:
+        fh.seek(start)
+        buf = fh.read(length)
+        complete = start + len(buf) >= size
+        at = _record_start(buf, fastq)
+        if at is not None:
+            return start + at
+        if complete:
+            return None
+        length *= 2
+
+
+def _bgzf_cut(fh, pos, size, fastq):
+    """The virtual offset of the first record start after a newline in the data of the
+    blocks from the first BGZF block at or after byte ``pos`` (None: none before the
+    end). (A record starting at the block's very first byte is passed over for the next
+    one: whether the data before the block ends a line is not known here, and any
+    record start will do for a cut.)"""
+    off = _next_block(fh, pos, size)
+    if off is None:
+        return None
+    data, starts = bytearray(), []          # (block offset, where its data starts)
+    while True:
+        chunk, csize = _read_block(fh, off) if off < size else (b"", 0)
+        complete = csize == 0
+        if chunk:
+            starts.append((off, len(data)))
+            data += chunk
+        off += csize
+        at = _record_start(bytes(data), fastq)
+        if at is not None:
+            b_off, u = next((b, u) for b, u in reversed(starts) if u <= at)
+            return (b_off << 16) | (at - u)
+        if complete:
+            return None
+
+
+def _next_block(fh, pos, size):
+    """Offset of the first BGZF block starting at or after ``pos``: the magic bytes, a block
+    that decompresses with its CRC, and another block or the end of the file after it."""
+    at = pos
+    while at < size:
+        fh.seek(at)
+        window = fh.read(_PROBE + 18)
+        i = window.find(_BGZF_MAGIC)
+        while i >= 0:
+            off = at + i
+            if window[i + 12:i + 16] == _BGZF_SUB or len(window) < i + 16:
+                try:
+                    _, csize = _read_block(fh, off)
+                except (OSError, zlib.error, ValueError):
+                    csize = 0
+                if csize and (off + csize >= size or _is_block(fh, off + csize)):
+                    return off
+            i = window.find(_BGZF_MAGIC, i + 1)
+        at += _PROBE
+    return None
+
+
+def _is_block(fh, off) -> bool:
+    fh.seek(off)
+    head = fh.read(16)
+    return head[:4] == _BGZF_MAGIC and head[12:16] == _BGZF_SUB
