@@ -448,8 +448,8 @@ def _align(args, out, options, kernel) -> int:
         from . import distributed
         settings = distributed.DaskSettings(dask, args.dask_workers, args.dask_window,
                                             args.dask_retries, args.batch_size)
-        return distributed.run_align(run, settings, args.reads, out, quiet=args.quiet,
-                                     progress=args.progress, reads2=args.reads2)
+        return distributed.run_align(run, settings, args.reads, out, args.quiet, args.progress,
+                                     args.reads2, args.timings)
     from . import pipeline
     from .aligner import Aligner
     from .warmup import compile_note

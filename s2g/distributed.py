@@ -95,7 +95,7 @@ class DaskSettings:
 
 
 def run_align(plan, settings: DaskSettings, reads, out, quiet=False, progress=None,
-              reads2=None) -> int:
+              reads2=None, timings=False) -> int:
     """``s2g align ... --dask X``: the CLI's distributed path; returns the exit code.
     ``plan``: the client's :class:`~s2g.plan.Plan` (its graph: the client's FlatGraph,
     whose file the workers load; seeded: its index file, which they load).
@@ -113,8 +113,10 @@ def run_align(plan, settings: DaskSettings, reads, out, quiet=False, progress=No
                        f"workers load it): run 's2g index {options.graph_path}' where it can "
                        "be written")
     t0 = time.perf_counter()
+    clock = {}
     with connect(settings.address, n_workers=settings.workers,
                  threads=options.threads) as client:
+        clock["connected"] = time.perf_counter() - t0
         options = replace(options, threads=_worker_threads(client, options.threads,
                                                            settings.address == "local"))
         bar = progress_bar(progress)
@@ -124,8 +126,11 @@ def run_align(plan, settings: DaskSettings, reads, out, quiet=False, progress=No
         finally:
             if bar is not None:
                 bar.close()
+        clock["aligned"] = time.perf_counter() - t0
+    clock["closed"] = time.perf_counter() - t0
     out.commit()
     dt = time.perf_counter() - t0
+    clock["committed"] = dt
     n, n_hit = stats["reads"], stats["aligned"]
     if n == 0:
         print(f"s2g: warning: {reads} contains no reads; the GAF output is empty", file=sys.stderr)
@@ -136,7 +141,24 @@ def run_align(plan, settings: DaskSettings, reads, out, quiet=False, progress=No
               + (f"fragment length {stats['model'][0]:.0f} +- {stats['model'][1]:.0f} "
                  f"({stats['model'][2]}); " if stats.get("model") else "") +
               f"{dt:.2f} s ({n / dt:,.0f} reads/s)", file=sys.stderr)
+    if timings:
+        print("s2g: dask client, seconds from the start: " + ", ".join(
+            f"{k} {v:.2f}" for k, v in clock.items()), file=sys.stderr)
+        print_parts(stats.get("parts") or [], t0)
     return 0
+
+
+def print_parts(infos, t0):
+    """``--timings`` of a run over parts: each part's seconds on its worker (waiting for the
+    worker, setting up, the pipeline's stages, GPU busy) and when the client wrote it
+    (seconds from ``t0``, a ``time.perf_counter()``)."""
+    for k, p in enumerate(infos):
+        st = ", ".join(f"{name} {v:.2f}" for name, v in p["stages"].items())
+        busy = "" if p["gpu_busy"] is None else f"; GPU busy {p['gpu_busy']:.2f}"
+        print(f"s2g: part {k + 1}/{len(infos)} on {p['worker']}: waited {p['lock']:.2f}, set up "
+              f"{p['setup']:.2f}, run {p['run']:.2f} s (first batch {p['first_batch'] or 0:.2f};"
+              f" {st}{busy}), {p['bytes'] / 2**20:,.0f} MB of GAF, written at "
+              f"{p['written_at'] - t0:.2f} s", file=sys.stderr)
 
 
 # --------------------------------------------------------------------------- clusters
@@ -485,7 +507,8 @@ def plan_parts(client, reads, settings):
 
 def align_parts(client, spec, graph_data, parts, options, batch_size, window, retries,
                 _test=None):
-    """Yield ``(gaf_bytes, n_reads, n_aligned, variant, n_unnamed)`` per part, in input order
+    """Yield ``(gaf_bytes, n_reads, n_aligned, variant, n_unnamed, info)`` per part, in input
+    order
     (``spec``, ``graph_data``: :func:`s2g.distributed.graph_spec`'s)."""
     def submit(part, key):
         return client.submit(align_part, spec, part, options, batch_size, graph_data, _test,
@@ -515,9 +538,12 @@ def write_parts(client, spec, graph_data, parts, options, settings, output, stat
     window = settings.window or max(2, 2 * sum(client.nthreads().values()))
     unnamed = 0
     binary = "b" in getattr(output, "mode", "") or not hasattr(output, "encoding")
-    for text, n, n_hit, used, n_unnamed in align_parts(
+    stats["parts"] = infos = []
+    for text, n, n_hit, used, n_unnamed, info in align_parts(
             client, spec, graph_data, parts, options, settings.chunk_size, window,
             settings.retries, _test):
+        info["written_at"] = time.perf_counter()
+        infos.append(info)
         if n_unnamed:
             text = name_unnamed(text, stats["reads"])
             unnamed += n_unnamed

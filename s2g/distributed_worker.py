@@ -18,6 +18,7 @@ import hashlib
 import io
 import os
 import threading
+import time
 from dataclasses import dataclass
 
 from .errors import S2GError
@@ -210,11 +211,39 @@ def _test_hooks(batch, test):
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+_MALLOC = []
+
+
+def malloc_as_usual():
+    """Undo, once per worker process, what Dask's nanny does to glibc's malloc (knob
+    ``dask_malloc``). The nanny starts workers with ``MALLOC_TRIM_THRESHOLD_=65536``
+    (``distributed.nanny.pre-spawn-environ``), so that freed memory goes back to the
+    system; but setting it turns off glibc's dynamic mmap threshold, and every buffer over
+    128 KiB is then mapped and unmapped afresh, its pages faulted in each time: the
+    pipeline's per-batch arrays. Here the two thresholds are set where the dynamic rule
+    takes them (``M_MMAP_THRESHOLD`` 32 MiB, ``M_TRIM_THRESHOLD`` twice that)."""
+    from .config import settings as knobs
+
+    if _MALLOC or not knobs().dask_malloc or "MALLOC_TRIM_THRESHOLD_" not in os.environ:
+        return
+    _MALLOC.append(True)
+    import ctypes
+    import ctypes.util
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallopt(-3, 32 << 20)          # M_MMAP_THRESHOLD
+        libc.mallopt(-1, 64 << 20)          # M_TRIM_THRESHOLD
+    except (OSError, AttributeError):       # not glibc: nothing to undo
+        pass
+
+
 def align_part(spec, part, options, batch_size, graph_data=None, test=None):
     """Align the records of ``part`` on a worker (:func:`align_parts`' task); returns
-    ``("ok", gaf_bytes, n_reads, n_aligned, variant, n_unnamed)`` or ``("error",
-    message)`` for a deterministic failure (not retried)."""
+    ``("ok", gaf_bytes, n_reads, n_aligned, variant, n_unnamed, info)`` (``info``: where
+    the task's seconds went, for ``--timings``) or ``("error", message)`` for a
+    deterministic failure (not retried)."""
     test = test or {}
+    malloc_as_usual()
     try:
         graph = worker_graph(spec, graph_data)
         out = _part_text(graph, part, options, batch_size, test)
@@ -258,15 +287,27 @@ def _part_text(graph, part, options, batch_size, test):
         counts[0] += n
         counts[1] += n_hit
 
+    t0 = time.perf_counter()
     with _RUN_LOCK:
+        t_lock = time.perf_counter() - t0
         if options.threads:
             numba.set_num_threads(min(options.threads, numba.config.NUMBA_NUM_THREADS))
         plan = worker_plan(graph, options)
         al = Aligner.from_plan(plan)
-        al.run(batches(), write)
+        t_run = time.perf_counter()
+        al.run(batches(), write, t_run)
+        t_end = time.perf_counter()
     _STATS["parts"] += 1
     used = str(next(iter(al.ran), plan.variant) if plan.seeded is None else plan.variant)
-    return ("ok", b"".join(out), counts[0], counts[1], used, counts[2])
+    text = b"".join(out)
+    st = al.stats()
+    from .summary import gpu_busy
+    busy = gpu_busy(st.profiles, st.span)
+    info = {"worker": _worker_name(), "lock": t_lock, "setup": t_run - t0 - t_lock,
+            "run": t_end - t_run, "stages": st.seconds, "span": st.span,
+            "first_batch": st.first_batch_s, "gpu_busy": busy[0] if busy else None,
+            "bytes": len(text), "join": time.perf_counter() - t_end}
+    return ("ok", text, counts[0], counts[1], used, counts[2], info)
 
 
 def _whole(part):
