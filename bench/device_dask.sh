@@ -102,7 +102,12 @@ for kw in $sizes; do
   done
   python3 -c "import distributed, sys
 c = distributed.Client(scheduler_file='$sched', timeout=120); c.wait_for_workers($k, timeout=120)
-print('$k worker(s) $wenv:', sorted(c.nthreads().items()))" || { echo "cluster of $k did not start"; continue; }
+print('$k worker(s) $wenv:', sorted(c.nthreads().items()))
+def probe():   # what a fresh worker has loaded before any s2g task (CUDA, Numba)
+    import os, sys
+    return (sorted(m for m in sys.modules if m.split('.')[0] in ('numba', 'cuda', 's2g'))[:8],
+            {k: v for k, v in os.environ.items() if 'PER_THREAD' in k or 'MALLOC' in k})
+print('fresh worker:', list(c.run(probe).values())[0])" || { echo "cluster of $k did not start"; continue; }
   c=$k${wenv:+_$(echo "$wenv" | tr -c 'A-Za-z0-9_=\n' '_' | cut -c1-40)}
   step "dask${c}_warmup" --dask "$sched" "$@"
   for r in $(seq 1 "$runs"); do step "dask${c}_$r" --dask "$sched" "$@"; done

@@ -103,7 +103,7 @@ KNOBS = (
          "through the whole pipeline (else: the client reads and sends chunks of reads)"),
     Knob("dask_part_bytes", 0, int, "run",
          "--dask: bytes of the reads file a worker's range holds, at most (0: the file "
-         "over the workers' threads, between 16 and 256 MiB)"),
+         "over the workers' threads, between 16 MiB and 1 GiB)"),
     Knob("dask_malloc", True, bool, "run",
          "--dask workers: glibc's mmap and trim thresholds put back where Dask's nanny "
          "(MALLOC_TRIM_THRESHOLD_) moved them (s2g.distributed_worker.malloc_as_usual)"),

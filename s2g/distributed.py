@@ -23,7 +23,8 @@ align. Two ways, chosen per input:
   k exactly once, after items 0..k-1. So the output is the concatenation, in input order,
   of what one process writes for each item - what the single-process path writes - and
   the client holds O(window x item) reads and text whatever the input size (parts: at most
-  256 MiB of the file each, knob ``dask_part_bytes``). A result that comes back twice (a
+  1 GiB of the file each, knob ``dask_part_bytes``, and one more than the workers' threads
+  in flight). A result that comes back twice (a
   retried task) has one key and one slot in the buffer, so nothing can be written twice,
   and the run ends only when every item up to the last has been written, so nothing can
   be lost.
@@ -112,6 +113,14 @@ def run_align(plan, settings: DaskSettings, reads, out, quiet=False, progress=No
         raise S2GError(f"{options.seeded.index}: --dask needs the seed index on disk (the "
                        f"workers load it): run 's2g index {options.graph_path}' where it can "
                        "be written")
+    if not quiet and options.pairs is None:
+        from .read_ranges import file_kind
+        if reads != "-" and os.path.isfile(reads) and os.path.getsize(reads) >= MIN_PART \
+                and file_kind(reads) is None:
+            print(f"s2g: note: {reads} cannot be cut into parts for the workers (gzip that "
+                  "is not BGZF, or another compression): this process reads it and sends "
+                  "the reads in chunks, which is slower; 'bgzip' it or give it plain",
+                  file=sys.stderr)
     t0 = time.perf_counter()
     clock = {}
     with connect(settings.address, n_workers=settings.workers,
@@ -165,10 +174,15 @@ def print_parts(infos, t0):
 
 def local_in_process(args):
     """``--dask local`` on a host without a GPU and without ``--dask-workers``: align in
-    this process instead, and say so. Its CPU worker processes share the host's cores, each
+    this process instead, and say so. (Any ``--dask``: ``distributed`` starts loading in a
+    thread, while the graph loads.) Its CPU worker processes share the host's cores, each
     loading the graph and index, and were slower than one process using them all (2-core
     VM, 2026-11-28: seeded 9,434 against 18,511-20,664 reads/s, full-graph DP 796 against
     1,578-2,056; docs/performance.md#dask); ``--dask-workers N`` keeps them."""
+    if getattr(args, "dask", None) and not _IMPORTING:    # ~1 s on the GPU machine's vCPUs:
+        import threading                                  # beside the graph's loading
+        _IMPORTING.append(threading.Thread(target=_import_distributed, daemon=True))
+        _IMPORTING[0].start()
     if getattr(args, "dask", None) != "local" or args.dask_workers is not None or gpu_count():
         return
     args.dask = None
@@ -177,6 +191,16 @@ def local_in_process(args):
               "cores are slower than one process using them all; aligning in this process "
               "(--dask-workers N keeps N workers; --dask ADDRESS uses a cluster)",
               file=sys.stderr)
+
+
+_IMPORTING: list = []
+
+
+def _import_distributed():
+    try:
+        import distributed  # noqa: F401
+    except ImportError:         # connect() says what to install
+        pass
 
 
 class connect:
@@ -481,14 +505,17 @@ def in_order(client, items, submit, failed, window, prefix):
 # --------------------------------------------------------------------------- parts
 
 #: a part's size bounds (bytes of the reads file as stored) when not set
-MIN_PART, MAX_PART = 16 << 20, 256 << 20
+MIN_PART, MAX_PART = 16 << 20, 1 << 30
 
 
 def plan_parts(client, reads, settings):
     """The :class:`~s2g.read_ranges.InputRange` parts of ``reads`` for the workers of
-    ``client``, or None where the file cannot be cut or one part would hold it all.
-    ``settings.part_bytes`` (None: knob ``dask_part_bytes``; 0 there: the file over the
-    workers' threads, between 16 and 256 MiB)."""
+    ``client``, or None where the file cannot be cut, or is one small part (under 16 MiB:
+    chunks spread it over the workers). ``settings.part_bytes`` (None: knob
+    ``dask_part_bytes``; 0 there: the file over the workers' threads, between 16 MiB and
+    1 GiB). One part a worker where that fits: each part is one pipeline, which fills and
+    drains (1,000,000 MHC reads on an H200 in one process: 3.6-4.0 s whole, 4.4-5.5 s in
+    two parts, ``python -m bench.part_probe``)."""
     from .config import settings as knobs
     from .read_ranges import file_kind, split_input
 
@@ -502,7 +529,7 @@ def plan_parts(client, reads, settings):
             threads = max(1, sum(client.nthreads().values()))
             part = min(MAX_PART, max(MIN_PART, -(-size // threads)))
     parts = split_input(reads, -(-size // max(1, part)), min_bytes=1)
-    return parts if parts is not None and len(parts) > 1 else None
+    return parts if parts and (len(parts) > 1 or size >= MIN_PART) else None
 
 
 def align_parts(client, spec, graph_data, parts, options, batch_size, window, retries,
@@ -535,7 +562,7 @@ def write_parts(client, spec, graph_data, parts, options, settings, output, stat
                 progress=None, _test=None):
     """Align ``parts`` on the cluster and write their GAF to ``output`` in order, counting
     into ``stats`` (:func:`s2g.distributed.align_file`'s)."""
-    window = settings.window or max(2, 2 * sum(client.nthreads().values()))
+    window = settings.window or sum(client.nthreads().values()) + 1   # parts are large
     unnamed = 0
     binary = "b" in getattr(output, "mode", "") or not hasattr(output, "encoding")
     stats["parts"] = infos = []

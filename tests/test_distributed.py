@@ -302,3 +302,19 @@ def test_parts_seeded_cli(client, reads, tmp_path, monkeypatch):
                      client.scheduler.address] + common) == 0
     assert out.read_text() == single.read_text()
     assert _parts_done(client) - before >= 5
+
+
+def test_gzip_input_goes_in_chunks_and_says_so(client, reads, expected, tmp_path, capsys,
+                                               monkeypatch):
+    """gzip that is not BGZF cannot be cut: the client sends chunks (same GAF) and, for a
+    file big enough to matter (here: any, MIN_PART patched), says how to do better."""
+    import gzip
+    packed = tmp_path / "reads.fq.gz"
+    with open(reads, "rb") as fh:
+        packed.write_bytes(gzip.compress(fh.read()))
+    monkeypatch.setattr(sd, "MIN_PART", 1)
+    out = tmp_path / "gz.gaf"
+    assert cli.main(["align", GFA, str(packed), "-o", str(out), "-v", "cpu", "--no-progress",
+                     "--batch-size", str(CHUNK), "--dask", client.scheduler.address]) == 0
+    assert out.read_text() == expected
+    assert "cannot be cut into parts" in capsys.readouterr().err
