@@ -242,9 +242,12 @@ def align_part(spec, part, options, batch_size, graph_data=None, test=None):
     ``("ok", gaf_bytes, n_reads, n_aligned, variant, n_unnamed, info)`` (``info``: where
     the task's seconds went, for ``--timings``) or ``("error", message)`` for a
     deterministic failure (not retried)."""
+    from .read_ranges import check
+
     test = test or {}
     malloc_as_usual()
     try:
+        check(part, f"on worker {_worker_name()}")
         graph = worker_graph(spec, graph_data)
         out = _part_text(graph, part, options, batch_size, test)
         _kill_hook(part, test)

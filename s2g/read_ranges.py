@@ -59,6 +59,8 @@ class InputRange:
     part: int = 0
     parts: int = 1
     byte: int = 0
+    #: (size, mtime_ns) of the file when it was cut (a reader checks it: :func:`check`)
+    stamp: tuple = ()
 
     def label(self) -> str:
         """How messages name the range: the file, and where the range starts in it."""
@@ -112,9 +114,27 @@ def split_input(path, parts: int, min_bytes: int = 1 << 20):
     cuts.append(end)
     cuts = [c for i, c in enumerate(cuts) if i == 0 or c > cuts[i - 1]]
     n = len(cuts) - 1
+    st = os.stat(path)
     return [InputRange(os.path.abspath(path), a, b, kind == "bgzf", i, n,
-                       (a >> 16) if kind == "bgzf" else a)
+                       (a >> 16) if kind == "bgzf" else a, (st.st_size, st.st_mtime_ns))
             for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
+
+
+def check(rng: InputRange, where: str = "here") -> None:
+    """Raise :class:`~s2g.errors.ReadError` unless ``rng``'s file is here and is the file
+    that was cut (same size and modification time): a range of another file would be
+    parts of other records."""
+    from .errors import ReadError
+
+    try:
+        st = os.stat(rng.path)
+    except OSError:
+        raise ReadError(f"{rng.path}: no such file {where} (the reads file must be seen under "
+                        "the same path where it was cut; S2G_CONFIG=dask_parts=0 sends the "
+                        "reads from the client instead)") from None
+    if rng.stamp and (st.st_size, st.st_mtime_ns) != tuple(rng.stamp):
+        raise ReadError(f"{rng.path}: the file {where} is not the one that was cut into "
+                        "parts (its size or modification time differs)")
 
 
 def open_range(rng: InputRange):

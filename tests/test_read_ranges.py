@@ -138,3 +138,17 @@ def test_a_damaged_part_names_the_part(tmp_path):
     # the same file whole: the usual message
     with pytest.raises(ReadError, match=r"r\.fq: malformed input"):
         _whole(str(path))
+
+
+def test_a_part_of_a_changed_or_missing_file_is_refused(tmp_path):
+    from s2g.read_ranges import check
+    path = tmp_path / "r.fq"
+    path.write_text("".join(f"@r{k}\nACGT\n+\nIIII\n" for k in range(100)))
+    parts = split_input(str(path), 3, min_bytes=1)
+    check(parts[1])
+    path.write_text("".join(f"@s{k}\nACGTT\n+\nIIIII\n" for k in range(100)))
+    with pytest.raises(ReadError, match="not the one that was cut"):
+        check(parts[1], "on worker w")
+    path.unlink()
+    with pytest.raises(ReadError, match="no such file on worker w"):
+        check(parts[1], "on worker w")
