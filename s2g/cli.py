@@ -449,7 +449,7 @@ def _align(args, out, options, kernel) -> int:
         settings = distributed.DaskSettings(dask, args.dask_workers, args.dask_window,
                                             args.dask_retries, args.batch_size)
         return distributed.run_align(run, settings, args.reads, out, args.quiet, args.progress,
-                                     args.reads2, args.timings)
+                                     args.reads2, args.timings, t0)
     from . import pipeline
     from .aligner import Aligner
     from .warmup import compile_note

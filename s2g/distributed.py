@@ -96,11 +96,13 @@ class DaskSettings:
 
 
 def run_align(plan, settings: DaskSettings, reads, out, quiet=False, progress=None,
-              reads2=None, timings=False) -> int:
+              reads2=None, timings=False, t0=None) -> int:
     """``s2g align ... --dask X``: the CLI's distributed path; returns the exit code.
     ``plan``: the client's :class:`~s2g.plan.Plan` (its graph: the client's FlatGraph,
     whose file the workers load; seeded: its index file, which they load).
-    ``out``: the CLI's output (written in order; committed by the caller)."""
+    ``out``: the CLI's output (written in order; committed by the caller). ``t0``: the
+    ``time.perf_counter()`` the run's seconds count from (the CLI's start, as one process
+    counts them, graph load included; default: now)."""
     from .pipeline import progress_bar
 
     for opt, v in (("dask-workers", settings.workers), ("dask-window", settings.window)):
@@ -121,8 +123,8 @@ def run_align(plan, settings: DaskSettings, reads, out, quiet=False, progress=No
                   "is not BGZF, or another compression): this process reads it and sends "
                   "the reads in chunks, which is slower; 'bgzip' it or give it plain",
                   file=sys.stderr)
-    t0 = time.perf_counter()
-    clock = {}
+    t0 = time.perf_counter() if t0 is None else t0
+    clock = {"planned": time.perf_counter() - t0}
     with connect(settings.address, n_workers=settings.workers,
                  threads=options.threads) as client:
         clock["connected"] = time.perf_counter() - t0

@@ -133,7 +133,7 @@ def test_sass_tool_parses_listings_and_says_when_ptxas_is_missing(monkeypatch, t
 
 
 @pytest.mark.parametrize("name", ["seeded", "pairs", "golden", "long_reads", "long_windows",
-                                  "gpu_windows", "devices"])
+                                  "gpu_windows", "devices", "scale_out"])
 def test_s2g_bench_runs_each_experiment_module(name, capsys):
     """``s2g bench NAME --help``: the experiment's own options, under its s2g name."""
     from s2g.cli import main
@@ -185,6 +185,25 @@ def test_devices_bench_rows_and_table(tmp_path, capsys):
     assert "| cpu |" in capsys.readouterr().out
     ga.write_text("#!/bin/sh\nexit 3\n")
     assert main(argv[:-1] + [str(tmp_path / "out2")]) == 1
+
+
+def test_scale_out_bench_table(tmp_path, capsys):
+    """``s2g bench scale_out`` on CPU workers: one process and a cluster of one worker
+    started apart, same reads, GAF compared, rates from s2g's closing lines, one table."""
+    pytest.importorskip("distributed")
+    import json
+    from s2g.cli import main
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = tmp_path / "out"
+    assert main(["bench", "scale_out", "--graph", os.path.join(repo, "graphs", "example.gfa"),
+                 "--reads", os.path.join(repo, "graphs", "example.fq"), "--repeat", "2",
+                 "--device", "cpu", "--workers", "1", "--runs", "1", "--out", str(out)]) == 0
+    doc = json.load(open(out / "scale_out.json"))
+    assert [r["workers"] for r in doc["rows"]] == [0, 1]
+    assert doc["reads"] == 400 and all(r["identical"] for r in doc["rows"])
+    assert all(r["median_reads_per_s"] > 0 for r in doc["rows"])
+    assert "| Dask, 1 CPU worker |" in (out / "scale_out.md").read_text()
+    assert (out / "dask_1_cpu_worker_1.log").exists()
 
 
 def test_env_medians_pools_repeated_words_and_skips_cold_and_failed_runs(tmp_path, capsys):
