@@ -239,7 +239,8 @@ def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = Fals
     (``qualities``: keep FASTQ base qualities, :attr:`ReadBatch.quals`). ``max_bases``
     (0: no bound): a batch also ends once its reads reach that many bases (always at least
     one read), so batches of long reads stay small enough for the pipeline's stages to
-    overlap. The last batch has ``is_last`` set (True: the input ended inside it).
+    overlap. The last batch has ``is_last`` set (True: the input ended inside it); each
+    batch's ``unnamed`` counts its reads that had no name.
     ``part``: an :class:`~s2g.read_ranges.InputRange` of ``path``, whose records are read
     instead of the whole file's; its batches count ``first_index`` from its first record,
     and a read without a name is named :func:`unnamed_mark` of its record number in the
@@ -250,7 +251,7 @@ def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = Fals
         raise ReadError("batch size must be >= 1")
     fh = _open(path, part)
     label = _label(path) if part is None else part.label()
-    names, seqs, first, unnamed = [], [], 0, 0
+    names, seqs, first, unnamed, seen = [], [], 0, 0, 0
     bases = 0
     quals = [] if qualities else None
     try:
@@ -272,6 +273,8 @@ def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = Fals
                         batch.with_qualities(quals)
                         quals = []
                     batch.input_pos = input_position(fh) if part is None else None
+                    batch.unnamed = unnamed - seen
+                    seen = unnamed
                     yield batch
                     first += len(names)
                     names, seqs, bases = [], [], 0
@@ -289,6 +292,7 @@ def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = Fals
             batch.with_qualities(quals)
         batch.input_pos = input_size(path) if part is None else None   # all of it was read
         batch.is_last = True
+        batch.unnamed = unnamed - seen
         yield batch
     if unnamed and part is None:
         warnings.warn(f"{_label(path)}: {unnamed} read(s) without a name, written as "
