@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import gzip
-import hashlib
 import json
 import os
 import re
@@ -33,15 +32,9 @@ import sys
 import tempfile
 import time
 
+from bench.dask_scaling import _device_name, sha as _sha   # (the older experiment's)
+
 _CLOSING = re.compile(r"s2g: (\d+) reads, .*?; ([\d.]+) s \(([\d,]+) reads/s\)")
-
-
-def _sha(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for b in iter(lambda: fh.read(1 << 22), b""):
-            h.update(b)
-    return h.hexdigest()
 
 
 def _reads(src, dst, repeat):
@@ -112,18 +105,6 @@ class Cluster:
             except subprocess.TimeoutExpired:
                 p.kill()
         return False
-
-
-def _device_name(device):
-    if device == "gpu":
-        try:
-            out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
-                                 capture_output=True, text=True, check=True).stdout.split("\n")
-            names = [x for x in out if x.strip()]
-            return f"{len(names)} x {names[0]}"
-        except (OSError, subprocess.CalledProcessError, IndexError):
-            return "GPU (nvidia-smi unavailable)"
-    return f"CPU ({os.cpu_count()} cores)"
 
 
 def _gpus():

@@ -360,15 +360,20 @@ def align_file(client, graph, reads, output, options=None, settings=None, client
     for text, n, n_hit, used, model in align_batches(
             client, graph, batches, options, settings, client_graph, _test):
         stats["model"] = stats["model"] or model       # the first: how it was learned
-        output.write(text)
-        stats["reads"] += n
-        stats["aligned"] += n_hit
-        stats["chunks"] += 1
-        stats["variants"].add(used)
-        if progress is not None:
-            progress.update(n)
+        _written(output, text, n, n_hit, used, stats, progress)
     stats["workers"] = len(client.scheduler_info(n_workers=-1).get("workers", {}))
     return stats
+
+
+def _written(output, text, n, n_hit, used, stats, progress):
+    """Write a chunk's or part's text and count it."""
+    output.write(text)
+    stats["reads"] += n
+    stats["aligned"] += n_hit
+    stats["chunks"] += 1
+    stats["variants"].add(used)
+    if progress is not None:
+        progress.update(n)
 
 
 def align_batches(client, graph, batches, options=None, settings=None, client_graph=None,
@@ -576,13 +581,8 @@ def write_parts(client, spec, graph_data, parts, options, settings, output, stat
         if n_unnamed:
             text = name_unnamed(text, stats["reads"])
             unnamed += n_unnamed
-        output.write(text if binary else text.decode("utf-8", "surrogateescape"))
-        stats["reads"] += n
-        stats["aligned"] += n_hit
-        stats["chunks"] += 1
-        stats["variants"].add(used)
-        if progress is not None:
-            progress.update(n)
+        _written(output, text if binary else text.decode("utf-8", "surrogateescape"), n,
+                 n_hit, used, stats, progress)
     if unnamed:
         warnings.warn(f"{parts[0].path}: {unnamed} read(s) without a name, written as "
                       "read<record number>", stacklevel=2)

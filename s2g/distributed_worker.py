@@ -200,15 +200,21 @@ def _test_hooks(batch, test):
     aligned (its text computed, not yet returned).
     (``test['_fail_read'] = name``, checked in :func:`_align_text`, makes every
     alignment that includes that read raise.)"""
-    hook = test.get("_kill_once")
-    if hook and batch.first_index == hook[1]:
-        try:
-            fd = os.open(hook[0], os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            return
-        os.close(fd)
-        import signal
-        os.kill(os.getpid(), signal.SIGKILL)
+    _kill_once(test.get("_kill_once"), batch.first_index)
+
+
+def _kill_once(hook, at):
+    """SIGKILL this process if ``hook`` = (marker_path, value) names ``at`` and its marker
+    file does not exist yet (made here: once per test)."""
+    if not hook or hook[1] != at:
+        return
+    try:
+        fd = os.open(hook[0], os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return
+    os.close(fd)
+    import signal
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 _MALLOC = []
@@ -327,12 +333,4 @@ def _whole(part):
 def _kill_hook(part, test):
     """Test-only: ``test['_kill_part_once'] = (marker_path, part number)`` SIGKILLs this
     worker the first time that part has been aligned (its text made, not yet returned)."""
-    hook = test.get("_kill_part_once")
-    if hook and part.part == hook[1]:
-        try:
-            fd = os.open(hook[0], os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            return
-        os.close(fd)
-        import signal
-        os.kill(os.getpid(), signal.SIGKILL)
+    _kill_once(test.get("_kill_part_once"), part.part)
