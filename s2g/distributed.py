@@ -175,24 +175,30 @@ def print_parts(infos, t0):
 # --------------------------------------------------------------------------- clusters
 
 def local_in_process(args):
-    """``--dask local`` on a host without a GPU and without ``--dask-workers``: align in
-    this process instead, and say so. (Any ``--dask``: ``distributed`` starts loading in a
-    thread, while the graph loads.) Its CPU worker processes share the host's cores, each
-    loading the graph and index, and were slower than one process using them all (2-core
-    VM, 2026-11-28: seeded 9,434 against 18,511-20,664 reads/s, full-graph DP 796 against
-    1,578-2,056; docs/performance.md#dask); ``--dask-workers N`` keeps them."""
+    """``--dask local`` on a host with at most one GPU and without ``--dask-workers``:
+    align in this process instead, and say so; a local cluster cannot beat it there. (Any
+    ``--dask``: ``distributed`` starts loading in a thread, while the graph loads.)
+    Without a GPU its CPU worker processes share the host's cores, each loading the graph
+    and index, and were slower than one process using them all (2-core VM, 2026-11-28:
+    seeded 9,434 against 18,511-20,664 reads/s, full-graph DP 796 against 1,578-2,056);
+    with one GPU, its one worker is the one process plus Dask (H200, 2026-12-04: 0.85x;
+    docs/performance.md#dask). ``--dask-workers N`` keeps the workers."""
     if getattr(args, "dask", None) and not _IMPORTING:    # ~1 s on the GPU machine's vCPUs:
         import threading                                  # beside the graph's loading
         _IMPORTING.append(threading.Thread(target=_import_distributed, daemon=True))
         _IMPORTING[0].start()
-    if getattr(args, "dask", None) != "local" or args.dask_workers is not None or gpu_count():
+    if getattr(args, "dask", None) != "local" or args.dask_workers is not None:
+        return
+    n_gpu = gpu_count()
+    if n_gpu > 1:
         return
     args.dask = None
     if not args.quiet:
-        print("s2g: --dask local: no GPU here, and CPU worker processes sharing this host's "
-              "cores are slower than one process using them all; aligning in this process "
-              "(--dask-workers N keeps N workers; --dask ADDRESS uses a cluster)",
-              file=sys.stderr)
+        why = ("one GPU here: a local cluster would be its one worker, this process plus Dask"
+               if n_gpu else "no GPU here, and CPU worker processes sharing this host's "
+               "cores are slower than one process using them all")
+        print(f"s2g: --dask local: {why}; aligning in this process (--dask-workers N keeps "
+              "N workers; --dask ADDRESS uses a cluster)", file=sys.stderr)
 
 
 _IMPORTING: list = []

@@ -221,6 +221,24 @@ def test_dask_local_without_a_gpu_aligns_in_process(reads, expected, tmp_path, c
     assert out2.read_text() == expected
 
 
+def test_dask_local_with_one_gpu_aligns_in_process(reads, expected, tmp_path, capsys,
+                                                   monkeypatch):
+    """--dask local on a one-GPU host: its one worker would be this process plus Dask
+    (0.85x on an H200), so it aligns here and says so; with two GPUs it keeps the cluster."""
+    import argparse
+    monkeypatch.setattr(sd, "gpu_count", lambda: 1)
+    monkeypatch.setattr(sd, "connect", None)          # a cluster would fail the run
+    out = tmp_path / "a.gaf"
+    assert cli.main(["align", GFA, reads, "-o", str(out), "-v", "cpu", "--dask", "local",
+                     "--no-progress"]) == 0
+    assert "one GPU here" in capsys.readouterr().err
+    assert out.read_text() == expected
+    monkeypatch.setattr(sd, "gpu_count", lambda: 2)
+    args = argparse.Namespace(dask="local", dask_workers=None, quiet=False)
+    sd.local_in_process(args)
+    assert args.dask == "local"
+
+
 # --------------------------------------------------------------------------- parts
 
 def _parts_done(client):
