@@ -106,8 +106,11 @@ def split_input(path, parts: int, min_bytes: int = 1 << 20):
         cuts = [0]
         for k in range(1, parts):
             pos = (size * k) // parts
-            at = (_bgzf_cut(fh, pos, size, fastq) if kind == "bgzf"
-                  else _plain_cut(fh, pos, size, fastq))
+            try:
+                at = (_bgzf_cut(fh, pos, size, fastq) if kind == "bgzf"
+                      else _plain_cut(fh, pos, size, fastq))
+            except (OSError, zlib.error, ValueError):
+                return None     # a damaged block: the whole file's reader says where
             if at is not None and at > cuts[-1]:
                 cuts.append(at)
     end = (size << 16) if kind == "bgzf" else size
@@ -224,7 +227,10 @@ def _read_block(fh, offset):
     body = fh.read(size - 18)
     if len(body) < size - 18:
         raise OSError(f"truncated BGZF block at byte {offset:,}")
-    data = _inflate_lib.decompress(body[:-8], -15)
+    try:
+        data = _inflate_lib.decompress(body[:-8], -15)
+    except Exception as exc:    # noqa: BLE001 - zlib.error, isal's IsalError
+        raise OSError(f"damaged BGZF block at byte {offset:,} ({exc})") from None
     crc, isize = struct.unpack_from("<II", body, len(body) - 8)
     if len(data) != isize or zlib.crc32(data) != crc:
         raise OSError(f"damaged BGZF block at byte {offset:,} (CRC or size mismatch)")
@@ -234,8 +240,12 @@ def _read_block(fh, offset):
 # --------------------------------------------------------------------------- cuts
 
 def _is_fastq(fh, bgzf: bool):
-    """True for FASTQ, False for FASTA, None if the first record says neither."""
-    head = _read_block(fh, 0)[0][:1024] if bgzf else (fh.seek(0), fh.read(1024))[1]
+    """True for FASTQ, False for FASTA, None if the first record says neither (or the first
+    block is damaged)."""
+    try:
+        head = _read_block(fh, 0)[0][:1024] if bgzf else (fh.seek(0), fh.read(1024))[1]
+    except (OSError, zlib.error, ValueError):
+        return None
     first = head.lstrip()[:1]
     return {b"@": True, b">": False}.get(first)
 

@@ -30,8 +30,14 @@ from .errors import ReadError
 from .graph import IUPAC
 from .graph_core import BASE_CODE
 
-#: what a damaged or truncated (compressed) input raises while it is read
+#: what a damaged or truncated (compressed) input raises while it is read (xopen reads
+#: gzip with ISA-L where it is installed, which raises its own error for a bad block)
 _STREAM_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)
+try:
+    from isal.isal_zlib import error as _IsalError
+    _STREAM_ERRORS += (_IsalError,)
+except ImportError:  # pragma: no cover - isal comes with xopen
+    pass
 
 _VALID = np.zeros(256, bool)
 for _c in IUPAC.decode():           # the graph's alphabet too (graph.py)

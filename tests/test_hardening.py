@@ -269,6 +269,22 @@ def test_truncated_gzip_is_one_error_line(tmp_path, inputs, capsys):
         one_error(code, err, str(tr), "truncated")
 
 
+def test_corrupt_gzip_reads_is_one_error_line(tmp_path, inputs, capsys):
+    """A damaged deflate stream in a gzip reads file (xopen reads it with ISA-L, whose
+    error is not zlib's): one line naming the file, not an internal error."""
+    g, _ = inputs
+    rng = random.Random(3)
+    fq = "".join(f"@r{k}\n{''.join(rng.choices('ACGT', k=50))}\n+\n{'I' * 50}\n"
+                 for k in range(400))
+    data = bytearray(gzip.compress(fq.encode()))
+    data[len(data) // 2] ^= 0xFF
+    bad = tmp_path / "c.fq.gz"
+    bad.write_bytes(bytes(data))
+    code, _, err = main(capsys, "align", g, bad, "--variant", "v0")
+    one_error(code, err, str(bad), "cannot read")
+    assert "internal error" not in err
+
+
 def test_quality_length_mismatch_is_named(tmp_path, inputs, capsys):
     for text in ("@a\nACGT\n+\nIII\n", FQ + "@c\nACGT\n+\nIII\n"):
         r = tmp_path / "q.fq"

@@ -152,3 +152,26 @@ def test_a_part_of_a_changed_or_missing_file_is_refused(tmp_path):
     path.unlink()
     with pytest.raises(ReadError, match="no such file on worker w"):
         check(parts[1], "on worker w")
+
+
+def test_a_damaged_bgzf_file_is_left_to_the_whole_file_reader(tmp_path):
+    """A damaged block: cutting never fails on it (a cut moves past it, or there are no
+    parts and the whole file's reader reports it); the part holding it says so, naming
+    the file, as the whole file's reader does."""
+    text = "".join(f"@r{k}\n{'ACGT' * 30}\n+\n{'I' * 120}\n" for k in range(400)).encode()
+    data = bytearray(bgzf(text, 4000))
+    blocks, off = [], 0
+    while off < len(data) - 28:
+        blocks.append(off)
+        off += struct.unpack_from("<H", data, off + 16)[0] + 1
+    mid = blocks[len(blocks) // 2]
+    data[mid + 30] ^= 0xFF                      # inside the deflate payload: CRC fails
+    path = tmp_path / "bad.fq.gz"
+    path.write_bytes(bytes(data))
+    for n in (2, 3, 8):
+        parts = split_input(str(path), n, min_bytes=1)
+        if parts is not None:
+            with pytest.raises(ReadError, match="bad.fq.gz"):
+                _records(str(path), parts)
+    with pytest.raises(ReadError, match="bad.fq.gz"):
+        _whole(str(path))
