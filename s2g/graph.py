@@ -81,6 +81,11 @@ class _Prefixed(io.RawIOBase):
 
 #: what a damaged or truncated (compressed) file raises while it is read
 _STREAM_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)
+try:                    # xopen reads gzip with ISA-L where installed: its own error type
+    from isal.isal_zlib import error as _IsalError
+    _STREAM_ERRORS += (_IsalError,)
+except ImportError:  # pragma: no cover - isal comes with xopen
+    pass
 
 
 @contextlib.contextmanager
