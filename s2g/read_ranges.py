@@ -13,10 +13,11 @@ Where a file can be cut:
   line starting with ``@`` whose next-but-one line starts with ``+``; a quality line
   may start with ``@`` too, but two lines after it comes a sequence line, which never
   starts with ``+``, so the rule has no exception.
-* **BGZF** (``bgzip``'s blocked gzip, what samtools and htslib write): a cut moves to the
-  next block start (the BGZF magic, checked by decompressing the block and its CRC),
-  then to the next record start in the decompressed stream; a range is a pair of
-  virtual offsets (block offset << 16 | offset in the block), as in BAM indexes.
+* **BGZF** (``bgzip``'s blocked gzip, what samtools and htslib write; a file that starts
+  with a BGZF block and ends with bgzip's empty EOF block): a cut moves to the next block
+  start (the BGZF magic, checked by decompressing the block and its CRC), then to the
+  next record start in the decompressed stream; a range is a pair of virtual offsets
+  (block offset << 16 | offset in the block), as in BAM indexes.
 
 Anything else (gzip that is not BGZF, bzip2, xz, standard input, a pipe, paired files)
 cannot be cut without reading it all: :func:`split_input` returns None and the client
@@ -42,6 +43,8 @@ except ImportError:  # pragma: no cover - isal comes with xopen
 #: the fixed bytes of a BGZF block header (gzip, deflate, FEXTRA, XLEN 6, subfield BC, 2)
 _BGZF_MAGIC = b"\x1f\x8b\x08\x04"
 _BGZF_SUB = b"BC\x02\x00"
+#: the empty block bgzip writes last (the SAM/BAM specification's EOF marker)
+_BGZF_EOF = bytes.fromhex("1f8b08040000000000ff0600424302001b0003000000000000000000")
 #: bytes read at a time while looking for a record start
 _PROBE = 1 << 16
 
@@ -82,7 +85,11 @@ def file_kind(path) -> str | None:
     with open(path, "rb") as fh:
         head = fh.read(18)
     if head[:4] == _BGZF_MAGIC and head[12:16] == _BGZF_SUB:
-        return "bgzf"
+        # bgzip ends its files with an empty block; without it the file may go on in plain
+        # gzip members (`cat x.bgz y.gz`), which a part's reader cannot step through
+        with open(path, "rb") as fh:
+            fh.seek(max(0, st.st_size - len(_BGZF_EOF)))
+            return "bgzf" if fh.read() == _BGZF_EOF else None
     if head[:2] in (b"\x1f\x8b", b"BZ", b"\xfd7") or head[:4] == b"\x28\xb5\x2f\xfd":
         return None                     # gzip (not BGZF), bzip2, xz, zstd: not cut
     first = head.lstrip()[:1]
@@ -222,7 +229,8 @@ def _read_block(fh, offset):
     if not head:
         return b"", 0
     if len(head) < 18 or head[:4] != _BGZF_MAGIC or head[12:16] != _BGZF_SUB:
-        raise OSError(f"not a BGZF block at byte {offset:,} (damaged or not BGZF throughout)")
+        raise OSError(f"not a BGZF block at byte {offset:,} (damaged, or not BGZF throughout: "
+                      "compress it with bgzip alone, or set S2G_CONFIG=dask_parts=0)")
     size = struct.unpack_from("<H", head, 16)[0] + 1
     body = fh.read(size - 18)
     if len(body) < size - 18:

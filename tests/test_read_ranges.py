@@ -175,3 +175,15 @@ def test_a_damaged_bgzf_file_is_left_to_the_whole_file_reader(tmp_path):
                 _records(str(path), parts)
     with pytest.raises(ReadError, match="bad.fq.gz"):
         _whole(str(path))
+
+
+def test_bgzf_followed_by_plain_gzip_is_not_cut(tmp_path):
+    """`cat x.bgz y.gz`: BGZF at the start but not throughout (no EOF block at the end):
+    not cut (a part's reader could not step through the gzip member); read whole, it is
+    every record of both."""
+    a = "".join(f"@a{k}\nACGT\n+\nIIII\n" for k in range(300)).encode()
+    b = "".join(f"@b{k}\nACGT\n+\nIIII\n" for k in range(300)).encode()
+    path = tmp_path / "cat.fq.gz"
+    path.write_bytes(bgzf(a, 500) + gzip.compress(b))
+    assert file_kind(str(path)) is None and split_input(str(path), 4, min_bytes=1) is None
+    assert len(_whole(str(path))) == 600
