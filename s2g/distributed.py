@@ -119,10 +119,10 @@ def run_align(plan, settings: DaskSettings, reads, out, quiet=False, progress=No
         from .read_ranges import file_kind
         if reads != "-" and os.path.isfile(reads) and os.path.getsize(reads) >= MIN_PART \
                 and file_kind(reads) is None:
-            print(f"s2g: note: {reads} cannot be cut into parts for the workers (gzip that "
-                  "is not BGZF, or another compression): this process reads it and sends "
-                  "the reads in chunks, which is slower; 'bgzip' it or give it plain",
-                  file=sys.stderr)
+            print(f"s2g: note: {reads} cannot be cut into parts for the workers (only "
+                  "plain or BGZF FASTA/FASTQ starting with a record can; gzip that is not "
+                  "BGZF cannot): this process reads it and sends the reads in chunks, which "
+                  "is slower; 'bgzip' it or give it plain", file=sys.stderr)
     t0 = time.perf_counter() if t0 is None else t0
     clock = {"planned": time.perf_counter() - t0}
     with connect(settings.address, n_workers=settings.workers,
@@ -562,13 +562,12 @@ def align_parts(client, spec, graph_data, parts, options, batch_size, window, re
                         f"s2g-part-{uuid.uuid4().hex[:8]}")
 
 
-_MARK = re.compile(rb"\x00s2g-unnamed:(\d+)\x00")
-
-
-def name_unnamed(text: bytes, first: int) -> bytes:
-    """``text`` with each unnamed read's mark replaced by ``read<record number>`` (the
-    part's records numbered from ``first`` + 1), as one process names it."""
-    return _MARK.sub(lambda m: b"read%d" % (first + int(m.group(1))), text)
+def name_unnamed(text: bytes, first: int, token: str) -> bytes:
+    """``text`` with each unnamed read's mark (:func:`s2g.reads.unnamed_mark`, the cut's
+    ``token``) replaced by ``read<record number>`` (the part's records numbered from
+    ``first`` + 1), as one process names it."""
+    mark = re.compile(re.escape(b"\x00s2g-unnamed-" + token.encode() + b":") + rb"(\d+)\x00")
+    return mark.sub(lambda m: b"read%d" % (first + int(m.group(1))), text)
 
 
 def write_parts(client, spec, graph_data, parts, options, settings, output, stats,
@@ -585,7 +584,7 @@ def write_parts(client, spec, graph_data, parts, options, settings, output, stat
         info["written_at"] = time.perf_counter()
         infos.append(info)
         if n_unnamed:
-            text = name_unnamed(text, stats["reads"])
+            text = name_unnamed(text, stats["reads"], parts[0].token)
             unnamed += n_unnamed
         _written(output, text if binary else text.decode("utf-8", "surrogateescape"), n,
                  n_hit, used, stats, progress)

@@ -259,17 +259,42 @@ def align_part(spec, part, options, batch_size, graph_data=None, test=None):
         _kill_hook(part, test)
         return out
     except S2GError as exc:
-        return ("error", str(exc))
+        return ("error", _unmarked(str(exc), part))
     except Exception:  # noqa: BLE001 - bisect to the read, or let Dask retry
         if "graph" not in locals():
             raise
-        batch = _whole(part)
-        culprit = _bisect(graph, batch, options, test)
+        culprit = _culprit(graph, part, options, batch_size, test)
         if culprit is None:
             raise
-        name, err = culprit
-        return ("error", f"read {name!r} (record {batch.names.index(name) + 1} of "
-                         f"{part.label()}): {type(err).__name__}: {err}")
+        name, k, err = culprit
+        return ("error", _unmarked(f"read {name!r} (record {k} of {part.label()}): "
+                                   f"{type(err).__name__}: {err}", part))
+
+
+def _unmarked(message: str, part) -> str:
+    """``message`` with the stand-in names of unnamed reads said in words (as they are, or
+    as ``repr`` writes them)."""
+    import re
+    nul = r"(?:\x00|\\x00)"
+    mark = re.compile(nul + re.escape(f"s2g-unnamed-{part.token}:") + r"(\d+)" + nul)
+    return mark.sub(lambda m: f"<unnamed, record {m.group(1)} of this part>", message)
+
+
+def _culprit(graph, part, options, batch_size, test):
+    """(name, record number in the part, exception) of a read of ``part`` that fails alone,
+    or None (the failure is transient): the part's batches aligned one by one, the first
+    that fails bisected (never the whole part as one batch)."""
+    from .reads import iter_read_batches
+
+    for b in iter_read_batches(part.path, batch_size, part=part):
+        try:
+            _align_text(graph, b, options, test)
+        except Exception:  # noqa: BLE001 - this batch: bisect it
+            hit = _bisect(graph, b, options, test)
+            if hit is None:
+                return None
+            return hit[0], b.first_index + b.names.index(hit[0]) + 1, hit[1]
+    return None
 
 
 def _part_text(graph, part, options, batch_size, test):
@@ -317,17 +342,6 @@ def _part_text(graph, part, options, batch_size, test):
             "first_batch": st.first_batch_s, "gpu_busy": busy[0] if busy else None,
             "bytes": len(text), "join": time.perf_counter() - t_end}
     return ("ok", text, counts[0], counts[1], used, counts[2], info)
-
-
-def _whole(part):
-    """The records of ``part`` as one batch (to bisect a failure)."""
-    from .reads import ReadBatch, iter_read_batches
-
-    names, seqs = [], []
-    for b in iter_read_batches(part.path, 1 << 30, part=part):
-        names += b.names
-        seqs += [b.codes(r) for r in range(b.n_reads)]
-    return ReadBatch.from_codes(names, seqs)
 
 
 def _kill_hook(part, test):

@@ -45,8 +45,9 @@ _BGZF_MAGIC = b"\x1f\x8b\x08\x04"
 _BGZF_SUB = b"BC\x02\x00"
 #: the empty block bgzip writes last (the SAM/BAM specification's EOF marker)
 _BGZF_EOF = bytes.fromhex("1f8b08040000000000ff0600424302001b0003000000000000000000")
-#: bytes read at a time while looking for a record start
-_PROBE = 1 << 16
+#: bytes read at a time while looking for a record start, and the most looked through
+#: for one (a record longer than that, or a file that is not FASTA/FASTQ: no cut there)
+_PROBE, _MAX_SCAN = 1 << 16, 64 << 20
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,9 @@ class InputRange:
     byte: int = 0
     #: (size, mtime_ns) of the file when it was cut (a reader checks it: :func:`check`)
     stamp: tuple = ()
+    #: random, one per cut: in the stand-in names of unnamed reads
+    #: (:func:`s2g.reads.unnamed_mark`)
+    token: str = ""
 
     def label(self) -> str:
         """How messages name the range: the file, and where the range starts in it."""
@@ -92,8 +96,9 @@ def file_kind(path) -> str | None:
             return "bgzf" if fh.read() == _BGZF_EOF else None
     if head[:2] in (b"\x1f\x8b", b"BZ", b"\xfd7") or head[:4] == b"\x28\xb5\x2f\xfd":
         return None                     # gzip (not BGZF), bzip2, xz, zstd: not cut
-    first = head.lstrip()[:1]
-    return "plain" if first in (b"@", b">") else None
+    # a first record at the first byte: dnaio sniffs a part's format from its first byte
+    # (a whole file's from its name first), so leading blank lines are read whole
+    return "plain" if head[:1] in (b"@", b">") else None
 
 
 def split_input(path, parts: int, min_bytes: int = 1 << 20):
@@ -125,15 +130,18 @@ def split_input(path, parts: int, min_bytes: int = 1 << 20):
     cuts = [c for i, c in enumerate(cuts) if i == 0 or c > cuts[i - 1]]
     n = len(cuts) - 1
     st = os.stat(path)
+    token = os.urandom(8).hex()
     return [InputRange(os.path.abspath(path), a, b, kind == "bgzf", i, n,
-                       (a >> 16) if kind == "bgzf" else a, (st.st_size, st.st_mtime_ns))
+                       (a >> 16) if kind == "bgzf" else a, (st.st_size, st.st_mtime_ns),
+                       token)
             for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
 
 
 def check(rng: InputRange, where: str = "here") -> None:
     """Raise :class:`~s2g.errors.ReadError` unless ``rng``'s file is here and is the file
-    that was cut (same size and modification time): a range of another file would be
-    parts of other records."""
+    that was cut (same size and modification time, to the second: copies and network file
+    systems may keep no finer): a range of another file would be parts of other
+    records."""
     from .errors import ReadError
 
     try:
@@ -142,7 +150,8 @@ def check(rng: InputRange, where: str = "here") -> None:
         raise ReadError(f"{rng.path}: no such file {where} (the reads file must be seen under "
                         "the same path where it was cut; S2G_CONFIG=dask_parts=0 sends the "
                         "reads from the client instead)") from None
-    if rng.stamp and (st.st_size, st.st_mtime_ns) != tuple(rng.stamp):
+    if rng.stamp and (st.st_size, st.st_mtime_ns // 10**9) != (rng.stamp[0],
+                                                               rng.stamp[1] // 10**9):
         raise ReadError(f"{rng.path}: the file {where} is not the one that was cut into "
                         "parts (its size or modification time differs)")
 
@@ -254,8 +263,7 @@ def _is_fastq(fh, bgzf: bool):
         head = _read_block(fh, 0)[0][:1024] if bgzf else (fh.seek(0), fh.read(1024))[1]
     except (OSError, zlib.error, ValueError):
         return None
-    first = head.lstrip()[:1]
-    return {b"@": True, b">": False}.get(first)
+    return {b"@": True, b">": False}.get(head[:1])
 
 
 def _format_by_name(path):
@@ -275,67 +283,68 @@ def _format_by_name(path):
     return None
 
 
-def _record_start(buf: bytes, fastq: bool):
-    """Offset in ``buf`` of the first record start after a newline (the byte before
-    ``buf[0]`` is not known to end a line), confirmed by the lines after it, or None
-    (none in ``buf``: where ``buf`` does not run to the end of the file, read more)."""
+def _record_start(buf, fastq: bool, start: int = 0):
+    """(offset in ``buf`` of the first record start after a newline at or after ``start``,
+    confirmed by the lines after it, or None; where to look again from once ``buf`` has
+    grown). The byte before ``buf[0]`` is not known to end a line. None where ``buf`` does
+    not hold enough: read more; at the end of the file, no cut (a last quality line, or a
+    broken record the reader reports)."""
     if not fastq:
-        i = buf.find(b"\n>")
-        return None if i < 0 else i + 1
-    i = buf.find(b"\n@")
+        i = buf.find(b"\n>", start)
+        return (None, max(start, len(buf) - 1)) if i < 0 else (i + 1, i)
+    i = buf.find(b"\n@", start)
     while i >= 0:
         p = i + 1
         e1 = buf.find(b"\n", p)
         e2 = buf.find(b"\n", e1 + 1) if e1 >= 0 else -1
-        if e2 < 0:
-            # the lines after p are not all here: read more; at the end of the file, no
-            # cut (p is a last quality line, or a broken record the reader reports)
-            return None
-        if buf[e2 + 1:e2 + 2] == b"+":
-            return p
+        if e2 < 0 or e2 + 1 >= len(buf):
+            return None, i                  # its lines are not all here yet
+        if buf[e2 + 1] == 0x2B:             # '+'
+            return p, i
         i = buf.find(b"\n@", p)
-    return None
+    return None, max(start, len(buf) - 1)
 
 
 def _plain_cut(fh, pos, size, fastq):
-    """The first record start at or after byte ``pos`` (None: none before the end)."""
+    """The first record start at or after byte ``pos`` (None: none before the end, or none
+    within :data:`_MAX_SCAN` bytes)."""
     start = pos - 1                 # one byte back: a record may start at pos itself
-    length = _PROBE
-    while True:
-        fh.seek(start)
-        buf = fh.read(length)
-        complete = start + len(buf) >= size
-        at = _record_start(buf, fastq)
+    fh.seek(start)
+    buf, look = bytearray(), 0
+    while len(buf) < _MAX_SCAN:
+        chunk = fh.read(_PROBE)
+        buf += chunk
+        at, look = _record_start(buf, fastq, look)
         if at is not None:
             return start + at
-        if complete:
+        if not chunk or start + len(buf) >= size:
             return None
-        length *= 2
+    return None
 
 
 def _bgzf_cut(fh, pos, size, fastq):
     """The virtual offset of the first record start after a newline in the data of the
     blocks from the first BGZF block at or after byte ``pos`` (None: none before the
-    end). (A record starting at the block's very first byte is passed over for the next
-    one: whether the data before the block ends a line is not known here, and any
-    record start will do for a cut.)"""
+    end, or none within :data:`_MAX_SCAN` bytes of data). (A record starting at the
+    block's very first byte is passed over for the next one: whether the data before the
+    block ends a line is not known here, and any record start will do for a cut.)"""
     off = _next_block(fh, pos, size)
     if off is None:
         return None
-    data, starts = bytearray(), []          # (block offset, where its data starts)
-    while True:
+    data, starts, look = bytearray(), [], 0     # (block offset, where its data starts)
+    while len(data) < _MAX_SCAN:
         chunk, csize = _read_block(fh, off) if off < size else (b"", 0)
-        complete = csize == 0
         if chunk:
             starts.append((off, len(data)))
             data += chunk
         off += csize
-        at = _record_start(bytes(data), fastq)
+        at, look = _record_start(data, fastq, look)
         if at is not None:
             b_off, u = next((b, u) for b, u in reversed(starts) if u <= at)
             return (b_off << 16) | (at - u)
-        if complete:
+        if csize == 0:
             return None
+    return None
 
 
 def _next_block(fh, pos, size):

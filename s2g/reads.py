@@ -134,12 +134,14 @@ def _label(path) -> str:
 
 #: how a read without a name is named inside a part of the input (the client, which
 #: knows the part's first record number, replaces the whole mark by ``read<number>``)
-UNNAMED_MARK = "\x00s2g-unnamed:{}\x00"
+UNNAMED_MARK = "\x00s2g-unnamed-{}:{}\x00"
 
 
-def unnamed_mark(k: int) -> str:
-    """The stand-in name of record ``k`` (1-based, in its part of the input)."""
-    return UNNAMED_MARK.format(k)
+def unnamed_mark(k: int, token: str = "") -> str:
+    """The stand-in name of record ``k`` (1-based, in its part of the input); ``token``:
+    the cut's random token (:class:`~s2g.read_ranges.InputRange`), so that no real name
+    (dnaio keeps NUL bytes in names) can be taken for one."""
+    return UNNAMED_MARK.format(token, k)
 
 
 def _open(path, part=None):
@@ -158,7 +160,12 @@ def _open(path, part=None):
     try:
         if part is not None:
             from .read_ranges import open_range
-            return dnaio.open(open_range(part))
+            raw = open_range(part)
+            try:
+                return dnaio.open(raw)
+            except BaseException:
+                raw.close()
+                raise
         return dnaio.open(path)
     except dnaio.exceptions.UnknownFileFormat as exc:
         raise ReadError(f"{label}: not a FASTA/FASTQ file ({_one_line(exc)})") from None
@@ -267,7 +274,7 @@ def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = Fals
                 if not name:        # GAF needs a name: the 1-based record number stands in
                     unnamed += 1
                     k = first + len(names) + 1
-                    name = [f"read{k}" if part is None else unnamed_mark(k)]
+                    name = [f"read{k}" if part is None else unnamed_mark(k, part.token)]
                 names.append(name[0])
                 seqs.append(rec.sequence)
                 bases += len(rec.sequence)

@@ -274,6 +274,8 @@ def test_parts_name_unnamed_reads_as_one_process(client, tmp_path, capsys):
         lines = list(itertools.islice(fh, 4 * 40))
     for k in range(40):
         name = "" if k % 7 == 3 else lines[4 * k][1:].strip()
+        if k == 20:             # a real name in the mark's shape stays as it is
+            name = "\x00s2g-unnamed-0123456789abcdef:1\x00"
         recs.append(f">{name}\n{lines[4 * k + 1].strip()}\n")
     path = tmp_path / "noname.fa"
     path.write_text("".join(recs))
@@ -284,7 +286,12 @@ def test_parts_name_unnamed_reads_as_one_process(client, tmp_path, capsys):
     with pytest.warns(UserWarning, match="6 read"):
         text, stats = _run(client, str(path), part_bytes=1200)
     assert stats["chunks"] >= 4
-    assert text == single.read_text() and "read11\t" in text and "\x00" not in text
+    assert text == single.read_text() and "read11\t" in text
+    assert text.count("\x00") == 2                 # the real name's two NULs only
+    bad = tmp_path / "bad.fa"                       # an error about an unnamed read
+    bad.write_text("".join(recs[:30]) + ">\nACXGT\n" + "".join(recs[30:]))
+    with pytest.raises(S2GError, match=r"<unnamed, record \d+ of this part>.*invalid"):
+        _run(client, str(bad), part_bytes=1200)
 
 
 def test_parts_errors_name_the_read_and_part(client, reads):

@@ -125,7 +125,8 @@ def test_unnamed_reads_in_a_part_are_marked(tmp_path):
     path.write_text(">a\nACGT\n>\nGG\n> \nTT\n")
     part = split_input(str(path), 1, min_bytes=1)[0]
     names = next(iter_read_batches(str(path), 10, part=part)).names
-    assert names == ["a", unnamed_mark(2), unnamed_mark(3)]
+    assert names == ["a", unnamed_mark(2, part.token), unnamed_mark(3, part.token)]
+    assert len(part.token) == 16 and split_input(str(path), 1, min_bytes=1)[0].token != part.token
 
 
 def test_a_damaged_part_names_the_part(tmp_path):
@@ -187,3 +188,38 @@ def test_bgzf_followed_by_plain_gzip_is_not_cut(tmp_path):
     path.write_bytes(bgzf(a, 500) + gzip.compress(b))
     assert file_kind(str(path)) is None and split_input(str(path), 4, min_bytes=1) is None
     assert len(_whole(str(path))) == 600
+
+
+def test_leading_blank_lines_are_not_cut(tmp_path):
+    """dnaio reads a whole .fa with leading blank lines (by its name) but sniffs a part's
+    format from its first byte: such a file is not cut (read whole, it reads)."""
+    for text in ("\n" + "".join(f">r{k}\nACGT\n" for k in range(40)),
+                 "  " + "".join(f">r{k}\nACGT\n" for k in range(40))):
+        path = tmp_path / "lead.fa"
+        path.write_text(text)
+        assert split_input(str(path), 2, min_bytes=1) is None
+        assert len(_whole(str(path))) == 40
+        packed = tmp_path / "lead.fa.gz"
+        packed.write_bytes(bgzf(text.encode(), 100))
+        assert split_input(str(packed), 2, min_bytes=1) is None
+
+
+def test_no_record_start_within_the_scan_limit_is_no_cut(tmp_path, monkeypatch):
+    """A cut looks through at most _MAX_SCAN bytes for a record start (a longer record, or
+    a file that is not FASTQ after all): no cut there, never the rest of the file in
+    memory."""
+    from s2g import read_ranges
+    monkeypatch.setattr(read_ranges, "_MAX_SCAN", 5000)
+    monkeypatch.setattr(read_ranges, "_PROBE", 1000)
+    long = "ACGT" * 5000
+    small = "".join(f"@r{k}\nACGT\n+\nIIII\n" for k in range(300))
+    head = small.replace("@r", "@h")
+    text = head + f"@a\n{long}\n+\n{'I' * len(long)}\n" + small
+    path = tmp_path / "r.fq"
+    path.write_text(text)
+    parts = split_input(str(path), 16, min_bytes=1)
+    assert parts is not None and _records(str(path), parts) == _whole(str(path))
+    starts = [p.start for p in parts]
+    a = len(head)
+    assert not any(a < x < a + 2 * len(long) + 7 for x in starts)   # none inside the long one
+    assert len(parts) < 16                            # cuts that found no start are dropped
