@@ -12,7 +12,8 @@ running, warmed by one run (graph, index, kernels), then ``--runs`` runs with ``
 SCHEDULER_FILE``. Every GAF is compared with the one process's. Rates are s2g's own (its
 closing line: from after the client's graph load to the last line written); the process
 wall is beside them. Speed-up: a row's median rate over the one process's median rate.
-Writes ``DIR/scale_out.json`` and ``DIR/scale_out.md``.
+Writes ``DIR/scale_out.json`` and ``DIR/scale_out.md``; each run's stderr (``--timings``) and
+the cluster's logs under ``DIR/logs/``.
 
 ``--repeat N`` writes the reads N times over (names suffixed ``_1.._N``) into a plain
 FASTQ (which the workers read in parts: ``s2g/read_ranges.py``).
@@ -139,7 +140,8 @@ def main(argv=None):
     if device == "gpu" and max(sizes) > ngpu:
         raise SystemExit(f"--workers {a.workers}: only {ngpu} GPU(s) here")
     cores = len(os.sched_getaffinity(0))
-    os.makedirs(a.out, exist_ok=True)
+    logs = os.path.join(a.out, "logs")          # each run's stderr, the cluster's logs
+    os.makedirs(logs, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="s2g-scale-")
     try:
         graph = os.path.join(tmp, "g.gfa")
@@ -161,7 +163,7 @@ def main(argv=None):
                 out.append({"reads": n, "seconds": s, "reads_per_s": rate, "wall": wall,
                             "identical": same})
                 slug = re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_").lower()
-                with open(os.path.join(a.out, f"{slug}_{r + 1}.log"), "w") as fh:
+                with open(os.path.join(logs, f"{slug}_{r + 1}.log"), "w") as fh:
                     fh.write(err)
                 print(f"{name} run {r + 1}: {n:,} reads, {s:.2f} s ({rate:,} reads/s), wall "
                       f"{wall:.2f} s{'' if same is None else ', GAF identical' if same else ', GAF DIFFERS'}",
@@ -177,7 +179,7 @@ def main(argv=None):
         print(f"one process, cold: {n:,} reads, {s:.2f} s", flush=True)
         row("one process", 0, a.runs)
         for k in sizes:
-            with Cluster(k, device, tmp, cores, a.out) as f:
+            with Cluster(k, device, tmp, cores, logs) as f:
                 sched[0] = f
                 _align(graph, reads, os.path.join(tmp, "warm.gaf"), runs_args(k), None,
                        a.timeout)                    # warm the workers: graph, index, kernels

@@ -203,7 +203,7 @@ def test_scale_out_bench_table(tmp_path, capsys):
     assert doc["reads"] == 400 and all(r["identical"] for r in doc["rows"])
     assert all(r["median_reads_per_s"] > 0 for r in doc["rows"])
     assert "| Dask, 1 CPU worker |" in (out / "scale_out.md").read_text()
-    assert (out / "dask_1_cpu_worker_1.log").exists()
+    assert (out / "logs" / "dask_1_cpu_worker_1.log").exists()
 
 
 def test_env_medians_pools_repeated_words_and_skips_cold_and_failed_runs(tmp_path, capsys):
