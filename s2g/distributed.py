@@ -547,9 +547,8 @@ def plan_parts(client, reads, settings):
 
 def align_parts(client, spec, graph_data, parts, options, batch_size, window, retries,
                 _test=None):
-    """Yield ``(gaf_bytes, n_reads, n_aligned, variant, n_unnamed, info)`` per part, in input
-    order
-    (``spec``, ``graph_data``: :func:`s2g.distributed.graph_spec`'s)."""
+    """Yield ``(gaf_bytes, n_reads, n_aligned, variant, n_unnamed, info)`` per part, in
+    input order (``spec``, ``graph_data``: :func:`graph_spec`'s)."""
     def submit(part, key):
         return client.submit(align_part, spec, part, options, batch_size, graph_data, _test,
                              key=key, pure=False, retries=retries)

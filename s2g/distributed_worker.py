@@ -284,9 +284,11 @@ def _culprit(graph, part, options, batch_size, test):
     """(name, record number in the part, exception) of a read of ``part`` that fails alone,
     or None (the failure is transient): the part's batches aligned one by one, the first
     that fails bisected (never the whole part as one batch)."""
+    from .config import settings as knobs
     from .reads import iter_read_batches
 
-    for b in iter_read_batches(part.path, batch_size, part=part):
+    for b in iter_read_batches(part.path, batch_size, max_bases=knobs().batch_bases,
+                               part=part):
         try:
             _align_text(graph, b, options, test)
         except Exception:  # noqa: BLE001 - this batch: bisect it
