@@ -468,7 +468,9 @@ def in_order(client, items, submit, failed, window, prefix):
     items' order with at most ``window`` items submitted but not yet yielded (the reorder
     buffer bounds the client's memory); a result ``("error", message)`` stops the run with
     that message, an exception after Dask's retries with ``failed(item, exc)`` (an
-    S2GError). Every item's result is yielded exactly once, or the run stops."""
+    S2GError). Every item's result is yielded exactly once, or the run stops. Where items
+    fail, the run stops at the first failing item in input order, as one process would,
+    after yielding every item before it (whichever failed first on the cluster)."""
     from distributed import as_completed
 
     it = iter(items)
@@ -477,10 +479,11 @@ def in_order(client, items, submit, failed, window, prefix):
     ac = as_completed()
     submitted = next_out = 0
     exhausted = False
+    error = None            # (index, S2GError) of the first failing item in input order
 
     def submit_more():
         nonlocal submitted, exhausted
-        while not exhausted and submitted - next_out < window:
+        while error is None and not exhausted and submitted - next_out < window:
             item = next(it, None)
             if item is None:
                 exhausted = True
@@ -494,18 +497,27 @@ def in_order(client, items, submit, failed, window, prefix):
         submit_more()
         for fut in ac:
             idx, item, _ = ranges.pop(fut.key)
+            if error is not None and idx > error[0]:
+                continue                # after the failing item: not needed
             try:
                 res = fut.result()
             except Exception as exc:  # noqa: BLE001 - after Dask's retries / worker losses
-                raise failed(item, exc) from None
+                res = ("error", failed(item, exc))
             fut.release()
             if res[0] == "error":
-                raise S2GError(res[1])
-            done[idx] = res[1:]
+                exc = res[1] if isinstance(res[1], S2GError) else S2GError(res[1])
+                if error is None or idx < error[0]:
+                    error = (idx, exc)      # (later items: cancelled when the run stops)
+            else:
+                done[idx] = res[1:]
             while next_out in done:
                 yield done.pop(next_out)
                 next_out += 1
+            if error is not None and next_out == error[0]:
+                raise error[1] from None
             submit_more()
+        if error is not None:
+            raise error[1] from None
         if not exhausted or done or next_out != submitted:  # cannot happen: say so, never lose reads
             raise S2GError(f"internal error: {submitted} chunks submitted, {next_out} written")
     finally:

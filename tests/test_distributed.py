@@ -343,3 +343,28 @@ def test_gzip_input_goes_in_chunks_and_says_so(client, reads, expected, tmp_path
                      "--batch-size", str(CHUNK), "--dask", client.scheduler.address]) == 0
     assert out.read_text() == expected
     assert "cannot be cut into parts" in capsys.readouterr().err
+
+
+def test_the_first_failing_item_in_input_order_stops_the_run(client):
+    """Items 1 and 3 fail, 3 first on the cluster (1 is slow): the run yields item 0 and
+    stops with item 1's error, as one process would (s2g.distributed.in_order)."""
+    def task(k):
+        import time
+        if k == 1:
+            time.sleep(1.5)
+            return ("error", "item 1 failed")
+        if k == 3:
+            return ("error", "item 3 failed")
+        return ("ok", k)
+
+    a, b = sorted(client.scheduler_info(n_workers=-1)["workers"])[:2]
+
+    def submit(k, key):         # item 1 alone on one worker, the rest on the other
+        return client.submit(task, k, key=key, pure=False, workers=[a if k == 1 else b],
+                             allow_other_workers=False)
+
+    got = []
+    with pytest.raises(S2GError, match="item 1 failed"):
+        for res in sd.in_order(client, range(6), submit, None, 6, "order-test"):
+            got.append(res)
+    assert got == [(0,)]
