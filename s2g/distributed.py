@@ -91,7 +91,7 @@ class DaskSettings:
     retries: int = 2
     chunk_size: int = CHUNK
     #: bytes of the reads file a worker's part holds (None: knob ``dask_part_bytes``; parts
-    #: only where the file can be cut, :mod:`s2g.distributed_parts`)
+    #: only where the file can be cut, :mod:`s2g.read_ranges`)
     part_bytes: int | None = None
 
 

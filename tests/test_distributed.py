@@ -247,7 +247,7 @@ def _parts_done(client):
 
 def test_parts_same_gaf_as_one_process(client, reads, expected, tmp_path):
     """Where the reads file can be cut (plain or BGZF), each worker reads its own byte range
-    through the whole pipeline (s2g/distributed_parts.py): the same GAF as one process,
+    through the whole pipeline (s2g/distributed_worker.py): the same GAF as one process,
     each part aligned once; a file one part would hold goes in chunks as before."""
     from test_read_ranges import bgzf
     before = _parts_done(client)
