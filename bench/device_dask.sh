@@ -18,15 +18,9 @@
 # Logs in $OUT as each step ends, each with `# process wall S s`; ALIGN_TIMEOUT seconds a
 # step (default 240). Without a GPU (CPU workers, for trying the script): WORKERS is
 # required and the runs take `-v simd`.
-# Needs `distributed`: where the Python has none, the wheels of .whld/ (carried) go into
-# /tmp/site_dask.
+# Needs `distributed`: where the Python has none, carry .whld/ (bench/device_env.sh).
 set -uo pipefail
 . bench/device_env.sh || exit 1
-if ! python3 -c "import distributed" 2>/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site_dask \
-    .whld/*.whl || exit 1
-  export PYTHONPATH=${PYTHONPATH:-$PWD}:/tmp/site_dask
-fi
 out=$1 graph=$2 reads=$3
 shift 3
 mkdir -p "$out" /tmp/dd

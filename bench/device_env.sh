@@ -6,6 +6,14 @@ if [ -d .whl ] && [ -z "${S2G_NO_WHEELS:-}" ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || return 1
   export PYTHONPATH=$PWD:/tmp/site
 fi
+# .whld/ carried (Dask runs: distributed, dask and their dependencies for Python 3.12;
+# bench/device_scale_out.sh says how to fetch them): installed into /tmp/site_dask where the
+# machine's Python has no `distributed`
+if [ -d .whld ] && ! python3 -c "import distributed" 2>/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site_dask \
+    .whld/*.whl || return 1
+  export PYTHONPATH=${PYTHONPATH:-$PWD}:/tmp/site_dask
+fi
 export PYTHONUNBUFFERED=1
 # S2G_DEVICE_CACHE=DIR: Numba's cache and the generated kernels' files under DIR (a carried
 # folder, so that a later call of a session loads what an earlier call compiled; pack it

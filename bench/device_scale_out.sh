@@ -18,11 +18,6 @@ export S2G_DEVICE_CACHE=${S2G_DEVICE_CACHE:-/tmp/devcache}
 mkdir -p "$S2G_DEVICE_CACHE"
 [ -f .devcache/dc.tgz ] && tar xzf .devcache/dc.tgz -C "$S2G_DEVICE_CACHE"
 . bench/device_env.sh || exit 1
-if ! python3 -c "import distributed" 2>/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site_dask \
-    .whld/*.whl || exit 1
-  export PYTHONPATH=${PYTHONPATH:-$PWD}:/tmp/site_dask
-fi
 out=$1 graph=$2 reads=$3
 shift 3
 [ $# -gt 0 ] || set -- --repeat 10 --runs 2

@@ -296,8 +296,8 @@ def cmd_align(args) -> int:
         args.threads = min(args.threads, n)
         numba.set_num_threads(args.threads)     # this thread; the Aligner sets its stages
     if getattr(args, "dask", None):
-        from .distributed import local_in_process
-        local_in_process(args)          # (and distributed imported in a thread meanwhile)
+        from .distributed import prepare
+        prepare(args)               # distributed loading meanwhile; --dask local: in-process?
     options = run_options(args)
     kernel = resolve_kernel(options.variant, options.traceback_on)   # fail before reading
     if args.batch_size is None:

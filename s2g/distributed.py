@@ -24,10 +24,9 @@ align. Two ways, chosen per input:
   of what one process writes for each item - what the single-process path writes - and
   the client holds O(window x item) reads and text whatever the input size (parts: at most
   1 GiB of the file each, knob ``dask_part_bytes``, and one more than the workers' threads
-  in flight). A result that comes back twice (a
-  retried task) has one key and one slot in the buffer, so nothing can be written twice,
-  and the run ends only when every item up to the last has been written, so nothing can
-  be lost.
+  in flight). A result that comes back twice (a retried task) has one key and one slot in
+  the buffer, so nothing can be written twice, and the run ends only when every item up
+  to the last has been written, so nothing can be lost.
 * **Lost workers**: tasks travel with their whole spec (a chunk's reads, a part's range),
   so the scheduler runs them again elsewhere when a worker dies (Dask's
   ``distributed.scheduler.allowed-failures``); ``retries`` covers exceptions that are not
@@ -43,7 +42,6 @@ align. Two ways, chosen per input:
 from __future__ import annotations
 
 import os
-import re
 import sys
 import time
 import uuid
@@ -174,19 +172,24 @@ def print_parts(infos, t0):
 
 # --------------------------------------------------------------------------- clusters
 
+def prepare(args):
+    """``s2g align --dask ...`` before the graph loads: ``distributed`` loading in a thread
+    meanwhile (~1 s on the GPU machine's vCPUs), and :func:`local_in_process`."""
+    if not _IMPORTING:
+        import threading
+        _IMPORTING.append(threading.Thread(target=_import_distributed, daemon=True))
+        _IMPORTING[0].start()
+    local_in_process(args)
+
+
 def local_in_process(args):
     """``--dask local`` on a host with at most one GPU and without ``--dask-workers``:
-    align in this process instead, and say so; a local cluster cannot beat it there. (Any
-    ``--dask``: ``distributed`` starts loading in a thread, while the graph loads.)
+    align in this process instead, and say so; a local cluster cannot beat it there.
     Without a GPU its CPU worker processes share the host's cores, each loading the graph
     and index, and were slower than one process using them all (2-core VM, 2026-11-28:
     seeded 9,434 against 18,511-20,664 reads/s, full-graph DP 796 against 1,578-2,056);
     with one GPU, its one worker is the one process plus Dask (H200, 2026-12-04: 0.85x;
     docs/performance.md#dask). ``--dask-workers N`` keeps the workers."""
-    if getattr(args, "dask", None) and not _IMPORTING:    # ~1 s on the GPU machine's vCPUs:
-        import threading                                  # beside the graph's loading
-        _IMPORTING.append(threading.Thread(target=_import_distributed, daemon=True))
-        _IMPORTING[0].start()
     if getattr(args, "dask", None) != "local" or args.dask_workers is not None:
         return
     n_gpu = gpu_count()
@@ -577,8 +580,9 @@ def name_unnamed(text: bytes, first: int, token: str) -> bytes:
     """``text`` with each unnamed read's mark (:func:`s2g.reads.unnamed_mark`, the cut's
     ``token``) replaced by ``read<record number>`` (the part's records numbered from
     ``first`` + 1), as one process names it."""
-    mark = re.compile(re.escape(b"\x00s2g-unnamed-" + token.encode() + b":") + rb"(\d+)\x00")
-    return mark.sub(lambda m: b"read%d" % (first + int(m.group(1))), text)
+    from .reads import unnamed_marks
+    return unnamed_marks(token, binary=True).sub(
+        lambda m: b"read%d" % (first + int(m.group(1))), text)
 
 
 def write_parts(client, spec, graph_data, parts, options, settings, output, stats,

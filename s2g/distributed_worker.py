@@ -120,26 +120,36 @@ def align_chunk(spec: GraphSpec, batch, options, graph_data=None, test=None):
                          f"{type(err).__name__}: {err}")
 
 
+def _aligner(graph, options):
+    """(plan, a fresh Aligner of it) on this thread's Numba threads (under _RUN_LOCK)."""
+    from .aligner import Aligner
+
+    if options.threads:
+        import numba
+        numba.set_num_threads(min(options.threads, numba.config.NUMBA_NUM_THREADS))
+    plan = worker_plan(graph, options)
+    return plan, Aligner.from_plan(plan)
+
+
+def _used(plan, al) -> str:
+    """The variant that ran (auto on full-graph DP: picked by each batch's shape)."""
+    return str(next(iter(al.ran), plan.variant) if plan.seeded is None else plan.variant)
+
+
 def _align_text(graph, batch, options, test):
     import numpy as np
 
-    from .aligner import Aligner
     from .gaf import write_gaf
 
     if test.get("_fail_read") in batch.names:
         raise RuntimeError(f"test failure on {test['_fail_read']}")
     with _RUN_LOCK:
-        if options.threads:
-            import numba
-            numba.set_num_threads(min(options.threads, numba.config.NUMBA_NUM_THREADS))
-        plan = worker_plan(graph, options)
-        al = Aligner.from_plan(plan)
+        plan, al = _aligner(graph, options)
         res = al.align(batch)
     buf = io.StringIO()
     write_gaf(buf, al.graph_for(batch), res)
     _STATS["chunks"] += 1
-    variant = plan.variant
-    used = str(next(iter(al.ran), variant) if plan.seeded is None else variant)  # auto: by shape
+    used = _used(plan, al)
     model = getattr(plan.seeded, "model", None)     # pairs: the fragment model in use
     model = None if model is None else (model.mean, model.sd, model.source)
     return ("ok", buf.getvalue(), batch.n_reads, int(np.count_nonzero(res.aligned())), used,
@@ -274,10 +284,9 @@ def align_part(spec, part, options, batch_size, graph_data=None, test=None):
 def _unmarked(message: str, part) -> str:
     """``message`` with the stand-in names of unnamed reads said in words (as they are, or
     as ``repr`` writes them)."""
-    import re
-    nul = r"(?:\x00|\\x00)"
-    mark = re.compile(nul + re.escape(f"s2g-unnamed-{part.token}:") + r"(\d+)" + nul)
-    return mark.sub(lambda m: f"<unnamed, record {m.group(1)} of this part>", message)
+    from .reads import unnamed_marks
+    return unnamed_marks(part.token).sub(
+        lambda m: f"<unnamed, record {m.group(1)} of this part>", message)
 
 
 def _culprit(graph, part, options, batch_size, test):
@@ -300,10 +309,9 @@ def _culprit(graph, part, options, batch_size, test):
 
 
 def _part_text(graph, part, options, batch_size, test):
-    import numba
-
-    from .aligner import Aligner
+    from .aligner import gpu_profiles
     from .config import settings as knobs
+    from .summary import gpu_busy
     from .reads import iter_read_batches
 
     out, counts = [], [0, 0, 0]             # reads, aligned, unnamed
@@ -326,24 +334,20 @@ def _part_text(graph, part, options, batch_size, test):
     t0 = time.perf_counter()
     with _RUN_LOCK:
         t_lock = time.perf_counter() - t0
-        if options.threads:
-            numba.set_num_threads(min(options.threads, numba.config.NUMBA_NUM_THREADS))
-        plan = worker_plan(graph, options)
-        al = Aligner.from_plan(plan)
+        plan, al = _aligner(graph, options)
+        before = gpu_profiles()         # the kernels' counters run on from part to part
         t_run = time.perf_counter()
         al.run(batches(), write, t_run)
         t_end = time.perf_counter()
     _STATS["parts"] += 1
-    used = str(next(iter(al.ran), plan.variant) if plan.seeded is None else plan.variant)
     text = b"".join(out)
     st = al.stats()
-    from .summary import gpu_busy
-    busy = gpu_busy(st.profiles, st.span)
+    busy = gpu_busy({k: {"kernel": v.get("kernel", 0.0) - before.get(k, {}).get("kernel", 0.0)}
+                     for k, v in st.profiles.items()}, st.span)
     info = {"worker": _worker_name(), "lock": t_lock, "setup": t_run - t0 - t_lock,
-            "run": t_end - t_run, "stages": st.seconds, "span": st.span,
-            "first_batch": st.first_batch_s, "gpu_busy": busy[0] if busy else None,
-            "bytes": len(text), "join": time.perf_counter() - t_end}
-    return ("ok", text, counts[0], counts[1], used, counts[2], info)
+            "run": t_end - t_run, "stages": st.seconds, "first_batch": st.first_batch_s,
+            "gpu_busy": busy[0] if busy else None, "bytes": len(text)}
+    return ("ok", text, counts[0], counts[1], _used(plan, al), counts[2], info)
 
 
 def _kill_hook(part, test):

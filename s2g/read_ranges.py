@@ -349,9 +349,10 @@ def _bgzf_cut(fh, pos, size, fastq):
 
 def _next_block(fh, pos, size):
     """Offset of the first BGZF block starting at or after ``pos``: the magic bytes, a block
-    that decompresses with its CRC, and another block or the end of the file after it."""
+    that decompresses with its CRC, and another block or the end of the file after it
+    (None: none within :data:`_MAX_SCAN` bytes)."""
     at = pos
-    while at < size:
+    while at < min(size, pos + _MAX_SCAN):
         fh.seek(at)
         window = fh.read(_PROBE + 18)
         i = window.find(_BGZF_MAGIC)

@@ -17,27 +17,17 @@ interleaved file, read into batches that hold both mates of each pair side by si
 """
 from __future__ import annotations
 
-import lzma
 import os
 import stat
 import warnings
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
 from .errors import ReadError
-from .graph import IUPAC
+from .graph import _STREAM_ERRORS, IUPAC  # (what a damaged compressed input raises)
 from .graph_core import BASE_CODE
 
-#: what a damaged or truncated (compressed) input raises while it is read (xopen reads
-#: gzip with ISA-L where it is installed, which raises its own error for a bad block)
-_STREAM_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)
-try:
-    from isal.isal_zlib import error as _IsalError
-    _STREAM_ERRORS += (_IsalError,)
-except ImportError:  # pragma: no cover - isal comes with xopen
-    pass
 
 _VALID = np.zeros(256, bool)
 for _c in IUPAC.decode():           # the graph's alphabet too (graph.py)
@@ -134,7 +124,8 @@ def _label(path) -> str:
 
 #: how a read without a name is named inside a part of the input (the client, which
 #: knows the part's first record number, replaces the whole mark by ``read<number>``)
-UNNAMED_MARK = "\x00s2g-unnamed-{}:{}\x00"
+_MARK_HEAD = "s2g-unnamed-"
+UNNAMED_MARK = "\x00" + _MARK_HEAD + "{}:{}\x00"
 
 
 def unnamed_mark(k: int, token: str = "") -> str:
@@ -142,6 +133,15 @@ def unnamed_mark(k: int, token: str = "") -> str:
     the cut's random token (:class:`~s2g.read_ranges.InputRange`), so that no real name
     (dnaio keeps NUL bytes in names) can be taken for one."""
     return UNNAMED_MARK.format(token, k)
+
+
+def unnamed_marks(token: str, binary: bool = False):
+    """The compiled pattern of :func:`unnamed_mark` with ``token`` (group 1: the record
+    number), matching the mark as it is or as ``repr`` writes it; of bytes if ``binary``."""
+    import re
+    nul = r"(?:\x00|\\x00)"
+    pattern = nul + re.escape(_MARK_HEAD + token + ":") + r"(\d+)" + nul
+    return re.compile(pattern.encode() if binary else pattern)
 
 
 def _open(path, part=None):
