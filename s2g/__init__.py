@@ -48,7 +48,8 @@ def align(graph: FlatGraph, reads: ReadBatch, scoring: Scoring | None = None, mo
     ``s2g align --seeded``) or ``"auto"``, chosen as ``s2g align`` chooses
     (:func:`s2g.plan.choose_method`): full-graph DP on graphs under 100,000 columns
     (1,000,000 with a GPU variant), and on larger ones too when the reads' full-graph DP
-    is small (at most 5e9 cells a CPU core, 1e12 on a GPU), or in global mode; seeded
+    is small (at most 5e9 cells a CPU core; on a GPU 0.4 s of its kernel at its rate for
+    that many reads, :func:`s2g.plan.small_exact`), or in global mode; seeded
     alignment otherwise. ``index``: seeded alignment's
     :class:`~s2g.index.SeedIndex` or the path of its file (``s2g index``); None: built in
     memory when seeded alignment runs. The same driver as ``s2g align``
@@ -69,7 +70,8 @@ def align(graph: FlatGraph, reads: ReadBatch, scoring: Scoring | None = None, mo
                          seeded=SeededOptions(index=os.fspath(path) if path else None),
                          pairs=pairs or None)
     cells = int(graph.n_bases) * int(reads.lengths().sum())   # the whole input: one batch
-    run = plan(graph, options, run_cells=cells, index=None if path else index)
+    run = plan(graph, options, run_cells=cells, index=None if path else index,
+               run_reads=reads.n_reads)
     return Aligner.from_plan(run).align(reads)
 
 

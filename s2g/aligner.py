@@ -243,7 +243,8 @@ class Aligner:
         from .variants import registry
         g = graph if graph is not None else self.graph_for(batch)
         return registry.pick_auto(lengths=batch.lengths(), n_cols=g.n_bases, mode=self.mode,
-                                  scoring=self.scoring)
+                                  scoring=self.scoring,
+                                  cpu_only=getattr(self.variant, "cpu_only", False))
 
     def _module(self, name):
         if name == self.variant:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import itertools
 import os
 import signal
 import sys
@@ -280,7 +279,7 @@ def _add_dask_opts(group):
 
 def cmd_align(args) -> int:
     from ._numba import start_cpu_target_soon
-    from .plan import cores, resolve_kernel
+    from .plan import cores, input_decides, resolve_kernel
 
     start_cpu_target_soon()
     _check_ranges(args)
@@ -299,9 +298,10 @@ def cmd_align(args) -> int:
         from .distributed import prepare
         prepare(args)               # distributed loading meanwhile; --dask local: in-process?
     options = run_options(args)
-    kernel = resolve_kernel(options.variant, options.traceback_on)   # fail before reading
+    kernel = (None if input_decides(options, getattr(args, "dask", None))   # auto, a GPU: the
+              else resolve_kernel(options.variant, options.traceback_on))   # input decides
     if args.batch_size is None:
-        args.batch_size = GPU_BATCH if kernel.device == "cuda" else BATCH
+        args.batch_size = GPU_BATCH if kernel is None or kernel.device == "cuda" else BATCH
     for path in (args.reads, args.reads2):
         if path is not None and path != "-" and not os.path.exists(path):
             raise S2GError(f"{path}: no such file")
@@ -407,22 +407,16 @@ def _align_inputs(args):
 
 def _align(args, out, options, kernel) -> int:
     from .config import settings as knobs
-    from .plan import plan
+    from .plan import choose_device, gpu_clearly, peek_input, plan, resolve_kernel
     from .reads import iter_read_batches
 
     t0 = time.perf_counter()
     dask = getattr(args, "dask", None)
+    sam = args.output_format != "gaf"
     pre = None
     if args.method != "exact" and not dask:
         from .index import index_path, preload_index    # read it while the graph parses
         pre = preload_index(args.index or index_path(args.graph))
-        if pre is not None and kernel.device == "cuda":
-            from .seeded import chains_gpu     # seeded on a GPU, most likely: its kernels
-            chains_gpu.preload()               # loaded meanwhile too (knob gpu_seeds)
-    sam = args.output_format != "gaf"
-    graph = _open_graph(args, options.scoring, options.mode,    # a FlatGraph, or a CyclicGraph
-                        keep_paths=sam)
-    spent = {"load graph": time.perf_counter() - t0}
     if options.pairs is not None:
         from .reads import iter_pair_batches
         batches = iter_pair_batches(args.reads, args.reads2, options.pairs.interleaved,
@@ -430,15 +424,20 @@ def _align(args, out, options, kernel) -> int:
     else:
         batches = iter_read_batches(args.reads, args.batch_size, qualities=sam,
                                     max_bases=knobs().batch_bases)
-    run_cells = None            # auto: the whole input's full-DP cells, when it is one batch
-    if args.method == "auto" and not dask and options.pairs is None:
-        first = next(batches, None)
-        if first is not None:
-            if getattr(first, "is_last", False):
-                run_cells = int(graph.n_bases) * int(first.lengths().sum())
-            batches = itertools.chain([first], batches)
+    run = None              # the whole input's size (auto: its method; with a GPU, its device)
+    if kernel is None or (args.method == "auto" and not dask and options.pairs is None):
+        batches, run = peek_input(batches, args.reads)
+    if kernel is None and gpu_clearly(run, options):    # CUDA started now, beside the graph
+        kernel = resolve_kernel(options.variant, options.traceback_on)
+    if pre is not None and kernel is not None and kernel.device == "cuda":
+        from .seeded import chains_gpu     # seeded on a GPU, most likely: its kernels
+        chains_gpu.preload()               # loaded meanwhile too (knob gpu_seeds)
+    graph = _open_graph(args, options.scoring, options.mode,    # a FlatGraph, or a CyclicGraph
+                        keep_paths=sam)
+    spent = {"load graph": time.perf_counter() - t0}
     say = None if args.quiet else (lambda msg: print(f"s2g: {msg}", file=sys.stderr))
-    run = plan(graph, options, run_cells, say, index=pre, kernel=kernel)   # seeded or exact
+    kernel = kernel or choose_device(graph, options, run, say)
+    run = plan(graph, options, None, say, index=pre, kernel=kernel, estimate=run)
     if run.seeded is not None:
         spent["index"] = time.perf_counter() - t0 - spent["load graph"]
         from .reads import ramp_batches          # smaller first and last batches (knob)

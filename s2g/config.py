@@ -59,6 +59,8 @@ KNOBS = (
     Knob("py_nodes", 30_000, int, "run",
          "graphs of at most this many nodes build their tables in Python, not compiled"),
     Knob("devpool", True, bool, "run", "reuse GPU buffers between batches"),
+    Knob("devpool_names", False, bool, "run",
+         "--timings: the largest GPU buffers by name (where device memory goes)"),
     Knob("per_thread_streams", True, bool, "compile",
          "each thread's GPU work on its own default stream (CUDA per-thread default "
          "streams), so a thread's copies wait for its own kernels, not every thread's"),

@@ -33,10 +33,30 @@ from .scoring import Mode, Scoring
 #: (3,000 GCUPS), 100,000 columns ~30 reads/s per CPU core; seeded alignment costs a few
 #: windows of a few hundred columns per read (README.md, "Seeded alignment").
 AUTO_SEEDED_COLUMNS = {"cuda": 1_000_000, "cpu": 100_000}
-#: ... unless the whole input is known (one batch) and its full-graph DP costs at most this
-#: many cells (graph columns x read bases; CPU: per thread, ~5 s at the simd kernel's ~1
-#: GCUPS a thread; GPU: ~0.4 s of the fast kernel): then full-graph DP, exact for every read
-AUTO_EXACT_CELLS = {"cuda": 1_000_000_000_000, "cpu": 5_000_000_000}
+#: ... unless the whole input is known (one batch) and its full-graph DP is cheap: on a CPU
+#: at most this many cells (graph columns x read bases) a thread (~5 s at the simd kernel's
+#: ~1 GCUPS a thread); on a GPU at most AUTO_EXACT_GPU_S seconds of the fast kernel at its
+#: rate for that many reads (:func:`exact_gpu_seconds`): then full-graph DP, exact for
+#: every read
+AUTO_EXACT_CELLS = {"cpu": 5_000_000_000}
+AUTO_EXACT_GPU_S = 0.4
+
+#: ``auto``'s device (issue #42: auto never picks the slower device). Measured on an NVIDIA
+#: H200 host (16 Intel vCPUs), 2026-12-04, each run a fresh ``s2g align`` process, the
+#: first N reads of a file (``bash bench/device_choice.sh``; bench/results/nvidia-h200/
+#: device_choice/): ``GPU_START_S``: seconds the GPU path's process spends beyond the CPU
+#: path's whatever the input (CUDA's import, driver and context, its kernels' loading);
+#: ``SEEDED_COSTS``: (read length, CPU thread-seconds a read, GPU-path seconds a read) of
+#: seeded alignment (150 bp: MHC, 1% errors, the slopes between 30,000 and 200,000 reads;
+#: 10 kbp: 5% errors, between 100 and 300 reads), log-log between the points;
+#: ``EXACT_CPU_CELL_S``: CPU thread-seconds a full-graph DP cell (simd, 1.5 GCUPS a
+#: thread); ``EXACT_GPU_CELLS_S``: the fast kernel's cells a second with at least
+#: ``EXACT_GPU_FULL_READS`` reads (fewer fill the GPU that much less).
+GPU_START_S = 0.75
+SEEDED_COSTS = ((150, 200e-6, 9.7e-6), (10_000, 0.2, 0.77e-3))
+EXACT_CPU_CELL_S = 6.8e-10
+EXACT_GPU_CELLS_S = 1.7e12
+EXACT_GPU_FULL_READS = 16_384
 
 METHODS = ("auto", "seeded", "exact")
 
@@ -169,7 +189,7 @@ def cores() -> int:
 
 
 def plan(graph, options: RunOptions, run_cells=None, say=None, index=None,
-         kernel: Kernel | None = None) -> Plan:
+         kernel: Kernel | None = None, run_reads=None, estimate=None) -> Plan:
     """The plan of a run on ``graph`` (a FlatGraph or a cyclic graph).
 
     ``run_cells``: the whole input's full-graph DP cells (graph columns x read bases) when
@@ -178,17 +198,22 @@ def plan(graph, options: RunOptions, run_cells=None, say=None, index=None,
     ``index``: a loaded :class:`~s2g.index.SeedIndex`, or
     :func:`~s2g.index.preload_index`'s future of the index file, or None (read, or built
     and saved, beside ``options.graph_path``; in memory without a path). ``kernel``:
-    :func:`resolve_kernel`'s result when the caller resolved it already."""
+    :func:`resolve_kernel`'s result when the caller resolved it already. ``run_reads``:
+    the reads of ``run_cells``. ``estimate``: the whole input's :class:`InputEstimate`
+    (``s2g align``), where it was counted: ``run_cells`` and ``run_reads``."""
     kernel = kernel or resolve_kernel(options.variant, options.traceback_on)
-    method = choose_method(graph, options, kernel.device, run_cells, say)
+    if estimate is not None and estimate.counted and run_cells is None:
+        run_cells, run_reads = int(graph.n_bases) * estimate.bases, estimate.reads
+    method = choose_method(graph, options, kernel.device, run_cells, say, run_reads)
     seeded = None if method == "exact" else seeded_aligner(graph, options, kernel, say, index)
     return Plan(graph, options, kernel, method, seeded)
 
 
-def choose_method(graph, options: RunOptions, device: str, run_cells=None, say=None) -> str:
+def choose_method(graph, options: RunOptions, device: str, run_cells=None, say=None,
+                  run_reads=None) -> str:
     """``"seeded"`` or ``"exact"``: ``options.method``, or for ``auto`` seeded alignment
     from :data:`AUTO_SEEDED_COLUMNS` graph columns up, except for a small input
-    (``run_cells`` within :data:`AUTO_EXACT_CELLS`, per thread on a CPU) and in global
+    (``run_cells`` over ``run_reads`` reads within :func:`small_exact`) and in global
     mode (seeded alignment does not run there); ``say`` gets the note of auto's choice
     on a large graph. ``-N`` without seeded alignment: a warning."""
     method = options.method
@@ -203,11 +228,9 @@ def choose_method(graph, options: RunOptions, device: str, run_cells=None, say=N
         return "seeded"
     if method == "auto":
         method = "seeded" if graph.n_bases >= AUTO_SEEDED_COLUMNS[device] else "exact"
-        budget = AUTO_EXACT_CELLS[device]
-        if device == "cpu":
-            budget *= options.threads or cores()
         why = "global mode" if options.mode == Mode.GLOBAL else None
-        if method == "seeded" and run_cells is not None and run_cells <= budget:
+        if method == "seeded" and run_cells is not None and small_exact(run_cells, run_reads,
+                                                                        device, options):
             method = "exact"
             if say:
                 say(f"{graph.n_bases:,} graph columns, a small input ({run_cells:,} "
@@ -224,6 +247,129 @@ def choose_method(graph, options: RunOptions, device: str, run_cells=None, say=N
         warnings.warn("-N/--secondary is ignored: secondary alignments come from seeded "
                       "alignment (--seeded)")
     return method
+
+
+def exact_gpu_seconds(cells, reads) -> float:
+    """Seconds of the fast kernel for ``cells`` of full-graph DP over ``reads`` reads: at
+    :data:`EXACT_GPU_CELLS_S`, scaled down where fewer than :data:`EXACT_GPU_FULL_READS`
+    reads leave the GPU partly idle (3 reads of 10 kbp on a 5 Mbp graph took 13.9 s, not
+    the 0.2 s of a full GPU: H200, 2026-12-04)."""
+    fill = min(1.0, max(int(reads or 1), 1) / EXACT_GPU_FULL_READS)
+    return float(cells) / (EXACT_GPU_CELLS_S * fill)
+
+
+def small_exact(run_cells, run_reads, device, options) -> bool:
+    """Whether the whole input's full-graph DP (``run_cells`` over ``run_reads`` reads) is
+    cheap enough for ``auto`` to choose it: :data:`AUTO_EXACT_CELLS` a thread on a CPU,
+    :data:`AUTO_EXACT_GPU_S` seconds on a GPU (:func:`exact_gpu_seconds`; ``run_reads``
+    None: one read, the least filled GPU)."""
+    if device == "cpu":
+        return run_cells <= AUTO_EXACT_CELLS["cpu"] * (options.threads or cores())
+    return exact_gpu_seconds(run_cells, run_reads) <= AUTO_EXACT_GPU_S
+
+
+class InputEstimate(NamedTuple):
+    """The whole input as far as it is known before aligning (:func:`estimate_input`)."""
+
+    reads: int              # reads (estimated unless ``counted``)
+    bases: int              # their bases
+    seeded_cpu: float       # seeded alignment's CPU thread-seconds (SEEDED_COSTS)
+    seeded_gpu: float       # its GPU path's seconds
+    counted: bool           # the input ended in the first batch: counted, not estimated
+
+
+def seeded_costs(lengths):
+    """(CPU thread-seconds, GPU seconds) of seeded alignment of reads of ``lengths``
+    (:data:`SEEDED_COSTS`, log-log between its points and along its slope beyond them)."""
+    import numpy as np
+    (l0, c0, g0), (l1, c1, g1) = SEEDED_COSTS
+    x = np.log(np.maximum(np.asarray(lengths, np.float64), 1.0) / l0) / np.log(l1 / l0)
+    x = np.maximum(x, np.log(1.0 / l0) / np.log(l1 / l0))
+    cpu = np.exp(np.log(c0) + x * np.log(c1 / c0))
+    gpu = np.exp(np.log(g0) + x * np.log(g1 / g0))
+    return float(cpu.sum()), float(gpu.sum())
+
+
+def estimate_input(first, size=None):
+    """The whole input from its first batch: counted where the input ended in it
+    (``is_last``), else scaled by the file's ``size`` over the bytes read for it
+    (``input_pos``, :func:`s2g.reads.input_position`); None where neither is known (standard
+    input, a pipe)."""
+    lengths = first.lengths()
+    if getattr(first, "is_last", False):
+        scale, counted = 1.0, True
+    else:
+        pos = getattr(first, "input_pos", None)
+        if not pos or not size:
+            return None
+        scale, counted = max(1.0, float(size) / float(pos)), False
+    cpu, gpu = seeded_costs(lengths)
+    return InputEstimate(int(round(len(lengths) * scale)), int(round(lengths.sum() * scale)),
+                         cpu * scale, gpu * scale, counted)
+
+
+def peek_input(batches, reads):
+    """(``batches`` with their first put back, :func:`estimate_input` of it or None) for
+    the reads file ``reads``."""
+    import itertools
+
+    from .reads import input_size
+    first = next(batches, None)
+    if first is None:
+        return iter(()), None
+    return itertools.chain([first], batches), estimate_input(first, input_size(reads))
+
+
+def input_decides(options: RunOptions, dask=None) -> bool:
+    """Whether ``auto``'s device waits for the input (:func:`choose_device`): the variant
+    and the traceback's place left to ``auto``, one process, single reads, and a CUDA
+    driver installed (without one the CPU is the only choice, and CUDA is never started)."""
+    from .variants import registry
+    return (options.variant == "auto" and options.traceback_on in ("auto", "cpu") and not dask
+            and options.pairs is None and not registry._no_driver())
+
+
+def gpu_clearly(run, options: RunOptions) -> bool:
+    """Before the graph is loaded: whether seeded alignment of ``run`` (an
+    :class:`InputEstimate`, None: size unknown) is the GPU's by :data:`SEEDED_COSTS`;
+    then ``s2g align`` starts CUDA and the seeding kernels' loading at once, beside the
+    graph's loading, as it did before the device waited for the input."""
+    threads = options.threads or cores()
+    return run is None or run.seeded_cpu / threads >= GPU_START_S + run.seeded_gpu
+
+
+def cpu_faster(graph, options: RunOptions, run, say=None) -> bool:
+    """Whether the CPU path would finish the whole input (``run``, an
+    :class:`InputEstimate`) before the GPU path with its start-up (:data:`GPU_START_S`),
+    each with the method ``auto`` takes there (:func:`choose_method`); ``say`` gets a note
+    when it would."""
+    threads = options.threads or cores()
+    cells = int(graph.n_bases) * run.bases
+    known = cells if run.counted else None
+    m_gpu = choose_method(graph, options, "cuda", known, run_reads=run.reads)
+    m_cpu = choose_method(graph, options, "cpu", known, run_reads=run.reads)
+    gpu_s = GPU_START_S + (run.seeded_gpu if m_gpu == "seeded"
+                           else exact_gpu_seconds(cells, run.reads))
+    cpu_s = (run.seeded_cpu if m_cpu == "seeded" else cells * EXACT_CPU_CELL_S) / threads
+    if cpu_s >= gpu_s:
+        return False
+    if say:
+        say(f"{'' if run.counted else '~'}{run.reads:,} reads: the CPU path ({threads} "
+            f"threads) should take ~{cpu_s:.1f} s, the GPU path ~{gpu_s:.1f} s with its "
+            "start-up; aligning on the CPU (--variant fast for the GPU)")
+    return True
+
+
+def choose_device(graph, options: RunOptions, run, say=None) -> Kernel:
+    """``auto``'s kernel where :func:`input_decides`: ``auto`` among the CPU variants when
+    :func:`cpu_faster` (CUDA is then never started: its start-up and exit are most of
+    what the GPU path loses on a small input), else the machine's default (``run`` None,
+    an input of unknown size: the default)."""
+    if run is None or not cpu_faster(graph, options, run, say):
+        return resolve_kernel(options.variant, options.traceback_on)
+    from .variants import registry
+    name = registry.pick_auto(cpu_only=True)
+    return Kernel(name, registry.get_variant(name), "cpu", False)
 
 
 def is_cyclic(graph) -> bool:

@@ -57,6 +57,9 @@ def _timings(args, aligner, st, dt, spent):
             + f"; first batch {st.first_batch_s or 0:.2f}",
             file=sys.stderr)
     print("s2g: memory: " + memory_report(st.profiles.get("devpool")), file=sys.stderr)
+    names = _pool_names()
+    if names:
+        print("s2g: GPU buffers by name, largest (MB): " + names, file=sys.stderr)
     busy = gpu_busy(st.profiles, span)
     if busy is not None:
         stages = "align and traceback stages'" if busy[2] else "align stage's"
@@ -114,6 +117,17 @@ def gpu_busy(profiles, span):
     t = span.get("traceback")       # the traceback stage's kernels (seeded long windows'
     end = max(a[1], t[1]) if t else a[1]    # chosen ones, traced in their bands) count too
     return k, end - a[0], bool(t and t[1] > a[1])
+
+
+def _pool_names(top: int = 16) -> str:
+    """The knob ``devpool_names``: the ``top`` largest device buffer names (the largest
+    one pool's buffer of each grew to), or '' (knob off, or no GPU buffers)."""
+    from .config import settings
+    mod = sys.modules.get("s2g.variants._devpool")
+    if not settings().devpool_names or mod is None or not mod.NAMES:
+        return ""
+    big = sorted(mod.NAMES.items(), key=lambda kv: -kv[1])[:top]
+    return ", ".join(f"{k} {v / 2**20:,.0f}" for k, v in big)
 
 
 def memory_report(devpool=None) -> str:

@@ -24,6 +24,9 @@ _COUNT = threading.Lock()
 #: (``--timings`` reports PEAK; buffers outside the pools, the graph's tables, are small)
 HELD = {"device": 0, "pinned": 0}
 PEAK = {"device": 0, "pinned": 0, "used": 0}
+#: per buffer name, the largest one pool's buffer of that name grew to (bytes; knob
+#: ``devpool_names`` prints them: where a run's device memory goes)
+NAMES: dict = {}
 _FLUSH = threading.Lock()
 
 
@@ -143,6 +146,7 @@ class DevicePool:
                 buf = cuda.device_array(size, dtype)
             self._bufs[name] = buf
             _account("device", None, buf)
+            NAMES[name] = max(NAMES.get(name, 0), _bytes(buf))
             _sample_used()
             self.allocations += 1
         return buf[:size]

@@ -174,13 +174,16 @@ def can_run(info: VariantInfo):
 class AutoName(str):
     """A variant name chosen by ``auto`` for no batch in particular (:func:`pick_auto`
     without a shape): it names the machine's default and marks the choice as ``auto``,
-    so an :class:`~s2g.aligner.Aligner` given it picks again for each batch's shape."""
+    so an :class:`~s2g.aligner.Aligner` given it picks again for each batch's shape.
+    ``cpu_only``: picked among the CPU variants (``auto`` chose the CPU path on a machine
+    with a GPU, :func:`s2g.plan.choose_device`)."""
 
     auto = True
+    cpu_only = False
 
 
 def pick_auto(n_reads=None, max_len=None, n_cols=None, *, lengths=None, mode=0,
-              scoring=None, threads=None) -> str:
+              scoring=None, threads=None, cpu_only=False) -> str:
     """The variant ``auto`` runs.
 
     Without a batch shape: the fastest registered variant this machine can run by rank
@@ -189,11 +192,15 @@ def pick_auto(n_reads=None, max_len=None, n_cols=None, *, lengths=None, mode=0,
     bases, or their ``lengths``; ``n_cols`` graph columns; ``mode``, ``scoring``: the
     lane type) on a machine whose choice is a CPU variant: ``simd`` or ``cpu``, whichever
     :func:`cpu_costs` says is faster for the batch (a GPU's choice is kept for every
-    shape).
+    shape). ``cpu_only``: among the CPU variants only (the name returned without a shape
+    says so: :attr:`AutoName.cpu_only`).
     """
-    best = max((v for v in REGISTRY.values() if v.auto and can_run(v)[0]), key=lambda v: v.rank)
+    best = max((v for v in REGISTRY.values() if v.auto and (v.device == "cpu" or not cpu_only)
+                and can_run(v)[0]), key=lambda v: v.rank)
     if lengths is None and n_reads is None:
-        return AutoName(best.name)
+        name = AutoName(best.name)
+        name.cpu_only = bool(cpu_only)
+        return name
     if best.device != "cpu" or best.name != "simd" or not REGISTRY["cpu"].auto:
         return best.name
     costs = cpu_costs(lengths if lengths is not None else [max_len or 0] * int(n_reads),

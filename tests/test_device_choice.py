@@ -1,0 +1,158 @@
+"""``auto``'s device (issue #42: auto never picks the slower device): on a machine with a
+GPU, ``s2g align`` estimates the whole input from its first batch and aligns on the CPU
+when the CPU path would finish before the GPU path with its start-up
+(:func:`s2g.plan.choose_device`; constants measured on an H200 host,
+``bench/device_choice.py``). Also the GPU's full-graph DP budget for small inputs, which
+now counts how full a few reads leave the GPU (:func:`s2g.plan.small_exact`).
+
+No GPU here: the rule is a pure function of the estimate, the graph and the options, and
+the command line runs under Numba's CUDA simulator, where ``auto`` is the GPU's ``fast``.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import s2g.plan as P
+from conftest import REPO
+from s2g.reads import ReadBatch
+from s2g.variants import registry
+
+GRAPH = SimpleNamespace(n_bases=10_677_144)      # the MHC graph's columns (both strands)
+
+
+def estimate(reads, length, counted=True):
+    cpu, gpu = P.seeded_costs(np.full(reads, length))
+    return P.InputEstimate(reads, reads * length, cpu, gpu, counted)
+
+
+def options(**kw):
+    return P.RunOptions(method="auto", threads=16, **kw)
+
+
+def test_seeded_costs_meet_the_measured_points_and_grow_with_length():
+    for length, cpu, gpu in P.SEEDED_COSTS:
+        c, g = P.seeded_costs([length])
+        assert c == pytest.approx(cpu) and g == pytest.approx(gpu)
+    lens = [50, 150, 1000, 5000, 10_000, 30_000]
+    costs = [P.seeded_costs([x]) for x in lens]
+    assert all(a[0] < b[0] and a[1] < b[1] for a, b in zip(costs, costs[1:]))
+    c2, g2 = P.seeded_costs([150, 150])
+    assert c2 == pytest.approx(2 * P.SEEDED_COSTS[0][1])
+
+
+def test_few_reads_go_to_the_cpu_with_a_note_and_a_cpu_auto_name():
+    said = []
+    k = P.choose_device(GRAPH, options(), estimate(3000, 150), said.append)
+    assert k.device == "cpu" and not k.tb_gpu
+    assert getattr(k.variant, "auto", False) and k.variant.cpu_only
+    assert registry.REGISTRY[str(k.variant)].device == "cpu"
+    assert len(said) == 1 and "aligning on the CPU" in said[0] and "3,000 reads" in said[0]
+    assert not P.gpu_clearly(estimate(3000, 150), options())
+
+
+def test_many_reads_are_the_gpus():
+    said = []
+    for n, length in ((1_000_000, 150), (1000, 10_000)):
+        run = estimate(n, length, False)
+        assert not P.cpu_faster(GRAPH, options(), run, said.append)
+        assert P.gpu_clearly(run, options())      # CUDA starts before the graph loads
+    assert said == []
+    assert P.gpu_clearly(None, options())         # size unknown (standard input): the GPU
+
+
+def test_the_break_even_moves_with_the_cpu_threads():
+    """The CPU path's estimate is per thread: 60,000 short reads are the CPU's on 16
+    threads, the GPU's on 2."""
+    run = estimate(60_000, 150)
+    assert P.cpu_faster(GRAPH, options(), run)
+    two = P.RunOptions(method="auto", threads=2)
+    assert not P.cpu_faster(GRAPH, two, run)
+
+
+def test_only_auto_with_a_gpu_driver_single_reads_one_process_waits_for_the_input(monkeypatch):
+    monkeypatch.setattr(registry, "_no_driver", lambda: False)
+    assert P.input_decides(options())
+    assert P.input_decides(options(traceback_on="cpu"))
+    assert not P.input_decides(options(variant="fast"))
+    assert not P.input_decides(options(variant="simd"))
+    assert not P.input_decides(options(traceback_on="gpu"))
+    assert not P.input_decides(options(), dask="local")
+    assert not P.input_decides(options(pairs=P.PairOptions()))
+    monkeypatch.setattr(registry, "_no_driver", lambda: True)
+    assert not P.input_decides(options())
+
+
+def test_a_small_graph_counts_full_graph_dp_on_both_devices():
+    """20 kbp graph (full-graph DP on both): 2,000 reads are the CPU's (0.1 s on 16
+    threads), 20,000 the GPU's (the CPU would take ~2 s); H200 host, 2026-12-04: 1.58 s
+    against 2.42, and 3.96 against 2.67 (bench/results/nvidia-h200/device_choice)."""
+    small = SimpleNamespace(n_bases=20_000)
+    assert P.cpu_faster(small, options(), estimate(2000, 150))
+    assert not P.cpu_faster(small, options(), estimate(20_000, 150))
+
+
+def test_the_gpu_exact_budget_counts_how_full_the_reads_leave_it():
+    """3 reads of 10 kbp on the 5.3 Mbp MHC graph: full-graph DP took 13.9 s on an H200
+    (the old rule, 1e12 cells at a full GPU's rate, chose it); 20,000 reads of 150 bp on
+    a 20 kbp graph fill the GPU and take ~0.03 s: full-graph DP."""
+    opts = options()
+    assert not P.small_exact(GRAPH.n_bases * 30_000, 3, "cuda", opts)
+    assert not P.small_exact(GRAPH.n_bases * 300 * 150, 300, "cuda", opts)
+    assert P.small_exact(20_000 * 20_000 * 150, 20_000, "cuda", opts)
+    assert P.small_exact(5_000_000_000 * 16, 1, "cpu", opts)
+    assert not P.small_exact(5_000_000_000 * 16 + 1, 1, "cpu", opts)
+
+
+def test_estimate_from_the_first_batch():
+    b = ReadBatch.from_sequences(["r1", "r2"], ["ACGT" * 30, "ACGT" * 40])
+    b.is_last = True
+    e = P.estimate_input(b, size=10 ** 9)
+    assert e.counted and e.reads == 2 and e.bases == 280
+    b.is_last = False
+    b.input_pos = 1000
+    e = P.estimate_input(b, size=4000)
+    assert not e.counted and e.reads == 8 and e.bases == 1120
+    assert e.seeded_cpu == pytest.approx(4 * P.seeded_costs(b.lengths())[0])
+    b.input_pos = None
+    assert P.estimate_input(b, size=4000) is None
+
+
+def test_cpu_only_auto_never_names_a_gpu_variant(monkeypatch):
+    """A machine where ``fast`` can run: ``auto`` names it, ``auto`` among the CPU
+    variants names ``simd`` or ``cpu``, for no shape and for every shape."""
+    real = registry.can_run
+    monkeypatch.setattr(registry, "can_run",
+                        lambda v: (True, "GPU") if v.device == "cuda" else real(v))
+    assert registry.pick_auto() == "fast"
+    name = registry.pick_auto(cpu_only=True)
+    assert name.cpu_only and registry.REGISTRY[str(name)].device == "cpu"
+    for n, length in ((1, 150), (5000, 150), (3, 20_000)):
+        got = registry.pick_auto(lengths=[length] * n, n_cols=20_000, cpu_only=True)
+        assert registry.REGISTRY[got].device == "cpu"
+
+
+def _sim_cli(*args):
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
+               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "s2g", *map(str, args)], capture_output=True,
+                          text=True, env=env, timeout=600, cwd=REPO)
+
+
+def test_cli_on_a_gpu_aligns_a_small_input_on_the_cpu(tmp_path):
+    """Under the CUDA simulator ``auto`` is the GPU's ``fast``; the bundled example's 200
+    reads are the CPU's: one note, and the GAF of ``--variant simd``."""
+    g, fq = REPO / "graphs" / "example.gfa", REPO / "graphs" / "example.fq"
+    p = _sim_cli("align", g, fq, "-o", tmp_path / "auto.gaf")
+    assert p.returncode == 0, p.stderr
+    notes = [ln for ln in p.stderr.splitlines() if "aligning on the CPU" in ln]
+    assert len(notes) == 1 and "200 reads" in notes[0], p.stderr
+    q = _sim_cli("align", g, fq, "-o", tmp_path / "simd.gaf", "--variant", "simd")
+    assert q.returncode == 0, q.stderr
+    assert (tmp_path / "auto.gaf").read_bytes() == (tmp_path / "simd.gaf").read_bytes()
+    assert "aligning on the CPU" not in q.stderr
