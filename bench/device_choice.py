@@ -58,9 +58,12 @@ def head_reads(src: str, n: int, dst: str) -> int:
     return got
 
 
-def auto_choice(timings: dict) -> str:
-    """Which path a run took, from its ``--timings`` (:func:`parse_timings`): ``gpu``
-    where its memory line reports GPU buffers, else ``cpu``."""
+def auto_choice(timings: dict, stderr: str = "") -> str:
+    """Which path a run took: ``cpu`` where s2g said it aligns on the CPU
+    (:func:`s2g.plan.cpu_faster`'s note), else ``gpu`` where its ``--timings`` memory line
+    (:func:`parse_timings`) reports GPU buffers, else ``cpu``."""
+    if "aligning on the CPU" in stderr:
+        return "cpu"
     return "gpu" if timings.get("gpu_peak_mb") else "cpu"
 
 
@@ -86,7 +89,7 @@ def run_case(name, graph, reads, counts, runs, timeout, extra, work, log):
                 continue
             t = parse_timings(res["stderr"])
             recs[k].append({"process_s": res["process_s"], "wall_s": t.get("wall_s"),
-                            "choice": auto_choice(t)})
+                            "choice": auto_choice(t, res["stderr"])})
         row = {"case": name, "count": got, "status": status}
         for k in which:
             if recs[k]:

@@ -40,6 +40,7 @@ EXPERIMENTS = {
     "gpu_windows": "seeded window stage: fast kernel windows, find mode and CPU, same reads",
     "devices": "s2g align on the GPU path, the CPU path and GraphAligner, same reads, one table",
     "scale_out": "s2g align --dask on clusters of 1, 2, 4 ... workers against one process",
+    "device_choice": "the GPU path, the CPU path and auto by read count (auto's device)",
 }
 
 

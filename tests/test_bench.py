@@ -133,7 +133,7 @@ def test_sass_tool_parses_listings_and_says_when_ptxas_is_missing(monkeypatch, t
 
 
 @pytest.mark.parametrize("name", ["seeded", "pairs", "golden", "long_reads", "long_windows",
-                                  "gpu_windows", "devices", "scale_out"])
+                                  "gpu_windows", "devices", "scale_out", "device_choice"])
 def test_s2g_bench_runs_each_experiment_module(name, capsys):
     """``s2g bench NAME --help``: the experiment's own options, under its s2g name."""
     from s2g.cli import main
@@ -185,6 +185,29 @@ def test_devices_bench_rows_and_table(tmp_path, capsys):
     assert "| cpu |" in capsys.readouterr().out
     ga.write_text("#!/bin/sh\nexit 3\n")
     assert main(argv[:-1] + [str(tmp_path / "out2")]) == 1
+
+
+def test_device_choice_bench_rows(tmp_path, capsys):
+    """``s2g bench device_choice``: the first N reads of a file, the CPU and auto rows (the
+    GPU row skipped without a GPU), each median of its runs, auto's path named, GAF
+    compared; ``head_reads`` of FASTQ and FASTA."""
+    import json
+    from bench.device_choice import head_reads
+    from s2g.cli import main
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    fq = os.path.join(repo, "graphs", "example.fq")
+    assert head_reads(fq, 3, str(tmp_path / "h.fq")) == 3
+    assert open(tmp_path / "h.fq").read() == "".join(open(fq).readlines()[:12])
+    (tmp_path / "a.fa").write_text(">a\nAC\nGT\n>b\nGG\n>c\nT\n")
+    assert head_reads(str(tmp_path / "a.fa"), 2, str(tmp_path / "h.fa")) == 2
+    assert open(tmp_path / "h.fa").read() == ">a\nAC\nGT\n>b\nGG\n"
+    assert main(["bench", "device_choice", "--case",
+                 f"ex:{os.path.join(repo, 'graphs', 'example.gfa')}:{fq}:20", "--runs", "1",
+                 "--out", str(tmp_path / "out")]) == 0
+    row = json.load(open(tmp_path / "out" / "device_choice.json"))["rows"][0]
+    assert row["status"] == "ok" and row["count"] == 20 and row["gaf_identical"]
+    assert row["cpu"]["process_s"] > 0 and row["auto"]["choice"] == ["cpu"]
+    assert "| ex | 20 |" in capsys.readouterr().out
 
 
 def test_scale_out_bench_table(tmp_path, capsys):
