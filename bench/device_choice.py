@@ -18,18 +18,15 @@ bench/results/<device>/device_choice/).
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import shlex
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 
 from . import harness
-from .devices import _gpu_available, _opener, _same
+from .devices import _gpu_available, _opener, _same, run_meta, split_extra
 from .long_reads import parse_timings, run_cli
 
 ROWS = {"gpu": ["--variant", "fast"], "cpu": ["--variant", "simd"], "auto": []}
@@ -122,11 +119,7 @@ HEADER = ("| case | reads | gpu process s (s2g wall) | cpu | auto | faster | aut
 
 
 def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    extra = []
-    if "--" in argv:
-        k = argv.index("--")
-        argv, extra = argv[:k], argv[k + 1:]
+    argv, extra = split_extra(argv)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--case", action="append", required=True,
@@ -146,19 +139,7 @@ def main(argv=None) -> int:
             if not os.path.isfile(p):
                 ap.error(f"{p}: no such file")
         cases.append((name, graph, reads, [int(c) for c in counts.split(",")]))
-    meta = {"cpu": f"{harness.cpu_name()} ({os.cpu_count()} threads)",
-            "commit": harness.git_commit(), "nvidia_smi": None,
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "command": "python -m bench.device_choice " + shlex.join(argv + (["--"] + extra if extra else []))}
-    try:
-        p = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
-                           capture_output=True, text=True, timeout=30)
-        if p.returncode == 0 and p.stdout.strip():
-            meta["nvidia_smi"] = p.stdout.strip().splitlines()[0]
-    except (OSError, subprocess.SubprocessError):
-        pass
-    slug = (harness._slug(meta["nvidia_smi"]) if meta["nvidia_smi"]
-            else "cpu-" + harness._slug(harness.cpu_name()))
+    meta, slug = run_meta("device_choice", argv, extra)
     out = args.out or os.path.join(harness.REPO, "bench", "results", slug, "device_choice")
     os.makedirs(out, exist_ok=True)
     work = args.work or tempfile.mkdtemp(prefix="s2g-choice-")

@@ -75,6 +75,37 @@ def _count_reads(path: str) -> int:
         return sum(1 for line in fh if line.startswith(">"))
 
 
+def run_meta(name, argv, extra):
+    """(meta, slug) of a run of ``python -m bench.NAME ARGV [-- EXTRA]``: the GPU's name
+    (nvidia-smi; None without one), the CPU, commit, date and command; the results
+    folder's device slug."""
+    meta = {"nvidia_smi": None, "cpu": f"{harness.cpu_name()} ({os.cpu_count()} threads)",
+            "commit": harness.git_commit(),
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "command": f"python -m bench.{name} "
+                       + shlex.join(argv + (["--"] + extra if extra else []))}
+    try:
+        p = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                           capture_output=True, text=True, timeout=30)
+        if p.returncode == 0 and p.stdout.strip():
+            meta["nvidia_smi"] = p.stdout.strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError):
+        pass
+    meta["device"] = meta["nvidia_smi"] or "cpu"
+    slug = (harness._slug(meta["nvidia_smi"]) if meta["nvidia_smi"]
+            else "cpu-" + harness._slug(harness.cpu_name()))
+    return meta, slug
+
+
+def split_extra(argv):
+    """(own options, the ``s2g align`` options after ``--``)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--" in argv:
+        k = argv.index("--")
+        return argv[:k], argv[k + 1:]
+    return argv, []
+
+
 def _gpu_available() -> bool:
     try:
         from s2g.variants.registry import cuda_available
@@ -160,11 +191,7 @@ def markdown(doc) -> str:
 
 
 def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    extra = []
-    if "--" in argv:
-        k = argv.index("--")
-        argv, extra = argv[:k], argv[k + 1:]
+    argv, extra = split_extra(argv)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--graph", required=True, help="GFA")
@@ -188,19 +215,7 @@ def main(argv=None) -> int:
         if not os.path.isfile(p):
             ap.error(f"{p}: no such file")
     rows = [r.strip() for r in args.rows.split(",") if r.strip()]
-    meta = {"nvidia_smi": None, "cpu": f"{harness.cpu_name()} ({os.cpu_count()} threads)",
-            "commit": harness.git_commit(),
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "command": "python -m bench.devices " + shlex.join(argv + (["--"] + extra if extra else []))}
-    try:
-        p = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
-                           capture_output=True, text=True, timeout=30)
-        meta["nvidia_smi"] = p.stdout.strip().splitlines()[0] if p.returncode == 0 and p.stdout.strip() else None
-    except (OSError, subprocess.SubprocessError):
-        pass
-    meta["device"] = meta["nvidia_smi"] or "cpu"
-    slug = (harness._slug(meta["nvidia_smi"]) if meta["nvidia_smi"]
-            else "cpu-" + harness._slug(harness.cpu_name()))
+    meta, slug = run_meta("devices", argv, extra)
     out = args.out or os.path.join(harness.REPO, "bench", "results", slug, "devices")
     os.makedirs(out, exist_ok=True)
     work = args.work or tempfile.mkdtemp(prefix="s2g-devices-")
