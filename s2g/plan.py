@@ -354,8 +354,8 @@ def cpu_faster(graph, options: RunOptions, run, say=None) -> bool:
     if cpu_s >= gpu_s:
         return False
     if say:
-        say(f"{'' if run.counted else '~'}{run.reads:,} reads: the CPU path ({threads} "
-            f"threads) should take ~{cpu_s:.1f} s, the GPU path ~{gpu_s:.1f} s with its "
+        say(f"{'' if run.counted else '~'}{run.reads:,} reads: the CPU ({threads} threads) "
+            f"should align them in ~{cpu_s:.1f} s, the GPU in ~{gpu_s:.1f} s counting its "
             "start-up; aligning on the CPU (--variant fast for the GPU)")
     return True
 
