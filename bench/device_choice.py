@@ -2,7 +2,7 @@
 path), ``--variant simd`` (every CPU thread) and the default (``auto``) on the first N
 reads of a file, N over a range, each run a fresh process as a user runs it. The
 measurements behind ``auto``'s device choice (issue #42: "auto never picks the slower
-device"; :data:`s2g.plan.DEVICE_COSTS`).
+device"; :data:`s2g.plan.GPU_START_S`, ``SEEDED_COSTS``, ``EXACT_*``).
 
     python -m bench.device_choice --case mhc:MHC.gfa:mhc200k.fq.gz:100,1000,10000,50000 \
         --case long:MHC.gfa:long10k.fq:3,10,30,100 [--runs 3] [--out DIR] [-- ALIGN OPTIONS]

@@ -146,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = p.add_argument_group("run")
     r.add_argument("--batch-size", type=int, default=None,
                    help=f"reads per batch (bounds memory; default {BATCH:,}, {GPU_BATCH:,} with a "
-                        "GPU variant; a batch also ends at 25 Mbp, knob batch_bases)")
+                        "GPU; a batch also ends at 25 Mbp, knob batch_bases)")
     r.add_argument("--no-traceback", action="store_true",
                    help="score only: GAF no-hit columns with AS:i (much faster on CPU)")
     r.add_argument("--max-traceback-cells", type=int, default=1 << 31,
@@ -425,10 +425,9 @@ def _align(args, out, options, kernel) -> int:
         batches = iter_read_batches(args.reads, args.batch_size, qualities=sam,
                                     max_bases=knobs().batch_bases)
     run = None              # the whole input's size (auto: its method; with a GPU, its device)
-    if kernel is None or (args.method == "auto" and not dask and options.pairs is None):
+    if kernel is None:      # auto with a GPU driver: read first; CUDA starts now if it is clear
         batches, run = peek_input(batches, args.reads)
-    if kernel is None and gpu_clearly(run, options):    # CUDA started now, beside the graph
-        kernel = resolve_kernel(options.variant, options.traceback_on)
+        kernel = resolve_kernel(*options.kernel_args) if gpu_clearly(run, options) else None
     if pre is not None and kernel is not None and kernel.device == "cuda":
         from .seeded import chains_gpu     # seeded on a GPU, most likely: its kernels
         chains_gpu.preload()               # loaded meanwhile too (knob gpu_seeds)
@@ -436,6 +435,8 @@ def _align(args, out, options, kernel) -> int:
                         keep_paths=sam)
     spent = {"load graph": time.perf_counter() - t0}
     say = None if args.quiet else (lambda msg: print(f"s2g: {msg}", file=sys.stderr))
+    if run is None and args.method == "auto" and not dask and options.pairs is None:
+        batches, run = peek_input(batches, args.reads)   # a small input: full-graph DP
     kernel = kernel or choose_device(graph, options, run, say)
     run = plan(graph, options, None, say, index=pre, kernel=kernel, estimate=run)
     if run.seeded is not None:

@@ -126,6 +126,11 @@ class RunOptions:
     max_read_len: int | None = None
     pairs: PairOptions | None = None
 
+    @property
+    def kernel_args(self):
+        """(variant, traceback_on): :func:`resolve_kernel`'s arguments."""
+        return self.variant, self.traceback_on
+
     def __post_init__(self):
         object.__setattr__(self, "mode", Mode.parse(self.mode))
         if self.method not in METHODS:
@@ -290,19 +295,26 @@ def seeded_costs(lengths):
     return float(cpu.sum()), float(gpu.sum())
 
 
+#: bytes a reader may have read past the records it parsed (its buffers: ~128 KiB plain,
+#: ~512 KiB gzip, measured 2026-12-04): :func:`estimate_input` scales by the bytes read less
+#: this, so a compressed file's estimate errs high (towards the GPU, the default), and a
+#: first batch within twice this is too small to scale from
+READ_AHEAD = 512 << 10
+
+
 def estimate_input(first, size=None):
     """The whole input from its first batch: counted where the input ended in it
     (``is_last``), else scaled by the file's ``size`` over the bytes read for it
-    (``input_pos``, :func:`s2g.reads.input_position`); None where neither is known (standard
-    input, a pipe)."""
+    (``input_pos``, :func:`s2g.reads.input_position`, less :data:`READ_AHEAD`); None where
+    neither is known (standard input past one batch, a pipe) or the batch is too small."""
     lengths = first.lengths()
     if getattr(first, "is_last", False):
         scale, counted = 1.0, True
     else:
         pos = getattr(first, "input_pos", None)
-        if not pos or not size:
+        if not pos or not size or pos < 2 * READ_AHEAD:
             return None
-        scale, counted = max(1.0, float(size) / float(pos)), False
+        scale, counted = max(1.0, float(size) / float(pos - READ_AHEAD)), False
     cpu, gpu = seeded_costs(lengths)
     return InputEstimate(int(round(len(lengths) * scale)), int(round(lengths.sum() * scale)),
                          cpu * scale, gpu * scale, counted)
@@ -315,8 +327,8 @@ def peek_input(batches, reads):
 
     from .reads import input_size
     first = next(batches, None)
-    if first is None:
-        return iter(()), None
+    if first is None:                   # no reads: nothing for CUDA to do
+        return iter(()), InputEstimate(0, 0, 0.0, 0.0, True)
     return itertools.chain([first], batches), estimate_input(first, input_size(reads))
 
 
@@ -329,13 +341,23 @@ def input_decides(options: RunOptions, dask=None) -> bool:
             and options.pairs is None and not registry._no_driver())
 
 
+def threads_of(options: RunOptions) -> int:
+    """The CPU threads a run aligns with: ``--threads``, else the cores here within
+    Numba's thread count (NUMBA_NUM_THREADS)."""
+    if options.threads:
+        return int(options.threads)
+    from numba import config
+    return max(1, min(cores(), int(config.NUMBA_NUM_THREADS)))
+
+
 def gpu_clearly(run, options: RunOptions) -> bool:
     """Before the graph is loaded: whether seeded alignment of ``run`` (an
     :class:`InputEstimate`, None: size unknown) is the GPU's by :data:`SEEDED_COSTS`;
-    then ``s2g align`` starts CUDA and the seeding kernels' loading at once, beside the
-    graph's loading, as it did before the device waited for the input."""
-    threads = options.threads or cores()
-    return run is None or run.seeded_cpu / threads >= GPU_START_S + run.seeded_gpu
+    then ``s2g align`` starts CUDA before loading the graph, and the seeding kernels load
+    beside it, as before the device waited for the input. (A graph under
+    :data:`AUTO_SEEDED_COLUMNS` columns then gets full-graph DP on the GPU, as before,
+    where :func:`cpu_faster` might have chosen the CPU's seeded alignment.)"""
+    return run is None or run.seeded_cpu / threads_of(options) >= GPU_START_S + run.seeded_gpu
 
 
 def cpu_faster(graph, options: RunOptions, run, say=None) -> bool:
@@ -343,20 +365,25 @@ def cpu_faster(graph, options: RunOptions, run, say=None) -> bool:
     :class:`InputEstimate`) before the GPU path with its start-up (:data:`GPU_START_S`),
     each with the method ``auto`` takes there (:func:`choose_method`); ``say`` gets a note
     when it would."""
-    threads = options.threads or cores()
+    threads = threads_of(options)
     cells = int(graph.n_bases) * run.bases
     known = cells if run.counted else None
-    m_gpu = choose_method(graph, options, "cuda", known, run_reads=run.reads)
-    m_cpu = choose_method(graph, options, "cpu", known, run_reads=run.reads)
+    with warnings.catch_warnings():         # choose_method's own warnings: plan() gives them
+        warnings.simplefilter("ignore")
+        m_gpu = choose_method(graph, options, "cuda", known, run_reads=run.reads)
+        m_cpu = choose_method(graph, options, "cpu", known, run_reads=run.reads)
     gpu_s = GPU_START_S + (run.seeded_gpu if m_gpu == "seeded"
                            else exact_gpu_seconds(cells, run.reads))
     cpu_s = (run.seeded_cpu if m_cpu == "seeded" else cells * EXACT_CPU_CELL_S) / threads
     if cpu_s >= gpu_s:
         return False
-    if say:
-        say(f"{'' if run.counted else '~'}{run.reads:,} reads: the CPU ({threads} threads) "
-            f"should align them in ~{cpu_s:.1f} s, the GPU in ~{gpu_s:.1f} s counting its "
-            "start-up; aligning on the CPU (--variant fast for the GPU)")
+    if say and run.reads:
+        def secs(x):
+            return f"~{x:.1f} s" if x >= 0.1 else "under 0.1 s"
+        say(f"{'' if run.counted else '~'}{run.reads:,} reads: the CPU ({threads} thread"
+            f"{'s' if threads > 1 else ''}) should align them in {secs(cpu_s)}, the GPU in "
+            f"{secs(gpu_s)} counting its start-up; aligning on the CPU (--variant fast for "
+            "the GPU)")
     return True
 
 

@@ -115,12 +115,31 @@ def test_estimate_from_the_first_batch():
     e = P.estimate_input(b, size=10 ** 9)
     assert e.counted and e.reads == 2 and e.bases == 280
     b.is_last = False
-    b.input_pos = 1000
-    e = P.estimate_input(b, size=4000)
+    ra = P.READ_AHEAD                  # the reader's buffers: scaled by the bytes less them
+    b.input_pos = 3 * ra
+    e = P.estimate_input(b, size=8 * ra)
     assert not e.counted and e.reads == 8 and e.bases == 1120
     assert e.seeded_cpu == pytest.approx(4 * P.seeded_costs(b.lengths())[0])
-    b.input_pos = None
-    assert P.estimate_input(b, size=4000) is None
+    b.input_pos = 2 * ra - 1            # within the read-ahead: too little to scale from
+    assert P.estimate_input(b, size=8 * ra) is None
+    b.input_pos = None                  # a pipe
+    assert P.estimate_input(b, size=8 * ra) is None
+
+
+def test_an_empty_input_never_starts_cuda_and_says_nothing():
+    batches, run = P.peek_input(iter(()), "-")
+    assert list(batches) == [] and run.counted and run.reads == 0
+    said = []
+    assert not P.gpu_clearly(run, options())
+    assert P.choose_device(GRAPH, options(), run, said.append).device == "cpu"
+    assert said == []
+
+
+def test_threads_are_numbas_within_the_cores(monkeypatch):
+    from numba import config
+    monkeypatch.setattr(config, "NUMBA_NUM_THREADS", 1)
+    assert P.threads_of(P.RunOptions()) == 1
+    assert P.threads_of(P.RunOptions(threads=3)) == 3
 
 
 def test_cpu_only_auto_never_names_a_gpu_variant(monkeypatch):
