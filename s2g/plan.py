@@ -354,10 +354,17 @@ def gpu_clearly(run, options: RunOptions) -> bool:
     """Before the graph is loaded: whether seeded alignment of ``run`` (an
     :class:`InputEstimate`, None: size unknown) is the GPU's by :data:`SEEDED_COSTS`;
     then ``s2g align`` starts CUDA before loading the graph, and the seeding kernels load
-    beside it, as before the device waited for the input. (A graph under
-    :data:`AUTO_SEEDED_COLUMNS` columns then gets full-graph DP on the GPU, as before,
-    where :func:`cpu_faster` might have chosen the CPU's seeded alignment.)"""
-    return run is None or run.seeded_cpu / threads_of(options) >= GPU_START_S + run.seeded_gpu
+    beside it, as before the device waited for the input. Not for a GFA file too small to
+    hold :data:`AUTO_SEEDED_COLUMNS` columns (at most 2 a byte, both strands): the GPU
+    would run full-graph DP there, which :func:`cpu_faster` weighs once the (small) graph
+    is loaded. (A larger file of fewer columns, paths mostly, is taken as seeded.)"""
+    if run is None:
+        return True
+    path = options.graph_path
+    if path and not path.endswith((".gz", ".bgz")) and os.path.isfile(path) and \
+            2 * os.path.getsize(path) < AUTO_SEEDED_COLUMNS["cuda"]:
+        return False
+    return run.seeded_cpu / threads_of(options) >= GPU_START_S + run.seeded_gpu
 
 
 def cpu_faster(graph, options: RunOptions, run, say=None) -> bool:

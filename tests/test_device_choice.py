@@ -175,3 +175,16 @@ def test_cli_on_a_gpu_aligns_a_small_input_on_the_cpu(tmp_path):
     assert q.returncode == 0, q.stderr
     assert (tmp_path / "auto.gaf").read_bytes() == (tmp_path / "simd.gaf").read_bytes()
     assert "aligning on the CPU" not in q.stderr
+
+
+def test_a_small_gfa_waits_for_its_graph(tmp_path):
+    """A GFA file too small for 1,000,000 columns: the GPU would run full-graph DP there,
+    so the device is decided once the graph is loaded (cpu_faster weighs both methods);
+    a larger file with many reads starts the GPU at once."""
+    run = estimate(1_000_000, 150, False)
+    small = P.RunOptions(method="auto", threads=16, graph_path=str(REPO / "graphs" / "example.gfa"))
+    assert not P.gpu_clearly(run, small)
+    big = tmp_path / "big.gfa"
+    big.write_bytes(b"#" * 600_000)
+    assert P.gpu_clearly(run, P.RunOptions(method="auto", threads=16, graph_path=str(big)))
+    assert P.gpu_clearly(None, small)           # size unknown: the GPU, as before
