@@ -21,6 +21,13 @@ from .config import compile_time
 
 #: read when the decorators run (s2g/config.py: *compile* knobs)
 NJIT = dict(cache=not compile_time("no_cache"), nogil=True)
+#: for small kernels called in hot loops that allocate nothing: compiled without Numba's
+#: runtime, so their array arguments are not reference-counted. Numba increfs an
+#: argument at entry (an atomic add; and decrefs it at exit) wherever its pruning pass
+#: cannot prove the pair useless (loops with early exits, calls): 16 atomics a call of
+#: the pruned pass's deletion chain, called per 512-column chunk of every row, were ~30%
+#: of the CPU long-read windows' time (perf, 2-core EPYC VM, 2026-12-04).
+NJIT_NORC = dict(NJIT, _nrt=False)
 PARALLEL = dict(NJIT, parallel=True)
 
 

@@ -138,6 +138,9 @@ KNOBS = (
     Knob("prune_min_len", 1000, int, "run",
          "CPU windows of reads of at least this many bases compute only the cells that can "
          "still hold the optimum (score bounds; exact; s2g/variants/pruned.py); 0: never"),
+    Knob("prune_hits", True, bool, "run",
+         "pruned CPU windows bound a read suffix by the fewest error positions its "
+         "q-grams missing from the window need (0: by their count over q, looser)"),
     Knob("tb_prune_band", True, bool, "run",
          "the CPU traceback of a pruned window computes only the rows its scoring pass "
          "kept (0: its slack band alone)"),

@@ -52,6 +52,7 @@ from ..window import align_windows_ref, check_mode
 from ..dp import F_EXT, LOCAL
 from .pruned_rows import (BIG_ROW, _row_chain, _row_direct, _row_keep, _row_tail, live_chunk,
                           mark_chunks, skip_chunk)
+from .pruned_seeds import fresh_limits, seed_columns
 from .pruned_walk import (D_START, EK_START, INS_C, MAX_RECORD, _row_direct_rec, dir_byte, grown,
                           merge_diag, new_record, recordable, walk_buffers, walked,
                           walk as walk_back)
@@ -84,6 +85,11 @@ XBAND = 64
 #: threshold at the optimum kept 12-16% of the cells, ~0.6x striped's time, and finding
 #: it took 3-4 passes: 2.4x slower than striped)
 MIN_RATIO = 0.84
+#: the same three for :func:`hit_bounds` (knob ``prune_hits``), which sees more of the
+#: errors: r 0.85-0.87 at 5% errors, 0.81-0.82 at 7.5%, 0.77-0.78 at 10% (MHC, 10 kbp)
+HIT_MARGIN_PER_KB = 30
+HIT_RATIO_AT_MIN_MARGIN = 0.86
+HIT_MIN_RATIO = 0.79
 #: a window's passes may compute at most this share of its cells; past it the window
 #: runs striped (:mod:`s2g.variants.striped`, ~0.7 ns a cell against ~3 here: where the
 #: bound is loose, at 10% errors, pruning kept ~70% of the lead windows' cells and ran
@@ -155,6 +161,86 @@ def qgram_penalty(scoring) -> float:
     return min(a + b, o + e, QGRAM * (a + e)) / QGRAM
 
 
+def bound_costs(scoring):
+    """``pen`` of :func:`align_window`: (:func:`qgram_penalty`, :func:`hit_cost`), the
+    second 0.0 where knob ``prune_hits`` is off (the q-gram count bound)."""
+    from ..config import settings
+    return (qgram_penalty(scoring), hit_cost(scoring) if settings().prune_hits else 0.0)
+
+
+def hit_cost(scoring) -> float:
+    """The least an error event costs against a perfect score per read position it must
+    be given in :func:`hit_bounds`: a substitution ``a + b`` (one position), a deletion
+    ``o + e L`` (one point between two positions, taken as the one before it), an
+    insertion of ``L`` bases ``o + (a + e) L`` (``min(L, ceil((L - 1) / q) + 1)``
+    positions hit every q-gram it touches: the least per position is at ``L = 1``, ``2``
+    or per ``q`` bases)."""
+    a, b, o, e = scoring.as_tuple()
+    return float(min(a + b, o + e, o + a + e, (o + 2 * (a + e)) / 2, QGRAM * (a + e)))
+
+
+@numba.njit(**NJIT)
+def hit_bounds(q, bits, have_bits, a, h, qg):
+    """``U[i]`` as :func:`suffix_bounds`, tighter: the read q-grams spelled nowhere in the
+    window are intervals of ``qg`` read positions, and an alignment of read bases ``i..``
+    matches none of them exactly, so each holds a position of one of its error events
+    (a mismatch, an inserted base, the base before a deletion). The fewest positions that
+    hit every such interval inside ``[i, m)`` (intervals: greedy from the right, taking the
+    start of the latest interval not yet hit, is optimal) times ``h`` (:func:`hit_cost`:
+    no event costs less a position it needs) is what the bases ``i..m-1`` lose against
+    ``a`` each. Errors closer than ``qg`` (counted twice here, ~once by the q-gram count)
+    and q-gram shares (an error touching q of them costs its whole price once) make it
+    tighter than :func:`suffix_bounds`; 100 MHC 10 kbp reads: docs/variants.md.
+
+    Local mode (an alignment may stop at read base ``t``): the hits ``HS(i, m)`` are at
+    most ``HS(i, t) + HS(t - qg + 1, m)`` (the intervals not inside ``[i, t)`` start at
+    ``t - qg + 1`` or later), so ``a (t - i) - h HS(i, t) <= a t - a i - h HS(i, m) + h
+    HS(t - qg + 1, m)``; ``U[i]`` takes the largest over ``t`` (a suffix maximum), which
+    holds for semiglobal and global alignments (``t = m``) too."""
+    m = len(q)
+    U = np.empty(m + 1, np.int64)
+    if not have_bits:
+        for i in range(m + 1):
+            U[i] = a * (m - i)
+        return U
+    miss = np.zeros(m, np.bool_)         # the q-gram starting at base k is spelled nowhere
+    mask = (np.int64(1) << (2 * qg)) - 1
+    key = np.int64(0)
+    good = 0
+    for k in range(m):
+        c = q[k]
+        if c < 4:
+            key = ((key << 2) | c) & mask
+            good += 1
+        else:
+            good = 0
+        if k >= qg - 1:
+            if good < qg or not ((bits[key >> 6] >> np.uint64(key & 63)) & np.uint64(1)):
+                miss[k - qg + 1] = True
+    hs = np.zeros(m + 1, np.int64)       # HS(i, m): the greedy's hits over starts >= i
+    last = np.int64(m + qg)
+    n = np.int64(0)
+    for i in range(m - 1, -1, -1):
+        if miss[i] and last > i + qg - 1:
+            n += 1
+            last = i
+        hs[i] = n
+    # SM[x] = max over t in [x, m] of a t + h HS(t - qg + 1, m)
+    sm = np.empty(m + 1, np.float64)
+    run = -np.inf
+    for t in range(m, -1, -1):
+        run = max(run, a * t + h * hs[max(t - qg + 1, 0)])
+        sm[t] = run
+    U[m] = 0
+    for i in range(m - 1, -1, -1):
+        u = np.int64(a * min(qg - 1, m - i))          # stopping before any whole q-gram
+        if i + qg - 1 <= m:
+            u = max(u, np.int64(math.ceil(sm[i + qg - 1] - a * i - h * hs[i] - 1e-9)))
+        # non-increasing in i, as suffix_bounds (an alignment may start past base i)
+        U[i] = max(min(np.int64(a * (m - i)), u), U[i + 1])
+    return U
+
+
 @numba.njit(**NJIT)
 def suffix_bounds(q, bits, have_bits, a, pen, qg):
     """``U[i]`` (``i = 0..m``): an upper bound on the score the read's bases ``i..m-1``
@@ -196,9 +282,11 @@ def suffix_bounds(q, bits, have_bits, a, pen, qg):
 
 
 @numba.njit(**NJIT)
-def pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows, budget, rec, xdrop):
+def pruned_window(q, lo, hi, base, lay, bnd, T, mode, sc, bufs, rows, budget, rec, xdrop):
     """Best (score, i, j) of read ``q`` in columns ``[lo, hi)`` over the cells kept at
     threshold ``T`` (module doc), ``sc`` = (a, b, o, e), and the number of cells computed.
+    ``bnd`` = (U, L, h): the suffix bounds, and in local mode the seeds' last columns
+    and the hit cost of :mod:`.pruned_seeds` (``L`` empty: whole rows for fresh starts).
     ``bufs``: six int32 arrays (H and F of two rows, E, H0) of at least ``hi - lo``
     columns, every one NEG_INF (left so). ``rows`` = (rlo, rhi), int32 of ``hi - lo``: set to each column's first and
     last kept row (row 0 where a kept row-1 cell reads the column; ``BIG_ROW``/-1 where
@@ -215,6 +303,7 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows, budget, rec,
     (its arrays may have grown). ``xdrop > 0``: an X-drop pass (:data:`XDROP`), not
     exact: its best is a real alignment's score, a lower bound on the window's."""
     prev, ep_ptr, ep_idx, reach, ent, walk, wmax = lay
+    U, L, hc = bnd
     a, b, o, e = sc
     Ha, Hb, Fa, Fb, Ec, H0 = bufs
     on, D, EK, roff, rclo, rcn, eoff = rec
@@ -237,10 +326,22 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows, budget, rec,
     if U[0] < T:
         return best, bi, bj, cells, rec
     negw = -wmax
+    jm = np.empty(m + 1, np.int64)            # fresh starts' last column, the bound past it
+    u2 = np.empty(m + 1, np.int64)
+    if loc and len(L) > 0:
+        fresh_limits(L, U, T, np.int64(a), hc, QGRAM, np.int64(W), jm, u2)
+    else:
+        jm[:] = W - 1
+        u2[:] = U
     # row 0: H = 0 everywhere (local and semiglobal), E = F = -inf; kept: all
     for c in range(W):
         Ha[c] = 0
     plo, phi, pdr = np.int64(0), np.int64(W - 1), np.int64(W - 1)
+    if jm[0] < W - 1:                         # row 0's fresh starts that can count
+        phi = jm[0]
+        pdr = np.int64(-1)
+        for c in range(phi + 1):
+            pdr = max(pdr, reach[c])
     # per CHUNK-column chunk: the last row it kept a cell in (row 0: all), and the row
     # whose kept cells each buffer (Ha/Fa, Hb/Fb; Ec) may hold (-1: -inf only)
     nG = (W + CHUNK - 1) // CHUNK
@@ -267,7 +368,11 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows, budget, rec,
         else:
             full = max(phv + a, pev) + ui >= T
         if full:
-            jlo, lim0 = np.int64(0), np.int64(W - 1)
+            # fresh starts up to jm (kept row i - 1 cells, theirs among them, reach past it)
+            fl = jm[i] if ui >= T or not loc else np.int64(-1)
+            if phi >= plo:
+                fl = max(fl, phi, pdr)
+            jlo, lim0 = np.int64(0), min(fl, np.int64(W - 1))
         elif phi < plo:
             break                             # nothing kept above, no fresh start
         else:
@@ -349,8 +454,9 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows, budget, rec,
                 if on:
                     D[doff + c] = np.uint8((F_EXT if fx > fo else 0) | (INS_C if f > hd else 0))
             M, xc = _row_chain(lay, Hc, Ec, H0, cs, ce, xc, pev, oe, e, M, rk)
-            kept = _row_keep(reach, walk, Hc, Ec, Fc, cs, ce, (T, ui, np.int64(a), xf), ends,
-                             i, lo, kept, rlo, rhi)
+            kept = _row_keep(reach, walk, Hc, Ec, Fc, cs, ce,
+                             (T, ui, np.int64(a), xf, jm[i], u2[i]), ends, i, lo, kept, rlo,
+                             rhi)
             mark_chunks(g, g + 1, i, par, kept[1] >= cs, flags)
         nlo, nhi, ndr, best, bi, bj = kept
         c = lim0 + 1
@@ -361,7 +467,7 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows, budget, rec,
         if ndr > lim0 and c < wend and xf <= 0:
             c, nlo, nhi, ndr, best, bi, bj = _row_tail(
                 lay, base_w, (Hp, Fp, Hc, Ec, Fc, H0), c, ndr, wend,
-                (q32, phv, pev, ui, T, ends, np.int64(i), lo),
+                (q32, phv, pev, ui, T, ends, np.int64(i), lo, jm[i], u2[i]),
                 (np.int64(a), np.int64(b), np.int64(oe), np.int64(e), np.int64(floor)),
                 (el, h0l, nlo, nhi, ndr, best, bi, bj), rows, rk)
             if nhi > lim0:                    # the tail kept cells (its chunks: as kept)
@@ -426,7 +532,7 @@ def _whole_nodes(lo, hi, node_start, pred_ptr, pred_idx):
 
 @numba.njit(**NJIT)
 def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, at_score,
-                 keep):
+                 keep, seeds):
     """Best (score, i, j) of read ``q`` in columns ``[lo, hi)`` (module doc), exact, or
     (NEG_INF, -1, -1) where no alignment there reaches ``floor``. Passes at thresholds
     ``U[0]`` less a margin that doubles while a pass falls short (each such pass's score
@@ -448,18 +554,28 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
     lay = _layout(lo, hi, node_start, pred_ptr, pred_idx)
     bits = np.zeros(1 << (2 * QGRAM - 6), np.uint64)
     v0, v1 = _whole_nodes(lo, hi, node_start, pred_ptr, pred_idx)
-    have = v0 >= 0 and _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits)
-    U = suffix_bounds(q, bits, have, a, pen, QGRAM)
+    last, sid = seeds                         # (an empty map: no fresh-start limits)
+    have = v0 >= 0 and _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits, last,
+                                  sid)
+    pq, h = pen
+    U = hit_bounds(q, bits, have, a, h, QGRAM) if h > 0 else \
+        suffix_bounds(q, bits, have, a, pq, QGRAM)
+    L = seed_columns(q, last, sid, QGRAM, lo) if have and len(last) > 0 and h > 0 else \
+        np.empty(0, np.int64)
+    bnd = (U, L, h)
     neg = np.int32(NEG_INF)
     bufs = (np.full(W, neg, np.int32), np.full(W, neg, np.int32), np.full(W, neg, np.int32),
             np.full(W, neg, np.int32), np.full(W, neg, np.int32), np.full(W, neg, np.int32))
     low = np.int64(1) if mode == LOCAL else np.int64(NEG_INF)   # the least score kept
     r = U[0] / max(a * m, 1)                  # the bound's share of a perfect score
-    if floor <= NEG_INF and r < MIN_RATIO:
+    if floor <= NEG_INF and r < (HIT_MIN_RATIO if h > 0 else MIN_RATIO):
         return np.int64(NEG_INF), np.int64(-1), np.int64(-1), False, keep   # loose: striped
     low = max(low, floor)
     known = np.int64(NEG_INF)                 # the best score a pass has found so far
-    per_kb = MARGIN_PER_KB + MARGIN_SLOPE * max(0.0, RATIO_AT_MIN_MARGIN - r)
+    if h > 0:
+        per_kb = HIT_MARGIN_PER_KB + MARGIN_SLOPE * max(0.0, HIT_RATIO_AT_MIN_MARGIN - r)
+    else:
+        per_kb = MARGIN_PER_KB + MARGIN_SLOPE * max(0.0, RATIO_AT_MIN_MARGIN - r)
     margin = max(np.int64(MARGIN_MIN * a), np.int64(per_kb * a * m / 1000))
     if at_score:
         margin = max(U[0] - floor, np.int64(0))
@@ -467,7 +583,7 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
     on, ops, cols, wout = wk
     wout[0] = -1
     if XDROP > 0 and mode == LOCAL and not at_score:   # a lower bound first (XDROP)
-        s, _, _, c, _ = pruned_window(q, lo, hi, base, lay, U, max(U[0] - 2 * margin, low),
+        s, _, _, c, _ = pruned_window(q, lo, hi, base, lay, bnd, max(U[0] - 2 * margin, low),
                                       mode, sc, bufs, rows, budget,
                                       new_record(m, False, keep), np.int64(XDROP * a))
         stats[0] += c
@@ -478,7 +594,7 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
     rec = new_record(m, on and recordable(lay), keep)
     while True:
         T = max(U[0] - margin, low, known)
-        s, i, j, c, rec = pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows,
+        s, i, j, c, rec = pruned_window(q, lo, hi, base, lay, bnd, T, mode, sc, bufs, rows,
                                         budget, rec, np.int64(0))
         stats[0] += c
         budget -= c
@@ -521,6 +637,8 @@ def _align_windows(codes, offs, task_read, task_lo, task_hi, task_floor, order, 
     stats = np.zeros((n_work, 2), np.int64)
     for w in numba.prange(n_work):
         keep = (np.empty(D_START, np.uint8), np.empty(EK_START, np.int16))   # (new_record)
+        last = np.zeros(1 << (2 * QGRAM) if pen[1] > 0 else 0, np.int64)   # (pruned_seeds)
+        sid = 0
         for x in range(w, len(order), n_work):
             t = order[x]
             r = task_read[t]
@@ -539,8 +657,10 @@ def _align_windows(codes, offs, task_read, task_lo, task_hi, task_floor, order, 
                 wk = (True, w_ops[w_oo[t]:w_oo[t + 1]], w_cols[w_co[t]:w_co[t + 1]], w_res[t])
             else:
                 wk = (False, w_ops[:0], w_cols[:0], w_res[len(w_res) - 1])   # scratch
+            sid += 1
             s, i, j, d, keep = align_window(q, lo, hi, gr, mode, sc, pen, task_floor[t],
-                                            stats[w], rows, budget, wk, at_score, keep)
+                                            stats[w], rows, budget, wk, at_score, keep,
+                                            (last, sid))
             score[t], end_i[t], end_j[t], done[t] = s, i, j, d
     return score, end_i, end_j, done, stats.sum(axis=0)
 
@@ -590,7 +710,7 @@ def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scori
     walks = walk_buffers(lens, hi - lo, w_on)
     score, end_i, end_j, done, st = _align_windows(
         np.asarray(codes_flat, np.uint8), offs, task_read, lo, hi, fl, order, gr, int(mode),
-        (a, b, o, e), qgram_penalty(scoring), n_work, (b_off, b_rows),
+        (a, b, o, e), bound_costs(scoring), n_work, (b_off, b_rows),
         (1.0 if known else float(BUDGET), bool(known)), walks)
     LAST_STATS[:2] = st
     LAST_STATS[2] = int(np.count_nonzero(~done))

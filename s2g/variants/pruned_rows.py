@@ -8,7 +8,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .._numba import NJIT
+from .._numba import NJIT, NJIT_NORC
 from ..dp import F_EXT
 from ..scoring import NEG_INF
 from .pruned_walk import INS_C, _run_rec, dir_byte, emax, merge_del, merge_diag
@@ -17,7 +17,7 @@ from .pruned_walk import INS_C, _run_rec, dir_byte, emax, merge_del, merge_diag
 BIG_ROW = np.int32(1 << 30)
 
 
-@numba.njit(**NJIT)
+@numba.njit(**NJIT_NORC)
 def _row_direct(q_b, base_w, Hp, Fp, H0, Fc, c0, c1, a, b, oe, e, floor):
     """H without deletions (``H0``: the diagonal from column ``c - 1``, the insertion,
     local mode's 0 through ``floor``) and F of columns ``c0..c1-1`` (``c0 >= 1``); entry
@@ -31,7 +31,7 @@ def _row_direct(q_b, base_w, Hp, Fp, H0, Fc, c0, c1, a, b, oe, e, floor):
         Fc[u] = f
 
 
-@numba.njit(**NJIT)
+@numba.njit(**NJIT_NORC)
 def _run(Hc, Ec, H0, c0, c1, oe, e, M):
     """Columns ``c0..c1-1``, each reading the one before (inside a node): ``E(c) =
     max(E(c - 1) - e, H0(c - 1) - o - e)`` as a running maximum ``M`` of ``H0(c - 1) - o
@@ -47,7 +47,7 @@ def _run(Hc, Ec, H0, c0, c1, oe, e, M):
     return M
 
 
-@numba.njit(**NJIT)
+@numba.njit(**NJIT_NORC)
 def _row_chain(lay, Hc, Ec, H0, c0, c1, x, pev, oe, e, M, rk):
     """H and E of columns ``c0..c1-1`` (every one, kept or not): runs of columns inside
     a node by :func:`_run` (``H0`` for the H before: where ``H = E`` the term ``H - o -
@@ -92,10 +92,11 @@ def _row_chain(lay, Hc, Ec, H0, c0, c1, x, pev, oe, e, M, rk):
     return M, x
 
 
-@numba.njit(**NJIT)
+@numba.njit(**NJIT_NORC)
 def _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, lim, ends, i, lo, kept, rlo, rhi):
     """Drop the cells of columns ``c0..c1-1`` whose H plus the bound on the rest,
-    ``min(U[i], a x walk[c])`` (``lim`` = (T, U[i], a, xf)), stays below ``T``, or whose H
+    ``min(U[i], a x walk[c])`` (``lim`` = (T, U[i], a, xf, jm, u2): ``u2`` for ``U[i]``
+    past column ``jm``, :mod:`.pruned_seeds`), stays below ``T``, or whose H
     is below ``xf`` (an X-drop pass's floor; NEG_INF in exact passes) (-inf);
     ``kept`` = (the kept cells' range so far, their last reader, the best cell so far:
     V0's tie rule), returned updated. One branch-free pass (selects and maxima, SIMD):
@@ -104,7 +105,7 @@ def _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, lim, ends, i, lo, kept, rlo, rhi)
     scanning the row for them cost ~0.5 ns a cell). ``rlo``/``rhi``: each column's first
     and last kept row so far (updated)."""
     neg = np.int32(NEG_INF)
-    T, ui, a, xf = lim
+    T, ui, a, xf, jm, u2 = lim
     nlo, nhi, ndr, best, bi, bj = kept
     rmax = np.int64(-1)
     clo = np.int64(c1)
@@ -114,7 +115,7 @@ def _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, lim, ends, i, lo, kept, rlo, rhi)
     for c in range(c0, c1):
         u = np.uintp(c)
         h = np.int64(Hc[u])
-        k = (h + min(ui, a * walk[u]) >= T) & (h >= xf)
+        k = (h + min(ui if c <= jm else u2, a * walk[u]) >= T) & (h >= xf)
         Hc[u] = Hc[u] if k else neg
         Ec[u] = Ec[u] if k else neg
         Fc[u] = Fc[u] if k else neg
@@ -139,7 +140,7 @@ def _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, lim, ends, i, lo, kept, rlo, rhi)
     return nlo, nhi, ndr, best, bi, bj
 
 
-@numba.njit(**NJIT)
+@numba.njit(**NJIT_NORC)
 def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry, rows, rk):
     """Columns ``c..`` of a row past ``lim0`` (what :func:`_row_direct` covered) that a
     kept cell's deletions still reach (up to ``lim``, which grows with them), one at a
@@ -149,7 +150,7 @@ def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry, rows, rk):
     and reach, best)."""
     prev, ep_ptr, ep_idx, reach, ent, walk, _ = lay
     Hp, Fp, Hc, Ec, Fc, H0 = bufs
-    q32, phv, pev, ui, T, ends, i, lo = row
+    q32, phv, pev, ui, T, ends, i, lo, jm, u2 = row
     a, b, oe, e, floor = sc
     el, h0l, nlo, nhi, ndr, best, bi, bj = carry
     rlo, rhi = rows
@@ -187,7 +188,7 @@ def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry, rows, rk):
                 EK[2 * x + 1] = re
         el = ev
         h0l = h0c
-        if h + min(ui, a * walk[c]) >= T:
+        if h + min(ui if c <= jm else u2, a * walk[c]) >= T:
             Hc[c] = h
             Ec[c] = ev
             rlo[c] = min(rlo[c], np.int32(i))
@@ -211,7 +212,7 @@ def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry, rows, rk):
     return c, nlo, nhi, ndr, best, bi, bj
 
 
-@numba.njit(**NJIT)
+@numba.njit(**NJIT_NORC)
 def live_chunk(g, cs, ce, i, lk, rhi, ent, ep_ptr, ep_idx):
     """Whether columns ``cs..ce-1`` (of grid chunk ``g``) of row ``i`` have a kept source,
     in a row where no fresh start can be kept: a kept cell of row ``i - 1`` in the chunk
@@ -236,7 +237,7 @@ def live_chunk(g, cs, ce, i, lk, rhi, ent, ep_ptr, ep_idx):
     return False
 
 
-@numba.njit(**NJIT)
+@numba.njit(**NJIT_NORC)
 def skip_chunk(g, g0, g1, ce, par, flags, Hc, Fc, Ec, H0):
     """Row state of a skipped chunk ``g`` (columns ``g0..g1-1``, :func:`live_chunk`): its
     H and F (this row's buffers, parity ``par``) and E -inf where ``flags`` says they may
@@ -258,7 +259,7 @@ def skip_chunk(g, g0, g1, ce, par, flags, Hc, Fc, Ec, H0):
     H0[ce - 1] = neg
 
 
-@numba.njit(**NJIT)
+@numba.njit(**NJIT_NORC)
 def mark_chunks(g0, g1, i, par, kept, flags):
     """After row ``i`` computed chunks ``g0..g1-1``: ``kept`` whether they kept a cell
     (:func:`skip_chunk`'s ``flags`` updated; a chunk that kept none holds -inf only)."""

@@ -38,7 +38,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from .._numba import NJIT
+from .._numba import NJIT, NJIT_NORC
 from ..dp import E_EXT, F_EXT, H_DEL, H_DIAG, H_INS, H_START, LOCAL
 from ..scoring import NEG_INF
 from ..trace.common import OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK
@@ -116,7 +116,7 @@ def grown(x, need):
     return y
 
 
-@numba.njit(**NJIT)
+@numba.njit(**NJIT_NORC)
 def _row_direct_rec(q_b, base_w, Hp, Fp, H0, Fc, c0, c1, a, b, oe, e, floor, D, doff):
     """:func:`s2g.variants.pruned._row_direct` writing each cell's ``F_EXT`` and
     ``INS_C`` into ``D[doff + c]``."""
@@ -143,7 +143,7 @@ def dir_byte(fl, h0, ev, h, loc, ext):
     return np.uint8((fl & F_EXT) | src | (E_EXT if ext else 0))
 
 
-@numba.njit(**NJIT)
+@numba.njit(**NJIT_NORC)
 def emax(Ec, H0, c0, c1, oe, e, M):
     """``Ec[c]`` = the running maximum of ``H0(k - 1) - o - e + e k`` over ``k = c0..c``
     and ``M`` (what :func:`s2g.variants.pruned_rows._run` reads E from), for ``c =
@@ -188,7 +188,7 @@ def emax(Ec, H0, c0, c1, oe, e, M):
     return np.int64(max(k3, m3)) if c1 > c0 else M
 
 
-@numba.njit(**NJIT)
+@numba.njit(**NJIT_NORC)
 def _run_rec(Hc, Ec, H0, c0, c1, oe, e, M, D, doff, loc):
     """:func:`s2g.variants.pruned_rows._run` writing each cell's direction byte (its E
     extended where ``E > H0(c - 1) - o - e``)."""
