@@ -608,13 +608,10 @@ def _bit(bits, key):
 
 
 @numba.njit(**NJIT)
-def _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits, last, sid):
+def _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits):
     """Set ``bits`` of every q-gram (2 bits a base) spelled along a walk of window graph
     nodes ``v0..v1-1`` (topological; edges inside the window only); False when a node
-    ends more than QGRAM_TAILS distinct ways (no set made). Where ``last`` (int64, one a
-    q-gram) is not empty: ``last[key] = sid << 32 | c``, ``c`` the last column a walk
-    spelling the q-gram ends at (columns are visited in order)."""
-    rec = len(last) > 0
+    ends more than QGRAM_TAILS distinct ways (no set made)."""
     q = QGRAM
     T = QGRAM_TAILS
     nn = v1 - v0
@@ -632,8 +629,6 @@ def _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits, last, sid):
             key, good = _roll(key, good, base[j], mask)
             if good >= q:
                 bits[key >> 6] |= np.uint64(1) << np.uint64(key & 63)
-                if rec:
-                    last[key] = (np.int64(sid) << 32) | j
         x = v - v0
         head = min(ln, q - 1)
         for k in range(pred_ptr[v], pred_ptr[v + 1]):     # q-grams entering from a pred
@@ -655,8 +650,6 @@ def _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits, last, sid):
                         kk = (kk << 2) | buf[z]
                     if ok:
                         bits[kk >> 6] |= np.uint64(1) << np.uint64(kk & 63)
-                        if rec:
-                            last[kk] = max(last[kk], (np.int64(sid) << 32) | (s0 + end - L))
         # tails of v
         if ln >= q - 1 or pred_ptr[v + 1] == pred_ptr[v]:
             L = min(ln, q - 1)
@@ -717,7 +710,7 @@ def qgram_bounds(tasks, t_read, piece_at, node_start, pred_ptr, pred_idx, base, 
         t = tasks[x]
         bits = np.zeros(1 << (2 * q - 6), np.uint64)
         if not _qgram_set(piece_at[t], piece_at[t + 1], node_start, pred_ptr, pred_idx, base,
-                          bits, np.empty(0, np.int64), 0):
+                          bits):
             continue
         r = t_read[t]
         key = np.int64(0)

@@ -52,7 +52,6 @@ from ..window import align_windows_ref, check_mode
 from ..dp import F_EXT, LOCAL
 from .pruned_rows import (BIG_ROW, _row_chain, _row_direct, _row_keep, _row_tail, live_chunk,
                           mark_chunks, skip_chunk)
-from .pruned_seeds import fresh_limits, seed_columns
 from .pruned_walk import (D_START, EK_START, INS_C, MAX_RECORD, _row_direct_rec, dir_byte, grown,
                           merge_diag, new_record, recordable, walk_buffers, walked,
                           walk as walk_back)
@@ -282,11 +281,9 @@ def suffix_bounds(q, bits, have_bits, a, pen, qg):
 
 
 @numba.njit(**NJIT)
-def pruned_window(q, lo, hi, base, lay, bnd, T, mode, sc, bufs, rows, budget, rec, xdrop):
+def pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows, budget, rec, xdrop):
     """Best (score, i, j) of read ``q`` in columns ``[lo, hi)`` over the cells kept at
     threshold ``T`` (module doc), ``sc`` = (a, b, o, e), and the number of cells computed.
-    ``bnd`` = (U, L, h): the suffix bounds, and in local mode the seeds' last columns
-    and the hit cost of :mod:`.pruned_seeds` (``L`` empty: whole rows for fresh starts).
     ``bufs``: six int32 arrays (H and F of two rows, E, H0) of at least ``hi - lo``
     columns, every one NEG_INF (left so). ``rows`` = (rlo, rhi), int32 of ``hi - lo``: set to each column's first and
     last kept row (row 0 where a kept row-1 cell reads the column; ``BIG_ROW``/-1 where
@@ -303,7 +300,6 @@ def pruned_window(q, lo, hi, base, lay, bnd, T, mode, sc, bufs, rows, budget, re
     (its arrays may have grown). ``xdrop > 0``: an X-drop pass (:data:`XDROP`), not
     exact: its best is a real alignment's score, a lower bound on the window's."""
     prev, ep_ptr, ep_idx, reach, ent, walk, wmax = lay
-    U, L, hc = bnd
     a, b, o, e = sc
     Ha, Hb, Fa, Fb, Ec, H0 = bufs
     on, D, EK, roff, rclo, rcn, eoff = rec
@@ -326,22 +322,10 @@ def pruned_window(q, lo, hi, base, lay, bnd, T, mode, sc, bufs, rows, budget, re
     if U[0] < T:
         return best, bi, bj, cells, rec
     negw = -wmax
-    jm = np.empty(m + 1, np.int64)            # fresh starts' last column, the bound past it
-    u2 = np.empty(m + 1, np.int64)
-    if loc and len(L) > 0:
-        fresh_limits(L, U, T, np.int64(a), hc, QGRAM, np.int64(W), jm, u2)
-    else:
-        jm[:] = W - 1
-        u2[:] = U
     # row 0: H = 0 everywhere (local and semiglobal), E = F = -inf; kept: all
     for c in range(W):
         Ha[c] = 0
     plo, phi, pdr = np.int64(0), np.int64(W - 1), np.int64(W - 1)
-    if jm[0] < W - 1:                         # row 0's fresh starts that can count
-        phi = jm[0]
-        pdr = np.int64(-1)
-        for c in range(phi + 1):
-            pdr = max(pdr, reach[c])
     # per CHUNK-column chunk: the last row it kept a cell in (row 0: all), and the row
     # whose kept cells each buffer (Ha/Fa, Hb/Fb; Ec) may hold (-1: -inf only)
     nG = (W + CHUNK - 1) // CHUNK
@@ -368,11 +352,7 @@ def pruned_window(q, lo, hi, base, lay, bnd, T, mode, sc, bufs, rows, budget, re
         else:
             full = max(phv + a, pev) + ui >= T
         if full:
-            # fresh starts up to jm (kept row i - 1 cells, theirs among them, reach past it)
-            fl = jm[i] if ui >= T or not loc else np.int64(-1)
-            if phi >= plo:
-                fl = max(fl, phi, pdr)
-            jlo, lim0 = np.int64(0), min(fl, np.int64(W - 1))
+            jlo, lim0 = np.int64(0), np.int64(W - 1)
         elif phi < plo:
             break                             # nothing kept above, no fresh start
         else:
@@ -454,9 +434,8 @@ def pruned_window(q, lo, hi, base, lay, bnd, T, mode, sc, bufs, rows, budget, re
                 if on:
                     D[doff + c] = np.uint8((F_EXT if fx > fo else 0) | (INS_C if f > hd else 0))
             M, xc = _row_chain(lay, Hc, Ec, H0, cs, ce, xc, pev, oe, e, M, rk)
-            kept = _row_keep(reach, walk, Hc, Ec, Fc, cs, ce,
-                             (T, ui, np.int64(a), xf, jm[i], u2[i]), ends, i, lo, kept, rlo,
-                             rhi)
+            kept = _row_keep(reach, walk, Hc, Ec, Fc, cs, ce, (T, ui, np.int64(a), xf), ends,
+                             i, lo, kept, rlo, rhi)
             mark_chunks(g, g + 1, i, par, kept[1] >= cs, flags)
         nlo, nhi, ndr, best, bi, bj = kept
         c = lim0 + 1
@@ -467,7 +446,7 @@ def pruned_window(q, lo, hi, base, lay, bnd, T, mode, sc, bufs, rows, budget, re
         if ndr > lim0 and c < wend and xf <= 0:
             c, nlo, nhi, ndr, best, bi, bj = _row_tail(
                 lay, base_w, (Hp, Fp, Hc, Ec, Fc, H0), c, ndr, wend,
-                (q32, phv, pev, ui, T, ends, np.int64(i), lo, jm[i], u2[i]),
+                (q32, phv, pev, ui, T, ends, np.int64(i), lo),
                 (np.int64(a), np.int64(b), np.int64(oe), np.int64(e), np.int64(floor)),
                 (el, h0l, nlo, nhi, ndr, best, bi, bj), rows, rk)
             if nhi > lim0:                    # the tail kept cells (its chunks: as kept)
@@ -532,7 +511,7 @@ def _whole_nodes(lo, hi, node_start, pred_ptr, pred_idx):
 
 @numba.njit(**NJIT)
 def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, at_score,
-                 keep, seeds):
+                 keep):
     """Best (score, i, j) of read ``q`` in columns ``[lo, hi)`` (module doc), exact, or
     (NEG_INF, -1, -1) where no alignment there reaches ``floor``. Passes at thresholds
     ``U[0]`` less a margin that doubles while a pass falls short (each such pass's score
@@ -554,15 +533,10 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
     lay = _layout(lo, hi, node_start, pred_ptr, pred_idx)
     bits = np.zeros(1 << (2 * QGRAM - 6), np.uint64)
     v0, v1 = _whole_nodes(lo, hi, node_start, pred_ptr, pred_idx)
-    last, sid = seeds                         # (an empty map: no fresh-start limits)
-    have = v0 >= 0 and _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits, last,
-                                  sid)
+    have = v0 >= 0 and _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits)
     pq, h = pen
     U = hit_bounds(q, bits, have, a, h, QGRAM) if h > 0 else \
         suffix_bounds(q, bits, have, a, pq, QGRAM)
-    L = seed_columns(q, last, sid, QGRAM, lo) if have and len(last) > 0 and h > 0 else \
-        np.empty(0, np.int64)
-    bnd = (U, L, h)
     neg = np.int32(NEG_INF)
     bufs = (np.full(W, neg, np.int32), np.full(W, neg, np.int32), np.full(W, neg, np.int32),
             np.full(W, neg, np.int32), np.full(W, neg, np.int32), np.full(W, neg, np.int32))
@@ -583,7 +557,7 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
     on, ops, cols, wout = wk
     wout[0] = -1
     if XDROP > 0 and mode == LOCAL and not at_score:   # a lower bound first (XDROP)
-        s, _, _, c, _ = pruned_window(q, lo, hi, base, lay, bnd, max(U[0] - 2 * margin, low),
+        s, _, _, c, _ = pruned_window(q, lo, hi, base, lay, U, max(U[0] - 2 * margin, low),
                                       mode, sc, bufs, rows, budget,
                                       new_record(m, False, keep), np.int64(XDROP * a))
         stats[0] += c
@@ -594,7 +568,7 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
     rec = new_record(m, on and recordable(lay), keep)
     while True:
         T = max(U[0] - margin, low, known)
-        s, i, j, c, rec = pruned_window(q, lo, hi, base, lay, bnd, T, mode, sc, bufs, rows,
+        s, i, j, c, rec = pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows,
                                         budget, rec, np.int64(0))
         stats[0] += c
         budget -= c
@@ -637,8 +611,6 @@ def _align_windows(codes, offs, task_read, task_lo, task_hi, task_floor, order, 
     stats = np.zeros((n_work, 2), np.int64)
     for w in numba.prange(n_work):
         keep = (np.empty(D_START, np.uint8), np.empty(EK_START, np.int16))   # (new_record)
-        last = np.zeros(1 << (2 * QGRAM) if pen[1] > 0 else 0, np.int64)   # (pruned_seeds)
-        sid = 0
         for x in range(w, len(order), n_work):
             t = order[x]
             r = task_read[t]
@@ -657,10 +629,8 @@ def _align_windows(codes, offs, task_read, task_lo, task_hi, task_floor, order, 
                 wk = (True, w_ops[w_oo[t]:w_oo[t + 1]], w_cols[w_co[t]:w_co[t + 1]], w_res[t])
             else:
                 wk = (False, w_ops[:0], w_cols[:0], w_res[len(w_res) - 1])   # scratch
-            sid += 1
             s, i, j, d, keep = align_window(q, lo, hi, gr, mode, sc, pen, task_floor[t],
-                                            stats[w], rows, budget, wk, at_score, keep,
-                                            (last, sid))
+                                            stats[w], rows, budget, wk, at_score, keep)
             score[t], end_i[t], end_j[t], done[t] = s, i, j, d
     return score, end_i, end_j, done, stats.sum(axis=0)
 

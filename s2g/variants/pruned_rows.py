@@ -95,8 +95,7 @@ def _row_chain(lay, Hc, Ec, H0, c0, c1, x, pev, oe, e, M, rk):
 @numba.njit(**NJIT_NORC)
 def _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, lim, ends, i, lo, kept, rlo, rhi):
     """Drop the cells of columns ``c0..c1-1`` whose H plus the bound on the rest,
-    ``min(U[i], a x walk[c])`` (``lim`` = (T, U[i], a, xf, jm, u2): ``u2`` for ``U[i]``
-    past column ``jm``, :mod:`.pruned_seeds`), stays below ``T``, or whose H
+    ``min(U[i], a x walk[c])`` (``lim`` = (T, U[i], a, xf)), stays below ``T``, or whose H
     is below ``xf`` (an X-drop pass's floor; NEG_INF in exact passes) (-inf);
     ``kept`` = (the kept cells' range so far, their last reader, the best cell so far:
     V0's tie rule), returned updated. One branch-free pass (selects and maxima, SIMD):
@@ -105,7 +104,7 @@ def _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, lim, ends, i, lo, kept, rlo, rhi)
     scanning the row for them cost ~0.5 ns a cell). ``rlo``/``rhi``: each column's first
     and last kept row so far (updated)."""
     neg = np.int32(NEG_INF)
-    T, ui, a, xf, jm, u2 = lim
+    T, ui, a, xf = lim
     nlo, nhi, ndr, best, bi, bj = kept
     rmax = np.int64(-1)
     clo = np.int64(c1)
@@ -115,7 +114,7 @@ def _row_keep(reach, walk, Hc, Ec, Fc, c0, c1, lim, ends, i, lo, kept, rlo, rhi)
     for c in range(c0, c1):
         u = np.uintp(c)
         h = np.int64(Hc[u])
-        k = (h + min(ui if c <= jm else u2, a * walk[u]) >= T) & (h >= xf)
+        k = (h + min(ui, a * walk[u]) >= T) & (h >= xf)
         Hc[u] = Hc[u] if k else neg
         Ec[u] = Ec[u] if k else neg
         Fc[u] = Fc[u] if k else neg
@@ -150,7 +149,7 @@ def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry, rows, rk):
     and reach, best)."""
     prev, ep_ptr, ep_idx, reach, ent, walk, _ = lay
     Hp, Fp, Hc, Ec, Fc, H0 = bufs
-    q32, phv, pev, ui, T, ends, i, lo, jm, u2 = row
+    q32, phv, pev, ui, T, ends, i, lo = row
     a, b, oe, e, floor = sc
     el, h0l, nlo, nhi, ndr, best, bi, bj = carry
     rlo, rhi = rows
@@ -188,7 +187,7 @@ def _row_tail(lay, base_w, bufs, c, lim, W, row, sc, carry, rows, rk):
                 EK[2 * x + 1] = re
         el = ev
         h0l = h0c
-        if h + min(ui if c <= jm else u2, a * walk[c]) >= T:
+        if h + min(ui, a * walk[c]) >= T:
             Hc[c] = h
             Ec[c] = ev
             rlo[c] = min(rlo[c], np.int32(i))

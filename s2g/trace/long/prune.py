@@ -213,8 +213,7 @@ def _bounds(codes, offs, tr, lo, hi, gr, a, pen, uoff, U):
         q = codes[offs[r]:offs[r + 1]]
         bits = np.zeros(1 << (2 * QGRAM - 6), np.uint64)
         v0, v1 = _cpu._whole_nodes(lo[t], hi[t], node_start, pred_ptr, pred_idx)
-        have = v0 >= 0 and _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits,
-                                             np.empty(0, np.int64), 0)
+        have = v0 >= 0 and _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits)
         U[uoff[t]:uoff[t + 1]] = _cpu.suffix_bounds(q, bits, have, a, pen, QGRAM)
 
 
