@@ -15,6 +15,8 @@ code of the other width is not loaded). The knob ``vector_width=256``
 a user's own ``NUMBA_CPU_FEATURES`` is left alone (``NUMBA_CPU_NAME`` is not: the
 tests tune for an Intel CPU with it and check for zmm).
 """
+import hashlib
+import os
 import threading
 
 from .config import compile_time
@@ -52,6 +54,67 @@ def prefer_512() -> bool:
 
 
 PREFER_512 = prefer_512()
+
+#: the file in the package's ``__pycache__`` that records the sources its caches are of
+STAMP = "s2g-sources.stamp"
+
+
+def source_stamp(root: str) -> str:
+    """A digest of every ``.py`` file under ``root``: path, size and modification time."""
+    h = hashlib.sha1()
+    for dirpath, dirnames, files in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for f in sorted(files):
+            if f.endswith(".py"):
+                st = os.stat(os.path.join(dirpath, f))
+                rel = os.path.relpath(os.path.join(dirpath, f), root)
+                h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def drop_stale_caches(root: str = os.path.dirname(os.path.abspath(__file__))) -> int:
+    """Numba keys a function's on-disk cache on its own source file only, and a cached
+    function holds the machine code of the functions it calls from other modules: after
+    an edit of ``pruned_rows.py`` alone, ``pruned.py``'s cached pass still ran the old row
+    kernels (seen 2026-12-04: timings and the profiled code were the edit's predecessor's
+    until the caches were deleted). A checkout or an editable install that changes some
+    sources could so run stale kernels. Here, when the sources under ``root`` differ from
+    those the package's ``__pycache__`` caches were made of (:func:`source_stamp`), every
+    cached kernel there (``*.nbi``, ``*.nbc``) is deleted first and compiled again on use.
+    Returns the files deleted; never fails an import (a read-only install keeps Numba's
+    own per-file check: reinstalling rewrites every file)."""
+    try:
+        stamp = source_stamp(root)
+        path = os.path.join(root, "__pycache__", STAMP)
+        try:
+            with open(path) as fh:
+                if fh.read().strip() == stamp:
+                    return 0
+        except OSError:
+            pass
+        n = 0
+        for dirpath, _, files in os.walk(root):
+            if os.path.basename(dirpath) != "__pycache__":
+                continue
+            for f in files:
+                if f.endswith((".nbi", ".nbc")):
+                    try:
+                        os.remove(os.path.join(dirpath, f))
+                        n += 1
+                    except OSError:
+                        pass
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}"
+        with open(tmp, "w") as fh:
+            fh.write(stamp + "\n")
+        os.replace(tmp, path)
+        return n
+    except OSError:
+        return 0
+
+
+if NJIT["cache"]:
+    drop_stale_caches()
 
 
 def start_cpu_target_soon() -> None:
