@@ -5,11 +5,12 @@ alignment uses ~1e4. Here the window runs row by row (read bases) over its colum
 a cell whose score plus an upper bound on what the rest of the read can add stays below a
 threshold ``T`` is dropped (taken as unreachable, so nothing is computed from it):
 
-* ``U[i]``: no alignment of read bases ``i..m-1`` inside the window scores more (the
-  q-gram lemma of :func:`s2g.seeded.windows.qgram_bounds`, per suffix: ``a`` a base minus
-  ``min(a + b, o + e) / q`` a read q-gram spelled nowhere in the window, plus ``(q - 1)``
-  such shares for the q-grams across the suffix's start; ``a`` a base where the window has
-  no q-gram set);
+* ``U[i]``: no alignment of read bases ``i..m-1`` inside the window scores more
+  (:func:`hit_bounds`: ``a`` a base less ``h`` for each of the fewest error positions the
+  read's q-grams spelled nowhere in the window need; with knob ``prune_hits`` off, the
+  q-gram lemma of :func:`s2g.seeded.windows.qgram_bounds` per suffix, :func:`suffix_bounds`:
+  ``min(a + b, o + e) / q`` a missing q-gram; ``a`` a base where the window has no q-gram
+  set);
 * ``walk[j]``: the longest walk from column ``j`` to the window's end (no alignment from
   there matches more bases);
 * cell ``(i, j)`` is kept when ``H(i, j) + min(U[i], a walk[j]) >= T``. Each row is
