@@ -190,6 +190,9 @@ KNOBS = (
     Knob("gpu_prune", True, bool, "run",
          "seeded long windows scored first (local mode): the cells that can still hold the "
          "optimum only (score bounds; exact; s2g/trace/long/prune.py)"),
+    Knob("gpu_prune_hits", False, bool, "run",
+         "pruned GPU windows bound a read suffix as the CPU's do (knob prune_hits: the "
+         "fewest error positions; off: the q-gram count, as measured on a GPU so far)"),
     Knob("gpu_prune_margin", 100, int, "run",
          "pruned GPU windows: the first threshold's margin, percent of the CPU's"),
     Knob("gpu_prune_handoff", True, bool, "run",

@@ -97,6 +97,11 @@ def test_pruned_long_kernel_under_the_cuda_simulator_matches_the_reference():
                         "1"], env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.startswith("OK 1"), p.stdout
+    # with the CPU's hit bound (knob gpu_prune_hits; its own margins and cut-off)
+    hits = dict(env, S2G_CONFIG=env["S2G_CONFIG"] + ",gpu_prune_hits=1")
+    p = subprocess.run([sys.executable, str(REPO / "tests" / "pruned_gpu_cudasim_check.py"),
+                        "1"], env=hits, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0 and p.stdout.startswith("OK 1"), p.stdout + p.stderr
     # the same check fails when the walk bound (the columns each round steps over) is
     # 1,000 too high (long_debug 32): the rounds' column ranges are what the kernel uses
     env["S2G_CONFIG"] += ",long_debug=32"

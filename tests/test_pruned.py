@@ -386,6 +386,10 @@ def test_gpu_prune_thresholds_follow_the_cpu_schedule():
     T0, margin, low = prune.first_thresholds(U0, mm, a, np.array([NEG_INF, NEG_INF, 850]))
     assert T0[0] == 880 - 60 and T0[1] == NEG_INF and T0[2] == 850     # r = 0.7 < MIN_RATIO
     assert list(low) == [1, 1, 850]
+    T0h, margin_h, _ = prune.first_thresholds(U0, mm, a, np.array([NEG_INF, NEG_INF, 850]),
+                                              hits=True)             # the hit bound's schedule
+    want = max(pruned.MARGIN_MIN * a, pruned.HIT_MARGIN_PER_KB)       # 1,000 bases, r 0.88
+    assert T0h[0] == 880 - want and margin_h[0] == want and T0h[1] == NEG_INF
     best = np.array([700, 500, 840])
     done, none, T1, margin1, known = prune.next_thresholds(
         best, T0, margin, low, np.full(3, NEG_INF), U0)

@@ -206,7 +206,7 @@ def handoff_lines(dev, emp, T, d_jobs, nj, a, dbg, d_rows, d_coff, pargs, nxt):
 
 
 @numba.njit(parallel=True, **NJIT)
-def _bounds(codes, offs, tr, lo, hi, gr, a, pen, uoff, U):
+def _bounds(codes, offs, tr, lo, hi, gr, a, pen, h, uoff, U):
     base, node_start, pred_ptr, pred_idx = gr
     for t in numba.prange(len(tr)):
         r = tr[t]
@@ -214,13 +214,17 @@ def _bounds(codes, offs, tr, lo, hi, gr, a, pen, uoff, U):
         bits = np.zeros(1 << (2 * QGRAM - 6), np.uint64)
         v0, v1 = _cpu._whole_nodes(lo[t], hi[t], node_start, pred_ptr, pred_idx)
         have = v0 >= 0 and _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits)
-        U[uoff[t]:uoff[t + 1]] = _cpu.suffix_bounds(q, bits, have, a, pen, QGRAM)
+        if h > 0:
+            U[uoff[t]:uoff[t + 1]] = _cpu.hit_bounds(q, bits, have, a, h, QGRAM)
+        else:
+            U[uoff[t]:uoff[t + 1]] = _cpu.suffix_bounds(q, bits, have, a, pen, QGRAM)
 
 
-def suffix_bounds(graph, codes_flat, offs, t_read, t_lo, t_hi, scoring):
+def suffix_bounds(graph, codes_flat, offs, t_read, t_lo, t_hi, scoring, hits=False):
     """``U`` of each task (read ``t_read[t]`` in columns ``[t_lo[t], t_hi[t])``), flat with
     offsets: task ``t``'s ``U[0..m]`` at ``U[uoff[t]:uoff[t + 1]]``
-    (:func:`s2g.variants.pruned.suffix_bounds`)."""
+    (:func:`s2g.variants.pruned.suffix_bounds`; with ``hits``, the CPU's tighter
+    :func:`s2g.variants.pruned.hit_bounds`)."""
     offs = np.asarray(offs, np.int64)
     tr = np.asarray(t_read, np.int64)
     m = offs[tr + 1] - offs[tr]
@@ -229,26 +233,31 @@ def suffix_bounds(graph, codes_flat, offs, t_read, t_lo, t_hi, scoring):
     gr = (graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx)
     _bounds(np.asarray(codes_flat, np.uint8), offs, tr, np.asarray(t_lo, np.int64),
             np.asarray(t_hi, np.int64), gr, int(scoring.as_tuple()[0]),
-            _cpu.qgram_penalty(scoring), uoff, U)
+            _cpu.qgram_penalty(scoring), _cpu.hit_cost(scoring) if hits else 0.0, uoff, U)
     return U, uoff
 
 
-def first_thresholds(U0, m, a, floor, scale=1.0):
+def first_thresholds(U0, m, a, floor, scale=1.0, hits=False):
     """(T, margin, low) per window, as :func:`s2g.variants.pruned.align_window` begins
     (the margin times ``scale``: knob ``gpu_prune_margin``, a window that falls short costs
     the GPU another launch): ``T`` NEG_INF where the window runs unpruned (no floor and a
-    loose bound)."""
+    loose bound). ``hits``: ``U`` is :func:`s2g.variants.pruned.hit_bounds`' (its
+    constants)."""
     U0 = np.asarray(U0, np.int64)
     m = np.asarray(m, np.int64)
     floor = np.asarray(floor, np.int64)
     r = U0 / np.maximum(a * m, 1)
-    per_kb = _cpu.MARGIN_PER_KB + _cpu.MARGIN_SLOPE * np.maximum(
-        0.0, _cpu.RATIO_AT_MIN_MARGIN - r)
+    if hits:
+        per_kb = _cpu.HIT_MARGIN_PER_KB + _cpu.MARGIN_SLOPE * np.maximum(
+            0.0, _cpu.HIT_RATIO_AT_MIN_MARGIN - r)
+    else:
+        per_kb = _cpu.MARGIN_PER_KB + _cpu.MARGIN_SLOPE * np.maximum(
+            0.0, _cpu.RATIO_AT_MIN_MARGIN - r)
     margin = np.maximum(_cpu.MARGIN_MIN * a,
                         (scale * per_kb * a * m / 1000).astype(np.int64))
     low = np.maximum(1, floor)
     T = np.maximum(U0 - margin, low)
-    T[(floor <= NEG_INF) & (r < _cpu.MIN_RATIO)] = NEG_INF
+    T[(floor <= NEG_INF) & (r < (_cpu.HIT_MIN_RATIO if hits else _cpu.MIN_RATIO))] = NEG_INF
     return T, margin, low
 
 
@@ -359,10 +368,12 @@ def run(chunks, graph, reads, offs, scoring, t_read, t_lo, t_hi, rows, floor, ma
     their rows' :func:`envelope`, each window's first; their ``T``) and returns their best
     cells ((score, row, column) rows). Returns (best cells, passes after the first)."""
     from .plan import S
+    from ...config import settings
     a = scoring.as_tuple()[0]
-    U, uoff = suffix_bounds(graph, reads.codes_flat, offs, t_read, t_lo, t_hi, scoring)
+    hits = settings().gpu_prune_hits
+    U, uoff = suffix_bounds(graph, reads.codes_flat, offs, t_read, t_lo, t_hi, scoring, hits)
     U0 = U[uoff[:-1]]
-    T, margin, low = first_thresholds(U0, rows, a, floor, margin_pct / 100.0)
+    T, margin, low = first_thresholds(U0, rows, a, floor, margin_pct / 100.0, hits)
     B = envelope(U, uoff, a)
     known = np.full(len(T), NEG_INF, np.int64)
     best = np.zeros((len(T), 3), np.int64)
