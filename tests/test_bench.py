@@ -267,3 +267,17 @@ def test_candidates_bench_reports_windows_and_their_cells(capsys):
     got = json.loads(lines[-1])
     assert got["reads"] == 100 and got["windows_per_read"] >= 1.0
     assert got["cells_all_over_best"] >= 1.0 and got["best_width_over_len_median"] > 0.5
+
+
+def test_gaf_rescore(tmp_path, capsys):
+    """bench.gaf_rescore: a CIGAR under s2g's scoring, and per read the best line of each
+    file compared (a read missing from a file counts as lowest)."""
+    from bench.gaf_rescore import main as rescore, score
+    assert score("3=1X2D1I1=") == 6 - 4 - 8 - 6 + 2
+    line = "{}\t10\t0\t5\t+\t>1\t10\t0\t5\t4\t5\t60\tcg:Z:{}\n"
+    (tmp_path / "a.gaf").write_text(line.format("r1", "5=") + line.format("r2", "2=1X2="))
+    (tmp_path / "b.gaf").write_text(line.format("r1", "4=1X") + line.format("r1", "1X4=")
+                                    + line.format("r2", "5=") + line.format("r3", "5="))
+    assert rescore([str(tmp_path / "a.gaf"), str(tmp_path / "b.gaf")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("3 reads: higher 1, equal 0, lower 2"), out
