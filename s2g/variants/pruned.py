@@ -48,7 +48,7 @@ import numpy as np
 
 from .._numba import NJIT
 from ..scoring import NEG_INF, fits_int32
-from ..seeded.windows import QGRAM, _qgram_set
+from ..seeded.windows import QGRAM, _bit, _qgram_set, _roll
 from ..window import align_windows_ref, check_mode
 from ..dp import F_EXT, LOCAL
 from .pruned_rows import (BIG_ROW, _row_chain, _row_direct, _row_keep, _row_tail, live_chunk,
@@ -168,6 +168,22 @@ def bound_costs(scoring):
     return (qgram_penalty(scoring), hit_cost(scoring) if settings().prune_hits else 0.0)
 
 
+@numba.njit(**NJIT)
+def missing_qgrams(q, bits, qg):
+    """``out[k]``: the read q-gram ending at base ``k`` is spelled nowhere in the window
+    (``bits``, its q-gram set), or holds an N; False for ``k < qg - 1``."""
+    m = len(q)
+    out = np.zeros(m, np.bool_)
+    mask = (np.int64(1) << (2 * qg)) - 1
+    key = np.int64(0)
+    good = 0
+    for k in range(m):
+        key, good = _roll(key, good, q[k], mask)
+        if k >= qg - 1:
+            out[k] = good < qg or not _bit(bits, key)
+    return out
+
+
 def hit_cost(scoring) -> float:
     """The least an error event costs against a perfect score per read position it must
     be given in :func:`hit_bounds`: a substitution ``a + b`` (one position), a deletion
@@ -203,25 +219,12 @@ def hit_bounds(q, bits, have_bits, a, h, qg):
         for i in range(m + 1):
             U[i] = a * (m - i)
         return U
-    miss = np.zeros(m, np.bool_)         # the q-gram starting at base k is spelled nowhere
-    mask = (np.int64(1) << (2 * qg)) - 1
-    key = np.int64(0)
-    good = 0
-    for k in range(m):
-        c = q[k]
-        if c < 4:
-            key = ((key << 2) | c) & mask
-            good += 1
-        else:
-            good = 0
-        if k >= qg - 1:
-            if good < qg or not ((bits[key >> 6] >> np.uint64(key & 63)) & np.uint64(1)):
-                miss[k - qg + 1] = True
+    miss = missing_qgrams(q, bits, qg)   # by the q-gram's last base
     hs = np.zeros(m + 1, np.int64)       # HS(i, m): the greedy's hits over starts >= i
     last = np.int64(m + qg)
     n = np.int64(0)
     for i in range(m - 1, -1, -1):
-        if miss[i] and last > i + qg - 1:
+        if i + qg - 1 < m and miss[i + qg - 1] and last > i + qg - 1:
             n += 1
             last = i
         hs[i] = n
@@ -252,23 +255,7 @@ def suffix_bounds(q, bits, have_bits, a, pen, qg):
         for i in range(m + 1):
             U[i] = a * (m - i)
         return U
-    miss = np.zeros(m, np.float64)      # the penalty of the q-gram ending at base k
-    mask = (np.int64(1) << (2 * qg)) - 1
-    key = np.int64(0)
-    good = 0
-    for k in range(m):
-        c = q[k]
-        if c < 4:
-            key = ((key << 2) | c) & mask
-            good += 1
-        else:
-            good = 0
-        if k >= qg - 1:
-            if good >= qg:
-                if not ((bits[key >> 6] >> np.uint64(key & 63)) & np.uint64(1)):
-                    miss[k] = pen
-            else:
-                miss[k] = pen            # a q-gram with an N is spelled nowhere
+    miss = np.where(missing_qgrams(q, bits, qg), pen, 0.0)   # of the q-gram ending at k
     s = 0.0
     U[m] = 0
     for i in range(m - 1, -1, -1):
