@@ -8,7 +8,8 @@ wrapped: each call's window graph, reads and tasks are pickled to OUT.pkl (the f
 MHC 10 kbp reads: ~60 MB). ``replay`` calls it again on call ``--call`` (0: the lead
 windows), once to compile and then ``--reps`` times, and prints the best wall, the cells
 computed, the passes after the first and the windows given up to striped
-(``pruned.LAST_STATS``), with ``S2G_CONFIG``-style knobs from ``--config``. Run it with
+(``pruned.LAST_STATS``), with ``S2G_CONFIG``-style knobs from ``--config`` (and the
+captured floors raised ``--floor-up`` points). Run it with
 ``NUMBA_NUM_THREADS=1`` for one core. After editing a module the pass calls into, import
 s2g once (it drops stale Numba caches: s2g/_numba.py) before comparing versions.
 """
@@ -47,7 +48,7 @@ def capture(out, argv):
     return rc
 
 
-def replay(path, call, reps, config):
+def replay(path, call, reps, config, floor_up=0):
     import os
     if config:                        # read at the first settings() call, below
         os.environ["S2G_CONFIG"] = config
@@ -57,7 +58,12 @@ def replay(path, call, reps, config):
         c = pickle.load(fh)[call]
     args = (c["graph"], c["codes"], c["offs"], c["tr"], c["lo"], c["hi"], c["scoring"],
             Mode(c["mode"]))
-    kw = dict(floor=c["floor"], bands={} if c["bands"] else None, known=c["known"])
+    floor = c["floor"]
+    if floor is not None and floor_up:     # a higher floor (e.g. a smaller DROP_MISMATCHES)
+        import numpy as np
+        from s2g.scoring import NEG_INF
+        floor = np.where(floor > NEG_INF, floor + floor_up, floor)
+    kw = dict(floor=floor, bands={} if c["bands"] else None, known=c["known"])
     pruned.align_windows(*args, **kw)
     best = float("inf")
     for _ in range(reps):
@@ -82,10 +88,12 @@ def main(argv=None) -> int:
     ap.add_argument("--call", type=int, default=0)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--config", default="", help="knobs, name=value[,name=value]")
+    ap.add_argument("--floor-up", type=int, default=0,
+                    help="raise the captured floors by this many points")
     a = ap.parse_args(argv)
     if a.what == "capture":
         return capture(a.file, rest)
-    return replay(a.file, a.call, a.reps, a.config)
+    return replay(a.file, a.call, a.reps, a.config, a.floor_up)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,10 @@
 MAPQ (GAF column 12) compares the best score ``s1`` with the other windows' scores
 ``s2``: a score difference of one mismatch (``a + b``) is the evidence a sequencing
 error gives, worth ``MAPQ_PER_MISMATCH`` phred units, so ``MAPQ = min(60, round(-10
-log10(sum_i 10^(-c d_i) / (1 + sum_i ...))))`` with ``d_i = (s1 - s2_i) / (a + b)``.
+log10(sum_i 10^(-c d_i) / (1 + sum_i ...))))`` with ``d_i = (s1 - s2_i) / (a + b)``,
+over the windows with ``d_i < MAPQ_FAR`` (a window further below adds at most
+``10^(-2 MAPQ_FAR)``, nothing an integer MAPQ shows, and is left out: so a window proven to
+score that far below need not be aligned, :meth:`SeededAligner._windows`).
 Reads whose skipped (over-frequent) seeds outnumber the anchors of their best chain
 (their other copies were not examined) get at most ``MAPQ_REPEAT_CAP``. Measured
 calibration: README.md ("Seeded alignment").
@@ -21,6 +24,9 @@ from ..scoring import NEG_INF
 MAPQ_PER_MISMATCH = 20.0
 MAPQ_MAX = 60
 MAPQ_REPEAT_CAP = 3
+#: windows at least this many mismatches below the best add nothing to the MAPQ sum (each
+#: would add at most 10^-60 to a sum that decides MAPQ only when it is above 10^-6)
+MAPQ_FAR = 30
 #: chains left out by ``max_cand`` count against MAPQ when they score at least this
 #: fraction of the best chain (:func:`pick`)
 CUT_RATIO = 0.5
@@ -58,7 +64,7 @@ def secondaries(ncand, t_score, first, best_t, ratio, most):
 def pick(ncand, t_score, t_ei, t_ej, t_lo, first, match_mis, per_mm, skipped, anchors_best,
          repeat_cap, cut, weak, t_chain, cut_cap):
     """Best window per read (ties: smaller end column), its lower bound, and MAPQ from the
-    other windows' scores. A chain left out by ``max_cand`` was never aligned, so nothing
+    other windows' scores (those less than ``MAPQ_FAR`` mismatches below it). A chain left out by ``max_cand`` was never aligned, so nothing
     bounds its score: where it chained at least as well as the best window's chain
     (``cut[r] >= t_chain[best]``) it counts as a competitor scoring as well as the best
     (MAPQ <= 3); where it chained less well, MAPQ is at most ``cut_cap``. At most
@@ -86,7 +92,7 @@ def pick(ncand, t_score, t_ei, t_ej, t_lo, first, match_mis, per_mm, skipped, an
         s1 = t_score[bt]
         tot = 0.0
         for t in range(first[r], first[r] + ncand[r]):
-            if t == bt or t_score[t] <= NEG_INF:
+            if t == bt or t_score[t] <= NEG_INF or s1 - t_score[t] >= MAPQ_FAR * match_mis:
                 continue
             d = (s1 - t_score[t]) / match_mis
             tot += 10.0 ** (-per_mm * d / 10.0)

@@ -29,8 +29,8 @@ full DP's. When ``S < T`` (the threshold was above the optimum), ``S`` is still 
 score, a lower bound on the optimum: the window runs again with the margin below ``U[0]``
 doubled, or at ``S`` once that is higher (:func:`align_window`), until a pass holds. The
 first margin is :data:`MARGIN_PER_KB`; too high a ``T`` costs a cheap narrow pass. A
-``floor`` (a read's later windows: its lead window's score less 200 mismatches) is the
-lowest ``T``: a window with nothing above it comes back as none.
+``floor`` (a read's later windows: its lead window's score less 30 mismatches,
+``DROP_MISMATCHES``) is the lowest ``T``: a window with nothing above it comes back as none.
 
 The last pass records its cells' direction bytes and walks back from the best cell
 (:mod:`.pruned_walk`), or keeps each column's rows, a band for the traceback.

@@ -32,7 +32,7 @@ too close to the window's end for a fresh start to reach ``T``.
 
 The thresholds follow the CPU's schedule (:func:`first_thresholds`, :func:`next_thresholds`):
 ``U[0]`` less a margin that grows with the bound's looseness, never below the floor (a
-read's later windows: its lead window's score less 200 mismatches) or 1 (local mode: a
+read's later windows: its lead window's score less ``DROP_MISMATCHES``) or 1 (local mode: a
 score of 0 is no alignment); a window whose best cell falls short runs again at the margin
 doubled or at its own score (a lower bound), and a window whose bound sees less than
 :data:`s2g.variants.pruned.MIN_RATIO` of a perfect score and has no floor runs unpruned
