@@ -398,6 +398,7 @@ class Aligner:
         t = self.seeded.totals
         parts = [f"{t['windows'] / max(t['reads'], 1):.2f} windows per read"
                  + "".join(f", {t[k]:,} {k}" for k in ("windows dropped by bound",
+                                                       "windows dropped by chain",
                                                        "windows left to the CPU") if t.get(k)),
                  f"{t['unseeded']} reads without a seed chain"]
         for key, what in (("unseeded rescued", "rescued beside their mates"),

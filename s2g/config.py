@@ -135,6 +135,10 @@ KNOBS = (
     Knob("window_bounds", True, bool, "run",
          "long reads skip windows whose score bound cannot reach their best window's "
          "(results identical; 0: align every window)"),
+    Knob("long_cand_ratio", 0.5, float, "run",
+         "long reads skip windows whose chain scores under this share of their best "
+         "chain's (never counted in MAPQ, as chains cut by --max-windows under CUT_RATIO); "
+         "0: align them"),
     Knob("prune_min_len", 1000, int, "run",
          "CPU windows of reads of at least this many bases compute only the cells that can "
          "still hold the optimum (score bounds; exact; s2g/variants/pruned.py); 0: never"),

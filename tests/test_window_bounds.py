@@ -151,3 +151,40 @@ def test_gpu_drops_the_same_windows(tmp_path):
     for f in ("score", "end_i", "end_j", "mapq"):
         np.testing.assert_array_equal(getattr(res["gpu"], f), getattr(res["cpu"], f), err_msg=f)
     assert list(res["gpu"].tracebacks) == list(res["cpu"].tracebacks)
+
+
+def test_weak_chain_windows_skipped_leave_results_unchanged(tmp_path):
+    """Knob ``long_cand_ratio``: 5 kbp reads at 12% errors on a genome of 500 bp nodes with
+    24 copies of a 300 bp element (an Alu-like family, 3% apart) chain into the other
+    copies with a few anchors, and at that error rate the q-gram bound of those windows is
+    not below the read's best score (so the bound drops few); those windows (chains under
+    half the best) are not aligned, and scores, end cells and MAPQ equal aligning them."""
+    from s2g import config
+    rng = np.random.default_rng(5)
+    elem = "".join(rng.choice(list("ACGT"), 300))
+    parts = []
+    for k in range(24):
+        parts.append("".join(rng.choice(list("ACGT"), 2500)))
+        parts.append("".join("ACGT"[("ACGT".index(c) + int(rng.integers(1, 4))) % 4]
+                             if rng.random() < 0.03 else c for c in elem))
+    genome = "".join(parts)
+    segs = [genome[i:i + 500] for i in range(0, len(genome), 500)]
+    gfa = tmp_path / "alu.gfa"
+    gfa.write_text("".join(f"S\ts{i}\t{x}\n" for i, x in enumerate(segs))
+                   + "".join(f"L\ts{i}\t+\ts{i + 1}\t+\t0M\n" for i in range(len(segs) - 1)))
+    g = s2g.load_graph(str(gfa))
+    seqs = _reads(genome, rng, 16, 5000, 0.12)
+    reads = ReadBatch.from_sequences([f"r{i}" for i in range(len(seqs))], seqs)
+    ix = build_index(g)
+    res, dropped = {}, {}
+    try:
+        for ratio in (0.0, 0.5):
+            config.configure(long_cand_ratio=ratio)
+            sa = SeededAligner(g, ix, Scoring(), Mode.LOCAL)
+            res[ratio] = sa.align_batch(reads)
+            dropped[ratio] = sa.totals["windows dropped by chain"]
+    finally:
+        config.reset()
+    assert dropped[0.0] == 0 and dropped[0.5] >= 16
+    for f in ("score", "end_i", "end_j", "mapq"):
+        np.testing.assert_array_equal(getattr(res[0.5], f), getattr(res[0.0], f), err_msg=f)

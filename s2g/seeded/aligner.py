@@ -116,7 +116,8 @@ class SeededAligner:
         self.totals = {"reads": 0, "windows": 0, "window_cells": 0, "unseeded": 0,
                        "unseeded full DP": 0, "unseeded weak windows": 0,
                        "unseeded unaligned": 0, "windows left to the CPU": 0,
-                       "windows dropped by bound": 0, "reads walked at their score": 0,
+                       "windows dropped by bound": 0, "windows dropped by chain": 0,
+                       "reads walked at their score": 0,
                        "seconds seeds+chains": 0.0, "seconds windows": 0.0,
                        "seconds CPU windows": 0.0}
         self._totals_lock = threading.Lock()   # the stages' threads count at once
@@ -411,12 +412,34 @@ class SeededAligner:
                 reads.codes_flat, np.asarray(reads.offsets, np.int64), a, float(delta)))
         drop = later & (top[t_read] - bound >= gap)
         self._count("windows dropped by bound", int(np.count_nonzero(drop)))
+        weak = self._weak_chains(cand, later & ~drop & (top[t_read] > NEG_INF))
+        self._count("windows dropped by chain", int(np.count_nonzero(weak)))
+        drop |= weak
         if (later & ~drop).any():
             # the same argument inside a window: below top - gap it is never picked and
             # its MAPQ term is 0.0, so a kernel may stop there (s2g.variants.pruned)
             floor = np.where(top[t_read] > gap, top[t_read] - gap, NEG_INF)
             self._align_tasks(cand, reads, later & ~drop, out, floor=floor)
         return tuple(out)
+
+    @staticmethod
+    def _weak_chains(cand, sel):
+        """Tasks of ``sel`` (a long read's later windows) whose chain scores under knob
+        ``long_cand_ratio`` x the read's best chain's (its lead window's): not aligned. No bound holds
+        there: at 10% errors a window the read does not align to (a repeat's few anchors)
+        has a q-gram bound at or above the true window's score (every read q-gram is
+        missing from it, but a missing q-gram only proves an error per ``q`` bases), and
+        such windows cost as much as the lead one or more (30 MHC 10 kbp reads: 87 later
+        windows, chains at 1.6-16% of the lead chain's but one at 38%, scores at 1-40% of
+        the lead window's). A chain under ``CUT_RATIO`` of the best is what MAPQ already
+        ignores when ``max_cand`` cuts it (:func:`s2g.seeded.mapq.pick`); the default is
+        that share."""
+        ratio = settings().long_cand_ratio
+        if ratio <= 0 or not sel.any():
+            return np.zeros(len(sel), np.bool_)
+        best = np.zeros(int(cand.t_read.max()) + 1)
+        np.maximum.at(best, cand.t_read, cand.t_chain)
+        return sel & (cand.t_chain < ratio * best[cand.t_read])
 
     def _walk_at_scores(self, reads, res, wg, idx, flat, tres):
         """Reads ``idx`` of long windows that have no recorded walk (striped: loose bounds)
