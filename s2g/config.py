@@ -142,6 +142,9 @@ KNOBS = (
     Knob("prune_min_len", 1000, int, "run",
          "CPU windows of reads of at least this many bases compute only the cells that can "
          "still hold the optimum (score bounds; exact; s2g/variants/pruned.py); 0: never"),
+    Knob("prune_loose_xdrop", True, bool, "run",
+         "pruned CPU windows whose bound is loose (high error rates) run one exact pass at "
+         "their X-drop pass's score instead of striped, recording the walk (0: striped)"),
     Knob("prune_hits", True, bool, "run",
          "pruned CPU windows bound a read suffix by the fewest error positions its "
          "q-grams missing from the window need (0: by their count over q, looser)"),

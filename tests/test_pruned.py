@@ -363,6 +363,37 @@ def test_pruned_budget_falls_back_to_striped(tmp_path, monkeypatch):
     assert (got[0] == NEG_INF).all()
 
 
+def test_pruned_loose_bounds_run_at_the_xdrop_score(tmp_path):
+    """Reads at 12-15% errors (the bound under HIT_MIN_RATIO of a perfect score): with knob
+    prune_loose_xdrop the windows run one exact pass at their X-drop pass's score (none
+    left to striped here) and record walks, traceback_read's; without it they all go
+    striped. Scores and end cells are the reference's either way."""
+    from s2g.config import configure, reset
+    from s2g.simulate import sample_reads, snp_graph
+    sg, ref = snp_graph(8000, 40, 2, 5)
+    sg.write_gfa(str(tmp_path / "s.gfa"), ref)
+    g = s2g.load_graph(str(tmp_path / "s.gfa"))
+    seqs = [s for rate, seed in ((0.12, 1), (0.15, 2))
+            for _, s, _ in sample_reads(sg, 3, 2500, rate, 0.2, seed)]
+    batch = ReadBatch.from_sequences([f"r{i}" for i in range(len(seqs))], seqs)
+    n = batch.n_reads
+    tr = np.arange(n, dtype=np.int64)
+    lo, hi = np.zeros(n, np.int64), np.full(n, g.n_bases)
+    sc, mode = Scoring(), Mode.LOCAL
+    want = align_windows_ref(g, batch.codes_flat, batch.offsets, tr, lo, hi, sc, mode)
+    try:
+        for loose_x in (False, True):
+            configure(prune_loose_xdrop=loose_x)
+            got = pruned.align_windows(g, batch.codes_flat, batch.offsets, tr, lo, hi, sc,
+                                       mode)
+            assert pruned.LAST_STATS[2] == (0 if loose_x else n)
+            for w, x in zip(want, got):
+                np.testing.assert_array_equal(x, w)
+        assert _walks_match_traceback_read(g, batch, lo, hi, sc, mode) == n
+    finally:
+        reset()
+
+
 def test_gpu_prune_thresholds_follow_the_cpu_schedule():
     """s2g/trace/long/prune.py, the host half of the GPU's pruned windows: a strip's
     threshold is T less the largest U of its rows (NEG_INF where the window runs unpruned);
@@ -458,9 +489,10 @@ def test_gpu_walk_bound_columns_rows_and_peak(tmp_path):
 
 
 def test_seeded_reads_walked_at_their_score(tmp_path, monkeypatch):
-    """Long reads whose windows ran striped (no recorded walk: every bound taken as loose)
-    and are fewer than AT_SCORE_MAX are walked by one pruned pass at their score: the same
-    tracebacks as the lanes give them (knob tb_prune_walk off)."""
+    """Long reads whose windows ran striped (no recorded walk: every bound loose, knob
+    prune_loose_xdrop off) and are fewer than AT_SCORE_MAX are walked by one pruned pass at
+    their score; with the knob on their scoring pass (at the X-drop pass's score) records
+    the walk. The same tracebacks as the lanes give them (knob tb_prune_walk off)."""
     from s2g.config import configure
     from s2g.index import build_index
     from s2g.seeded import SeededAligner
@@ -476,14 +508,16 @@ def test_seeded_reads_walked_at_their_score(tmp_path, monkeypatch):
     assert len(seqs) < sa_mod.AT_SCORE_MAX
     batch = ReadBatch.from_sequences([f"r{i}" for i in range(len(seqs))], seqs)
     out = {}
-    for on in (True, False):
-        configure(tb_prune_walk=on)
+    for on, loose_x in ((True, False), (False, False), (True, True)):
+        configure(tb_prune_walk=on, prune_loose_xdrop=loose_x)
         sa = SeededAligner(g, ix, Scoring(), Mode.LOCAL)
         res = sa.align_batch(batch, sa.candidates(batch))
         sa.traceback(batch, res)
-        out[on] = [(t.qstart, t.cigar, tuple(t.path), t.path_start) for t in res.tracebacks]
-        assert sa.totals["reads walked at their score"] == (len(seqs) if on else 0)
-    assert out[True] == out[False]
+        out[on, loose_x] = [(t.qstart, t.cigar, tuple(t.path), t.path_start)
+                            for t in res.tracebacks]
+        assert sa.totals["reads walked at their score"] == (
+            len(seqs) if on and not loose_x else 0)
+    assert out[True, False] == out[False, False] == out[True, True]
 
 
 @given(n=st.integers(0, 70), c0=st.integers(1, 5), M=st.integers(-(1 << 29), 300),

@@ -499,7 +499,7 @@ def _whole_nodes(lo, hi, node_start, pred_ptr, pred_idx):
 
 @numba.njit(**NJIT)
 def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, at_score,
-                 keep):
+                 keep, loose_x):
     """Best (score, i, j) of read ``q`` in columns ``[lo, hi)`` (module doc), exact, or
     (NEG_INF, -1, -1) where no alignment there reaches ``floor``. Passes at thresholds
     ``U[0]`` less a margin that doubles while a pass falls short (each such pass's score
@@ -513,7 +513,11 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
     out): with ``record`` on, the passes record their direction bytes and the walk back
     from the best cell (:func:`.pruned_walk.walk`) fills ``ops`` and ``cols``; ``out``
     gets (status, start row, ops, columns), status -1 where no walk was made.
-    ``at_score``: ``floor`` is the window's score (a traceback's pass): one pass, at it."""
+    ``at_score``: ``floor`` is the window's score (a traceback's pass): one pass, at it.
+    ``loose_x`` (knob ``prune_loose_xdrop``): a window whose bound is loose (``U[0]`` under
+    :data:`HIT_MIN_RATIO` of a perfect score, no floor) runs its X-drop pass and then one
+    exact pass at that score (a real alignment's: at most the optimum, so the pass holds)
+    within ``budget``, instead of being left to striped at once."""
     base, node_start, pred_ptr, pred_idx = gr
     a, b, o, e = sc
     m = len(q)
@@ -530,7 +534,8 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
             np.full(W, neg, np.int32), np.full(W, neg, np.int32), np.full(W, neg, np.int32))
     low = np.int64(1) if mode == LOCAL else np.int64(NEG_INF)   # the least score kept
     r = U[0] / max(a * m, 1)                  # the bound's share of a perfect score
-    if floor <= NEG_INF and r < (HIT_MIN_RATIO if h > 0 else MIN_RATIO):
+    loose = floor <= NEG_INF and r < (HIT_MIN_RATIO if h > 0 else MIN_RATIO)
+    if loose and not (loose_x and XDROP > 0 and mode == LOCAL and not at_score):
         return np.int64(NEG_INF), np.int64(-1), np.int64(-1), False, keep   # loose: striped
     low = max(low, floor)
     known = np.int64(NEG_INF)                 # the best score a pass has found so far
@@ -551,7 +556,9 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
         stats[0] += c
         budget -= c
         known = max(known, s)
-        if s >= U[0] - 2 * margin:            # close to U[0]: the first pass runs at it
+        if loose and s <= low:
+            return np.int64(NEG_INF), np.int64(-1), np.int64(-1), False, keep
+        if s >= U[0] - 2 * margin or loose:   # close to U[0]: the first pass runs at it
             margin = max(U[0] - s, np.int64(0))
     rec = new_record(m, on and recordable(lay), keep)
     while True:
@@ -584,12 +591,13 @@ def _align_windows(codes, offs, task_read, task_lo, task_hi, task_floor, order, 
     """Worker ``w`` of ``n_work`` takes tasks ``order[w::n_work]`` (costliest first, as
     :mod:`s2g.variants.striped`). ``band`` = (offsets, flat int32): task ``t``'s kept rows
     per column at ``flat[off[t]:off[t] + 2 W]`` (first rows, then last rows) where
-    ``off[t] >= 0``. ``lim``: (a window's cell budget, :data:`BUDGET`, 0: none; ``at_score``).
+    ``off[t] >= 0``. ``lim``: (a window's cell budget, :data:`BUDGET`, 0: none; ``at_score``;
+    ``loose_x``, :func:`align_window`).
     ``walks`` = (on, ops offsets, column offsets, ops, columns, results): with ``on``,
     each task's walk back from its best cell (:func:`align_window`'s ``wk``) in its
     slices of the flat arrays, (status, start row, ops, columns) in ``results[t]``."""
     b_off, b_rows = band
-    share, at_score = lim
+    share, at_score, loose_x = lim
     w_on, w_oo, w_co, w_ops, w_cols, w_res = walks
     n = len(task_read)
     score = np.full(n, NEG_INF, np.int64)
@@ -618,7 +626,8 @@ def _align_windows(codes, offs, task_read, task_lo, task_hi, task_floor, order, 
             else:
                 wk = (False, w_ops[:0], w_cols[:0], w_res[len(w_res) - 1])   # scratch
             s, i, j, d, keep = align_window(q, lo, hi, gr, mode, sc, pen, task_floor[t],
-                                            stats[w], rows, budget, wk, at_score, keep)
+                                            stats[w], rows, budget, wk, at_score, keep,
+                                            loose_x)
             score[t], end_i[t], end_j[t], done[t] = s, i, j, d
     return score, end_i, end_j, done, stats.sum(axis=0)
 
@@ -669,7 +678,8 @@ def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scori
     score, end_i, end_j, done, st = _align_windows(
         np.asarray(codes_flat, np.uint8), offs, task_read, lo, hi, fl, order, gr, int(mode),
         (a, b, o, e), bound_costs(scoring), n_work, (b_off, b_rows),
-        (1.0 if known else float(BUDGET), bool(known)), walks)
+        (1.0 if known else float(BUDGET), bool(known), bool(settings().prune_loose_xdrop)),
+        walks)
     LAST_STATS[:2] = st
     LAST_STATS[2] = int(np.count_nonzero(~done))
     if not done.all() and not known:          # loose bounds (high error rates): striped
