@@ -396,7 +396,10 @@ class Aligner:
                 f"{v} {b:,} batch{'es' if b > 1 else ''} ({r:,} reads)"
                 for v, (b, r) in self.ran.items())
         t = self.seeded.totals
-        parts = [f"{t['windows'] / max(t['reads'], 1):.2f} windows per read"
+        nr = max(t['reads'], 1)
+        skipped = t.get("windows dropped by bound", 0) + t.get("windows dropped by chain", 0)
+        parts = [f"{t['windows'] / nr:.2f} windows per read"
+                 + (f" ({(t['windows'] - skipped) / nr:.2f} aligned)" if skipped else "")
                  + "".join(f", {t[k]:,} {k}" for k in ("windows dropped by bound",
                                                        "windows dropped by chain",
                                                        "windows left to the CPU") if t.get(k)),

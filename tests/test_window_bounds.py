@@ -188,3 +188,18 @@ def test_weak_chain_windows_skipped_leave_results_unchanged(tmp_path):
     assert dropped[0.0] == 0 and dropped[0.5] >= 16
     for f in ("score", "end_i", "end_j", "mapq"):
         np.testing.assert_array_equal(getattr(res[0.5], f), getattr(res[0.0], f), err_msg=f)
+
+
+def test_closing_line_counts_the_windows_aligned():
+    """The CLI's closing line gives the candidate windows per read and, where some were
+    skipped (by bound or by chain), how many per read were aligned."""
+    from types import SimpleNamespace
+    from s2g.aligner import Aligner
+    t = {"reads": 30, "windows": 127, "windows dropped by bound": 14,
+         "windows dropped by chain": 83, "unseeded": 0}
+    d = Aligner.describe(SimpleNamespace(seeded=SimpleNamespace(totals=t)))
+    assert d.startswith("seeded (4.23 windows per read (1.00 aligned), 14 windows dropped by "
+                        "bound, 83 windows dropped by chain, 0 reads without a seed chain")
+    t.update({"windows dropped by bound": 0, "windows dropped by chain": 0})
+    d = Aligner.describe(SimpleNamespace(seeded=SimpleNamespace(totals=t)))
+    assert d.startswith("seeded (4.23 windows per read, 0 reads without")
