@@ -281,3 +281,21 @@ def test_gaf_rescore(tmp_path, capsys):
     assert rescore([str(tmp_path / "a.gaf"), str(tmp_path / "b.gaf")]) == 0
     out = capsys.readouterr().out
     assert out.startswith("3 reads: higher 1, equal 0, lower 2"), out
+
+
+def test_bound_excess_error_positions_and_hits():
+    """bench.bound_excess: a mismatch, an inserted run and a deletion mark the right read
+    positions; two errors 3 apart need two hits at q = 10 but three errors within 10 need
+    two, and errors farther apart than q one hit each."""
+    import numpy as np
+    from bench.bound_excess import error_positions, hits
+    err = error_positions("5=1X4=2I3=1D5=", 25, 2)
+    assert np.nonzero(err)[0].tolist() == [7, 12, 13, 16]
+    e = np.zeros(100, bool)
+    e[[20, 23]] = True
+    assert hits(e, 0, 100, 10) == 2
+    e[[26]] = True                                   # 20, 23, 26: a run of starts 11..26
+    assert hits(e, 0, 100, 10) == 2
+    e[:] = False
+    e[[10, 40, 70]] = True
+    assert hits(e, 0, 100, 10) == 3 and hits(e, 0, 100, 40) == 2
