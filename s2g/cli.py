@@ -585,9 +585,8 @@ def _index_compile_note():
     """``s2g index``'s first run compiles the index build (~7 s on a 2-core VM): say so,
     as ``s2g align`` does (s2g/warmup.py), when its functions are not cached."""
     try:
-        from .scoring import Scoring
-        from .warmup import COMPILE_NOTE, cold, seeded_plan
-        if any(cold(t) for t, _ in seeded_plan("simd", 0, Scoring(), 150, False)[:1]):
+        from .warmup import COMPILE_NOTE, index_build_cold
+        if index_build_cold():
             print(COMPILE_NOTE, file=sys.stderr, flush=True)
     except Exception:            # noqa: BLE001 - a note only
         pass

@@ -239,8 +239,10 @@ def _dispatchers(task):
         long_kernel = (pruned._align_windows if 0 < settings().prune_min_len <= L else
                        striped._align_windows if 0 < settings().striped_min_len <= L else
                        None)
-        ds = [index.collect_syncmers, index.interior_syncmers, index.sort_by_hash,
-              index.bucket_starts, seeded.batch_windows, seeded.pick, window.wg_count,
+        # not the index build's functions: a run builds its index (when it has none)
+        # before it probes, and one that loads it never compiles them (probing them kept
+        # every run after a source change saying it compiled: :func:`index_build_cold`)
+        ds = [index.bucket_starts, seeded.batch_windows, seeded.pick, window.wg_count,
               window.wg_paths]
         if not task["gpu"]:
             return ds + [seeded.batch_chains,
@@ -295,6 +297,17 @@ def _has_entry(disp) -> bool:
     if cf is None:                   # caching off (NullCache): nothing to warm
         return True
     return bool(cf._load_index())
+
+
+def index_build_cold() -> bool:
+    """True when the seed index build's functions have no fresh disk cache entry (``s2g
+    index`` says it compiles); False where in doubt, as :func:`cold`."""
+    try:
+        from . import index
+        return not all(_has_entry(d) for d in (index.collect_syncmers,
+                                                index.interior_syncmers, index.sort_by_hash))
+    except Exception:                # noqa: BLE001 - a probe only
+        return False
 
 
 def cold(task) -> bool:

@@ -183,13 +183,13 @@ def test_compile_note_probes_the_first_reads_length(monkeypatch, capsys, tmp_pat
 
 
 def test_index_says_it_compiles_when_cold(example, tmp_path, capsys, monkeypatch):
-    """``s2g index``'s first run compiles the index build: the note once when its task is
-    cold, none when warm."""
+    """``s2g index``'s first run compiles the index build: the note once when its
+    functions are cold (warmup.index_build_cold), none when warm."""
     gfa, _ = example
     out = str(tmp_path / "g.s2gi")
-    monkeypatch.setattr(warmup, "cold", lambda t: t["kind"] == "seeded")
+    monkeypatch.setattr(warmup, "index_build_cold", lambda: True)
     assert cli.main(["index", gfa, "-o", out]) == 0
     assert capsys.readouterr().err.count(warmup.COMPILE_NOTE) == 1
-    monkeypatch.setattr(warmup, "cold", lambda t: False)
+    monkeypatch.setattr(warmup, "index_build_cold", lambda: False)
     assert cli.main(["index", gfa, "-o", out]) == 0
     assert warmup.COMPILE_NOTE not in capsys.readouterr().err

@@ -410,3 +410,19 @@ def test_long_reads_get_a_small_warm_up_input(mode):
     # the fast kernels are named by the real length (a key, no input)
     assert warmup.fast_keys(sc, mode, 50_000) == [
         t["key"] for t, _ in warmup.plan("fast", mode, sc, 50_000) if t["kind"] == "fast_kernel"]
+
+
+def test_seeded_probe_leaves_out_the_index_build():
+    """A seeded run builds its index (when it has none) before it probes, and one that
+    loads it never compiles the build: its probe must not name the build's functions
+    (after a source change every run with a saved index said "compiling (first run)");
+    ``s2g index`` probes them itself (warmup.index_build_cold), real cached dispatchers."""
+    from s2g import index
+    task = {"kind": "seeded", "gpu": False, "mode": 0, "scoring": [2, 4, 4, 2],
+            "read_len": 150}
+    build = {index.collect_syncmers, index.interior_syncmers, index.sort_by_hash}
+    ds = warmup._dispatchers(task)
+    assert index.bucket_starts in ds and not build & set(ds)
+    for d in build:
+        assert d._cache._cache_file._index_path.endswith(".nbi")
+    assert warmup.index_build_cold() in (True, False)
