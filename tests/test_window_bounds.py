@@ -203,3 +203,28 @@ def test_closing_line_counts_the_windows_aligned():
     t.update({"windows dropped by bound": 0, "windows dropped by chain": 0})
     d = Aligner.describe(SimpleNamespace(seeded=SimpleNamespace(totals=t)))
     assert d.startswith("seeded (4.23 windows per read, 0 reads without")
+
+
+def test_corridors_keep_the_copies_and_ends_whole_windows_find(real_data):
+    """C4 (three near-identical copies), 5 kbp reads at 10% errors (bench.seeded.sample,
+    seed 3): long reads' corridor windows give every read the score of whole-span windows
+    (corridor_min_len=0; full-graph DP agreed on all 20, 2026-12-05). Before: a later chain
+    as strong as the best merged into its window without its flanks, so the true copy's
+    alignment was clipped and the read placed on another copy with MAPQ 60 (reads 10, 15)."""
+    import warnings
+    from bench.seeded import sample
+    from s2g import config
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g = s2g.load_graph(str(real_data / "c4_gwfa" / "C4-90.gfa"), keep_paths=True,
+                           break_cycles=True)
+    reads, _ = sample(g, 16, 5000, 0.10, 0.2, np.random.default_rng(3))
+    ix = build_index(g)
+    got = {}
+    try:
+        for cmin in (1000, 0):
+            config.configure(corridor_min_len=cmin)
+            got[cmin] = SeededAligner(g, ix, Scoring(), Mode.LOCAL).align_batch(reads)
+    finally:
+        config.reset()
+    np.testing.assert_array_equal(got[1000].score, got[0].score)

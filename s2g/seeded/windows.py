@@ -283,8 +283,13 @@ def _corridor(m, q0, c0, q1, c1, way, n_way, max_del, gr, sc, nb, flanks=True):
     the read), and between consecutive waypoints ``(qa, ca)``, ``(qb,
     cb)`` (gap ``g = qb - qa``) the columns within ``g + 1 + 16 + g / 8 + x`` bases
     downstream of ``ca`` and upstream of ``cb`` (``x``: a deletion the shortest walk
-    between them has, at most ``max_del``). Appends pieces to the scratch's buffer from
-    ``nb``; returns (heap, bn, bl, bh, nb)."""
+    between them has, at most ``max_del``). With ``flanks``, the second (second-to-last)
+    waypoint gets the read's flank too, as if it were the chain's end, where the first (last)
+    is a jump away (more than twice the read's gap and 64 columns): a stray end anchor
+    (another copy, a bubble's far branch: MHC read 3 at 10% errors, its first anchor 43 kbp
+    of columns before the second, 531 read bases) left the read's start outside the
+    corridor, its alignment clipped by 28 bases (for every chain: 30 kbp reads 25% slower). Appends pieces to the
+    scratch's buffer from ``nb``; returns (heap, bn, bl, bh, nb)."""
     node_start, pred_ptr, pred_idx, succ_ptr, succ_idx = gr
     stamp, slot, sd, ep, heap, bn, bl, bh = sc[:8]
     fq0 = q0 if flanks else np.int64(0)
@@ -293,6 +298,16 @@ def _corridor(m, q0, c0, q1, c1, way, n_way, max_del, gr, sc, nb, flanks=True):
                                   pred_idx, False, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
     heap, bn, bl, bh, nb = _reach(c1, fq1 + 16 + fq1 // 8, node_start, succ_ptr,
                                   succ_idx, True, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
+    if flanks and n_way > 2 and way[1, 1] - way[0, 1] > 2 * (way[1, 0] - way[0, 0]) + 64:
+        f = way[1, 0]
+        heap, bn, bl, bh, nb = _reach(way[1, 1], f + 1 + 16 + (f + 1) // 8, node_start,
+                                      pred_ptr, pred_idx, False, stamp, slot, sd, ep, heap,
+                                      bn, bl, bh, nb)
+    z = n_way - 2
+    if flanks and n_way > 2 and way[z + 1, 1] - way[z, 1] > 2 * (way[z + 1, 0] - way[z, 0]) + 64:
+        f = m - way[z, 0]
+        heap, bn, bl, bh, nb = _reach(way[z, 1], f + 16 + f // 8, node_start, succ_ptr,
+                                      succ_idx, True, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
     for w in range(n_way - 1):
         qa, ca, qb, cb = way[w, 0], way[w, 1], way[w + 1, 0], way[w + 1, 1]
         g = qb - qa
@@ -364,9 +379,14 @@ def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, 
         # a later chain's corridor first without its flank searches (the read's ends
         # beyond its anchors): merged into a window it adds only that (a partial chain's
         # flank reached every branch within kbp of it: most of the width of long reads'
-        # lead windows on MHC, session 30); a window of its own is made again with them
+        # lead windows on MHC, session 30); a window of its own is made again with them.
+        # Not a chain scoring CUT_RATIO of the best or more: another copy the read may fit
+        # as well, whose ends must be in the window (C4, 5 kbp reads at 10% errors: three
+        # copies chained alike, merged into one window without the true copy's flanks, the
+        # read clipped there and placed on another copy, MAPQ 60, 2 of 20 reads)
         for attempt in range(2):
-            fl = not (attempt == 0 and c > 0 and wp[1][c] >= 2 and not wp[2])
+            fl = not (attempt == 0 and c > 0 and wp[1][c] >= 2 and not wp[2]
+                      and ch[c, 4] < CUT_RATIO * ch[0, 4])
             # each search's pieces of a node share an end (tails upstream, heads downstream),
             # so a hull is exact within one search; across searches they are kept apart
             nb = 0
