@@ -376,7 +376,8 @@ class SeededAligner:
         lemma's, :func:`qgram_bounds`) is at least ``DROP_MISMATCHES`` mismatches' worth
         below that score is then not aligned: it could not be picked, and the MAPQ sum
         leaves out windows that far below the best (:func:`s2g.seeded.mapq.pick`,
-        ``MAPQ_FAR``), so scores, ends and MAPQ are those of aligning it (not with ``n_secondary``: it might
+        ``MAPQ_FAR``), so scores, ends and MAPQ are those of aligning it; nor is one whose
+        chain is weak (:meth:`_weak_chains`) (neither with ``n_secondary``: it might
         have been a secondary; not under :class:`~s2g.seeded.pairs.PairedAligner`: every
         window is a pair candidate)."""
         wg = cand.wg
@@ -417,7 +418,7 @@ class SeededAligner:
         drop |= weak
         if (later & ~drop).any():
             # the same argument inside a window: below top - gap it is never picked and
-            # its MAPQ term is 0.0, so a kernel may stop there (s2g.variants.pruned)
+            # MAPQ leaves it out, so a kernel may stop there (s2g.variants.pruned)
             floor = np.where(top[t_read] > gap, top[t_read] - gap, NEG_INF)
             self._align_tasks(cand, reads, later & ~drop, out, floor=floor)
         return tuple(out)
@@ -425,10 +426,11 @@ class SeededAligner:
     @staticmethod
     def _weak_chains(cand, sel):
         """Tasks of ``sel`` (a long read's later windows) whose chain scores under knob
-        ``long_cand_ratio`` x the read's best chain's (its lead window's): not aligned. No bound holds
-        there: at 10% errors a window the read does not align to (a repeat's few anchors)
-        has a q-gram bound at or above the true window's score (every read q-gram is
-        missing from it, but a missing q-gram only proves an error per ``q`` bases), and
+        ``long_cand_ratio`` x the read's best chain's (its lead window's): not aligned. No
+        bound holds there: at 10% errors a window the read does not align to (a repeat's
+        few anchors) has a q-gram bound at or above the true window's score (every read
+        q-gram is missing from it, but a missing q-gram only proves an error per ``q``
+        bases), and
         such windows cost as much as the lead one or more (30 MHC 10 kbp reads: 87 later
         windows, chains at 1.6-16% of the lead chain's but one at 38%, scores at 1-40% of
         the lead window's). A chain under ``CUT_RATIO`` of the best is what MAPQ already

@@ -64,10 +64,11 @@ def secondaries(ncand, t_score, first, best_t, ratio, most):
 def pick(ncand, t_score, t_ei, t_ej, t_lo, first, match_mis, per_mm, skipped, anchors_best,
          repeat_cap, cut, weak, t_chain, cut_cap):
     """Best window per read (ties: smaller end column), its lower bound, and MAPQ from the
-    other windows' scores (those less than ``MAPQ_FAR`` mismatches below it). A chain left out by ``max_cand`` was never aligned, so nothing
-    bounds its score: where it chained at least as well as the best window's chain
-    (``cut[r] >= t_chain[best]``) it counts as a competitor scoring as well as the best
-    (MAPQ <= 3); where it chained less well, MAPQ is at most ``cut_cap``. At most
+    other windows' scores (those less than ``MAPQ_FAR`` mismatches below it). A chain left
+    out by ``max_cand`` was never aligned, so nothing bounds its score: where it chained at
+    least as well as the best window's chain (``cut[r] >= t_chain[best]``) it counts as a
+    competitor scoring as well as the best (MAPQ <= 3); where it chained less well, MAPQ
+    is at most ``cut_cap``. At most
     ``repeat_cap`` where skipped repeat seeds outnumber the best chain's anchors or the
     read had only weak chains (``weak``)."""
     n = len(ncand)

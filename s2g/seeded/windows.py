@@ -288,8 +288,9 @@ def _corridor(m, q0, c0, q1, c1, way, n_way, max_del, gr, sc, nb, flanks=True):
     is a jump away (more than twice the read's gap and 64 columns): a stray end anchor
     (another copy, a bubble's far branch: MHC read 3 at 10% errors, its first anchor 43 kbp
     of columns before the second, 531 read bases) left the read's start outside the
-    corridor, its alignment clipped by 28 bases (for every chain: 30 kbp reads 25% slower). Appends pieces to the
-    scratch's buffer from ``nb``; returns (heap, bn, bl, bh, nb)."""
+    corridor, its alignment clipped by 28 bases (for every chain: 30 kbp reads 25%
+    slower). Appends pieces to the scratch's buffer from ``nb``; returns (heap, bn, bl,
+    bh, nb)."""
     node_start, pred_ptr, pred_idx, succ_ptr, succ_idx = gr
     stamp, slot, sd, ep, heap, bn, bl, bh = sc[:8]
     fq0 = q0 if flanks else np.int64(0)
