@@ -56,20 +56,16 @@ def hits(err: np.ndarray, qs: int, qe: int, q: int) -> int:
 
 def _actual(capture, a, h):
     import pickle
-    from s2g.seeded.windows import QGRAM, _qgram_set
     from s2g.variants import pruned
     with open(capture, "rb") as fh:
         c = pickle.load(fh)[0]
     g = c["graph"]
+    gr = (g.base, g.node_start, g.pred_ptr, g.pred_idx)
     out = {}
     for t, r in enumerate(c["tr"]):
         q = c["codes"][c["offs"][r]:c["offs"][r + 1]]
-        lo, hi = c["lo"][t], c["hi"][t]
-        bits = np.zeros(1 << (2 * QGRAM - 6), np.uint64)
-        v0, v1 = pruned._whole_nodes(lo, hi, g.node_start, g.pred_ptr, g.pred_idx)
-        have = v0 >= 0 and _qgram_set(v0, v1, g.node_start, g.pred_ptr, g.pred_idx,
-                                      g.base, bits)
-        out[int(r)] = a * len(q) - int(pruned.hit_bounds(q, bits, have, a, h, QGRAM)[0])
+        U = pruned.window_bounds(q, int(c["lo"][t]), int(c["hi"][t]), gr, a, (0.0, float(h)))
+        out[int(r)] = a * len(q) - int(U[0])
     return out
 
 

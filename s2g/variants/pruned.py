@@ -498,6 +498,31 @@ def _whole_nodes(lo, hi, node_start, pred_ptr, pred_idx):
 
 
 @numba.njit(**NJIT)
+def window_bounds(q, lo, hi, gr, a, pen):
+    """``U`` of read ``q`` in columns ``[lo, hi)`` (module doc) from the window's q-gram
+    set: :func:`hit_bounds` where ``pen`` = (q-gram penalty, hit cost) has a hit cost,
+    else :func:`suffix_bounds` (:func:`bound_costs`); ``a`` a base where no set is made."""
+    base, node_start, pred_ptr, pred_idx = gr
+    bits = np.zeros(1 << (2 * QGRAM - 6), np.uint64)
+    v0, v1 = _whole_nodes(lo, hi, node_start, pred_ptr, pred_idx)
+    have = v0 >= 0 and _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits)
+    pq, h = pen
+    if h > 0:
+        return hit_bounds(q, bits, have, a, h, QGRAM)
+    return suffix_bounds(q, bits, have, a, pq, QGRAM)
+
+
+@numba.njit(**NJIT)
+def schedule(hits):
+    """(margin a kbp, the bound's share of a perfect score where the margin is least, the
+    share below which the bound is loose) of :func:`hit_bounds` (``hits``) or
+    :func:`suffix_bounds`: the thresholds' constants, the GPU's too (s2g/trace/long/prune.py)."""
+    if hits:
+        return HIT_MARGIN_PER_KB, HIT_RATIO_AT_MIN_MARGIN, HIT_MIN_RATIO
+    return MARGIN_PER_KB, RATIO_AT_MIN_MARGIN, MIN_RATIO
+
+
+@numba.njit(**NJIT)
 def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, at_score,
                  keep, loose_x):
     """Best (score, i, j) of read ``q`` in columns ``[lo, hi)`` (module doc), exact, or
@@ -523,26 +548,19 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
     m = len(q)
     W = hi - lo
     lay = _layout(lo, hi, node_start, pred_ptr, pred_idx)
-    bits = np.zeros(1 << (2 * QGRAM - 6), np.uint64)
-    v0, v1 = _whole_nodes(lo, hi, node_start, pred_ptr, pred_idx)
-    have = v0 >= 0 and _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits)
-    pq, h = pen
-    U = hit_bounds(q, bits, have, a, h, QGRAM) if h > 0 else \
-        suffix_bounds(q, bits, have, a, pq, QGRAM)
+    U = window_bounds(q, lo, hi, gr, a, pen)
+    per_kb0, r_least, r_loose = schedule(pen[1] > 0)
     neg = np.int32(NEG_INF)
     bufs = (np.full(W, neg, np.int32), np.full(W, neg, np.int32), np.full(W, neg, np.int32),
             np.full(W, neg, np.int32), np.full(W, neg, np.int32), np.full(W, neg, np.int32))
     low = np.int64(1) if mode == LOCAL else np.int64(NEG_INF)   # the least score kept
     r = U[0] / max(a * m, 1)                  # the bound's share of a perfect score
-    loose = floor <= NEG_INF and r < (HIT_MIN_RATIO if h > 0 else MIN_RATIO)
+    loose = floor <= NEG_INF and r < r_loose
     if loose and not (loose_x and XDROP > 0 and mode == LOCAL and not at_score):
         return np.int64(NEG_INF), np.int64(-1), np.int64(-1), False, keep   # loose: striped
     low = max(low, floor)
     known = np.int64(NEG_INF)                 # the best score a pass has found so far
-    if h > 0:
-        per_kb = HIT_MARGIN_PER_KB + MARGIN_SLOPE * max(0.0, HIT_RATIO_AT_MIN_MARGIN - r)
-    else:
-        per_kb = MARGIN_PER_KB + MARGIN_SLOPE * max(0.0, RATIO_AT_MIN_MARGIN - r)
+    per_kb = per_kb0 + MARGIN_SLOPE * max(0.0, r_least - r)
     margin = max(np.int64(MARGIN_MIN * a), np.int64(per_kb * a * m / 1000))
     if at_score:
         margin = max(U[0] - floor, np.int64(0))

@@ -48,7 +48,6 @@ import numpy as np
 
 from ..._numba import NJIT
 from ...scoring import NEG_INF
-from ...seeded.windows import QGRAM, _qgram_set
 from ...variants import pruned as _cpu
 
 #: the pruned kernel's own lines (:func:`s2g.trace.long.source._render` with ``prune``;
@@ -207,17 +206,10 @@ def handoff_lines(dev, emp, T, d_jobs, nj, a, dbg, d_rows, d_coff, pargs, nxt):
 
 @numba.njit(parallel=True, **NJIT)
 def _bounds(codes, offs, tr, lo, hi, gr, a, pen, h, uoff, U):
-    base, node_start, pred_ptr, pred_idx = gr
     for t in numba.prange(len(tr)):
         r = tr[t]
-        q = codes[offs[r]:offs[r + 1]]
-        bits = np.zeros(1 << (2 * QGRAM - 6), np.uint64)
-        v0, v1 = _cpu._whole_nodes(lo[t], hi[t], node_start, pred_ptr, pred_idx)
-        have = v0 >= 0 and _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits)
-        if h > 0:
-            U[uoff[t]:uoff[t + 1]] = _cpu.hit_bounds(q, bits, have, a, h, QGRAM)
-        else:
-            U[uoff[t]:uoff[t + 1]] = _cpu.suffix_bounds(q, bits, have, a, pen, QGRAM)
+        U[uoff[t]:uoff[t + 1]] = _cpu.window_bounds(codes[offs[r]:offs[r + 1]], lo[t], hi[t],
+                                                    gr, a, (pen, h))
 
 
 def suffix_bounds(graph, codes_flat, offs, t_read, t_lo, t_hi, scoring, hits=False):
@@ -247,17 +239,13 @@ def first_thresholds(U0, m, a, floor, scale=1.0, hits=False):
     m = np.asarray(m, np.int64)
     floor = np.asarray(floor, np.int64)
     r = U0 / np.maximum(a * m, 1)
-    if hits:
-        per_kb = _cpu.HIT_MARGIN_PER_KB + _cpu.MARGIN_SLOPE * np.maximum(
-            0.0, _cpu.HIT_RATIO_AT_MIN_MARGIN - r)
-    else:
-        per_kb = _cpu.MARGIN_PER_KB + _cpu.MARGIN_SLOPE * np.maximum(
-            0.0, _cpu.RATIO_AT_MIN_MARGIN - r)
+    per_kb0, r_least, r_loose = _cpu.schedule(bool(hits))
+    per_kb = per_kb0 + _cpu.MARGIN_SLOPE * np.maximum(0.0, r_least - r)
     margin = np.maximum(_cpu.MARGIN_MIN * a,
                         (scale * per_kb * a * m / 1000).astype(np.int64))
     low = np.maximum(1, floor)
     T = np.maximum(U0 - margin, low)
-    T[(floor <= NEG_INF) & (r < (_cpu.HIT_MIN_RATIO if hits else _cpu.MIN_RATIO))] = NEG_INF
+    T[(floor <= NEG_INF) & (r < r_loose)] = NEG_INF
     return T, margin, low
 
 
