@@ -402,7 +402,9 @@ class Aligner:
                  + (f" ({(t['windows'] - skipped) / nr:.2f} aligned)" if skipped else "")
                  + "".join(f", {t[k]:,} {k}" for k in ("windows dropped by bound",
                                                        "windows dropped by chain",
-                                                       "windows left to the CPU") if t.get(k)),
+                                                       "windows left to the CPU",
+                                                       "windows realigned for copies")
+                           if t.get(k)),
                  f"{t['unseeded']} reads without a seed chain"]
         for key, what in (("unseeded rescued", "rescued beside their mates"),
                           ("unseeded full DP", "by full-graph DP"),

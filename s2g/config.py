@@ -135,6 +135,9 @@ KNOBS = (
     Knob("window_bounds", True, bool, "run",
          "long reads skip windows whose score bound cannot reach their best window's "
          "(results identical; 0: align every window)"),
+    Knob("copies_mapq", True, bool, "run",
+         "a read whose best window merged several strong chains is aligned again there "
+         "without its alignment's bases; that score counts in MAPQ (0: windows only)"),
     Knob("long_cand_ratio", 0.5, float, "run",
          "long reads skip windows whose chain scores under this share of their best "
          "chain's (never counted in MAPQ, as chains cut by --max-windows under CUT_RATIO); "

@@ -201,24 +201,24 @@ def test_pick_mapq_is_monotone_in_the_score_gap():
     """One read, two windows: MAPQ never falls as the runner-up's score falls."""
     prev = -1
     for s2 in range(300, -1, -6):
-        score, _, _, _, mapq, _ = pick(np.array([2]), np.array([300, s2]), np.array([150, 150]),
-                                       np.array([10, 500]), np.array([0, 400]), np.array([0]),
-                                       6.0, 20.0, np.array([0]), np.array([5]), 3, NO_CUT,
-                                       NO_WEAK, CHAIN, 30)
+        got = pick(np.array([2]), np.array([300, s2]), np.array([150, 150]),
+                   np.array([10, 500]), np.array([0, 400]), np.array([0]), 6.0, 20.0,
+                   np.array([0]), np.array([5]), 3, NO_CUT, NO_WEAK, CHAIN, 30)
+        score, mapq = got[0], got[4]
         assert score[0] == 300
         assert mapq[0] >= prev
         prev = mapq[0]
     assert prev == MAPQ_MAX
     # equal scores: no evidence at all
-    _, _, ej, _, mapq, _ = pick(np.array([2]), np.array([300, 300]), np.array([150, 150]),
-                                np.array([900, 500]), np.array([0, 400]), np.array([0]), 6.0,
-                                20.0, np.array([0]), np.array([5]), 3, NO_CUT, NO_WEAK,
-                                CHAIN, 30)
+    got = pick(np.array([2]), np.array([300, 300]), np.array([150, 150]),
+               np.array([900, 500]), np.array([0, 400]), np.array([0]), 6.0, 20.0,
+               np.array([0]), np.array([5]), 3, NO_CUT, NO_WEAK, CHAIN, 30)
+    ej, mapq = got[2], got[4]
     assert mapq[0] <= 3 and ej[0] == 500, "ties go to the smaller end column"
     # repeats skipped: capped
-    _, _, _, _, mapq, _ = pick(np.array([1]), np.array([300]), np.array([150]), np.array([9]),
-                               np.array([0]), np.array([0]), 6.0, 20.0, np.array([9]),
-                               np.array([4]), 3, NO_CUT, NO_WEAK, CHAIN, 30)
+    mapq = pick(np.array([1]), np.array([300]), np.array([150]), np.array([9]),
+                np.array([0]), np.array([0]), 6.0, 20.0, np.array([9]),
+                np.array([4]), 3, NO_CUT, NO_WEAK, CHAIN, 30)[4]
     assert mapq[0] == 3
 
 
@@ -686,11 +686,11 @@ def test_windows_that_a_merge_joins_become_one():
     ch = np.zeros((6, 6))
     for k, (c0, c1) in enumerate([(1020, 1140), (1420, 1540), (1220, 1240)]):
         ch[k] = (10, c0, 130, c1, 50 - k, 5)
-    info = np.zeros((5, 3))
+    info = np.zeros((5, 4))
     e = np.zeros(0, np.int32)
     nw, _ = read_windows(150, ch, 3, 5, 150, node_start, pred_ptr, pred_idx, succ_ptr,
                          succ_idx, 0, 0, e, e, e, info)
-    assert nw == 1 and info[0, 1] == 15
+    assert nw == 1 and info[0, 1] == 15 and info[0, 3] == 3   # three strong chains merged
 
 
 def test_long_read_corridor_skips_the_branches_its_anchors_rule_out(tmp_path):

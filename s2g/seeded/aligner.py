@@ -23,8 +23,9 @@ from .chains import MAX_WINDOW, batch_chains
 from .mapq import (CUT_RATIO, MAPQ_CUT_CAP, MAPQ_FAR, MAPQ_PER_MISMATCH, MAPQ_REPEAT_CAP, pick,
                    secondaries)
 from .seeds import MAX_OCC
+from . import copies
 from .windows import (KEEP_BYTES, KEEP_PIECES, SCRATCH_BYTES, SCRATCH_NODE_BYTES, Windows,
-                      QGRAM, batch_windows, longest_walks, qgram_bounds)
+                      batch_windows, dropped_by_bound)
 
 #: most windows DP'd per read
 MAX_CAND = 5
@@ -113,10 +114,14 @@ class SeededAligner:
         #: long reads' windows dropped by their bound (:meth:`_windows`); a pairing
         #: wrapper turns it off (every window is a pair candidate)
         self.drop_windows = settings().window_bounds
+        #: other copies inside the best window count in MAPQ (s2g.seeded.copies); a
+        #: pairing wrapper turns it off (pairs compute their own MAPQ)
+        self.copies_mapq = settings().copies_mapq
         self.totals = {"reads": 0, "windows": 0, "window_cells": 0, "unseeded": 0,
                        "unseeded full DP": 0, "unseeded weak windows": 0,
                        "unseeded unaligned": 0, "windows left to the CPU": 0,
                        "windows dropped by bound": 0, "windows dropped by chain": 0,
+                       "windows realigned for copies": 0,
                        "reads walked at their score": 0,
                        "seconds seeds+chains": 0.0, "seconds windows": 0.0,
                        "seconds CPU windows": 0.0}
@@ -164,7 +169,7 @@ class SeededAligner:
         nch = weak_chains_dropped(ch, nch, cfg.cand_min_pct)
         n = reads.n_reads
         p_at = np.zeros(n + 1, np.int64)
-        info = np.zeros((n, self.max_cand, 3), np.float64)
+        info = np.zeros((n, self.max_cand, 4), np.float64)
         nwin = np.zeros(n, np.int64)
         e32 = np.zeros(0, np.int32)
         kp = max(1, min(KEEP_PIECES, KEEP_BYTES // (12 * max(n, 1))))
@@ -281,15 +286,20 @@ class SeededAligner:
         lens = reads.lengths()
         lost, full_r = self._fallback(ncand, cand.weak, lens)
         ncand_w = np.where(full_r, 0, ncand)       # full-graph DP replaces their windows
-        score, ei, ej, lo, mapq, best_t = pick(ncand_w, ts, tei, tcol, t_lo, first, float(a + b),
-                                               MAPQ_PER_MISMATCH, cand.stats[:, 0],
-                                               cand.anchors_best, MAPQ_REPEAT_CAP, cand.cut,
-                                               cand.weak, cand.t_chain, MAPQ_CUT_CAP)
+        score, ei, ej, lo, mapq, best_t, tots, caps = pick(
+            ncand_w, ts, tei, tcol, t_lo, first, float(a + b), MAPQ_PER_MISMATCH,
+            cand.stats[:, 0], cand.anchors_best, MAPQ_REPEAT_CAP, cand.cut, cand.weak,
+            cand.t_chain, MAPQ_CUT_CAP)
         self._count("reads", n)
         self._count("windows", total)
         self._count("window_cells", int(((t_hi - t_lo) * lens[t_read]).sum()) if total else 0)
         res = BatchResult(reads.names, lens, score, ei, ej)
         res.mapq = mapq
+        #: MAPQ's competitor sums and caps, and the strong chains merged into each read's
+        #: best window (other copies there: s2g.seeded.copies, after the traceback)
+        res.mapq_terms = (tots, caps)
+        res.copies = np.where(best_t >= 0, cand.t_strong[np.maximum(best_t, 0)], 0) \
+            if total else np.zeros(n, np.int64)
         res.col_lo = lo                            # window-graph coordinates, as is
         res.wg_end_j = np.full(n, -1, np.int64)
         res.wg_end_j[best_t >= 0] = tej[best_t[best_t >= 0]]
@@ -398,20 +408,11 @@ class SeededAligner:
         later[lead] = False
         self._align_tasks(cand, reads, ~later, out)
         ts = out[0]
-        a, b, o, e = self.scoring.as_tuple()
-        g = wg.graph
-        bound = a * np.minimum(longest_walks(wg.piece_at, g.node_start, g.pred_ptr,
-                                             g.pred_idx), lens[t_read])
+        a, b, _, _ = self.scoring.as_tuple()
         top = np.full(len(lens), NEG_INF, np.int64)
         top[t_read[lead]] = ts[lead]
         gap = DROP_MISMATCHES * (a + b)
-        tq = np.nonzero(later & (top[t_read] - bound < gap) & (top[t_read] > gap))[0]
-        if len(tq):                              # the q-gram bound where that one fails
-            delta = min(a + b, o + e, QGRAM * (a + e))
-            bound[tq] = np.minimum(bound[tq], qgram_bounds(
-                tq, t_read, wg.piece_at, g.node_start, g.pred_ptr, g.pred_idx, g.base,
-                reads.codes_flat, np.asarray(reads.offsets, np.int64), a, float(delta)))
-        drop = later & (top[t_read] - bound >= gap)
+        drop = dropped_by_bound(wg, reads, later, t_read, top[t_read], self.scoring)
         self._count("windows dropped by bound", int(np.count_nonzero(drop)))
         weak = self._weak_chains(cand, later & ~drop & (top[t_read] > NEG_INF))
         self._count("windows dropped by chain", int(np.count_nonzero(weak)))
@@ -545,6 +546,8 @@ class SeededAligner:
                                 max_cells=max_cells, threads=threads,
                                 flat=FlatTracebacks(len(res)), idx=full.astype(np.int64))
                 out = out.merged(fres.flat)
+            if self.copies_mapq:
+                copies.rescore(self, reads, res, wg, out)
             res.set_flat(out)
             res.wg = None
 

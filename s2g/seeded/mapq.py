@@ -70,7 +70,8 @@ def pick(ncand, t_score, t_ei, t_ej, t_lo, first, match_mis, per_mm, skipped, an
     competitor scoring as well as the best (MAPQ <= 3); where it chained less well, MAPQ
     is at most ``cut_cap``. At most
     ``repeat_cap`` where skipped repeat seeds outnumber the best chain's anchors or the
-    read had only weak chains (``weak``)."""
+    read had only weak chains (``weak``). Also returns each read's sum of competitor terms
+    ``tot`` and its cap, for :func:`add_competitor`."""
     n = len(ncand)
     score = np.full(n, NEG_INF, np.int64)
     ei = np.full(n, -1, np.int64)
@@ -78,6 +79,8 @@ def pick(ncand, t_score, t_ei, t_ej, t_lo, first, match_mis, per_mm, skipped, an
     lo = np.zeros(n, np.int64)
     mapq = np.zeros(n, np.int64)
     best_t = np.full(n, -1, np.int64)
+    tots = np.zeros(n, np.float64)
+    caps = np.full(n, float(MAPQ_MAX), np.float64)
     for r in range(n):
         bt = -1
         for t in range(first[r], first[r] + ncand[r]):
@@ -99,14 +102,33 @@ def pick(ncand, t_score, t_ei, t_ej, t_lo, first, match_mis, per_mm, skipped, an
             tot += 10.0 ** (-per_mm * d / 10.0)
         if cut[r] > 0 and cut[r] >= t_chain[bt]:
             tot += 1.0
-        if tot > 0:
-            q = -10.0 * math.log10(tot / (1.0 + tot))
-        else:
-            q = 1e9
-        q = min(float(MAPQ_MAX), q)
+        cap = float(MAPQ_MAX)
         if cut[r] > 0:
-            q = min(q, float(cut_cap))
+            cap = min(cap, float(cut_cap))
         if (skipped[r] > 0 and skipped[r] >= anchors_best[r]) or weak[r]:
-            q = min(q, float(repeat_cap))
-        mapq[r] = int(q + 0.5)
-    return score, ei, ej, lo, mapq, best_t
+            cap = min(cap, float(repeat_cap))
+        tots[r], caps[r] = tot, cap
+        mapq[r] = _mapq(tot, cap)
+    return score, ei, ej, lo, mapq, best_t, tots, caps
+
+
+@numba.njit(**NJIT)
+def _mapq(tot, cap):
+    """MAPQ of competitor terms summing to ``tot`` (module doc), at most ``cap``."""
+    q = -10.0 * math.log10(tot / (1.0 + tot)) if tot > 0 else 1e9
+    return int(min(cap, q) + 0.5)
+
+
+@numba.njit(**NJIT)
+def add_competitor(reads, s2, s1, tots, caps, mapq, match_mis, per_mm):
+    """MAPQ of ``reads`` again with one more competitor each, scoring ``s2[x]`` against
+    the best ``s1[reads[x]]`` (a copy inside the best window: :mod:`s2g.seeded.copies`;
+    NEG_INF or ``MAPQ_FAR`` mismatches below: none), ``tots``/``caps`` as :func:`pick`
+    left them (updated in place, as ``mapq``)."""
+    for x in range(len(reads)):
+        r = reads[x]
+        if s2[x] <= NEG_INF or s1[r] - s2[x] >= MAPQ_FAR * match_mis:
+            continue
+        d = (s1[r] - s2[x]) / match_mis
+        tots[r] += 10.0 ** (-per_mm * d / 10.0)
+        mapq[r] = _mapq(tots[r], caps[r])

@@ -515,6 +515,7 @@ class PairedAligner:
                            "the mates of a pair lie on opposite strands")
         self.seeded = seeded
         seeded.drop_windows = False           # every window is a pair candidate
+        seeded.copies_mapq = False            # pairs compute their own MAPQ
         self.model = model
         self.rescue = bool(rescue)
         self.graph = seeded.graph

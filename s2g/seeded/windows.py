@@ -22,7 +22,7 @@ import numba
 import numpy as np
 
 from .._numba import NJIT, PARALLEL
-from .mapq import CUT_RATIO
+from .mapq import CUT_RATIO, MAPQ_FAR
 
 # Window searches run on per-worker scratch instead of a typed Dict per search and a heapq
 # list of tuples (SeededAligner.candidates, best of 5, 2-core VM, with the seeding and
@@ -341,7 +341,8 @@ def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, 
     that score at least ``CUT_RATIO`` x the best chain and do not lie inside those windows
     (competitors never aligned: :func:`s2g.seeded.mapq.pick`; 0 when none).
     ``gr``: the graph's (node_start, pred_ptr, pred_idx, succ_ptr, succ_idx).
-    Returns (windows, pieces, scratch); ``info[w]`` = (chain score, anchors, pieces); when
+    Returns (windows, pieces, scratch); ``info[w]`` = (chain score, anchors, pieces, chains
+    scoring ``CUT_RATIO`` x the best or more merged into it: :mod:`s2g.seeded.copies`); when
     there are at most ``cap`` pieces they go to ``out`` = (p_node, p_lo, p_hi) from ``p0``,
     window after window. ``sc``: the worker's scratch (:func:`_scratch`); windows live in its
     window buffer (``w_at[y]``, ``w_n[y]``: where and how many), a merged window written
@@ -450,6 +451,7 @@ def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, 
             w_at[nw], w_n[nw] = c_at, cn
             info[nw, 0] = ch[c, 4]
             info[nw, 1] = ch[c, 5]
+            info[nw, 3] = 1.0 if ch[c, 4] >= CUT_RATIO * ch[0, 4] else 0.0
             nw += 1
         else:
             need = top + w_n[into] + cn
@@ -458,6 +460,8 @@ def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, 
             w_at[into], w_n[into] = top, nn
             top += nn
             info[into, 1] += ch[c, 5]
+            if ch[c, 4] >= CUT_RATIO * ch[0, 4]:
+                info[into, 3] += 1.0
             y = into + 1            # the union may now touch later windows: absorb them
             while y < nw:
                 if not _shares_node(wn, w_at[y], w_n[y], w_at[into], w_n[into]):
@@ -469,11 +473,14 @@ def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, 
                 w_at[into], w_n[into] = top, nn
                 top += nn
                 info[into, 1] += info[y, 1]
+                info[into, 3] += info[y, 3]
                 for z in range(y, nw - 1):
                     w_at[z], w_n[z] = w_at[z + 1], w_n[z + 1]
                     info[z, 0], info[z, 1] = info[z + 1, 0], info[z + 1, 1]
+                    info[z, 3] = info[z + 1, 3]
                 info[nw - 1, 0] = 0.0
                 info[nw - 1, 1] = 0.0
+                info[nw - 1, 3] = 0.0
                 nw -= 1
                 y = into + 1
     total = 0
@@ -573,6 +580,9 @@ class Windows:
         self.cut = np.zeros(len(ncand), np.float64) if cut is None else cut
         sel = np.arange(info.shape[1])[None, :] < ncand[:, None]
         self.t_chain = np.ascontiguousarray(info[:, :, 0][sel])
+        #: strong chains merged into each window (:mod:`s2g.seeded.copies`)
+        self.t_strong = (np.ascontiguousarray(info[:, :, 3][sel]).astype(np.int64)
+                         if info.shape[2] > 3 else np.ones(len(self.t_chain), np.int64))
         self.weak = stats[:, 2] > 0 if stats.shape[1] > 2 else np.zeros(len(ncand), np.bool_)
         n = len(ncand)
         self.first = np.zeros(n, np.int64)
@@ -751,3 +761,23 @@ def qgram_bounds(tasks, t_read, piece_at, node_start, pred_ptr, pred_idx, base, 
             best = max(best, cur)
         out[x] = np.int64(math.ceil(best + (q - 1) * pen))
     return out
+
+
+def dropped_by_bound(wg, reads, sel, t_read, top, scoring):
+    """Tasks of ``sel`` (a mask over ``wg``'s tasks, reads ``t_read``) whose window cannot
+    score within ``MAPQ_FAR`` mismatches of ``top[t]``: its bound, ``a`` x its longest
+    walk (:func:`longest_walks`) or where that is not enough the q-gram lemma's
+    (:func:`qgram_bounds`), lies that far below (never picked; nothing in MAPQ)."""
+    a, b, o, e = scoring.as_tuple()
+    g = wg.graph
+    lens = reads.lengths()
+    bound = a * np.minimum(longest_walks(wg.piece_at, g.node_start, g.pred_ptr, g.pred_idx),
+                           lens[t_read])
+    gap = MAPQ_FAR * (a + b)
+    tq = np.nonzero(sel & (top - bound < gap) & (top > gap))[0]
+    if len(tq):
+        delta = min(a + b, o + e, QGRAM * (a + e))
+        bound[tq] = np.minimum(bound[tq], qgram_bounds(
+            tq, t_read, wg.piece_at, g.node_start, g.pred_ptr, g.pred_idx, g.base,
+            reads.codes_flat, np.asarray(reads.offsets, np.int64), a, float(delta)))
+    return sel & (top - bound >= gap)

@@ -1,0 +1,124 @@
+"""MAPQ against other copies inside the read's own window.
+
+Windows of chains that share a node merge into one window (two overlapping windows would
+report one alignment twice), so a read whose chains fall on two nearby copies of a repeat
+(C4's tandem copies; a segmental duplication within a read length or two) gets one window
+holding both, and MAPQ, which compares windows, saw one candidate: a read fitting both
+copies equally got MAPQ 60 (bench.seeded on C4, 300 x 5 kbp at 10% errors: 8 of 281
+reads with MAPQ >= 30 off their true walk, each scoring exactly its true walk's score).
+
+After the traceback, each read whose best window merged two or more chains scoring at
+least ``CUT_RATIO`` x its best chain is aligned once more in that window with the columns
+its alignment uses taken out (:func:`masked_pieces`): the best alignment there that
+shares no base with the reported one (another copy; a long bubble's other allele). It
+counts in MAPQ as another window would (:func:`s2g.seeded.mapq.add_competitor`). The
+window is first bounded (:func:`s2g.seeded.windows.dropped_by_bound`: where the masked
+window's longest walk or q-gram bound is ``MAPQ_FAR`` mismatches below the best score it
+adds nothing and is not aligned), and the pass stops ``MAPQ_FAR`` mismatches below the
+best (``floor``). Knob ``copies_mapq`` (on); a pairing wrapper leaves it off (pairs
+compute their own MAPQ).
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .._numba import NJIT
+from ..scoring import NEG_INF
+from ..window import WindowGraph
+from .mapq import MAPQ_FAR, MAPQ_PER_MISMATCH, add_competitor
+from .windows import dropped_by_bound
+
+
+@numba.njit(**NJIT)
+def masked_pieces(reads, tasks, piece_at, p_node, p_lo, p_hi, path_at, n_path, path, geo,
+                  node_start):
+    """The pieces of window ``tasks[x]`` less the bases read ``reads[x]``'s alignment
+    covers (its graph path ``path[path_at[r]:...]`` from in-path offset ``geo[r, 1]`` to
+    ``geo[r, 2]``, end exclusive): each piece keeps what lies before and after the covered
+    part of its node. Returns (piece_at, p_node, p_lo, p_hi) of the masked windows, one
+    per read, pieces by (node, lo) as in the window's."""
+    n = len(reads)
+    cap = 0
+    for x in range(n):
+        cap += 2 * (piece_at[tasks[x] + 1] - piece_at[tasks[x]])
+    o_node = np.empty(cap, np.int32)
+    o_lo = np.empty(cap, np.int32)
+    o_hi = np.empty(cap, np.int32)
+    o_at = np.zeros(n + 1, np.int64)
+    k = 0
+    for x in range(n):
+        r, t = reads[x], tasks[x]
+        a, np_ = path_at[r], n_path[r]
+        c0, c1 = geo[r, 1], geo[r, 2]          # covered: path offsets [c0, c1)
+        # walk nodes ascend (node ids are topological), as the window's pieces do
+        w = 0
+        cum = 0                                 # path offset where path[a + w] starts
+        for z in range(piece_at[t], piece_at[t + 1]):
+            v = p_node[z]
+            while w < np_ and path[a + w] < v:
+                cum += node_start[path[a + w] + 1] - node_start[path[a + w]]
+                w += 1
+            lo, hi = np.int64(p_lo[z]), np.int64(p_hi[z])
+            if w < np_ and path[a + w] == v:
+                ln = node_start[v + 1] - node_start[v]
+                u0 = max(np.int64(0), c0 - cum)          # covered in-node [u0, u1]
+                u1 = min(ln, c1 - cum) - 1
+                if u0 <= u1:
+                    if lo < u0:
+                        o_node[k], o_lo[k], o_hi[k] = v, lo, min(hi, u0 - 1)
+                        k += 1
+                    if hi > u1:
+                        o_node[k], o_lo[k], o_hi[k] = v, max(lo, u1 + 1), hi
+                        k += 1
+                    continue
+            o_node[k], o_lo[k], o_hi[k] = v, lo, hi
+            k += 1
+        o_at[x + 1] = k
+    return o_at, o_node[:k], o_lo[:k], o_hi[:k]
+
+
+def rescore(sa, reads, res, wg, flat):
+    """Lower ``res.mapq`` of the reads whose best window merged several strong chains
+    (``res.copies`` >= 2) by the best alignment in that window sharing no base with
+    theirs (module doc). ``sa``: the SeededAligner, ``wg``: the batch's window graph,
+    ``flat``: the batch's tracebacks on the graph. Returns the number of windows aligned."""
+    terms = getattr(res, "mapq_terms", None)
+    copies = getattr(res, "copies", None)
+    if terms is None or copies is None or flat is None or len(copies) == 0:
+        return 0
+    bt = res.best_task
+    sel = np.nonzero((copies >= 2) & (bt >= 0) & (res.mapq > 0) & flat.has
+                     & (flat.n_path > 0))[0]
+    if not len(sel):
+        return 0
+    at, node, lo, hi = masked_pieces(sel, bt[sel], wg.piece_at, wg.p_node, wg.p_lo, wg.p_hi,
+                                     flat.path_at, flat.n_path, flat.path, flat.geo,
+                                     sa.graph.node_start)
+    keep = np.diff(at) > 0                      # nothing left: no other copy there
+    s2 = np.full(len(sel), NEG_INF, np.int64)
+    if keep.any():
+        sub = np.nonzero(keep)[0]
+        piece_at = np.concatenate(([0], at[1:][keep]))
+        pieces = np.concatenate([np.arange(at[x], at[x + 1]) for x in sub])
+        mwg = WindowGraph(sa.graph, piece_at, node[pieces], lo[pieces], hi[pieces])
+        t_read = sel[sub].astype(np.int64)
+        top = res.score[t_read]
+        todo = ~dropped_by_bound(mwg, reads, np.ones(len(sub), np.bool_), t_read, top,
+                                 sa.scoring)
+        x = np.nonzero(todo)[0]
+        if len(x):
+            a, b, _, _ = sa.scoring.as_tuple()
+            kw = {}
+            if getattr(sa.window_kernel, "takes_floor", False):
+                kw["floor"] = top[x] - MAPQ_FAR * (a + b)
+            sc, _, _ = sa.window_kernel(mwg.graph, reads.codes_flat, reads.offsets, t_read[x],
+                                        mwg.t_lo[x], mwg.t_hi[x], sa.scoring, sa.mode, **kw)
+            s2[sub[x]] = sc
+        sa._count("windows realigned for copies", int(len(x)))
+    a, b, _, _ = sa.scoring.as_tuple()
+    tots, caps = terms
+    add_competitor(sel, s2, res.score, tots, caps, res.mapq, float(a + b), MAPQ_PER_MISMATCH)
+    res.copy_score = np.full(len(res.score), NEG_INF, np.int64)
+    res.copy_score[sel] = s2                    # the other copy's score (NEG_INF: none)
+    return len(sel)
