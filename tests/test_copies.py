@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytest
 
 import s2g
 from s2g import config
@@ -100,3 +101,46 @@ def test_masked_pieces_keep_what_the_alignment_does_not_cover():
     got = list(zip(node.tolist(), lo.tolist(), hi.tolist()))
     assert at.tolist() == [0, 4]
     assert got == [(0, 2, 9), (1, 0, 2), (3, 6, 9), (4, 0, 4)]
+
+
+def _short_tandem_case(tmp_path):
+    """A 2 kbp genome (50 bp segments) holding a 160 bp element twice in a row, and 150 bp
+    reads of the element's first copy (error-free, so both copies score alike)."""
+    rng = np.random.default_rng(11)
+
+    def rnd(n):
+        return "".join(rng.choice(list("ACGT"), n))
+    x = rnd(160)
+    genome = rnd(900) + x + x + rnd(880)
+    segs = [genome[i:i + 50] for i in range(0, len(genome), 50)]
+    gfa = tmp_path / "short_tandem.gfa"
+    gfa.write_text("".join(f"S\ts{i}\t{s}\n" for i, s in enumerate(segs))
+                   + "".join(f"L\ts{i}\t+\ts{i + 1}\t+\t0M\n" for i in range(len(segs) - 1)))
+    seqs = [x[k:k + 150] for k in range(0, 10, 2)]
+    return (s2g.load_graph(str(gfa)),
+            ReadBatch.from_sequences([f"r{i}" for i in range(len(seqs))], seqs))
+
+
+def _short(g, reads, device):
+    sa = SeededAligner(g, build_index(g), Scoring(), Mode.LOCAL, device=device)
+    res = sa.align_batch(reads)
+    sa.traceback(reads, res)
+    return res
+
+
+def test_short_reads_in_a_tandem_copy_are_not_mapq_60(tmp_path):
+    """150 bp reads of an element repeated twice in a row: one merged window per read, both
+    copies equal, MAPQ <= 3."""
+    g, reads = _short_tandem_case(tmp_path)
+    res = _short(g, reads, "cpu")
+    assert (res.copies >= 2).all() and (res.mapq <= 3).all(), (res.copies, res.mapq)
+
+
+@pytest.mark.gpu
+def test_gpu_copies_mapq_equals_cpu(tmp_path):
+    """On a real GPU: the same reads, seeded on the GPU (windows on the `fast` kernel, the
+    copies pass on the CPU): scores, end cells and MAPQ == the CPU path's."""
+    g, reads = _short_tandem_case(tmp_path)
+    cpu, gpu = _short(g, reads, "cpu"), _short(g, reads, "gpu")
+    for f in ("score", "end_i", "end_j", "mapq"):
+        np.testing.assert_array_equal(getattr(gpu, f), getattr(cpu, f), err_msg=f)
