@@ -144,3 +144,57 @@ def test_gpu_copies_mapq_equals_cpu(tmp_path):
     cpu, gpu = _short(g, reads, "cpu"), _short(g, reads, "gpu")
     for f in ("score", "end_i", "end_j", "mapq"):
         np.testing.assert_array_equal(getattr(gpu, f), getattr(cpu, f), err_msg=f)
+
+
+def test_the_other_copy_is_a_secondary_with_n(tmp_path):
+    """With -N 1 the identical tandem copy is written as the read's secondary line (tp:A:S,
+    MAPQ 0) on the segments the primary does not use, with the same score."""
+    from s2g.gaf import gaf_bytes
+    g, x = _tandem(tmp_path, np.random.default_rng(7), 0)
+    reads = ReadBatch.from_sequences(["r"], [x[10:1990]])
+    sa = SeededAligner(g, build_index(g), Scoring(), Mode.LOCAL, n_secondary=1)
+    res = sa.align_batch(reads)
+    assert res.secondary is None or len(res.secondary) == 0      # one window: no other
+    sa.traceback(reads, res)
+    assert len(res.secondary) == 1 and res.secondary.owner.tolist() == [0]
+    assert res.secondary.score[0] == res.score[0] and res.mapq[0] <= 3
+    lines = [ln.split("\t") for ln in gaf_bytes(g, res).decode().splitlines()]
+    assert [ln[-1] for ln in lines] == ["tp:A:P", "tp:A:S"] and lines[1][11] == "0"
+    segs = [set(ln[5].replace("<", ">").split(">")) - {""} for ln in lines]
+    assert segs[0] and segs[1] and not segs[0] & segs[1], segs
+    assert lines[0][13] == lines[1][13]                           # AS:i equal
+
+
+def test_copy_secondaries_join_the_other_windows_secondaries(tmp_path):
+    """X twice in a row and once more 3 kbp on: the far copy is another window's secondary,
+    the tandem copy one from the merged window; with -N 2 the read gets both (MAPQ 0 each,
+    distinct segments, the window's first), and MAPQ counts both copies."""
+    from s2g.gaf import gaf_bytes
+    rng = np.random.default_rng(9)
+
+    def rnd(n):
+        return "".join(rng.choice(list("ACGT"), n))
+    x = rnd(2000)
+    genome = rnd(1500) + x + x + rnd(3000) + x + rnd(1500)
+    segs = [genome[i:i + 500] for i in range(0, len(genome), 500)]
+    gfa = tmp_path / "three.gfa"
+    gfa.write_text("".join(f"S\ts{i}\t{s}\n" for i, s in enumerate(segs))
+                   + "".join(f"L\ts{i}\t+\ts{i + 1}\t+\t0M\n" for i in range(len(segs) - 1)))
+    g = s2g.load_graph(str(gfa))
+    reads = ReadBatch.from_sequences(["r0", "r1"], [x[10:1990], x[20:1980]])
+    sa = SeededAligner(g, build_index(g), Scoring(), Mode.LOCAL, n_secondary=2)
+    res = sa.align_batch(reads)
+    # r0's tandem chains merged (one other window), r1's did not (its corridors' flanks
+    # stop short of each other: two other windows)
+    assert res.secondary.owner.tolist() == [0, 1, 1]
+    sa.traceback(reads, res)
+    assert sa.totals["secondaries of copies"] == 1
+    sec = res.secondary
+    assert sec.owner.tolist() == [0, 0, 1, 1] and (sec.score == np.repeat(res.score, 2)).all()
+    assert (res.mapq == 2).all()          # three equal copies: -10 log10(2 / 3) = 1.8
+    text = gaf_bytes(g, res).decode().splitlines()
+    assert [ln.split("\t")[0] for ln in text] == ["r0"] * 3 + ["r1"] * 3
+    for r in range(2):
+        rows = [ln.split("\t") for ln in text[3 * r:3 * r + 3]]
+        used = [set(ln[5].replace("<", ">").split(">")) - {""} for ln in rows]
+        assert all(used) and not (used[0] & used[1] or used[0] & used[2] or used[1] & used[2])

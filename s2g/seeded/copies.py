@@ -97,6 +97,7 @@ def rescore(sa, reads, res, wg, flat):
                                      sa.graph.node_start)
     keep = np.diff(at) > 0                      # nothing left: no other copy there
     s2 = np.full(len(sel), NEG_INF, np.int64)
+    mwg = None
     if keep.any():
         sub = np.nonzero(keep)[0]
         piece_at = np.concatenate(([0], at[1:][keep]))
@@ -112,9 +113,12 @@ def rescore(sa, reads, res, wg, flat):
             kw = {}
             if getattr(sa.window_kernel, "takes_floor", False):
                 kw["floor"] = top[x] - MAPQ_FAR * (a + b)
-            sc, _, _ = sa.window_kernel(mwg.graph, reads.codes_flat, reads.offsets, t_read[x],
-                                        mwg.t_lo[x], mwg.t_hi[x], sa.scoring, sa.mode, **kw)
+            sc, ei, ej = sa.window_kernel(mwg.graph, reads.codes_flat, reads.offsets,
+                                          t_read[x], mwg.t_lo[x], mwg.t_hi[x], sa.scoring,
+                                          sa.mode, **kw)
             s2[sub[x]] = sc
+            if sa.n_secondary > 0:
+                _secondaries(sa, reads, res, mwg, x, (t_read[x], sc, ei, ej))
         sa._count("windows realigned for copies", int(len(x)))
     a, b, _, _ = sa.scoring.as_tuple()
     tots, caps = terms
@@ -122,3 +126,53 @@ def rescore(sa, reads, res, wg, flat):
     res.copy_score = np.full(len(res.score), NEG_INF, np.int64)
     res.copy_score[sel] = s2                    # the other copy's score (NEG_INF: none)
     return len(sel)
+
+
+def _secondaries(sa, reads, res, mwg, x, got):
+    """With ``-N``: the other copy of each read in ``got`` = (reads, scores, end rows,
+    end columns of masked tasks ``x`` of ``mwg``) scoring at least ``secondary_ratio`` x
+    the best, where the read has fewer than ``n_secondary`` secondaries, traced in its
+    masked window and added to ``res.secondary`` (MAPQ 0; rows by read)."""
+    from ..result import BatchResult
+    from ..trace import MAX_CELLS, FlatTracebacks, traceback_batch
+    rd, sc, ei, ej = got
+    old = getattr(res, "secondary", None)
+    have = np.bincount(np.asarray(old.owner, np.int64), minlength=len(res.score)) \
+        if old is not None and len(old) else np.zeros(len(res.score), np.int64)
+    ok = (sc > NEG_INF) & (sc >= sa.secondary_ratio * res.score[rd]) & \
+        (have[rd] < sa.n_secondary)
+    if not ok.any():
+        return
+    rd, sc, ei, ej, tx = rd[ok], sc[ok], ei[ok], ej[ok], x[ok]
+    names = [reads.names[r] for r in rd.tolist()]
+    lens = res.lengths[rd]
+    tres = BatchResult(names, lens, sc, ei, ej)
+    traceback_batch(mwg.graph, reads.subset(rd), sa.scoring, sa.mode, tres,
+                    max_cells=MAX_CELLS, col_lo=mwg.t_lo[tx], flat=FlatTracebacks(len(rd)),
+                    idx=np.arange(len(rd), dtype=np.int64))
+    flat = mwg.map_tracebacks(tres.flat)
+    new = BatchResult(names, lens, sc, ei, mwg.columns(ej))
+    new.mapq = np.zeros(len(rd), np.int64)
+    new.col_lo = mwg.t_lo[tx]
+    new.wg_end_j = ej
+    new.owner = rd
+    new.task = np.full(len(rd), -1, np.int64)          # not a task of the batch's windows
+    if old is None or not len(old):
+        new.set_flat(flat)
+        res.secondary = new
+        sa._count("secondaries of copies", len(rd))
+        return
+    owner = np.concatenate((np.asarray(old.owner, np.int64), rd))
+    order = np.argsort(owner, kind="stable")        # a read's windows' first, then its copy
+    cat = (lambda a, b: np.concatenate((np.asarray(a), np.asarray(b)))[order])
+    names_all = [(list(old.names) + names)[k] for k in order.tolist()]
+    out = BatchResult(names_all, cat(old.lengths, lens), cat(old.score, sc),
+                      cat(old.end_i, ei), cat(old.end_j, new.end_j))
+    out.mapq = np.zeros(len(owner), np.int64)
+    out.col_lo = cat(old.col_lo, new.col_lo)
+    out.wg_end_j = cat(old.wg_end_j, ej)
+    out.owner = owner[order]
+    out.task = cat(old.task, new.task)
+    out.set_flat(old.flat.stacked(flat, order))
+    res.secondary = out
+    sa._count("secondaries of copies", len(rd))

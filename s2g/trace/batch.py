@@ -165,6 +165,30 @@ class FlatTracebacks:
             out._bases[1] += len(src.path)
         return out.finish()
 
+    def stacked(self, other, order):
+        """A finished FlatTracebacks of this one's rows then ``other``'s (both finished),
+        rows taken in ``order`` (a permutation of the ``n + other.n`` rows)."""
+        out = FlatTracebacks(self.n + other.n)
+        for off, src in ((0, self), (self.n, other)):
+            idx = np.nonzero(src.has)[0]
+            if len(idx) == 0:
+                continue
+            dst = idx + off
+            out.has[dst] = True
+            for name in ("qstart", "qend", "n_runs", "n_path", "geo", "counts"):
+                getattr(out, name)[dst] = getattr(src, name)[idx]
+            out.run_at[dst] = out._bases[0] + src.run_at[idx]
+            out.path_at[dst] = out._bases[1] + src.path_at[idx]
+            for part, x in zip(out._parts, (src.run_op, src.run_len, src.path)):
+                part.append(x)
+            out._bases[0] += len(src.run_op)
+            out._bases[1] += len(src.path)
+        out.finish()
+        for name in ("has", "qstart", "qend", "run_at", "n_runs", "path_at", "n_path", "geo",
+                     "counts"):
+            setattr(out, name, getattr(out, name)[order])
+        return out
+
     def objects(self) -> list:
         """One :class:`Traceback` (or None: not traced) per read."""
         out = [None] * self.n
