@@ -48,12 +48,16 @@ AUTO_EXACT_GPU_S = 0.4
 #: path's whatever the input (CUDA's import, driver and context, its kernels' loading);
 #: ``SEEDED_COSTS``: (read length, CPU thread-seconds a read, GPU-path seconds a read) of
 #: seeded alignment (150 bp: MHC, 1% errors, the slopes between 30,000 and 200,000 reads;
-#: 10 kbp: 5% errors, between 100 and 300 reads), log-log between the points;
+#: 10 kbp: 5% errors, between 100 and 300 reads, its CPU cost taken x3: a read's error
+#: rate is unknown before it aligns, and at 10% errors 30 x 10 kbp took 2.64-2.86 s on
+#: the CPU path against 1.01 s on the GPU path, warm, while 0.2 thread-s a read said the
+#: CPU, ~0.4 s (2026-12-05, same host): erring towards the GPU costs at most its
+#: start-up, towards the CPU several times that), log-log between the points;
 #: ``EXACT_CPU_CELL_S``: CPU thread-seconds a full-graph DP cell (simd, 1.5 GCUPS a
 #: thread); ``EXACT_GPU_CELLS_S``: the fast kernel's cells a second with at least
 #: ``EXACT_GPU_FULL_READS`` reads (fewer fill the GPU that much less).
 GPU_START_S = 0.75
-SEEDED_COSTS = ((150, 200e-6, 9.7e-6), (10_000, 0.2, 0.77e-3))
+SEEDED_COSTS = ((150, 200e-6, 9.7e-6), (10_000, 0.6, 0.77e-3))
 EXACT_CPU_CELL_S = 6.8e-10
 EXACT_GPU_CELLS_S = 1.7e12
 EXACT_GPU_FULL_READS = 16_384

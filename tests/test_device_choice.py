@@ -66,6 +66,15 @@ def test_many_reads_are_the_gpus():
     assert P.gpu_clearly(None, options())         # size unknown (standard input): the GPU
 
 
+def test_long_reads_at_high_error_rates_are_not_the_cpus():
+    """30 x 10 kbp at 10% errors on MHC took 2.64-2.86 s on the CPU path (16 vCPUs) and
+    1.01 s on the GPU path (H200, warm, 2026-12-05); ``auto`` chose the CPU from 5%
+    errors' cost. Now the GPU; 3 such reads stay on the CPU (1.48 s against 2.32 at 5%,
+    bench/results/nvidia-h200/device_choice)."""
+    assert not P.cpu_faster(GRAPH, options(), estimate(30, 10_000))
+    assert P.cpu_faster(GRAPH, options(), estimate(3, 10_000))
+
+
 def test_the_break_even_moves_with_the_cpu_threads():
     """The CPU path's estimate is per thread: 60,000 short reads are the CPU's on 16
     threads, the GPU's on 2."""
