@@ -95,21 +95,19 @@ def rescore(sa, reads, res, wg, flat):
     at, node, lo, hi = masked_pieces(sel, bt[sel], wg.piece_at, wg.p_node, wg.p_lo, wg.p_hi,
                                      flat.path_at, flat.n_path, flat.path, flat.geo,
                                      sa.graph.node_start)
+    a, b, _, _ = sa.scoring.as_tuple()
     keep = np.diff(at) > 0                      # nothing left: no other copy there
     s2 = np.full(len(sel), NEG_INF, np.int64)
-    mwg = None
     if keep.any():
         sub = np.nonzero(keep)[0]
-        piece_at = np.concatenate(([0], at[1:][keep]))
-        pieces = np.concatenate([np.arange(at[x], at[x + 1]) for x in sub])
-        mwg = WindowGraph(sa.graph, piece_at, node[pieces], lo[pieces], hi[pieces])
+        # the empty windows hold no pieces: the others' pieces are all of them
+        mwg = WindowGraph(sa.graph, np.concatenate(([0], at[1:][keep])), node, lo, hi)
         t_read = sel[sub].astype(np.int64)
         top = res.score[t_read]
         todo = ~dropped_by_bound(mwg, reads, np.ones(len(sub), np.bool_), t_read, top,
                                  sa.scoring)
         x = np.nonzero(todo)[0]
         if len(x):
-            a, b, _, _ = sa.scoring.as_tuple()
             kw = {}
             if getattr(sa.window_kernel, "takes_floor", False):
                 kw["floor"] = top[x] - MAPQ_FAR * (a + b)
@@ -120,7 +118,6 @@ def rescore(sa, reads, res, wg, flat):
             if sa.n_secondary > 0:
                 _secondaries(sa, reads, res, mwg, x, (t_read[x], sc, ei, ej))
         sa._count("windows realigned for copies", int(len(x)))
-    a, b, _, _ = sa.scoring.as_tuple()
     tots, caps = terms
     add_competitor(sel, s2, res.score, tots, caps, res.mapq, float(a + b), MAPQ_PER_MISMATCH)
     res.copy_score = np.full(len(res.score), NEG_INF, np.int64)

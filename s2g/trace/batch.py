@@ -146,43 +146,36 @@ class FlatTracebacks:
         self._parts = ([], [], [])
         return self
 
+    def _take(self, src, off):
+        """Append ``src``'s traced rows (finished) as this one's rows ``off`` + theirs."""
+        idx = np.nonzero(src.has)[0]
+        if len(idx) == 0:
+            return
+        dst = idx + off
+        self.has[dst] = True
+        for name in ("qstart", "qend", "n_runs", "n_path", "geo", "counts"):
+            getattr(self, name)[dst] = getattr(src, name)[idx]
+        self.run_at[dst] = self._bases[0] + src.run_at[idx]
+        self.path_at[dst] = self._bases[1] + src.path_at[idx]
+        for part, x in zip(self._parts, (src.run_op, src.run_len, src.path)):
+            part.append(x)
+        self._bases[0] += len(src.run_op)
+        self._bases[1] += len(src.path)
+
     def merged(self, other):
         """A finished FlatTracebacks holding this one's reads and ``other``'s (both
         finished; a read traced in at most one of them)."""
         out = FlatTracebacks(self.n)
-        for src in (self, other):
-            idx = np.nonzero(src.has)[0]
-            if len(idx) == 0:
-                continue
-            out.has[idx] = True
-            for name in ("qstart", "qend", "n_runs", "n_path", "geo", "counts"):
-                getattr(out, name)[idx] = getattr(src, name)[idx]
-            out.run_at[idx] = out._bases[0] + src.run_at[idx]
-            out.path_at[idx] = out._bases[1] + src.path_at[idx]
-            for part, x in zip(out._parts, (src.run_op, src.run_len, src.path)):
-                part.append(x)
-            out._bases[0] += len(src.run_op)
-            out._bases[1] += len(src.path)
+        out._take(self, 0)
+        out._take(other, 0)
         return out.finish()
 
     def stacked(self, other, order):
         """A finished FlatTracebacks of this one's rows then ``other``'s (both finished),
         rows taken in ``order`` (a permutation of the ``n + other.n`` rows)."""
         out = FlatTracebacks(self.n + other.n)
-        for off, src in ((0, self), (self.n, other)):
-            idx = np.nonzero(src.has)[0]
-            if len(idx) == 0:
-                continue
-            dst = idx + off
-            out.has[dst] = True
-            for name in ("qstart", "qend", "n_runs", "n_path", "geo", "counts"):
-                getattr(out, name)[dst] = getattr(src, name)[idx]
-            out.run_at[dst] = out._bases[0] + src.run_at[idx]
-            out.path_at[dst] = out._bases[1] + src.path_at[idx]
-            for part, x in zip(out._parts, (src.run_op, src.run_len, src.path)):
-                part.append(x)
-            out._bases[0] += len(src.run_op)
-            out._bases[1] += len(src.path)
+        out._take(self, 0)
+        out._take(other, self.n)
         out.finish()
         for name in ("has", "qstart", "qend", "run_at", "n_runs", "path_at", "n_path", "geo",
                      "counts"):
