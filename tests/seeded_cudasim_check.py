@@ -148,7 +148,48 @@ def main():
                     raise AssertionError(f"seed {seed} {mode.name} lead-first tracebacks")
                 n_two += int(np.count_nonzero(want.n_windows > 1))
     assert on_gpu > 0 and n_sec > 0 and n_two > 0 and n_late > 0
+    if not long_only:
+        copies_case()
     print("OK", n, on_gpu, n_sec)
+
+
+def copies_case():
+    """60 bp reads of a 70 bp element repeated twice in a row (one merged window a read):
+    the copies pass (s2g/seeded/copies.py) runs its masked windows on the GPU, on the
+    ``fast`` kernel's windows and on the long-window kernel (pruned, with its floor), and
+    MAPQ, scores and the other copy's score equal the CPU path's."""
+    rng = np.random.default_rng(11)
+
+    def rnd(k):
+        return "".join(rng.choice(list("ACGT"), k))
+    x = rnd(70)
+    genome = rnd(120) + x + x + rnd(110)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "tandem.gfa")
+        segs = [genome[i:i + 50] for i in range(0, len(genome), 50)]
+        with open(path, "w") as fh:
+            fh.write("".join(f"S\ts{i}\t{q}\n" for i, q in enumerate(segs))
+                     + "".join(f"L\ts{i}\t+\ts{i + 1}\t+\t0M\n" for i in range(len(segs) - 1)))
+        g = load_graph(path)
+    ix = build_index(g, k=11, s=5)
+    seqs = [x[0:60], x[6:36] + "A" + x[37:66]]
+    reads = ReadBatch.from_sequences(["c0", "c1"], seqs)
+    for fast, max_cells in ((True, 1 << 21), (False, 0)):
+        configure(gpu_window_fast=fast, gpu_tb_max_cells=max_cells, gpu_long=True,
+                  long_score_first=True)
+        cpu = SeededAligner(g, ix, Scoring(), Mode.LOCAL, min_chain=11)
+        want = cpu.align_batch(reads)
+        cpu.traceback(reads, want)
+        gpu = SeededAligner(g, ix, Scoring(), Mode.LOCAL, min_chain=11, device="gpu")
+        got = gpu.align_batch(reads)
+        gpu.traceback(reads, got)
+        for f in ("score", "end_i", "end_j", "mapq", "copy_score"):
+            if not np.array_equal(getattr(want, f), getattr(got, f)):
+                raise AssertionError(f"copies (fast={fast}) {f}: gpu {getattr(got, f)} "
+                                     f"!= cpu {getattr(want, f)}")
+        assert (want.mapq <= 3).all(), want.mapq
+        assert gpu.totals["copies windows on the GPU"] == 2, gpu.totals
+        assert cpu.totals["windows realigned for copies"] == 2
 
 
 if __name__ == "__main__":

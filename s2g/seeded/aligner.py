@@ -122,6 +122,7 @@ class SeededAligner:
                        "unseeded unaligned": 0, "windows left to the CPU": 0,
                        "windows dropped by bound": 0, "windows dropped by chain": 0,
                        "windows realigned for copies": 0, "secondaries of copies": 0,
+                       "copies windows on the GPU": 0,
                        "reads walked at their score": 0,
                        "seconds seeds+chains": 0.0, "seconds windows": 0.0,
                        "seconds CPU windows": 0.0}
