@@ -127,8 +127,9 @@ def _align_masked(sa, reads, mwg, t_read, todo, floor):
     ran there (:func:`s2g.trace.gpu.run_windows`; a 30 kbp read's masked window at 10%
     errors took 6.6 s of one host thread, H200), what it leaves and all on the CPU with
     ``sa.window_kernel``. Scores and end cells are the same on both (exact windows, V0's
-    end cell); a window below ``floor`` may come back as NEG_INF or as its score, which
-    :func:`s2g.seeded.mapq.add_competitor` leaves out alike."""
+    end cell); a window below ``floor``, which some kernels stop at and others score, comes
+    back as none (NEG_INF) from all (:func:`s2g.seeded.mapq.add_competitor` leaves it out
+    either way; a secondary at ``--secondary-ratio`` could have been one)."""
     x = np.nonzero(todo)[0]
     sc = np.full(len(x), NEG_INF, np.int64)
     ei = np.full(len(x), -1, np.int64)
@@ -150,6 +151,8 @@ def _align_masked(sa, reads, mwg, t_read, todo, floor):
         sc[left], ei[left], ej[left] = sa.window_kernel(
             mwg.graph, reads.codes_flat, reads.offsets, t_read[y], mwg.t_lo[y], mwg.t_hi[y],
             sa.scoring, sa.mode, **kw)
+    below = sc < floor[x]
+    sc[below], ei[below], ej[below] = NEG_INF, -1, -1
     return sc, ei, ej
 
 
