@@ -147,27 +147,14 @@ def shape(path, call):
 
 
 def xdrop(path, call, drops):
-    import numpy as np
-    from s2g.scoring import NEG_INF
-    from s2g.variants.pruned_walk import new_record
-    c, args, gr, reads, pruned = _load(path, call)
-    a, b, o, e = c["scoring"].as_tuple()
-    pen = pruned.bound_costs(c["scoring"])
+    c, args, _, reads, pruned = _load(path, call)
     sc, _, _ = pruned.align_windows(*args)
     st = pruned.LAST_STATS.copy()
-    g = c["graph"]
     for x in drops:
         same, cells, short = 0, 0, []
         for t, q in enumerate(reads):
-            lo, hi = int(c["lo"][t]), int(c["hi"][t])
-            lay = pruned._layout(lo, hi, g.node_start, g.pred_ptr, g.pred_idx)
-            U = pruned.window_bounds(q, lo, hi, gr, a, pen)
-            bufs = tuple(np.full(hi - lo, np.int32(NEG_INF), np.int32) for _ in range(6))
-            rows = (np.empty(hi - lo, np.int32), np.empty(hi - lo, np.int32))
-            keep = (np.zeros(1, np.uint8), np.zeros(2, np.int16))
-            s, _, _, n, _ = pruned.pruned_window(
-                q, lo, hi, g.base, lay, U, np.int64(1), c["mode"], (a, b, o, e), bufs, rows,
-                np.int64(1 << 62), new_record(len(q), False, keep), np.int64(x * a))
+            s, n = pruned.xdrop_pass(c["graph"], q, int(c["lo"][t]), int(c["hi"][t]),
+                                     c["scoring"], x)
             cells += n
             same += int(s == sc[t])
             short.append(int(sc[t] - s))

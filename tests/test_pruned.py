@@ -658,3 +658,19 @@ def test_hit_bounds_hold(seed, sc, err, shift):
     for i in rng.choice(len(q) + 1, size=min(6, len(q) + 1), replace=False):
         for c in [-1] + list(rng.choice(W, size=3, replace=False)):
             assert _anchored_best(q, g, int(i), int(c), sc) <= U[i], (i, c)
+
+
+def test_xdrop_pass_follows_edges_past_its_kept_columns(tmp_path):
+    """A read through the second of two alleles laid out 3,000 columns apart (the first
+    one 1% away): the X-drop pass alone, its rows over the columns its kept cells reach
+    through the graph's edges, finds the window's exact score. Its rows used to stop 64
+    columns past their kept cells, so it followed the first allele and fell short (10 kbp
+    MHC reads at 10% errors: 7 of 30 lead windows short, 6 then striped)."""
+    g, batch = _allele_bubble(tmp_path, np.random.default_rng(5))
+    r = 3                                              # s1 + s2b + s3
+    q = batch.codes_flat[batch.offsets[r]:batch.offsets[r + 1]]
+    want = align_windows_ref(g, batch.codes_flat, batch.offsets, np.array([r]),
+                             np.array([0]), np.array([g.n_bases]), Scoring(), Mode.LOCAL)
+    s, cells = pruned.xdrop_pass(g, q, 0, g.n_bases, Scoring())
+    assert s == want[0][0]
+    assert cells < 0.2 * g.n_bases * len(q)

@@ -74,13 +74,16 @@ RATIO_AT_MIN_MARGIN = 0.88
 #: Numba's cache of a function keys on its own file and keeps another module's constant.
 CHUNK = 512
 #: before its exact passes a window (local mode, score unknown) runs an X-drop pass: cells
-#: within XDROP ``a`` of the best so far, each row's columns up to XBAND past its kept ones,
-#: no deletions past them. Its best is a real alignment's score, so at most the window's:
-#: where it is within twice the margin of ``U[0]`` the first exact pass runs at it (and
-#: holds), which keeps the fewest cells. 30 MHC lead windows, one core: 3.35e8 -> 2.74e8
-#: cells (the X-drop passes 2.9e7 of them), 1.06-1.10 -> 0.92 s recording walks.
+#: within XDROP ``a`` of the best so far, each row over the columns its kept cells reach
+#: (graph edges, as the exact passes; chunks with no kept source skipped). Its best is a
+#: real alignment's score, so at most the window's: where it is within twice the margin of
+#: ``U[0]`` the first exact pass runs at it (and holds), which keeps the fewest cells. 30
+#: MHC lead windows, one core: 3.35e8 -> 2.74e8 cells (the X-drop passes 2.9e7 of them),
+#: 1.06-1.10 -> 0.92 s recording walks. Until 2026-12-05 its rows stopped 64 columns past
+#: their kept cells: a read following a branch the topological order puts further on was
+#: lost (10 kbp reads at 10% errors: 7 of 30 lead windows 126-11,962 short of the optimum,
+#: 6 of them then striped; without the cap 30 of 30 at the optimum, 1.44 -> 0.98 s).
 XDROP = 50
-XBAND = 64
 #: below this r a window without a floor runs striped at once (at 10% errors even a
 #: threshold at the optimum kept 12-16% of the cells, ~0.6x striped's time, and finding
 #: it took 3-4 passes: 2.4x slower than striped)
@@ -345,8 +348,6 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows, budget, rec,
             break                             # nothing kept above, no fresh start
         else:
             jlo, lim0 = plo, min(max(phi, pdr), W - 1)
-            if xf > 0:                        # X-drop: the kept cells' columns and a bit
-                lim0 = min(lim0, phi + XBAND)
         # H <= a i, so a kept cell needs a walk of (T - a i) / a bases to the end
         need = -((a * i - T) // a)            # ceil((T - a i) / a)
         wend = np.int64(np.searchsorted(negw, -need, side="right"))   # columns that have it
@@ -747,3 +748,20 @@ def align_selected(graph, codes, offs, tr, lo, hi, scoring, mode, sel, floor, ba
     for r, y in zip(res, got):
         r[sel] = y
     return res
+
+
+def xdrop_pass(graph, q, lo, hi, scoring, xdrop=XDROP):
+    """(score, cells) of the X-drop pass alone (local mode, down to score 1) of read codes
+    ``q`` over graph columns ``[lo, hi)``: the lower bound :func:`align_window` starts its
+    exact passes at. For measurements and tests (``bench.prune_replay xdrop``)."""
+    a, b, o, e = scoring.as_tuple()
+    gr = (graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx)
+    lay = _layout(lo, hi, graph.node_start, graph.pred_ptr, graph.pred_idx)
+    U = window_bounds(q, lo, hi, gr, a, bound_costs(scoring))
+    bufs = tuple(np.full(hi - lo, np.int32(NEG_INF), np.int32) for _ in range(6))
+    rows = (np.empty(hi - lo, np.int32), np.empty(hi - lo, np.int32))
+    keep = (np.zeros(1, np.uint8), np.zeros(2, np.int16))
+    s, _, _, n, _ = pruned_window(q, lo, hi, graph.base, lay, U, np.int64(1), LOCAL,
+                                  (a, b, o, e), bufs, rows, np.int64(1 << 62),
+                                  new_record(len(q), False, keep), np.int64(xdrop * a))
+    return int(s), int(n)
