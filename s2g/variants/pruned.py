@@ -539,7 +539,10 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
     out): with ``record`` on, the passes record their direction bytes and the walk back
     from the best cell (:func:`.pruned_walk.walk`) fills ``ops`` and ``cols``; ``out``
     gets (status, start row, ops, columns), status -1 where no walk was made.
-    ``at_score``: ``floor`` is the window's score (a traceback's pass): one pass, at it.
+    ``at_score``: ``floor`` is the window's score (a traceback's pass): one pass, at it, for
+    its walk, so not done (and cut short) where the walk cannot be recorded (a wide window
+    at 10% errors: more than :data:`.pruned_walk.MAX_RECORD` bytes of direction codes; its
+    first pass could not record either, and the pass at the score ran whole for nothing).
     ``loose_x`` (knob ``prune_loose_xdrop``): a window whose bound is loose (``U[0]`` under
     :data:`HIT_MIN_RATIO` of a perfect score, no floor) runs its X-drop pass and then one
     exact pass at that score (a real alignment's: at most the optimum, so the pass holds)
@@ -580,6 +583,10 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
         if s >= U[0] - 2 * margin or loose:   # close to U[0]: the first pass runs at it
             margin = max(U[0] - s, np.int64(0))
     rec = new_record(m, on and recordable(lay), keep)
+    if at_score:                              # a pass only for its walk: stop where none fits
+        if not rec[0]:
+            return np.int64(NEG_INF), np.int64(-1), np.int64(-1), False, keep
+        budget = min(budget, np.int64(MAX_RECORD))   # a cell records a byte at least
     while True:
         T = max(U[0] - margin, low, known)
         s, i, j, c, rec = pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows,
