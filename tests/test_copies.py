@@ -198,3 +198,50 @@ def test_copy_secondaries_join_the_other_windows_secondaries(tmp_path):
         rows = [ln.split("\t") for ln in text[3 * r:3 * r + 3]]
         used = [set(ln[5].replace("<", ">").split(">")) - {""} for ln in rows]
         assert all(used) and not (used[0] & used[1] or used[0] & used[2] or used[1] & used[2])
+
+
+def test_pairs_inside_a_tandem_copy_are_not_mapq_60(tmp_path):
+    """Pairs whose fragment lies inside a 400 bp element repeated twice in a row, the
+    second copy one substitution off where mate 2 lies (one 1 kbp segment holds both
+    copies, so each mate's window holds both): the pair fits (copy 1, copy 1) and, one
+    mismatch lower, (copy 2, copy 2). Pair MAPQ counts the mates' copies inside their
+    windows, each paired with the mate's copy: ~20 a mismatch apart (60 with knob
+    copies_mapq off, as before); placements, scores and fragments do not change."""
+    from s2g.seeded.pairs import FragmentModel, PairedAligner
+    rng = np.random.default_rng(13)
+
+    def rnd(n):
+        return "".join(rng.choice(list("ACGT"), n))
+    comp = str.maketrans("ACGT", "TGCA")
+    x = rnd(400)
+    y = x[:270] + "ACGT"[("ACGT".index(x[270]) + 1) % 4] + x[271:]
+    genome = rnd(1000) + x + y + rnd(1200)
+    segs = [genome[i:i + 1000] for i in range(0, len(genome), 1000)]
+    gfa = tmp_path / "tandem_pairs.gfa"
+    gfa.write_text("".join(f"S\ts{i}\t{s}\n" for i, s in enumerate(segs))
+                   + "".join(f"L\ts{i}\t+\ts{i + 1}\t+\t0M\n" for i in range(len(segs) - 1)))
+    g = s2g.load_graph(str(gfa))
+    ix = build_index(g)
+    names, seqs = [], []
+    for k in range(6):
+        frag = x[10 + 15 * k:10 + 15 * k + 300]
+        names += [f"p{k}/1", f"p{k}/2"]
+        seqs += [frag[:150], frag[-150:].translate(comp)[::-1]]
+    reads = ReadBatch.from_sequences(names, seqs)
+    got = {}
+    for on in (False, True):
+        try:
+            config.configure(copies_mapq=on)
+            pa = PairedAligner(SeededAligner(g, ix, Scoring(), Mode.LOCAL),
+                               FragmentModel(300, 30))
+            res = pa.align_batch(reads)
+            pa.traceback(reads, res)
+        finally:
+            config.reset()
+        got[on] = res
+        assert res.pair_proper.all() and (res.copies >= 2).all()
+    assert (got[False].mapq == 60).all(), got[False].mapq
+    assert (got[True].mapq >= 15).all() and (got[True].mapq <= 25).all(), got[True].mapq
+    for f in ("score", "end_i", "end_j"):
+        np.testing.assert_array_equal(getattr(got[True], f), getattr(got[False], f))
+    np.testing.assert_array_equal(got[True].pair_frag, got[False].pair_frag)

@@ -115,8 +115,9 @@ class SeededAligner:
         #: wrapper turns it off (every window is a pair candidate)
         self.drop_windows = settings().window_bounds
         #: other copies inside the best window count in MAPQ (s2g.seeded.copies); a
-        #: pairing wrapper turns it off (pairs compute their own MAPQ)
+        #: pairing wrapper counts them in its pair MAPQ (``pair_copies``)
         self.copies_mapq = settings().copies_mapq
+        self.pair_copies = None
         self.totals = {"reads": 0, "windows": 0, "window_cells": 0, "unseeded": 0,
                        "unseeded full DP": 0, "unseeded weak windows": 0,
                        "unseeded unaligned": 0, "windows left to the CPU": 0,
@@ -301,6 +302,7 @@ class SeededAligner:
         res.mapq_terms = (tots, caps)
         res.copies = np.where(best_t >= 0, cand.t_strong[np.maximum(best_t, 0)], 0) \
             if total else np.zeros(n, np.int64)
+        res.t_strong = cand.t_strong               # per window (a pair may choose another)
         res.col_lo = lo                            # window-graph coordinates, as is
         res.wg_end_j = np.full(n, -1, np.int64)
         res.wg_end_j[best_t >= 0] = tej[best_t[best_t >= 0]]
