@@ -115,9 +115,8 @@ class SeededAligner:
         #: wrapper turns it off (every window is a pair candidate)
         self.drop_windows = settings().window_bounds
         #: other copies inside the best window count in MAPQ (s2g.seeded.copies); a
-        #: pairing wrapper counts them in its pair MAPQ (``pair_copies``)
+        #: mate placed by its pair counts them in its pair MAPQ (s2g.seeded.pair_copies)
         self.copies_mapq = settings().copies_mapq
-        self.pair_copies = None
         self.totals = {"reads": 0, "windows": 0, "window_cells": 0, "unseeded": 0,
                        "unseeded full DP": 0, "unseeded weak windows": 0,
                        "unseeded unaligned": 0, "windows left to the CPU": 0,

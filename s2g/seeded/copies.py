@@ -17,11 +17,9 @@ window's longest walk or q-gram bound is ``MAPQ_FAR`` mismatches below the best 
 adds nothing and is not aligned), and the pass stops ``MAPQ_FAR`` mismatches below the
 best (``floor``). Knob ``copies_mapq`` (on). A mate whose MAPQ is its pair's
 (:class:`s2g.seeded.pairs.PairedAligner`, ``res.pair_moved``) counts the copy in its pair
-MAPQ instead (:func:`pair_copy_q`, through the aligner's ``pair_copies``).
+MAPQ instead (:mod:`s2g.seeded.pair_copies`).
 """
 from __future__ import annotations
-
-import math
 
 import numba
 import numpy as np
@@ -30,7 +28,6 @@ from .._numba import NJIT
 from ..scoring import NEG_INF
 from ..window import WindowGraph
 from .mapq import MAPQ_FAR, MAPQ_PER_MISMATCH, add_competitor
-from .pairs import AXIS_SPAN, SWEEP_NODES, _penalty, pair_fragment
 from .windows import dropped_by_bound
 
 
@@ -128,7 +125,8 @@ def rescore(sa, reads, res, wg, flat):
     add_competitor(sel[one], s2[one], res.score, tots, caps, res.mapq, float(a + b),
                    MAPQ_PER_MISMATCH)
     if not one.all():
-        sa.pair_copies(res, sel[~one], s2[~one], e2[~one], c2[~one])
+        from .pair_copies import apply
+        apply(sa, res, sel[~one], s2[~one], e2[~one], c2[~one])
     res.copy_score = np.full(len(res.score), NEG_INF, np.int64)
     res.copy_score[sel] = s2                    # the other copy's score (NEG_INF: none)
     return len(sel)
@@ -218,45 +216,3 @@ def _secondaries(sa, reads, res, mwg, x, got):
     res.secondary = out
     sa._count("secondaries of copies", len(rd))
 
-
-@numba.njit(**NJIT)
-def pair_copy_q(sel, s2, e2, st2, fc2, score, end_i, strand, fcol, frag, pq, gr, copies,
-                model, far):
-    """Pair MAPQ (unrounded) of mates ``sel`` with one more competitor each: their copy
-    inside the window (score ``s2``, end row ``e2``, strand and forward end column) paired
-    with the mate's placement or with the mate's own copy, whichever pays more (a pair on
-    a tandem repeat fits both copies together: (copy, copy) is the other placement);
-    ``pq`` the pair MAPQ of every mate (:func:`s2g.seeded.pairs.choose_pairs`), ``frag``
-    each pair's chosen fragment, ``model`` = (limit, mean, sd, cap, unit, per_mm); a
-    competitor ``far`` units or more below the pair's score adds nothing (as
-    :func:`s2g.seeded.mapq.add_competitor`)."""
-    limit, mean, sd, cap, unit, per_mm = model
-    n = len(score)
-    mine = np.full(n, -1, np.int64)             # each mate's copy: its index in sel
-    for x in range(len(sel)):
-        if s2[x] > NEG_INF:
-            mine[sel[x]] = x
-    out = np.empty(len(sel), np.float64)
-    for x in range(len(sel)):
-        r = sel[x]
-        m = r ^ 1
-        out[x] = pq[r]
-        if s2[x] <= NEG_INF:
-            continue
-        best = score[r] + score[m] - _penalty(frag[r >> 1], mean, sd, cap, unit)
-        f = pair_fragment(st2[x], fc2[x], e2[x], strand[m], fcol[m], end_i[m], gr, copies,
-                          limit, SWEEP_NODES, AXIS_SPAN, mean)
-        alt = s2[x] + score[m] - _penalty(f, mean, sd, cap, unit)
-        y = mine[m]
-        if y >= 0:
-            f = pair_fragment(st2[x], fc2[x], e2[x], st2[y], fc2[y], e2[y], gr, copies, limit,
-                              SWEEP_NODES, AXIS_SPAN, mean)
-            alt = max(alt, s2[x] + s2[y] - _penalty(f, mean, sd, cap, unit))
-        d = (best - alt) / unit
-        if d >= far:
-            continue
-        p = 10.0 ** (-pq[r] / 10.0)
-        tot = 0.0 if pq[r] >= 1e8 else p / (1.0 - p)
-        tot += 10.0 ** (-per_mm * d / 10.0)
-        out[x] = -10.0 * math.log10(tot / (1.0 + tot))
-    return out

@@ -515,7 +515,6 @@ class PairedAligner:
                            "the mates of a pair lie on opposite strands")
         self.seeded = seeded
         seeded.drop_windows = False           # every window is a pair candidate
-        seeded.pair_copies = self._copies     # copies inside a window: pair MAPQ
         self.model = model
         self.rescue = bool(rescue)
         self.graph = seeded.graph
@@ -731,32 +730,10 @@ class PairedAligner:
         res.mapq = np.where(move & (ck != 1), np.floor(q + 0.5).astype(np.int64), q_se)
         # for the copies inside a window (s2g.seeded.copies, after the traceback)
         res.pair_q, res.pair_cap, res.pair_moved = qp, cap, move & (ck != 1)
+        res.pair_model = self.model
         if len(w) and getattr(res, "t_strong", None) is not None:
             res.copies[w] = res.t_strong[t]
 
-    def _copies(self, res, sel, s2, e2, c2):
-        """Pair MAPQ of mates ``sel`` (pair-placed) less their copies inside their window
-        (:func:`s2g.seeded.copies.pair_copy_q`): another placement for the pair."""
-        from .copies import pair_copy_q
-        from .mapq import MAPQ_FAR, MAPQ_PER_MISMATCH
-        g, m = self.graph, self.model
-        a, b, _, _ = self.scoring.as_tuple()
-        unit = float(a + b)
-        seg_node = strand_maps(g)[0]
-        st2, fc2 = end_columns(np.maximum(c2, 0), g.node_start, g.node_seg, g.node_rev,
-                               seg_node)
-        st2[c2 < 0] = -1
-        st, fc = end_columns(np.asarray(res.end_j, np.int64), g.node_start, g.node_seg,
-                             g.node_rev, seg_node)
-        gr = self._gr()
-        limit = int(math.ceil(m.mean + RESCUE_SD * m.sd))
-        q = pair_copy_q(sel, s2, e2, st2, fc2, np.asarray(res.score, np.float64),
-                        np.asarray(res.end_i, np.int64), st, fc, res.pair_frag, res.pair_q,
-                        gr[:4], gr[4], (limit, m.mean, m.sd, UNPAIRED * unit, unit,
-                                        MAPQ_PER_MISMATCH), float(MAPQ_FAR))
-        res.pair_q[sel] = q
-        q = np.minimum(np.minimum(q, res.pair_cap[sel]), MAPQ_MAX)
-        res.mapq[sel] = np.minimum(res.mapq[sel], np.floor(q + 0.5).astype(np.int64))
 
     # -------------------------------------------------------------- traceback
     def traceback(self, reads, res, max_cells=None, threads=None, late=False):
