@@ -269,7 +269,8 @@ def main(argv=None) -> int:
         cells_ex = int(pruned.LAST_STATS[0])
         gcol = wg.columns(np.arange(lo, hi))
         ptr, idx = _col_preds(lo, hi, np.asarray(wgg.node_start, np.int64),
-                              np.asarray(wgg.pred_ptr, np.int64), np.asarray(wgg.pred_idx, np.int64))
+                              np.asarray(wgg.pred_ptr, np.int64),
+                              np.asarray(wgg.pred_idx, np.int64))
         band = (rect_of if args.shape == "rect" else band_of)(
             way[r, 0], int(nway[r, 0]), len(q), lo, hi, gcol, ptr, idx, args.slack)
         if band is None:

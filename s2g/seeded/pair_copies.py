@@ -5,8 +5,10 @@ whose best window merged two or more strong chains gets its copy (the best align
 that window sharing no base with its own) as one more placement of the pair: the copy
 paired with the mate's placement, one of the mate's other windows or the mate's own copy,
 whichever pays most (a fragment inside a tandem repeat fits (copy 2, copy 2) as well as
-(copy 1, copy 1), and a copy alone beside the mate's placement is an improper pair). Its MAPQ is the pair MAPQ
-with that competitor added, by :func:`s2g.seeded.pairs.choose_pairs`' formula and cap.
+(copy 1, copy 1), and a copy alone beside the mate's placement is an improper pair); the
+mate counts each of its other windows beside that copy. MAPQs are the pair MAPQs with
+those competitors added, by :func:`s2g.seeded.pairs.choose_pairs`' formula and cap.
+MHC, 10,000 pairs: MAPQ >= 30 mates off their true walk 8 -> 0 (docs/pairs.md).
 """
 from __future__ import annotations
 
