@@ -134,6 +134,17 @@ def banded_dp(q, base, lo, rlo, rhi, ptr, idx, a, b, o, e):
     return best, cells
 
 
+def _points(way, nw, gcol):
+    """The chain's waypoints inside the window: (read base, window column, graph column)."""
+    pts = []
+    for w in range(nw):
+        qc, cc = int(way[w, 0]), int(way[w, 1])
+        k = np.searchsorted(gcol, cc)
+        if k < len(gcol) and gcol[k] == cc:
+            pts.append((qc, int(k), cc))
+    return pts
+
+
 def rect_of(way, nw, m, lo, hi, gcol, ptr, idx, slack):
     """(rlo, rhi) per window column, the corridor's pieces each with its own rows: between
     waypoints ``(qa, ca)``, ``(qb, cb)`` the columns within ``d = g + 1 + 16 + g / 8``
@@ -145,12 +156,7 @@ def rect_of(way, nw, m, lo, hi, gcol, ptr, idx, slack):
     W = hi - lo
     rlo = np.full(W, 1 << 40, np.int64)
     rhi = np.full(W, -1, np.int64)
-    pts = []
-    for w in range(nw):
-        qc, cc = int(way[w, 0]), int(way[w, 1])
-        k = np.searchsorted(gcol, cc)
-        if k < len(gcol) and gcol[k] == cc:
-            pts.append((qc, int(k), cc))
+    pts = _points(way, nw, gcol)
     if not pts:
         return None
 
@@ -188,12 +194,7 @@ def band_of(way, nw, m, lo, hi, gcol, ptr, idx, slack):
     W = hi - lo
     rlo = np.full(W, 1 << 40, np.int64)
     rhi = np.full(W, -1, np.int64)
-    pts = []
-    for w in range(nw):
-        qc, cc = int(way[w, 0]), int(way[w, 1])
-        k = np.searchsorted(gcol, cc)
-        if k < len(gcol) and gcol[k] == cc:
-            pts.append((qc, int(k)))
+    pts = [(qc, k) for qc, k, _ in _points(way, nw, gcol)]
     if not pts:
         return None
     q0, c0 = pts[0]

@@ -33,23 +33,26 @@ def _competitor(tot, best, alt, unit, per_mm, far):
 
 
 @numba.njit(**NJIT)
-def pair_copy_q(sel, s2, e2, st2, fc2, score, end_i, strand, fcol, frag, pq, gr, copies,
-                model, far, tasks, chosen, moved):
-    """Pair MAPQs (unrounded) with the copies of mates ``sel`` inside their windows (score
-    ``s2``, end row ``e2``, strand and forward end column; NEG_INF: none) as more
+def pair_copy_q(sel, cp, placed, pairs, gr, copies, model, far, tasks):
+    """Pair MAPQs (unrounded) with the copies of mates ``sel`` inside their windows (``cp`` =
+    their scores ``s2``, end rows, strands and forward end columns; NEG_INF: none) as more
     placements: for mate ``r``, its copy paired with the mate's placement, one of the
     mate's other windows or the mate's own copy, whichever pays most (a pair on a tandem
     repeat fits both copies together: (copy, copy) is the other placement); for its mate,
     each of the mate's other windows paired with ``r``'s copy (MHC: a mate's window on
     another haplotype's copy fits only beside its mate's copy). ``tasks`` = (first, n,
-    score, strand, forward end column, end row) of every read's windows, ``chosen`` each
-    read's task, ``moved`` whether its MAPQ is its pair's; ``pq`` the pair MAPQ of every
-    mate (:func:`s2g.seeded.pairs.choose_pairs`), ``frag`` each pair's chosen fragment,
+    score, strand, forward end column, end row) of every read's windows; ``placed`` = each
+    read's (score, end row, strand, forward end column, chosen task, whether its MAPQ is
+    its pair's); ``pairs`` = (each pair's chosen fragment, the pair MAPQ of every mate:
+    :func:`s2g.seeded.pairs.choose_pairs`);
     ``model`` = (limit, mean, sd, cap, unit, per_mm); a placement ``far`` units or more
     below the pair's score adds nothing (as :func:`s2g.seeded.mapq.add_competitor`).
     Returns the reads whose MAPQ changed and their MAPQs."""
     limit, mean, sd, cap, unit, per_mm = model
     t_first, t_n, t_score, t_strand, t_fcol, t_rows = tasks
+    s2, e2, st2, fc2 = cp
+    score, end_i, strand, fcol, chosen, moved = placed
+    frag, pq = pairs
     n = len(score)
     tot = np.zeros(n, np.float64)
     for r in range(n):                          # the sums pq was made from
@@ -116,13 +119,12 @@ def apply(sa, res, sel, s2, e2, c2):
                              g.node_rev, seg_node)
     tasks = (np.asarray(tk.first, np.int64), np.asarray(tk.ncand, np.int64),
              np.asarray(tk.score, np.float64), t_st, t_fc, np.asarray(tk.end_i, np.int64))
-    q = pair_copy_q(sel, s2, e2, st2, fc2, np.asarray(res.score, np.float64),
-                    np.asarray(res.end_i, np.int64), st, fc, res.pair_frag, res.pair_q,
-                    (g.node_start, g.pred_ptr, g.pred_idx, g.node_seg), copies,
-                    (limit, m.mean, m.sd, UNPAIRED * unit, unit, MAPQ_PER_MISMATCH),
-                    float(MAPQ_FAR), tasks, np.asarray(res.best_task, np.int64),
-                    np.asarray(res.pair_moved, np.bool_))
-    who, q = q
+    placed = (np.asarray(res.score, np.float64), np.asarray(res.end_i, np.int64), st, fc,
+              np.asarray(res.best_task, np.int64), np.asarray(res.pair_moved, np.bool_))
+    who, q = pair_copy_q(sel, (s2, e2, st2, fc2), placed, (res.pair_frag, res.pair_q),
+                         (g.node_start, g.pred_ptr, g.pred_idx, g.node_seg), copies,
+                         (limit, m.mean, m.sd, UNPAIRED * unit, unit, MAPQ_PER_MISMATCH),
+                         float(MAPQ_FAR), tasks)
     res.pair_q[who] = q
     q = np.minimum(np.minimum(q, res.pair_cap[who]), MAPQ_MAX)
     res.mapq[who] = np.minimum(res.mapq[who], np.floor(q + 0.5).astype(np.int64))
