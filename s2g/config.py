@@ -151,6 +151,9 @@ KNOBS = (
     Knob("prune_hits", True, bool, "run",
          "pruned CPU windows bound a read suffix by the fewest error positions its "
          "q-grams missing from the window need (0: by their count over q, looser)"),
+    Knob("prune_record_bytes", 1 << 28, int, "run",
+         "most direction bytes a pruned CPU window's pass records for its walk, per thread "
+         "(a window past it is traced in its band: less memory, a slower traceback)"),
     Knob("tb_prune_band", True, bool, "run",
          "the CPU traceback of a pruned window computes only the rows its scoring pass "
          "kept (0: its slack band alone)"),

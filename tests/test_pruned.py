@@ -674,3 +674,45 @@ def test_xdrop_pass_follows_edges_past_its_kept_columns(tmp_path):
     s, cells = pruned.xdrop_pass(g, q, 0, g.n_bases, Scoring())
     assert s == want[0][0]
     assert cells < 0.2 * g.n_bases * len(q)
+
+
+def test_windows_too_big_to_record_at_their_score_are_not_walked_again(tmp_path, monkeypatch):
+    """A long window whose pass ran at its own score and outgrew the record (knob
+    prune_record_bytes) comes back as an AtScoreBand: the traceback takes it in its band and
+    runs no second pass at the score (it could not record either: it ran whole for
+    nothing). The same tracebacks as with room for every walk."""
+    from s2g.config import configure
+    from s2g.index import build_index
+    from s2g.seeded import SeededAligner
+    from s2g.simulate import sample_reads, snp_graph
+    from s2g.variants.pruned_walk import AtScoreBand, Walked
+    sg, ref = snp_graph(60000, 30, 3, 11)
+    sg.write_gfa(str(tmp_path / "s.gfa"), ref)
+    g = s2g.load_graph(str(tmp_path / "s.gfa"))
+    ix = build_index(g)
+    seqs = [s for _, s, _ in sample_reads(sg, 4, 3000, 0.04, 0.2, 15)]
+    batch = ReadBatch.from_sequences([f"r{i}" for i in range(len(seqs))], seqs)
+    calls = []
+    orig = pruned.align_windows
+
+    def spy(*args, **kw):
+        calls.append(kw.get("known", False))
+        return orig(*args, **kw)
+
+    monkeypatch.setattr(pruned, "align_windows", spy)
+    out = {}
+    try:
+        for cap in (1 << 28, 1000):
+            configure(prune_record_bytes=cap)
+            calls.clear()
+            sa = SeededAligner(g, ix, Scoring(), Mode.LOCAL)
+            res = sa.align_batch(batch, sa.candidates(batch))
+            kinds = {type(v) for v in res.tbands.values()}
+            assert kinds == ({Walked} if cap > 1000 else {AtScoreBand}), kinds
+            sa.traceback(batch, res)
+            assert True not in calls                    # no pass at the score
+            out[cap] = [(t.qstart, t.cigar, tuple(t.path), t.path_start)
+                        for t in res.tracebacks]
+    finally:
+        configure(prune_record_bytes=1 << 28)
+    assert out[1 << 28] == out[1000]

@@ -450,9 +450,11 @@ class SeededAligner:
         """Reads ``idx`` of long windows that have no recorded walk (striped: loose bounds)
         walked by one pruned pass at their known score (:func:`s2g.variants.pruned
         .align_windows`, ``known``: the fewest cells) into ``flat``, when fewer than
-        :data:`AT_SCORE_MAX`; returns the others."""
+        :data:`AT_SCORE_MAX`; returns the others. Not those whose scoring pass already ran
+        at the score and outgrew the record (:class:`~s2g.variants.pruned_walk.AtScoreBand`:
+        traced in its band)."""
         from ..variants import pruned
-        from ..variants.pruned_walk import Walked, add_walks
+        from ..variants.pruned_walk import AtScoreBand, Walked, add_walks
         if not len(idx) or not settings().tb_prune_walk or \
                 not getattr(self.window_kernel, "takes_floor", False):
             return idx
@@ -461,7 +463,9 @@ class SeededAligner:
         if sel is None:
             return idx
         r = idx[sel]
-        if len(r) >= AT_SCORE_MAX:
+        tb = getattr(res, "tbands", None) or {}
+        r = r[[not isinstance(tb.get(int(t)), AtScoreBand) for t in res.best_task[r]]]
+        if not len(r) or len(r) >= AT_SCORE_MAX:
             return idx
         t = res.best_task[r]
         got = {}

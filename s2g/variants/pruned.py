@@ -49,13 +49,14 @@ import numpy as np
 from .._numba import NJIT
 from ..scoring import NEG_INF, fits_int32
 from ..seeded.windows import QGRAM, _bit, _qgram_set, _roll
+from ..trace.common import ST_TOO_BIG
 from ..window import align_windows_ref, check_mode
 from ..dp import F_EXT, LOCAL
 from .pruned_rows import (BIG_ROW, _row_chain, _row_direct, _row_keep, _row_tail, live_chunk,
                           mark_chunks, skip_chunk)
-from .pruned_walk import (D_START, EK_START, INS_C, MAX_RECORD, _row_direct_rec, dir_byte, grown,
-                          merge_diag, new_record, recordable, walk_buffers, walked,
-                          walk as walk_back)
+from .pruned_walk import (D_START, EK_START, INS_C, AtScoreBand, _row_direct_rec,
+                          dir_byte, grown, merge_diag, new_record, recordable, too_big,
+                          walk_buffers, walked, walk as walk_back)
 
 #: the first threshold is ``U[0]`` less this many ``a``s a 1,000 read bases (and
 #: :data:`MARGIN_MIN` at least): 5% errors lose ~1 a a base against ~0.6 the bound sees
@@ -272,7 +273,7 @@ def suffix_bounds(q, bits, have_bits, a, pen, qg):
 
 
 @numba.njit(**NJIT)
-def pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows, budget, rec, xdrop):
+def pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows, budget, rec, xdrop, cap):
     """Best (score, i, j) of read ``q`` in columns ``[lo, hi)`` over the cells kept at
     threshold ``T`` (module doc), ``sc`` = (a, b, o, e), and the number of cells computed.
     ``bufs``: six int32 arrays (H and F of two rows, E, H0) of at least ``hi - lo``
@@ -288,7 +289,8 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows, budget, rec,
     below ``E - e`` (Farrar's lazy-F argument, along the row); merges take their
     predecessors' final ``H`` and ``E``. ``rec``: a record (:func:`.pruned_walk.new_record`)
     the pass writes every computed cell's direction byte into when it is on; returned
-    (its arrays may have grown). ``xdrop > 0``: an X-drop pass (:data:`XDROP`), not
+    (its arrays may have grown), up to ``cap`` bytes (knob ``prune_record_bytes``: past it
+    the pass records no more). ``xdrop > 0``: an X-drop pass (:data:`XDROP`), not
     exact: its best is a real alignment's score, a lower bound on the window's."""
     prev, ep_ptr, ep_idx, reach, ent, walk, wmax = lay
     a, b, o, e = sc
@@ -373,7 +375,7 @@ def pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows, budget, rec,
         xc = x
         doff = dpos - jlo                     # row i's byte of column c: D[doff + c]
         eo = epos - x                         # its entry ent[y]'s choices: EK[2 (eo + y)]
-        on = on and dpos + wend - jlo <= MAX_RECORD    # else the pass records no more
+        on = on and dpos + wend - jlo <= cap    # else the pass records no more
         if on:
             roff[i], rclo[i] = dpos, jlo
             eoff[i] = eo
@@ -536,13 +538,15 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
     done where the passes together computed more than ``budget`` cells (the caller
     aligns that window otherwise); ``keep`` the thread's record buffers, given and
     returned (:func:`.pruned_walk.new_record`). ``wk`` = (record, ops, window columns,
-    out): with ``record`` on, the passes record their direction bytes and the walk back
-    from the best cell (:func:`.pruned_walk.walk`) fills ``ops`` and ``cols``; ``out``
-    gets (status, start row, ops, columns), status -1 where no walk was made.
+    out, cap): with ``record`` on, the passes record their direction bytes (at most
+    ``cap``) and the walk back from the best cell (:func:`.pruned_walk.walk`) fills ``ops``
+    and ``cols``; ``out`` gets (status, start row, ops, columns), status -1 where no walk
+    was made, ST_TOO_BIG where the last pass ran at the window's score and outgrew
+    ``cap`` (a pass at the score would not record it either).
     ``at_score``: ``floor`` is the window's score (a traceback's pass): one pass, at it, for
     its walk, so not done (and cut short) where the walk cannot be recorded (a wide window
-    at 10% errors: more than :data:`.pruned_walk.MAX_RECORD` bytes of direction codes; its
-    first pass could not record either, and the pass at the score ran whole for nothing).
+    at 10% errors: more than ``cap`` bytes of direction codes; its first pass could not
+    record either, and the pass at the score ran whole for nothing).
     ``loose_x`` (knob ``prune_loose_xdrop``): a window whose bound is loose (``U[0]`` under
     :data:`HIT_MIN_RATIO` of a perfect score, no floor) runs its X-drop pass and then one
     exact pass at that score (a real alignment's: at most the optimum, so the pass holds)
@@ -569,12 +573,12 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
     if at_score:
         margin = max(U[0] - floor, np.int64(0))
     first = True
-    on, ops, cols, wout = wk
+    on, ops, cols, wout, cap = wk
     wout[0] = -1
     if XDROP > 0 and mode == LOCAL and not at_score:   # a lower bound first (XDROP)
         s, _, _, c, _ = pruned_window(q, lo, hi, base, lay, U, max(U[0] - 2 * margin, low),
                                       mode, sc, bufs, rows, budget,
-                                      new_record(m, False, keep), np.int64(XDROP * a))
+                                      new_record(m, False, keep), np.int64(XDROP * a), cap)
         stats[0] += c
         budget -= c
         known = max(known, s)
@@ -583,14 +587,15 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
         if s >= U[0] - 2 * margin or loose:   # close to U[0]: the first pass runs at it
             margin = max(U[0] - s, np.int64(0))
     rec = new_record(m, on and recordable(lay), keep)
+    want = rec[0]
     if at_score:                              # a pass only for its walk: stop where none fits
         if not rec[0]:
             return np.int64(NEG_INF), np.int64(-1), np.int64(-1), False, keep
-        budget = min(budget, np.int64(MAX_RECORD))   # a cell records a byte at least
+        budget = min(budget, cap)             # a cell records a byte at least
     while True:
         T = max(U[0] - margin, low, known)
         s, i, j, c, rec = pruned_window(q, lo, hi, base, lay, U, T, mode, sc, bufs, rows,
-                                        budget, rec, np.int64(0))
+                                        budget, rec, np.int64(0), cap)
         stats[0] += c
         budget -= c
         if rec[0]:
@@ -604,6 +609,8 @@ def align_window(q, lo, hi, gr, mode, sc, pen, floor, stats, rows, budget, wk, a
             if rec[0] and s > NEG_INF:
                 wout[0], wout[1], wout[2], wout[3] = walk_back(q, lo, base, lay, rec, i,
                                                                j - lo, mode, ops, cols)
+            elif want and s > NEG_INF and s == T:   # at its score: no pass records it
+                wout[0] = ST_TOO_BIG
             return s, i, j, True, keep
         if T <= low:                          # nothing reaches the floor
             return np.int64(NEG_INF), np.int64(-1), np.int64(-1), True, keep
@@ -618,12 +625,12 @@ def _align_windows(codes, offs, task_read, task_lo, task_hi, task_floor, order, 
     :mod:`s2g.variants.striped`). ``band`` = (offsets, flat int32): task ``t``'s kept rows
     per column at ``flat[off[t]:off[t] + 2 W]`` (first rows, then last rows) where
     ``off[t] >= 0``. ``lim``: (a window's cell budget, :data:`BUDGET`, 0: none; ``at_score``;
-    ``loose_x``, :func:`align_window`).
+    ``loose_x``, :func:`align_window`; ``cap``, the most bytes a record holds).
     ``walks`` = (on, ops offsets, column offsets, ops, columns, results): with ``on``,
     each task's walk back from its best cell (:func:`align_window`'s ``wk``) in its
     slices of the flat arrays, (status, start row, ops, columns) in ``results[t]``."""
     b_off, b_rows = band
-    share, at_score, loose_x = lim
+    share, at_score, loose_x, cap = lim
     w_on, w_oo, w_co, w_ops, w_cols, w_res = walks
     n = len(task_read)
     score = np.full(n, NEG_INF, np.int64)
@@ -648,9 +655,10 @@ def _align_windows(codes, offs, task_read, task_lo, task_hi, task_floor, order, 
                 rows = (np.empty(W, np.int32), np.empty(W, np.int32))
             budget = np.int64(share * W * len(q)) if share > 0 else np.int64(1) << 62
             if w_on and (at_score or task_floor[t] <= NEG_INF):   # later windows: rarely
-                wk = (True, w_ops[w_oo[t]:w_oo[t + 1]], w_cols[w_co[t]:w_co[t + 1]], w_res[t])
+                wk = (True, w_ops[w_oo[t]:w_oo[t + 1]], w_cols[w_co[t]:w_co[t + 1]], w_res[t],
+                      cap)
             else:
-                wk = (False, w_ops[:0], w_cols[:0], w_res[len(w_res) - 1])   # scratch
+                wk = (False, w_ops[:0], w_cols[:0], w_res[len(w_res) - 1], cap)   # scratch
             s, i, j, d, keep = align_window(q, lo, hi, gr, mode, sc, pen, task_floor[t],
                                             stats[w], rows, budget, wk, at_score, keep,
                                             loose_x)
@@ -704,7 +712,8 @@ def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scori
     score, end_i, end_j, done, st = _align_windows(
         np.asarray(codes_flat, np.uint8), offs, task_read, lo, hi, fl, order, gr, int(mode),
         (a, b, o, e), bound_costs(scoring), n_work, (b_off, b_rows),
-        (1.0 if known else float(BUDGET), bool(known), bool(settings().prune_loose_xdrop)),
+        (1.0 if known else float(BUDGET), bool(known), bool(settings().prune_loose_xdrop),
+         np.int64(settings().prune_record_bytes)),
         walks)
     LAST_STATS[:2] = st
     LAST_STATS[2] = int(np.count_nonzero(~done))
@@ -725,7 +734,8 @@ def align_windows(graph, codes_flat, offsets, task_read, task_lo, task_hi, scori
                 continue
             W = int(hi[t] - lo[t])
             x0 = int(b_off[t])
-            bands[t] = (b_rows[x0:x0 + W], b_rows[x0 + W:x0 + 2 * W])
+            band = (b_rows[x0:x0 + W], b_rows[x0 + W:x0 + 2 * W])
+            bands[t] = AtScoreBand(band) if too_big(walks, t) else band
     return score, end_i, end_j
 
 
@@ -770,5 +780,6 @@ def xdrop_pass(graph, q, lo, hi, scoring, xdrop=XDROP):
     keep = (np.zeros(1, np.uint8), np.zeros(2, np.int16))
     s, _, _, n, _ = pruned_window(q, lo, hi, graph.base, lay, U, np.int64(1), LOCAL,
                                   (a, b, o, e), bufs, rows, np.int64(1 << 62),
-                                  new_record(len(q), False, keep), np.int64(xdrop * a))
+                                  new_record(len(q), False, keep), np.int64(xdrop * a),
+                                  np.int64(0))
     return int(s), int(n)

@@ -41,12 +41,10 @@ import numpy as np
 from .._numba import NJIT, NJIT_NORC
 from ..dp import E_EXT, F_EXT, H_DEL, H_DIAG, H_INS, H_START, LOCAL
 from ..scoring import NEG_INF
-from ..trace.common import OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK
+from ..trace.common import OP_D, OP_EQ, OP_I, OP_X, ST_MISMATCH, ST_OK, ST_TOO_BIG
 
 #: a cell's F is above the value of its diagonal (an insertion wins ``H0``)
 INS_C = 16
-#: most direction bytes a pass records (a window past it is traced otherwise)
-MAX_RECORD = 1 << 28
 #: first sizes of a record's arrays (they double as rows need)
 D_START = 1 << 20
 EK_START = 1 << 12
@@ -287,6 +285,12 @@ class Walked(NamedTuple):
     cols: np.ndarray
 
 
+class AtScoreBand(tuple):
+    """A window's kept rows per column (first rows, last rows) from a pass at the window's
+    own score whose direction bytes outgrew knob ``prune_record_bytes``: a pass at the score would
+    not record its walk either, so it is traced in this band."""
+
+
 def walk_buffers(lens, widths, on):
     """The ``walks`` argument of :func:`s2g.variants.pruned._align_windows` for tasks of
     reads ``lens`` long in windows ``widths`` wide (``on`` False: empty ones). A walk
@@ -301,6 +305,12 @@ def walk_buffers(lens, widths, on):
     res = np.full((n + 1, 4), -1, np.int64)     # (the last row: scratch for tasks not walked)
     return (bool(on), w_oo, w_co, np.empty(int(w_oo[-1]), np.uint8),
             np.empty(int(w_co[-1]), np.int32), res)
+
+
+def too_big(walks, t):
+    """Whether task ``t``'s pass ran at its score and could not record its walk
+    (knob ``prune_record_bytes``)."""
+    return bool(walks[0]) and walks[5][t, 0] == ST_TOO_BIG
 
 
 def walked(walks, t, lo):
