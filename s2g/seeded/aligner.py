@@ -533,7 +533,8 @@ class SeededAligner:
             idx = _gpu_traces(wr, wg.graph, reads, self.scoring, self.mode, tres,
                               res.best_task[win], idx, flat, max_cells)
             res.window_run = None                  # the walks are no longer needed
-        full = aligned[bt < 0]                     # full-graph DP (unseeded="full")
+        full = aligned[bt == -1]                   # full-graph DP (unseeded="full"; -2:
+                                                   # a rescued mate, PairedAligner's)
         idx = _walked_traces(getattr(res, "tbands", None), res.best_task, idx, flat, tres,
                              wg.graph)
         if wr is None:

@@ -83,17 +83,53 @@ def rescore(sa, reads, res, wg, flat):
     """Lower ``res.mapq`` of the reads whose best window merged several strong chains
     (``res.copies`` >= 2) by the best alignment in that window sharing no base with
     theirs (module doc). ``sa``: the SeededAligner, ``wg``: the batch's window graph,
-    ``flat``: the batch's tracebacks on the graph. Returns the number of windows aligned."""
+    ``flat``: the batch's tracebacks on the graph. Mates placed by their pair go to
+    :func:`.pair_copies.apply`, or wait for the rescued mates' copies where mates were
+    rescued (``res.rescue``: :func:`rescue_copies`). Returns the number of windows aligned."""
     terms = getattr(res, "mapq_terms", None)
     copies = getattr(res, "copies", None)
     if terms is None or copies is None or flat is None or len(copies) == 0:
         return 0
     bt = res.best_task
-    sel = np.nonzero((copies >= 2) & (bt >= 0) & (res.mapq > 0) & flat.has
+    sel = np.nonzero((copies >= 2) & (bt >= 0) & _live(res) & flat.has
                      & (flat.n_path > 0))[0]
     if not len(sel):
         return 0
-    at, node, lo, hi = masked_pieces(sel, bt[sel], wg.piece_at, wg.p_node, wg.p_lo, wg.p_hi,
+    s2, e2, c2, n = _copy_scores(sa, reads, res, wg, sel, bt[sel], flat, sa.n_secondary > 0)
+    a, b, _, _ = sa.scoring.as_tuple()
+    tots, caps = terms
+    paired = getattr(res, "pair_moved", None)   # mates whose MAPQ is their pair's
+    one = np.ones(len(sel), np.bool_) if paired is None else ~paired[sel]
+    add_competitor(sel[one], s2[one], res.score, tots, caps, res.mapq, float(a + b),
+                   MAPQ_PER_MISMATCH)
+    if not one.all():
+        part = (sel[~one], s2[~one], e2[~one], c2[~one])
+        if getattr(res, "rescue", None) is not None:
+            res.copies_pending = part           # counted with the rescued mates' copies
+        else:
+            from .pair_copies import apply
+            apply(sa, res, *part)
+    res.copy_score = np.full(len(res.score), NEG_INF, np.int64)
+    res.copy_score[sel] = s2                    # the other copy's score (NEG_INF: none)
+    return n
+
+
+def _live(res):
+    """Reads whose MAPQ a copy can still lower: above 0, or a pair-placed mate whose mate's
+    is (a copy lowers the mate's too: :func:`.pair_copies.pair_copy_q`)."""
+    live = np.asarray(res.mapq) > 0
+    paired = getattr(res, "pair_moved", None)
+    if paired is not None and len(live) % 2 == 0:
+        live = live | (paired & live[np.arange(len(live)) ^ 1])
+    return live
+
+
+def _copy_scores(sa, reads, res, wg, sel, tasks, flat, secondaries):
+    """(score, end row, graph end column, windows aligned) of the best alignment of each
+    read ``sel[x]`` in its window ``tasks[x]`` of ``wg`` less the bases its alignment in
+    ``flat`` covers (NEG_INF, -1, -1: none within ``MAPQ_FAR`` mismatches of its score);
+    ``secondaries``: also reported as such (``-N``, :func:`_secondaries`)."""
+    at, node, lo, hi = masked_pieces(sel, tasks, wg.piece_at, wg.p_node, wg.p_lo, wg.p_hi,
                                      flat.path_at, flat.n_path, flat.path, flat.geo,
                                      sa.graph.node_start)
     a, b, _, _ = sa.scoring.as_tuple()
@@ -101,6 +137,7 @@ def rescore(sa, reads, res, wg, flat):
     s2 = np.full(len(sel), NEG_INF, np.int64)
     e2 = np.full(len(sel), -1, np.int64)        # the copy's end row and graph column
     c2 = np.full(len(sel), -1, np.int64)
+    n = 0
     if keep.any():
         sub = np.nonzero(keep)[0]
         # the empty windows hold no pieces: the others' pieces are all of them
@@ -110,26 +147,45 @@ def rescore(sa, reads, res, wg, flat):
         todo = ~dropped_by_bound(mwg, reads, np.ones(len(sub), np.bool_), t_read, top,
                                  sa.scoring)
         x = np.nonzero(todo)[0]
-        if len(x):
+        n = len(x)
+        if n:
             sc, ei, ej = _align_masked(sa, reads, mwg, t_read, todo,
                                        top - MAPQ_FAR * (a + b))
             s2[sub[x]] = sc
             e2[sub[x]] = ei
             c2[sub[x]] = np.where(ej >= 0, mwg.columns(np.maximum(ej, 0)), -1)
-            if sa.n_secondary > 0:
+            if secondaries:
                 _secondaries(sa, reads, res, mwg, x, (t_read[x], sc, ei, ej))
-        sa._count("windows realigned for copies", int(len(x)))
-    tots, caps = terms
-    paired = getattr(res, "pair_moved", None)   # mates whose MAPQ is their pair's
-    one = np.ones(len(sel), np.bool_) if paired is None else ~paired[sel]
-    add_competitor(sel[one], s2[one], res.score, tots, caps, res.mapq, float(a + b),
-                   MAPQ_PER_MISMATCH)
-    if not one.all():
-        from .pair_copies import apply
-        apply(sa, res, sel[~one], s2[~one], e2[~one], c2[~one])
-    res.copy_score = np.full(len(res.score), NEG_INF, np.int64)
-    res.copy_score[sel] = s2                    # the other copy's score (NEG_INF: none)
-    return len(sel)
+        sa._count("windows realigned for copies", n)
+    return s2, e2, c2, n
+
+
+def rescue_copies(sa, reads, res, wg, tasks, rsc, flat):
+    """Pair MAPQ of the rescued mates ``rsc`` (:class:`.pairs.PairedAligner`: aligned in
+    windows ``tasks`` of its rescue window graph ``wg``, traced into ``flat``) with another
+    copy inside their rescue window (it spans the fragment's reach: a tandem repeat there
+    is one candidate), as :func:`rescore` finds a window's other copy, counted by
+    :func:`.pair_copies.apply` together with the copies of the mates :func:`rescore` left
+    waiting (``res.copies_pending``). Returns the number of windows aligned."""
+    from .pair_copies import apply
+    pend = getattr(res, "copies_pending", None)
+    res.copies_pending = None
+    n = 0
+    parts = [] if pend is None else [pend]
+    rsc = np.asarray(rsc, np.int64)
+    tasks = np.asarray(tasks, np.int64)
+    if getattr(res, "pair_moved", None) is not None and flat is not None and len(rsc):
+        ok = res.pair_moved[rsc] & _live(res)[rsc] & flat.has[rsc] & (flat.n_path[rsc] > 0)
+        sel, t = rsc[ok], tasks[ok]
+        if len(sel):
+            s2, e2, c2, n = _copy_scores(sa, reads, res, wg, sel, t, flat, False)
+            parts.append((sel, s2, e2, c2))
+            if getattr(res, "copy_score", None) is None:
+                res.copy_score = np.full(len(res.score), NEG_INF, np.int64)
+            res.copy_score[sel] = s2
+    if parts:
+        apply(sa, res, *(np.concatenate([p[k] for p in parts]) for k in range(4)))
+    return n
 
 
 def _align_masked(sa, reads, mwg, t_read, todo, floor):

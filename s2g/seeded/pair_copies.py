@@ -66,7 +66,7 @@ def pair_copy_q(sel, cp, placed, pairs, gr, copies, model, far, tasks):
     for x in range(len(sel)):
         r = sel[x]
         m = r ^ 1
-        if s2[x] <= NEG_INF:
+        if s2[x] <= NEG_INF or score[r] <= NEG_INF or score[m] <= NEG_INF:
             continue
         best = score[r] + score[m] - _penalty(frag[r >> 1], mean, sd, cap, unit)
         f = pair_fragment(st2[x], fc2[x], e2[x], strand[m], fcol[m], end_i[m], gr, copies,

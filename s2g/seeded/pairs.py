@@ -722,7 +722,7 @@ class PairedAligner:
                                                               resc["col"][x])
             res.col_lo[rsc] = resc["lo"][x]
             res.best_task[rsc] = -2                   # traced on the rescue windows
-            res.rescue = (rsc, resc["wg"], resc["lo"][x], resc["end_j"][x])
+            res.rescue = (rsc, resc["wg"], resc["lo"][x], resc["end_j"][x], x)
             self._count("rescued mates", len(rsc))
         same = (ck == 0) & (ci == was)
         cap = np.where(same, q_se + PAIR_BOOST, PAIR_BOOST)
@@ -743,16 +743,14 @@ class PairedAligner:
         if rescue is None:
             return self.seeded.traceback(reads, res, max_cells, threads, late=late)
         from ..trace import MAX_CELLS, FlatTracebacks, traceback_batch
-        rsc, wg, lo, ej = rescue
-        keep = res.score[rsc].copy()
-        res.score[rsc] = NEG_INF                  # hidden from the window traceback
-        try:
-            self.seeded.traceback(reads, res, max_cells, threads)
-        finally:
-            res.score[rsc] = keep
+        rsc, wg, lo, ej, tasks = rescue
+        # rescued mates (best_task -2) are left to their rescue windows by the seeded
+        # traceback; their scores stay as the pair placed them (pair MAPQ of copies reads
+        # them: hidden as NEG_INF they once made a pair's MAPQ 0)
+        self.seeded.traceback(reads, res, max_cells, threads)
         n = len(res)
         score = np.full(n, NEG_INF, np.int64)
-        score[rsc] = keep
+        score[rsc] = res.score[rsc]
         end_i = np.zeros(n, np.int64)
         end_i[rsc] = res.end_i[rsc]
         end_j = np.full(n, -1, np.int64)
@@ -765,5 +763,8 @@ class PairedAligner:
                         flat=FlatTracebacks(n), idx=rsc.astype(np.int64))
         rflat = wg.map_tracebacks(tres.flat)
         res.set_flat(res.flat.merged(rflat))
+        if self.seeded.copies_mapq:             # and the copies rescore left waiting
+            from .copies import rescue_copies
+            rescue_copies(self.seeded, reads, res, wg, tasks, rsc, rflat)
         res.rescue = None
         return res
