@@ -40,7 +40,9 @@ read (:meth:`SeededAligner.align_batch`: every window's exact score, ``res.tasks
 5. **MAPQ** of a mate in a proper pair: from the best score of each other placement of
    that mate (its other windows, each with its best partner), as :func:`pick` does for a
    single read, at most its single-end MAPQ + 40 (a placement the pair moved: at most
-   40), as bwa-mem caps it. Improper pairs keep single-end MAPQ.
+   40), as bwa-mem caps it. Improper pairs keep single-end MAPQ. After the traceback,
+   another copy inside a mate's window (or a rescued mate's rescue window) counts as
+   more placements of the pair (:mod:`s2g.seeded.pair_copies`).
 
 Both devices run the same steps (rescue windows on the CPU window kernel), so GPU and
 CPU give the same GAF.
