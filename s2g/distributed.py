@@ -344,8 +344,8 @@ def align_file(client, graph, reads, output, options=None, settings=None, client
             return align_file(client, graph, reads, fh, options, settings, client_graph,
                               progress, _test, reads2)
     for path in (reads, reads2):
-        if path is not None and not os.path.exists(path):
-            raise S2GError(f"{path}: no such file")
+        if path is not None and path != "-" and not os.path.exists(path):
+            raise S2GError(f"{path}: no such file")   # ("-": standard input, in chunks)
     from .config import settings as knobs
 
     pairs = options.pairs if options is not None else None

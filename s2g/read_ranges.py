@@ -108,7 +108,8 @@ def split_input(path, parts: int, min_bytes: int = 1 << 20):
     kind = file_kind(path)
     if kind is None:
         return None
-    size = os.path.getsize(path)
+    st = os.stat(path)                  # one stat: the last range's end and the stamp
+    size = st.st_size
     parts = max(1, min(int(parts), size // max(1, int(min_bytes))))
     with open(path, "rb") as fh:
         fastq = _is_fastq(fh, kind == "bgzf")
@@ -129,7 +130,9 @@ def split_input(path, parts: int, min_bytes: int = 1 << 20):
     cuts.append(end)
     cuts = [c for i, c in enumerate(cuts) if i == 0 or c > cuts[i - 1]]
     n = len(cuts) - 1
-    st = os.stat(path)
+    now = os.stat(path)
+    if (now.st_size, now.st_mtime_ns) != (st.st_size, st.st_mtime_ns):
+        return None             # it changed while being cut: read it whole, in chunks
     token = os.urandom(8).hex()
     return [InputRange(os.path.abspath(path), a, b, kind == "bgzf", i, n,
                        (a >> 16) if kind == "bgzf" else a, (st.st_size, st.st_mtime_ns),

@@ -93,6 +93,15 @@ def test_cli_dask_scheduler_address(client, reads, expected, tmp_path, capsys):
     assert "60 reads, " in capsys.readouterr().err
 
 
+def test_standard_input_goes_in_chunks(client, reads, expected, monkeypatch):
+    """``-`` (standard input) is read on the client and sent in chunks; it was refused as
+    "no such file"."""
+    with open(reads) as fh:
+        monkeypatch.setattr("sys.stdin", fh)
+        text, stats = _run(client, "-")
+    assert text == expected and stats["reads"] == N_READS
+
+
 def test_broadcast_flatgraph(client, reads, expected):
     buf = io.StringIO()
     sd.align_file(client, s2g.load_graph(GFA), reads, buf, RunOptions(variant="cpu"),

@@ -223,3 +223,28 @@ def test_no_record_start_within_the_scan_limit_is_no_cut(tmp_path, monkeypatch):
     a = len(head)
     assert not any(a < x < a + 2 * len(long) + 7 for x in starts)   # none inside the long one
     assert len(parts) < 16                            # cuts that found no start are dropped
+
+
+def test_a_file_that_grows_while_it_is_cut_is_not_cut(tmp_path, monkeypatch):
+    """Records appended while the client cuts the file (a writer still finishing) would
+    fall past the last range's end, which the first size fixed, and the stamp taken after
+    the cuts would match the grown file: 50 of 150 reads lost without a word. The file is
+    stat'ed once for both, and again after the cuts: changed, it is not cut (read whole)."""
+    import s2g.read_ranges as rr
+    p = tmp_path / "grow.fq"
+    p.write_bytes(b"".join(b"@a%d\nACGT\n+\nIIII\n" % k for k in range(100)))
+    orig = rr._plain_cut
+    grew = []
+
+    def grow(fh, pos, size, fastq):
+        if not grew:
+            grew.append(1)
+            with open(p, "ab") as g:
+                g.write(b"".join(b"@late%d\nACGT\n+\nIIII\n" % k for k in range(50)))
+        return orig(fh, pos, size, fastq)
+
+    monkeypatch.setattr(rr, "_plain_cut", grow)
+    assert split_input(str(p), 4, min_bytes=1) is None and grew
+    monkeypatch.setattr(rr, "_plain_cut", orig)
+    parts = split_input(str(p), 4, min_bytes=1)      # settled: cut, every record once
+    assert parts is not None and len(parts) > 1

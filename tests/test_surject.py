@@ -210,6 +210,55 @@ def test_indel_bubble_and_off_path_and_unaligned_reads(tmp_path):
     assert recs[4][9] == "*" and recs[4][10] == "*"
 
 
+def test_deletion_alleles_and_read_ends_off_the_path(tmp_path):
+    """A read through a 54-74 bp deletion allele (an edge over path segments: no D in its
+    graph CIGAR, so its on-path nodes vote for shifts that far apart) is one window and a
+    CIGAR with the deletion at its true place (it split into two garbage candidates at MAPQ
+    60 past ~len/4 + 16 bp); one through a 120 bp deletion, which costs more as a gap than
+    its shorter half, is clipped there. Read ends on sequence the path does not spell (before
+    and after it, a 300 bp insertion allele) are soft-clipped, not inserted or scattered
+    over the path as edits."""
+    rng = np.random.default_rng(7)
+
+    def rnd(n):
+        return "".join(rng.choice(list("ACGT"), n))
+    lens = [54, 74, 120]
+    A = [rnd(400) for _ in lens]
+    D = [rnd(n) for n in lens]
+    Z, pre, ins = rnd(400), rnd(300), rnd(300)
+    gfa, ref = f"S\tpre\t{pre}\nL\tpre\t+\tA0\t+\t0M\n", ""
+    steps = []
+    for k in range(len(lens)):
+        nxt = f"A{k + 1}" if k + 1 < len(lens) else "Z"
+        gfa += (f"S\tA{k}\t{A[k]}\nS\tD{k}\t{D[k]}\nL\tA{k}\t+\tD{k}\t+\t0M\n"
+                f"L\tD{k}\t+\t{nxt}\t+\t0M\nL\tA{k}\t+\t{nxt}\t+\t0M\n")
+        steps += [f"A{k}+", f"D{k}+"]
+        ref += A[k] + D[k]
+    gfa += f"S\tZ\t{Z}\nS\tI\t{ins}\nL\tA0\t+\tI\t+\t0M\nL\tI\t+\tD0\t+\t0M\n"
+    gfa += "P\tref\t" + ",".join(steps + ["Z+"]) + "\t*\n"
+    ref += Z
+    graph = s2g.load_graph(write_text(tmp_path, "dels.gfa", gfa), keep_paths=True)
+    names, seqs, want = [], [], []
+    for k, n in enumerate(lens):
+        nxt = A[k + 1] if k + 1 < len(lens) else Z
+        seq = A[k][-75:] + nxt[:75]
+        pos = ref.index(A[k]) + 325
+        names += [f"del{n}", f"del{n}rev"]
+        seqs += [seq, rc(seq)]
+        # past ~78 bp the gap costs more than the 75 bases on one side: either half, clipped
+        want += [{(pos, f"75M{n}D75M")} if n <= 74 else
+                 {(pos, "75M75S"), (pos + 75 + n, "75S75M")}] * 2
+    names += ["before_path", "into_insertion"]
+    seqs += [pre[-50:] + A[0][:100], A[0][-100:] + ins[:50]]
+    want += [{(0, "50S100M")}, {(300, "100M50S")}]
+    reads = batch(names, seqs)
+    res = s2g.align(graph, reads, method="exact")
+    recs = records(sam_text(graph, reads, res, ref="ref"))
+    for rec, ok in zip(recs, want):
+        check_record(rec, ref)
+        assert (int(rec[3]) - 1, rec[5]) in ok, (rec[:6], ok)
+
+
 # ----------------------------------------------------------------- linear graphs
 
 def _linear_case(tmp_path, seed, rev_step=False):
@@ -394,6 +443,10 @@ def test_path_choice_and_errors(tmp_path):
     with pytest.raises(S2GError, match="ambiguous"):
         choose_path(walks, "CHM13#0")
     assert choose_path({"x": [], "GRCh38.chr6": [], "y": []}, None) == "GRCh38.chr6"
+    # a sample named HG00733 or HG002 is not hg19/hg38
+    assert choose_path({"HG00733#1#chr6:0-100": [], "GRCh38#0#chr6:0-100": []},
+                       None) == "GRCh38#0#chr6:0-100"
+    assert choose_path({"HG002#1#chr6": [], "hg38#chr6": []}, None) == "hg38#chr6"
     assert choose_path({"x": [], "y": []}, None) == "x"
     assert choose_path({"only": []}, None) == "only"
     many = {f"p{k}": [] for k in range(15)}

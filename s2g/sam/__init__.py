@@ -17,17 +17,24 @@ Numba over the whole batch:
    tolerance widens one window instead). Each window is the cluster's span around the
    aligned walk, plus a
    pad of ``8 + I + D`` bases (the graph CIGAR's inserted and deleted bases), clamped to
-   the path. A walk with no node on the path: unmapped (FLAG 4) with its graph placement
+   the path. The votes' tolerance also takes in the path bases the walk skips or adds
+   between its on-path nodes (a deletion or insertion allele against the path, up to a
+   read length: :func:`_skips`), so such a read is one window whose band spans the gap. A walk with no node on the path: unmapped (FLAG 4) with its graph placement
    in tags ``XG:Z`` (GAF path) and ``XP:i`` (path start).
 2. **Realignment** (:func:`_realign`, parallel over reads, int32). The aligned part of
    the read (``qstart..qend``, reverse-complemented on the reverse strand) is aligned
-   globally in the read and with free end gaps in the reference window (glocal) with the
-   same affine scoring as the graph DP (match ``+a``, mismatch/N ``-b``, gap of ``k``
-   ``-(o + k*e)``), in a diagonal band that holds the graph alignment's diagonals (the
-   expected start and end diagonals +- the pad). On a linear stretch of the path the
-   result is the best alignment of that read part to the window, so AS equals the graph
-   score there. Tie order in the traceback: match/mismatch, then insertion, then
-   deletion; the leftmost end column of the last row.
+   with free end gaps in the reference window (glocal) with the same affine scoring as the
+   graph DP (match ``+a``, mismatch/N ``-b``, gap of ``k`` ``-(o + k*e)``), in a diagonal
+   band that holds the graph alignment's diagonals (the expected start and end diagonals
+   +- the pad); either end of the read part may be soft-clipped at a penalty of
+   ``CLIP_PENALTY`` (5) matches, as bwa-mem's ``-L 5,5``: read bases the path does not
+   spell (an insertion allele, a read past the path's end, an allele the read takes that
+   would cost more as a gap) become ``S``, not inserted or scattered edits. On a linear
+   stretch of the path the result is the best alignment of that read part to the window,
+   so AS equals the graph score there (AS: the CIGAR's score; candidates compare it less the
+   clip penalties). Tie order in the
+   traceback: match/mismatch, then insertion, then deletion; the leftmost end column of
+   the last row; a whole read before a clipped one.
 3. **Formatting** (:func:`_format_sam`, sequential Numba, like :mod:`s2g.gaf`): SAM
    lines with ``M``/``I``/``D`` CIGARs, ``S`` for the clipped read ends, ``NM:i``,
    ``MD:Z``, ``AS:i`` (the realigned score), MAPQ from the graph alignment (255 when the

@@ -24,6 +24,13 @@ NONE, OFF_PATH, FORWARD, REVERSE = 0, 1, 2, 3
 CANDIDATES = 16
 #: ... each with at least 1/MIN_SHARE of the heaviest window's votes
 MIN_SHARE = 2
+#: the least path gap (bases) one candidate window takes in whatever the read's length
+#: (:func:`m_cap`)
+MIN_SKIP_CAP = 200
+#: what clipping read bases at either end costs in the realignment, in matches (bwa-mem's
+#: -L 5,5 at match 1): an end on sequence the path lacks (an insertion allele, a read past
+#: the path's end, an SV) is soft-clipped instead of forced onto the path
+CLIP_PENALTY = 5
 #: realignment column ops (what :func:`_realign` writes)
 OP_MATCH, OP_MISMATCH, OP_INS, OP_DEL = 0, 1, 2, 3
 
@@ -31,6 +38,57 @@ _NEG = np.int32(-(1 << 29))          # int32 "minus infinity" (as s2g.scoring.NE
 
 
 # ------------------------------------------------------------------------ placement
+
+@numba.njit(**NJIT)
+def m_cap(m):
+    """The largest path gap one window takes in (bases): a read's length, at least
+    :data:`MIN_SKIP_CAP`; a larger deletion or insertion allele (an SV against the path)
+    splits the read's votes into windows of their own."""
+    return max(np.int64(m), np.int64(MIN_SKIP_CAP))
+
+
+@numba.njit(**NJIT)
+def _skips(tbs, r, nodes, occ, cap):
+    """The path bases read ``r``'s walk skips or adds between its consecutive on-path
+    nodes: per pair, the least shift change between an occurrence of the one and of the
+    next (same orientation; up to ``cap``, larger ones left out). A walk through a
+    deletion allele (an edge over path segments) or an insertion allele (nodes off the
+    path) has no I or D in its graph CIGAR, but its on-path nodes before and after vote
+    for shifts that far apart: the votes' tolerance takes it in, so one window (and its
+    band, which spans the votes' shifts) holds the whole read."""
+    has, qstart, qend, ps, pe, indel, path_at, n_path, path = tbs
+    node_start, node_seg, node_rev = nodes
+    occ_ptr, occ_step, step_rev, step_off = occ
+    a, b = ps[r], pe[r]
+    tot = np.int64(0)
+    w = np.int64(0)
+    pv = np.int64(-1)                       # the previous on-path walk node and its offset
+    pw = np.int64(0)
+    for t in range(path_at[r], path_at[r] + n_path[r]):
+        v = path[t]
+        ln = node_start[v + 1] - node_start[v]
+        s = node_seg[v]
+        if min(w + ln, b) > max(w, a) and occ_ptr[s + 1] > occ_ptr[s]:
+            if pv >= 0:
+                ps_ = node_seg[pv]
+                lnp = node_start[pv + 1] - node_start[pv]
+                best = cap + 1
+                for k in range(occ_ptr[s], occ_ptr[s + 1]):
+                    i = occ_step[k]
+                    fw = step_rev[i] == node_rev[v]
+                    kv = step_off[i] - w if fw else step_off[i] + ln + w
+                    for k2 in range(occ_ptr[ps_], occ_ptr[ps_ + 1]):
+                        i2 = occ_step[k2]
+                        if (step_rev[i2] == node_rev[pv]) != fw:
+                            continue
+                        kp = step_off[i2] - pw if fw else step_off[i2] + lnp + pw
+                        best = min(best, abs(kv - kp))
+                if best <= cap:
+                    tot += best
+            pv, pw = v, w
+        w += ln
+    return min(tot, cap)
+
 
 @numba.njit(**PARALLEL)
 def _place(tbs, nodes, occ, plen, K, out):
@@ -87,7 +145,7 @@ def _place(tbs, nodes, occ, plen, K, out):
                     c += 1
             w += ln
         order = np.argsort(key)
-        tol = 16 + indel[r] + (b - a) // 4
+        tol = 16 + indel[r] + (b - a) // 4 + _skips(tbs, r, nodes, occ, m_cap(qend[r] - qstart[r]))
         pad = 8 + indel[r]
         m = qend[r] - qstart[r]
         used = np.zeros(cnt, np.bool_)
@@ -143,9 +201,10 @@ def _place(tbs, nodes, occ, plen, K, out):
 @numba.njit(**PARALLEL)
 def _realign(place, read_of, rflat, roff, ref, comp, a, b, o, e, ops_at, ops, out):
     """Banded glocal affine realignment of each candidate window ``t`` of read
-    ``read_of[t]`` (see :mod:`s2g.sam`). ``ops[ops_at[t]:]``: its alignment columns (OP_*),
-    ``out[t]`` = (number of columns, 0-based start on the path, score, NM, left clip, right
-    clip)."""
+    ``read_of[t]`` (see :mod:`s2g.sam`), its read ends clipped where that pays more than
+    :data:`CLIP_PENALTY` matches. ``ops[ops_at[t]:]``: its alignment columns (OP_*),
+    ``out[t]`` = (number of columns, 0-based start on the path, score (AS, the CIGAR's),
+    NM, left clip, right clip, score less the clip penalties)."""
     n = len(place)
     for r in numba.prange(n):
         st = place[r, 0]
@@ -183,6 +242,9 @@ def _realign(place, read_of, rflat, roff, ref, comp, a, b, o, e, ops_at, ops, ou
             hp[j] = 0
         goe = np.int32(o + e)
         ge = np.int32(e)
+        pclip = np.int32(CLIP_PENALTY * a)
+        clip0 = -pclip
+        bv, bi, bj = _NEG, np.int64(0), np.int64(0)
         for i in range(1, m + 1):
             lo = max(0, i + dlo)
             hi = min(nn, i + dhi)
@@ -223,11 +285,14 @@ def _realign(place, read_of, rflat, roff, ref, comp, a, b, o, e, ops_at, ops, ou
                     if erun > h:
                         h = erun
                         flag = (flag & 12) | 1
-                    if h < _NEG:
-                        h = _NEG
+                    if h < clip0:                  # read bases 0..i-1 clipped, start here
+                        h = clip0
+                        flag = (flag & 12) | 16
                     hc[j] = h
                     hleft = h
                     tb[row + (j - i - dlo)] = flag
+                    if i < m and h - pclip > bv:   # read bases i.. clipped, end here
+                        bv, bi, bj = h - pclip, i, j
                 if hi + 1 <= nn:
                     hc[hi + 1] = _NEG
                     fc[hi + 1] = _NEG
@@ -245,14 +310,19 @@ def _realign(place, read_of, rflat, roff, ref, comp, a, b, o, e, ops_at, ops, ou
             if hp[j] > best:
                 best = hp[j]
                 jb = j
+        ib = m
+        if bv > best:                             # clipped at the end (ties: the whole read)
+            best, ib, jb = bv, bi, bj
         # traceback (columns written backwards, then reversed in place)
         at = ops_at[r]
-        i, j = m, jb
+        i, j = ib, jb
         state = 0
         c = 0
         nm = 0
         while i > 0:
             f = tb[i * bw + (j - i - dlo)]
+            if state == 0 and f & 16:             # the alignment starts here
+                break
             if state == 0:
                 src = f & 3
                 if src == 0:
@@ -290,10 +360,11 @@ def _realign(place, read_of, rflat, roff, ref, comp, a, b, o, e, ops_at, ops, ou
             ops[at + c - 1 - k] = t
         out[r, 0] = c
         out[r, 1] = ws + j
-        out[r, 2] = best
+        out[r, 2] = best + pclip * ((i > 0) + (ib < m))   # AS: the CIGAR's own score
         out[r, 3] = nm
-        out[r, 4] = clip_l
-        out[r, 5] = clip_r
+        out[r, 4] = clip_l + i                    # and the read bases the DP clipped
+        out[r, 5] = clip_r + (m - ib)
+        out[r, 6] = best                          # clip penalties in: candidates by it
 
 
 
@@ -369,20 +440,20 @@ def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = Non
     ops_at = np.zeros(len(live) + 1, np.int64)
     np.cumsum(size, out=ops_at[1:])
     ops = np.zeros(int(ops_at[-1]), np.uint8)
-    rea_live = np.zeros((len(live), 6), np.int64)
+    rea_live = np.zeros((len(live), 7), np.int64)
     if len(live):
         _realign(it, live // K, rflat, roff, ref.seq, COMPLEMENT_CODE, sc.match, sc.mismatch,
                  sc.gap_open, sc.gap_extend, ops_at, ops, rea_live)
     # per read, the candidate with the best realigned score (ties: the heaviest window)
     score = np.full(n * K, np.iinfo(np.int64).min, np.int64)
-    score[live] = rea_live[:, 2]
+    score[live] = rea_live[:, 6]
     row = np.full(n * K, -1, np.int64)
     row[live] = np.arange(len(live))
     pick = np.arange(n) * K + (np.argmax(score.reshape(n, K), axis=1) if n else 0)
     place = items[pick]
     got = row[pick]
     place[:, 0] = np.where(got >= 0, items[pick, 0], items[np.arange(n) * K, 0])
-    rea = np.zeros((n, 6), np.int64)
+    rea = np.zeros((n, 7), np.int64)
     rea[got >= 0] = rea_live[got[got >= 0]]
     ops_at = np.where(got >= 0, ops_at[np.maximum(got, 0)], 0)
     return Surjected(place, rea, ops, ops_at, tbs)

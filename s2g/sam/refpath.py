@@ -14,7 +14,8 @@ from ..errors import S2GError
 from ..graph_core import COMPLEMENT_CODE
 
 _W_NAME = re.compile(r"^[^#]*#[^#]*#[^#]*:\d+-\d+$")          # W lines: sample#hap#seq:start-end
-_REF_LIKE = re.compile(r"(?i)^ref|grch|hg\d\d|chm13|t2t")
+# hg19/hg38 but not a 1000 Genomes or HPRC sample (HG002, HG00733: hg, two digits, more)
+_REF_LIKE = re.compile(r"(?i)^ref|grch|(?<![a-z0-9])hg\d\d(?!\d)|chm13|t2t")
 _W_PARTS = re.compile(r"^[^#]*#[^#]*#([^#]*):(\d+)-(\d+)$")
 _SUBRANGE = re.compile(r"^(.+)\[(\d+)-(\d+)\]$")         # vg/odgi subpath: name[start-end]
 

@@ -481,6 +481,11 @@ class SeededAligner:
         add_walks(flat, r[ok], [got[k] for k in ok], tres.end_i, tres.end_j, wg.graph.node_start)
         return np.setdiff1d(idx, r[ok]).astype(np.int64)
 
+    def rescue_copies(self, reads, res, wg, tasks, rsc, flat):
+        """:func:`s2g.seeded.copies.rescue_copies` (pairs' rescued mates; here so that
+        :mod:`.pairs` does not import :mod:`.copies`, which imports it)."""
+        return copies.rescue_copies(self, reads, res, wg, tasks, rsc, flat)
+
     def set_secondaries(self, reads, res):
         """``res.secondary``: each read's other windows scoring at least
         ``secondary_ratio`` x its chosen one (``res.best_task``), up to ``n_secondary``."""

@@ -766,7 +766,6 @@ class PairedAligner:
         rflat = wg.map_tracebacks(tres.flat)
         res.set_flat(res.flat.merged(rflat))
         if self.seeded.copies_mapq:             # and the copies rescore left waiting
-            from .copies import rescue_copies
-            rescue_copies(self.seeded, reads, res, wg, tasks, rsc, rflat)
+            self.seeded.rescue_copies(reads, res, wg, tasks, rsc, rflat)
         res.rescue = None
         return res
