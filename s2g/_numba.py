@@ -113,8 +113,41 @@ def drop_stale_caches(root: str = os.path.dirname(os.path.abspath(__file__))) ->
         return 0
 
 
+def name_cache_entries_by_key() -> None:
+    """Numba names a function's cached versions ``.1.nbc``, ``.2.nbc``, ... by the first
+    number its index (read at that moment) does not use: two processes compiling the same
+    function for different argument types at once pick the same name, each writes its
+    index and its data, and where one's index and the other's data win, the index points a
+    signature at machine code built for other types: a segfault when a later process
+    loads it (CI, 2026-12-05: two pytest workers and a CUDA-simulator subprocess compiling
+    the pairs code together; a fresh cache ran clean). Here each new entry is named by a
+    digest of its key instead, so different signatures never share a file; the index's
+    last writer may still drop the other's entry, which is then compiled again. Patches
+    Numba's ``IndexDataCacheFile.save`` once (its other methods are unchanged)."""
+    import pickle
+
+    from numba.core import caching
+    cls = caching.IndexDataCacheFile
+    if getattr(cls, "_s2g_named_by_key", False):
+        return
+
+    def save(self, key, data):
+        overloads = self._load_index()
+        data_name = overloads.get(key)
+        if data_name is None:
+            digest = hashlib.sha1(pickle.dumps(key, protocol=4)).hexdigest()
+            data_name = self._data_name(int(digest[:12], 16))
+            overloads[key] = data_name
+            self._save_index(overloads)
+        self._save_data(data_name, data)
+
+    cls.save = save
+    cls._s2g_named_by_key = True
+
+
 if NJIT["cache"]:
     drop_stale_caches()
+    name_cache_entries_by_key()
 
 
 def start_cpu_target_soon() -> None:

@@ -515,7 +515,8 @@ def _sam_writer(args, out, run, options):
                        ref_length=args.ref_length)
 
     def text(batch, res):
-        return writer.sam_bytes(batch, res, getattr(res, "pair_proper", None))
+        paired = getattr(res, "pair_proper", None) is not None   # (and its fragment model)
+        return writer.sam_bytes(batch, res, res if paired else None)
     return writer, text
 
 

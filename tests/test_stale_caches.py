@@ -45,3 +45,24 @@ def test_drop_stale_caches(tmp_path):
 
 def test_drop_stale_caches_never_fails(tmp_path):
     assert _numba.drop_stale_caches(str(tmp_path / "missing")) == 0
+
+
+def test_concurrent_cache_writes_of_two_signatures_keep_their_own_code(tmp_path):
+    """Two processes compile one function for two signatures at once: each reads the
+    index empty, writes its index and its data. Numba named both entries ``.1.nbc``, so
+    where one's index and the other's data won, a signature pointed at code for other
+    types (a segfault in CI). s2g names entries by their key's digest
+    (:func:`s2g._numba.name_cache_entries_by_key`): A's index with B's data still loads A's
+    own data."""
+    import s2g._numba  # noqa: F401  (the patch)
+    from numba.core.caching import IndexDataCacheFile
+    a = IndexDataCacheFile(str(tmp_path), "mod.f-3.py311", ("stamp", 1))
+    b = IndexDataCacheFile(str(tmp_path), "mod.f-3.py311", ("stamp", 1))
+    key_a, key_b = (("int64",), "magic"), (("float64",), "magic")
+    a.save(key_a, "code for int64")                # A: index {a}, data
+    index_a = (tmp_path / "mod.f-3.py311.nbi").read_bytes()
+    (tmp_path / "mod.f-3.py311.nbi").unlink()      # B read the index before A wrote it
+    b.save(key_b, "code for float64")              # B: index {b}, data (written last)
+    (tmp_path / "mod.f-3.py311.nbi").write_bytes(index_a)   # A's index won
+    assert a.load(key_a) == "code for int64"
+    assert a.load(key_b) is None                   # dropped: compiled again, never wrong

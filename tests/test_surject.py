@@ -909,3 +909,41 @@ def test_cli_paired_secondaries_to_a_sorted_bam(tmp_path, capsys):
     assert sec and all(a.is_paired and a.mapping_quality == 0 for a in sec)
     pos = [a.reference_start for a in recs]
     assert pos == sorted(pos)
+
+
+def test_a_repeat_the_path_holds_twice(tmp_path):
+    """The path walks segment X twice (A X B X C): a read inside X is unique in the graph
+    (MAPQ 60 there) but lies at two places of the path equally well: MAPQ 0 on the path
+    (it was 60 at one copy); reads spanning into X from A or B keep 60. A pair placed
+    proper in the graph whose mates land on two copies (reverse-forward, or 1,400 bp apart
+    against a 400 +- 50 model) is not flagged proper on the path."""
+    rng = np.random.default_rng(3)
+
+    def rnd(n):
+        return "".join(rng.choice(list("ACGT"), n))
+    A, X, B, C = rnd(600), rnd(400), rnd(600), rnd(600)
+    gfa = (f"S\tA\t{A}\nS\tX\t{X}\nS\tB\t{B}\nS\tC\t{C}\nL\tA\t+\tX\t+\t0M\n"
+           "L\tX\t+\tB\t+\t0M\nL\tB\t+\tX\t+\t0M\nL\tX\t+\tC\t+\t0M\nP\tref\tA+,X+,B+,X+,C+\t*\n")
+    g = write_text(tmp_path, "rep.gfa", gfa)
+    fq = "".join(f"@{n}\n{s}\n+\n{'I' * len(s)}\n" for n, s in
+                 [("inX", X[100:250]), ("spanAX", A[-60:] + X[:90]), ("spanBX", B[-60:] + X[:90])])
+    from s2g.cli import main
+    (tmp_path / "r.fq").write_text(fq)
+    assert main(["align", g, str(tmp_path / "r.fq"), "--seeded", "-o", str(tmp_path / "r.sam"),
+                 "-q", "--no-progress"]) == 0
+    recs = records((tmp_path / "r.sam").read_text())
+    assert [(r[0], int(r[4])) for r in recs] == [("inX", 0), ("spanAX", 60), ("spanBX", 60)]
+    pairs = [("p0", B[-50:] + X[:100], rc(X[250:400])), ("p1", A[-50:] + X[:100], rc(X[250:400])),
+             ("p2", X[50:200], rc(X[-100:] + C[:50]))]
+    for k in (1, 2):
+        (tmp_path / f"p_{k}.fq").write_text("".join(
+            f"@{n}/{k}\n{m[k]}\n+\n{'I' * 150}\n" for n, *m in [(p[0], None, p[1], p[2])
+                                                                  for p in pairs]))
+    assert main(["align", g, str(tmp_path / "p_1.fq"), str(tmp_path / "p_2.fq"), "--seeded",
+                 "--fragment-mean", "400", "--fragment-sd", "50", "-o", str(tmp_path / "p.sam"),
+                 "-q", "--no-progress"]) == 0
+    for r in records((tmp_path / "p.sam").read_text()):
+        flag, tlen = int(r[1]), int(r[8])
+        fwd = not flag & 16
+        fr = (tlen > 0) == fwd and abs(tlen) <= 600
+        assert bool(flag & 2) == fr, r[:9]

@@ -38,7 +38,10 @@ Numba over the whole batch:
 3. **Formatting** (:func:`_format_sam`, sequential Numba, like :mod:`s2g.gaf`): SAM
    lines with ``M``/``I``/``D`` CIGARs, ``S`` for the clipped read ends, ``NM:i``,
    ``MD:Z``, ``AS:i`` (the realigned score), MAPQ from the graph alignment (255 when the
-   aligner did not compute one), ``XG:Z``/``XP:i``. Reverse-strand records carry FLAG
+   aligner did not compute one), capped by the best candidate elsewhere on the path (a
+   repeat the path holds twice: 20 a mismatch, 0 on a tie; ``writer._path_mapq``),
+   ``XG:Z``/``XP:i``; a pair's 0x2 also needs its mates forward-reverse on the path within
+   the fragment model's mean + 4 sd (``writer._proper_on_path``). Reverse-strand records carry FLAG
    16 and the reverse-complemented SEQ/QUAL, as SAM wants.
 
 Exactly one primary record per input read, in input order. Secondary graph alignments

@@ -456,16 +456,29 @@ def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = Non
     rea = np.zeros((n, 7), np.int64)
     rea[got >= 0] = rea_live[got[got >= 0]]
     ops_at = np.where(got >= 0, ops_at[np.maximum(got, 0)], 0)
-    return Surjected(place, rea, ops, ops_at, tbs)
+    # the runner-up elsewhere on the path (a start at least half the read part away): the
+    # path repeats what the graph keeps once (a collapsed repeat): MAPQ is capped by it
+    start = np.full(n * K, -(1 << 40), np.int64)
+    start[live] = rea_live[:, 1]
+    half = np.repeat((items[np.arange(n) * K, 6] - items[np.arange(n) * K, 5]) // 2, K)
+    far = np.abs(start - np.repeat(start[pick], K)) >= np.maximum(half, 1)
+    other = np.where(far & (row >= 0), score, np.iinfo(np.int64).min).reshape(n, K)
+    second = other.max(axis=1) if n else np.zeros(0, np.int64)
+    return Surjected(place, rea, ops, ops_at, tbs, np.where(got >= 0, score[pick] - second,
+                                                             np.iinfo(np.int64).max))
 
 
 class Surjected:
     """What :func:`surject_batch` found, per read: ``status`` (NONE, OFF_PATH, FORWARD,
     REVERSE), ``pos`` (0-based start on the path, -1 unmapped), ``end`` (end-exclusive),
-    ``score`` (AS), ``nm``; the column ops for the formatter."""
+    ``score`` (AS), ``nm``, ``margin``; the column ops for the formatter."""
 
-    def __init__(self, place, rea, ops, ops_at, tbs):
+    def __init__(self, place, rea, ops, ops_at, tbs, margin=None):
         self.place, self.rea, self.ops, self.ops_at, self.tbs = place, rea, ops, ops_at, tbs
+        #: the chosen candidate's score less the best one elsewhere on the path (a
+        #: repeat the path holds twice; int64 max: none)
+        self.margin = (np.full(len(place), np.iinfo(np.int64).max, np.int64)
+                       if margin is None else margin)
         self.status = place[:, 0]
         self.mapped = self.status >= FORWARD
         self.reverse = self.status == REVERSE

@@ -235,6 +235,40 @@ def parse_read_group(text):
     return line, ids[0]
 
 
+def _path_mapq(sj, scoring):
+    """The graph alignment's MAPQ, capped where the path holds the read's place twice (a
+    collapsed repeat: the graph keeps one copy, the path two): 20 a mismatch between the
+    chosen realignment and the best elsewhere on the path (:mod:`s2g.seeded.mapq`'s
+    scale; 0 on a tie, as minimap2). 255 (not computed) stays unless a copy ties."""
+    from ..seeded.mapq import MAPQ_PER_MISMATCH
+    a, b, _, _ = scoring.as_tuple()
+    q = np.asarray(sj.tbs.mapq, np.int64)
+    d = np.asarray(sj.margin, np.int64)
+    near = d < np.iinfo(np.int64).max
+    cap = np.where(near, np.floor(np.maximum(d, 0) * MAPQ_PER_MISMATCH / (a + b)), 255)
+    cap = cap.astype(np.int64)
+    return np.where((q == 255) & (cap > 0), q, np.minimum(q, cap))
+
+
+def _proper_on_path(sj, pairs):
+    """Pairs whose mates lie on the path as a proper pair does: opposite strands, the
+    forward mate starting before the reverse mate ends, and, with the pair's fragment model
+    (``pairs.pair_model``), the span within mean + 4 sd. A pair proper in the graph can
+    be placed otherwise on the path (mates on two copies of a repeat the path holds twice)."""
+    n = len(sj.mapped)
+    mate = np.arange(n) ^ 1
+    rev = sj.reverse
+    ok = sj.mapped & sj.mapped[mate] & (rev != rev[mate])
+    fwd_pos = np.where(rev, sj.pos[mate], sj.pos)
+    rev_end = np.where(rev, sj.end, sj.end[mate])
+    ok &= fwd_pos < rev_end
+    model = getattr(pairs, "pair_model", None)
+    if model is not None:
+        span = np.maximum(sj.end, sj.end[mate]) - np.minimum(sj.pos, sj.pos[mate])
+        ok &= span <= np.ceil(model.mean + 4.0 * model.sd)
+    return ok
+
+
 class SamWriter:
     """SAM or BAM records of graph alignments surjected onto ``ref`` (a :class:`RefPath`
     or a path name for :class:`RefPath`).
@@ -339,7 +373,8 @@ class SamWriter:
         pnext = np.zeros(n, np.int64)
         tlen = np.zeros(n, np.int64)
         if pairs is not None:
-            proper = np.asarray(getattr(pairs, "proper", pairs), np.bool_).reshape(-1)
+            proper = np.asarray(getattr(pairs, "pair_proper", getattr(pairs, "proper", pairs)),
+                                np.bool_).reshape(-1)
             if n != 2 * len(proper):
                 raise S2GError(f"SAM writer: a paired batch holds 2 reads per pair; got {n} "
                                f"reads for {len(proper)} pairs")
@@ -350,7 +385,8 @@ class SamWriter:
             flag = flag | 1 | np.where(me % 2 == 0, 64, 128)
             flag |= np.where(~m_mate, 8, 0)
             flag |= np.where(m_mate & sj.reverse[mate], 32, 0)
-            flag |= np.where(np.repeat(proper, 2) & m_me & m_mate, 2, 0)
+            flag |= np.where(np.repeat(proper, 2) & m_me & m_mate
+                             & _proper_on_path(sj, pairs), 2, 0)
             # an unmapped read whose mate is mapped sits at its mate's position
             placed = ~m_me & m_mate
             pos1 = np.where(placed, pos1[mate], pos1)
@@ -364,7 +400,7 @@ class SamWriter:
             tlen = np.where(both, np.where(first, 1, -1) * (right - left), 0)
         rows[:, 0] = flag
         rows[:, 1] = pos1
-        rows[:, 2] = np.where(sj.mapped, np.clip(sj.tbs.mapq, 0, 255), 0)
+        rows[:, 2] = np.where(sj.mapped, np.clip(_path_mapq(sj, self.scoring), 0, 255), 0)
         rows[:, 3] = rname
         rows[:, 4] = rnext
         rows[:, 5] = pnext
@@ -465,7 +501,9 @@ class SamWriter:
         in order, from ``res`` (its BatchResult, or per-read AlignResults), each followed
         by its secondary records when ``res.secondary`` holds any. ``pairs``: None
         (single-end), or for a batch of 2n reads interleaved (mate 1 of pair k at 2k, mate 2
-        at 2k+1) n booleans (or an object with ``.proper``): which pairs are proper.
+        at 2k+1) n booleans, or an object with ``.pair_proper`` or ``.proper`` (the batch's
+        result: its ``.pair_model`` then also bounds the span a pair proper in the graph
+        keeps on the path, :func:`_proper_on_path`): which pairs are proper.
         ``graph``: the FlatGraph this batch was aligned to when it is not the writer's (a
         cyclic graph unrolled per batch: node ids differ, segments and paths do not).
         Returns the number of reads."""
