@@ -557,6 +557,22 @@ def test_cli_sam_option_errors(tmp_path, cli_pairs, capsys):
     assert not (tmp_path / "a.sam").exists()
 
 
+def test_a_read_name_sam_cannot_hold_is_one_error(tmp_path, cli_pairs, capsys):
+    """QNAME holds 254 bytes: a longer name made invalid SAM silently and stopped BAM with
+    "internal error"; now one line naming the read, and no partial output file."""
+    from cli_helpers import main as run
+    from cli_helpers import one_error
+    gfa, fq1, _, _ = cli_pairs
+    lines = open(fq1).read().splitlines()[:8]
+    lines[4] = "@" + "x" * 300
+    (tmp_path / "long.fq").write_text("\n".join(lines) + "\n")
+    for out in ("a.sam", "a.bam"):
+        code, _, err = run(capsys, "align", gfa, tmp_path / "long.fq", "-o", tmp_path / out,
+                           "-q")
+        one_error(code, err, "254")
+        assert "xxxxxxxx" in err[0] and not (tmp_path / out).exists()
+
+
 def test_cli_bam_error_rate_is_the_simulated_one(tmp_path):
     """samtools stats (pysam.stats) of the BAM of pairs simulated with 1% substitutions on
     a graph without variants (one allele per site: the reads differ from the reference path

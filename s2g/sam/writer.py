@@ -197,6 +197,8 @@ _CLETTERS = np.frombuffer(b"TGCAN", np.uint8)
 # ------------------------------------------------------------------------- writer
 
 _MATE = re.compile(r"/[12]$")
+#: the longest read name SAM's QNAME (and BAM's l_read_name, with its NUL) holds
+MAX_QNAME = 254
 
 
 def _pysam():
@@ -365,6 +367,11 @@ class SamWriter:
         graph = self.graph if graph is None else graph
         sj = surject_batch(graph, self.ref, reads, res, self.scoring)
         names = list(reads.names)
+        long = [x for x in names if len(x.encode("utf-8", "surrogateescape")) > MAX_QNAME]
+        if long:
+            raise S2GError(f"read {long[0][:40]}...: a name of "
+                           f"{len(long[0].encode('utf-8', 'surrogateescape'))} bytes; SAM/BAM "
+                           f"hold at most {MAX_QNAME} (write GAF, or shorten the names)")
         rows = np.zeros((n, 10), np.int64)
         flag = np.where(sj.mapped, 0, 4) | np.where(sj.reverse, 16, 0)
         pos1 = np.where(sj.mapped, sj.pos + 1 + self.ref.offset, 0)
