@@ -942,13 +942,15 @@ def test_a_repeat_the_path_holds_twice(tmp_path):
            "L\tX\t+\tB\t+\t0M\nL\tB\t+\tX\t+\t0M\nL\tX\t+\tC\t+\t0M\nP\tref\tA+,X+,B+,X+,C+\t*\n")
     g = write_text(tmp_path, "rep.gfa", gfa)
     fq = "".join(f"@{n}\n{s}\n+\n{'I' * len(s)}\n" for n, s in
-                 [("inX", X[100:250]), ("spanAX", A[-60:] + X[:90]), ("spanBX", B[-60:] + X[:90])])
+                 [("inX", X[100:250]), ("spanAX", A[-60:] + X[:90]), ("spanBX", B[-60:] + X[:90]),
+                  ("inC", C[200:350])])
     from s2g.cli import main
     (tmp_path / "r.fq").write_text(fq)
     assert main(["align", g, str(tmp_path / "r.fq"), "--seeded", "-o", str(tmp_path / "r.sam"),
                  "-q", "--no-progress"]) == 0
     recs = records((tmp_path / "r.sam").read_text())
-    assert [(r[0], int(r[4])) for r in recs] == [("inX", 0), ("spanAX", 60), ("spanBX", 60)]
+    assert [(r[0], int(r[4])) for r in recs] == [("inX", 0), ("spanAX", 60), ("spanBX", 60),
+                                                 ("inC", 60)]   # (no runner-up at all)
     pairs = [("p0", B[-50:] + X[:100], rc(X[250:400])), ("p1", A[-50:] + X[:100], rc(X[250:400])),
              ("p2", X[50:200], rc(X[-100:] + C[:50]))]
     for k in (1, 2):

@@ -463,9 +463,12 @@ def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = Non
     half = np.repeat((items[np.arange(n) * K, 6] - items[np.arange(n) * K, 5]) // 2, K)
     far = np.abs(start - np.repeat(start[pick], K)) >= np.maximum(half, 1)
     other = np.where(far & (row >= 0), score, np.iinfo(np.int64).min).reshape(n, K)
+    low = np.iinfo(np.int64).min
     second = other.max(axis=1) if n else np.zeros(0, np.int64)
-    return Surjected(place, rea, ops, ops_at, tbs, np.where(got >= 0, score[pick] - second,
-                                                             np.iinfo(np.int64).max))
+    has2 = (got >= 0) & (second > low)          # (no runner-up: no cap; never best - min)
+    margin = np.full(n, np.iinfo(np.int64).max, np.int64)
+    margin[has2] = score[pick][has2] - second[has2]
+    return Surjected(place, rea, ops, ops_at, tbs, margin)
 
 
 class Surjected:
