@@ -291,7 +291,7 @@ def _realign(place, read_of, rflat, roff, ref, comp, a, b, o, e, ops_at, ops, ou
                     hc[j] = h
                     hleft = h
                     tb[row + (j - i - dlo)] = flag
-                    if i < m and h - pclip > bv:   # read bases i.. clipped, end here
+                    if i < m and h > clip0 and h - pclip > bv:   # bases i.. clipped
                         bv, bi, bj = h - pclip, i, j
                 if hi + 1 <= nn:
                     hc[hi + 1] = _NEG
@@ -307,12 +307,16 @@ def _realign(place, read_of, rflat, roff, ref, comp, a, b, o, e, ops_at, ops, ou
         best = _NEG
         jb = lo
         for j in range(lo, hi + 1):
-            if hp[j] > best:
+            if hp[j] > best and not tb[m * bw + (j - m - dlo)] & 16:   # (not all clipped)
                 best = hp[j]
                 jb = j
         ib = m
         if bv > best:                             # clipped at the end (ties: the whole read)
             best, ib, jb = bv, bi, bj
+        if best <= _NEG:                          # nothing of the read aligns here
+            out[r, 0] = -1
+            out[r, 6] = _NEG
+            continue
         # traceback (columns written backwards, then reversed in place)
         at = ops_at[r]
         i, j = ib, jb
@@ -449,10 +453,14 @@ def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = Non
     score[live] = rea_live[:, 6]
     row = np.full(n * K, -1, np.int64)
     row[live] = np.arange(len(live))
+    none = live[rea_live[:, 0] < 0]              # the realignment found nothing there
+    score[none] = np.iinfo(np.int64).min
+    row[none] = -1
     pick = np.arange(n) * K + (np.argmax(score.reshape(n, K), axis=1) if n else 0)
     place = items[pick]
     got = row[pick]
-    place[:, 0] = np.where(got >= 0, items[pick, 0], items[np.arange(n) * K, 0])
+    first = items[np.arange(n) * K, 0]
+    place[:, 0] = np.where(got >= 0, items[pick, 0], np.minimum(first, OFF_PATH))
     rea = np.zeros((n, 7), np.int64)
     rea[got >= 0] = rea_live[got[got >= 0]]
     ops_at = np.where(got >= 0, ops_at[np.maximum(got, 0)], 0)
