@@ -15,6 +15,7 @@ from s2g.reads import ReadBatch
 from s2g.scoring import Mode, Scoring
 from s2g.seeded import SeededAligner
 from s2g.seeded.copies import masked_pieces
+from test_pairs import _rand, _unseedable, rc
 
 
 def _align(g, ix, reads, **knobs):
@@ -247,6 +248,31 @@ def test_pairs_inside_a_tandem_copy_are_not_mapq_60(tmp_path):
     np.testing.assert_array_equal(got[True].pair_frag, got[False].pair_frag)
 
 
+def _pairs_on_and_off(tmp_path, genome, names, seqs, model):
+    """Pairs ``names``/``seqs`` on a linear graph of ``genome`` in 60 bp segments, aligned
+    and traced with knob copies_mapq off and on: {on: result}, and the rescued mates of
+    each run."""
+    from s2g.seeded.pairs import FragmentModel, PairedAligner
+    gfa = tmp_path / "pairs.gfa"
+    gfa.write_text("".join(f"S\ts{i}\t{genome[i:i + 60]}\n" for i in range(0, len(genome), 60))
+                   + "".join(f"L\ts{i}\t+\ts{i + 60}\t+\t0M\n"
+                             for i in range(0, len(genome) - 60, 60)))
+    g = s2g.load_graph(str(gfa))
+    ix = build_index(g)
+    reads = ReadBatch.from_sequences(names, seqs)
+    got, rescued = {}, {}
+    for on in (False, True):
+        try:
+            config.configure(copies_mapq=on)
+            pa = PairedAligner(SeededAligner(g, ix, Scoring(), Mode.LOCAL), FragmentModel(*model))
+            res = pa.align_batch(reads)
+            pa.traceback(reads, res)
+        finally:
+            config.reset()
+        got[on], rescued[on] = res, pa.totals["rescued mates"]
+    return got, rescued
+
+
 def test_a_copy_beside_a_rescued_mate_lowers_the_pair_mapq_not_to_0(tmp_path):
     """Mate 1 lies on X, which a near copy X' (one substitution) follows in the same
     window; mate 2 has no seeds where it belongs (every 8th base substituted), a decoy
@@ -255,47 +281,20 @@ def test_a_copy_beside_a_rescued_mate_lowers_the_pair_mapq_not_to_0(tmp_path):
     below 60, not 0; the rescued mate keeps its 40. (The rescued mates' scores were hidden
     as NEG_INF from the seeded traceback, which runs the copies pass: the pair's score
     then fell to ~-5e8 against the mate's own windows, and both mates got 0.)"""
-    from s2g.seeded.pairs import FragmentModel, PairedAligner
     rng = np.random.default_rng(4)
-    comp = str.maketrans("ACGT", "TGCA")
-
-    def rnd(n):
-        return "".join(rng.choice(list("ACGT"), n))
-
-    def unseedable(s):
-        m = list(s)
-        for i in range(0, len(m), 8):
-            m[i] = "ACGT"[("ACGT".index(m[i]) + 1) % 4]
-        return "".join(m)
     names, seqs, parts = [], [], []
     for k in range(10):
-        x, true = rnd(150), rnd(150)
+        x, true = _rand(rng, 150), _rand(rng, 150)
         x2 = x[:75] + "ACGT"[("ACGT".index(x[75]) + 1) % 4] + x[76:]
-        mt = unseedable(true)
-        decoy = mt[:80] + rnd(70)
-        parts.append(rnd(300) + x + x2 + rnd(20) + decoy + rnd(50) + true + rnd(300))
+        mt = _unseedable(true)
+        decoy = mt[:80] + _rand(rng, 70)
+        parts.append(_rand(rng, 300) + x + x2 + _rand(rng, 20) + decoy + _rand(rng, 50) + true
+                     + _rand(rng, 300))
         names += [f"p{k}/1", f"p{k}/2"]
-        seqs += [x, mt.translate(comp)[::-1]]
-    genome = "".join(parts)
-    gfa = tmp_path / "resc.gfa"
-    gfa.write_text("".join(f"S\ts{i}\t{genome[i:i + 60]}\n" for i in range(0, len(genome), 60))
-                   + "".join(f"L\ts{i}\t+\ts{i + 60}\t+\t0M\n"
-                             for i in range(0, len(genome) - 60, 60)))
-    g = s2g.load_graph(str(gfa))
-    ix = build_index(g)
-    reads = ReadBatch.from_sequences(names, seqs)
-    got = {}
+        seqs += [x, rc(mt)]
+    got, rescued = _pairs_on_and_off(tmp_path, "".join(parts), names, seqs, (670, 60))
     for on in (False, True):
-        try:
-            config.configure(copies_mapq=on)
-            pa = PairedAligner(SeededAligner(g, ix, Scoring(), Mode.LOCAL),
-                               FragmentModel(670, 60))
-            res = pa.align_batch(reads)
-            pa.traceback(reads, res)
-        finally:
-            config.reset()
-        assert pa.totals["rescued mates"] == 10 and res.pair_proper.all()
-        got[on] = res
+        assert rescued[on] == 10 and got[on].pair_proper.all()
     tandem = np.nonzero(got[True].copies[0::2] >= 2)[0]
     assert len(tandem) >= 2                      # mate 1's window merged X and X'
     off, on_ = got[False].mapq, got[True].mapq
@@ -310,44 +309,16 @@ def test_a_rescued_mate_between_two_equal_copies_is_a_tie(tmp_path):
     where the fragments to both copies are as far from the mean (500 and 650 of 575): its
     rescue window holds both copies and the rescue picks one. Its pair MAPQ counts the
     other copy inside the rescue window, a tie (was the rescue's 40); mate 1 keeps 60."""
-    from s2g.seeded.pairs import FragmentModel, PairedAligner
     rng = np.random.default_rng(5)
-    comp = str.maketrans("ACGT", "TGCA")
-
-    def rnd(n):
-        return "".join(rng.choice(list("ACGT"), n))
-
-    def unseedable(s):
-        m = list(s)
-        for i in range(0, len(m), 8):
-            m[i] = "ACGT"[("ACGT".index(m[i]) + 1) % 4]
-        return "".join(m)
     names, seqs, parts = [], [], []
     for k in range(4):
-        m1, y = rnd(150), rnd(150)
-        parts.append(rnd(300) + m1 + rnd(200) + y + y + rnd(300))
+        m1, y = _rand(rng, 150), _rand(rng, 150)
+        parts.append(_rand(rng, 300) + m1 + _rand(rng, 200) + y + y + _rand(rng, 300))
         names += [f"p{k}/1", f"p{k}/2"]
-        seqs += [m1, unseedable(y).translate(comp)[::-1]]
-    genome = "".join(parts)
-    gfa = tmp_path / "rtie.gfa"
-    gfa.write_text("".join(f"S\ts{i}\t{genome[i:i + 60]}\n" for i in range(0, len(genome), 60))
-                   + "".join(f"L\ts{i}\t+\ts{i + 60}\t+\t0M\n"
-                             for i in range(0, len(genome) - 60, 60)))
-    g = s2g.load_graph(str(gfa))
-    ix = build_index(g)
-    reads = ReadBatch.from_sequences(names, seqs)
-    got = {}
+        seqs += [m1, rc(_unseedable(y))]
+    got, rescued = _pairs_on_and_off(tmp_path, "".join(parts), names, seqs, (575, 100))
     for on in (False, True):
-        try:
-            config.configure(copies_mapq=on)
-            pa = PairedAligner(SeededAligner(g, ix, Scoring(), Mode.LOCAL),
-                               FragmentModel(575, 100))
-            res = pa.align_batch(reads)
-            pa.traceback(reads, res)
-        finally:
-            config.reset()
-        assert pa.totals["rescued mates"] == 4 and res.pair_proper.all()
-        got[on] = res
+        assert rescued[on] == 4 and got[on].pair_proper.all()
     assert (got[False].mapq[1::2] == 40).all(), got[False].mapq
     assert (got[True].mapq[1::2] <= 3).all(), got[True].mapq
     assert (got[True].mapq[0::2] == 60).all()

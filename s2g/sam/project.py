@@ -25,7 +25,7 @@ CANDIDATES = 16
 #: ... each with at least 1/MIN_SHARE of the heaviest window's votes
 MIN_SHARE = 2
 #: the least path gap (bases) one candidate window takes in whatever the read's length
-#: (:func:`m_cap`)
+#: (:func:`_skip_cap`)
 MIN_SKIP_CAP = 200
 #: what clipping read bases at either end costs in the realignment, in matches (bwa-mem's
 #: -L 5,5 at match 1): an end on sequence the path lacks (an insertion allele, a read past
@@ -39,8 +39,16 @@ _NEG = np.int32(-(1 << 29))          # int32 "minus infinity" (as s2g.scoring.NE
 
 # ------------------------------------------------------------------------ placement
 
+@numba.njit(inline="always", **NJIT)
+def _shift(off, fw, w, ln):
+    """A walk node's vote (its walk offset ``w``, length ``ln``) from a path step at path
+    offset ``off``: walk x -> path x + shift on the same strand (``fw``), else walk x ->
+    path shift - 1 - x."""
+    return off - w if fw else off + ln + w
+
+
 @numba.njit(**NJIT)
-def m_cap(m):
+def _skip_cap(m):
     """The largest path gap one window takes in (bases): a read's length, at least
     :data:`MIN_SKIP_CAP`; a larger deletion or insertion allele (an SV against the path)
     splits the read's votes into windows of their own."""
@@ -76,12 +84,12 @@ def _skips(tbs, r, nodes, occ, cap):
                 for k in range(occ_ptr[s], occ_ptr[s + 1]):
                     i = occ_step[k]
                     fw = step_rev[i] == node_rev[v]
-                    kv = step_off[i] - w if fw else step_off[i] + ln + w
+                    kv = _shift(step_off[i], fw, w, ln)
                     for k2 in range(occ_ptr[ps_], occ_ptr[ps_ + 1]):
                         i2 = occ_step[k2]
                         if (step_rev[i2] == node_rev[pv]) != fw:
                             continue
-                        kp = step_off[i2] - pw if fw else step_off[i2] + lnp + pw
+                        kp = _shift(step_off[i2], fw, pw, lnp)
                         best = min(best, abs(kv - kp))
                 if best <= cap:
                     tot += best
@@ -135,17 +143,15 @@ def _place(tbs, nodes, occ, plen, K, out):
                 s = node_seg[v]
                 for k in range(occ_ptr[s], occ_ptr[s + 1]):
                     i = occ_step[k]
-                    if step_rev[i] == node_rev[v]:
-                        # walk x -> path x + shift
-                        key[c] = step_off[i] - w
-                    else:
-                        # walk x -> path shift - 1 - x; reverse votes sort after forward ones
-                        key[c] = (step_off[i] + ln + w) + (np.int64(1) << 42)
+                    fw = step_rev[i] == node_rev[v]
+                    # (reverse votes sort after forward ones)
+                    key[c] = _shift(step_off[i], fw, w, ln) + (0 if fw else np.int64(1) << 42)
                     wt[c] = ov
                     c += 1
             w += ln
         order = np.argsort(key)
-        tol = 16 + indel[r] + (b - a) // 4 + _skips(tbs, r, nodes, occ, m_cap(qend[r] - qstart[r]))
+        skip = _skips(tbs, r, nodes, occ, _skip_cap(qend[r] - qstart[r]))
+        tol = 16 + indel[r] + (b - a) // 4 + skip
         pad = 8 + indel[r]
         m = qend[r] - qstart[r]
         used = np.zeros(cnt, np.bool_)
@@ -470,8 +476,8 @@ def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = Non
     start[live] = rea_live[:, 1]
     half = np.repeat((items[np.arange(n) * K, 6] - items[np.arange(n) * K, 5]) // 2, K)
     far = np.abs(start - np.repeat(start[pick], K)) >= np.maximum(half, 1)
-    other = np.where(far & (row >= 0), score, np.iinfo(np.int64).min).reshape(n, K)
     low = np.iinfo(np.int64).min
+    other = np.where(far & (row >= 0), score, low).reshape(n, K)
     second = other.max(axis=1) if n else np.zeros(0, np.int64)
     has2 = (got >= 0) & (second > low)          # (no runner-up: no cap; never best - min)
     margin = np.full(n, np.iinfo(np.int64).max, np.int64)
