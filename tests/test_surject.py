@@ -930,9 +930,12 @@ def test_cli_paired_secondaries_to_a_sorted_bam(tmp_path, capsys):
 def test_a_repeat_the_path_holds_twice(tmp_path):
     """The path walks segment X twice (A X B X C): a read inside X is unique in the graph
     (MAPQ 60 there) but lies at two places of the path equally well: MAPQ 0 on the path
-    (it was 60 at one copy); reads spanning into X from A or B keep 60. A pair placed
-    proper in the graph whose mates land on two copies (reverse-forward, or 1,400 bp apart
-    against a 400 +- 50 model) is not flagged proper on the path."""
+    (it was 60 at one copy); reads spanning into X from A or B keep 60. Pairs: the mates'
+    path candidates are chosen together, so a mate inside X whose mate spans into A, B or
+    C is placed at the copy the fragment (400 +- 50) puts it at, proper, MAPQ 60 (it was
+    improper at the first copy, MAPQ 0); two mates inside X tie between the copies (MAPQ
+    0); a pair whose mates lie on two copies (1,150 bp apart) or on one strand is not
+    flagged proper on the path."""
     rng = np.random.default_rng(3)
 
     def rnd(n):
@@ -952,16 +955,25 @@ def test_a_repeat_the_path_holds_twice(tmp_path):
     assert [(r[0], int(r[4])) for r in recs] == [("inX", 0), ("spanAX", 60), ("spanBX", 60),
                                                  ("inC", 60)]   # (no runner-up at all)
     pairs = [("p0", B[-50:] + X[:100], rc(X[250:400])), ("p1", A[-50:] + X[:100], rc(X[250:400])),
-             ("p2", X[50:200], rc(X[-100:] + C[:50]))]
+             ("p2", X[50:200], rc(X[-100:] + C[:50])), ("p3", X[:150], rc(X[250:400])),
+             ("p4", A[-50:] + X[:100], rc(B[-50:] + X[:100])), ("p5", X[50:200], X[250:400])]
     for k in (1, 2):
         (tmp_path / f"p_{k}.fq").write_text("".join(
-            f"@{n}/{k}\n{m[k]}\n+\n{'I' * 150}\n" for n, *m in [(p[0], None, p[1], p[2])
-                                                                  for p in pairs]))
+            f"@{p[0]}/{k}\n{p[k]}\n+\n{'I' * 150}\n" for p in pairs))
     assert main(["align", g, str(tmp_path / "p_1.fq"), str(tmp_path / "p_2.fq"), "--seeded",
                  "--fragment-mean", "400", "--fragment-sd", "50", "-o", str(tmp_path / "p.sam"),
                  "-q", "--no-progress"]) == 0
-    for r in records((tmp_path / "p.sam").read_text()):
+    recs = records((tmp_path / "p.sam").read_text())
+    for r in recs:
         flag, tlen = int(r[1]), int(r[8])
         fwd = not flag & 16
-        fr = (tlen > 0) == fwd and abs(tlen) <= 600
+        fr = (tlen > 0) == fwd and abs(tlen) <= 600 and bool(flag & 16) != bool(flag & 32)
         assert bool(flag & 2) == fr, r[:9]
+    # (1-based: A 1-600, X 601-1000, B 1001-1600, X 1601-2000, C 2001-2600)
+    got = [(r[0], int(r[1]) & 0x12, int(r[3]), int(r[4])) for r in recs]
+    assert got == [("p0", 2, 1551, 60), ("p0", 18, 1851, 60),
+                   ("p1", 2, 551, 60), ("p1", 18, 851, 60),
+                   ("p2", 2, 1651, 60), ("p2", 18, 1901, 60),
+                   ("p3", 2, 601, 0), ("p3", 18, 851, 0),
+                   ("p4", 0, 551, 60), ("p4", 16, 1551, 60),
+                   ("p5", 0, 651, 0), ("p5", 0, 851, 0)]

@@ -52,8 +52,9 @@ repeats its primary's or an earlier secondary's strand and span, is not written;
 pairs, FLAG 1/64/128/8/32, RNEXT/PNEXT and ``MC:Z`` from the mate's primary, TLEN 0.
 
 Pairs: :meth:`SamWriter.write_batch` with ``pairs`` (2n reads interleaved, mate 1 of pair
-k at 2k) sets FLAG 1/2/8/32/64/128, RNEXT/PNEXT/TLEN and
-places an unmapped mate at its mate's position (SAM 1.6, section 2.4).
+k at 2k) chooses the mates' path candidates together (with the pairs' fragment model:
+:mod:`s2g.sam.pairing`), sets FLAG 1/2/8/32/64/128, RNEXT/PNEXT/TLEN and places an
+unmapped mate at its mate's position (SAM 1.6, section 2.4).
 
 BAM goes through pysam (imported only then: ``pip install 's2g[bam]'``); ``sort``
 writes a coordinate-sorted BAM (``pysam.sort``), ``index`` its ``.bai``.
@@ -64,6 +65,7 @@ The package, by phase:
   (:func:`choose_path`), the path's bases;
 * :mod:`s2g.sam.project` — placement (``_place``), realignment (``_realign``), a
   batch's surjection (:func:`surject_batch`, :class:`Surjected`);
+* :mod:`s2g.sam.pairing` — the mates' candidates chosen together (``pair_pick``);
 * :mod:`s2g.sam.writer` — the Numba SAM formatter (``_format_sam``), :class:`SamWriter`
   (SAM/BAM, sort, index), :func:`write_sam`, :func:`index_bam`.
 """

@@ -15,6 +15,7 @@ from .._numba import NJIT, PARALLEL
 from ..errors import S2GError
 from ..graph_core import COMPLEMENT_CODE
 from ..scoring import Scoring
+from .pairing import pair_pick
 from .refpath import RefPath
 
 #: placement status of a read (what :func:`_place` writes)
@@ -427,10 +428,13 @@ class _Tracebacks:
         self.path = np.asarray(nodes, np.int64)
 
 
-def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = None):
+def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = None,
+                  model=None):
     """Place and realign every read of ``reads`` (a :class:`~s2g.reads.ReadBatch`) from
     its graph alignment ``res`` (a BatchResult, or per-read AlignResults); returns a
-    :class:`Surjected` (arrays, one row per read)."""
+    :class:`Surjected` (arrays, one row per read). ``model``: the pairs' fragment model
+    (a :class:`~s2g.seeded.pairs.FragmentModel`; reads ``2p``, ``2p + 1`` are pair ``p``):
+    the mates' candidates are chosen together (:mod:`s2g.sam.pairing`)."""
     sc = scoring or Scoring()
     n = reads.n_reads
     tbs = _Tracebacks(res, n)
@@ -462,7 +466,18 @@ def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = Non
     none = live[rea_live[:, 0] < 0]              # the realignment found nothing there
     score[none] = np.iinfo(np.int64).min
     row[none] = -1
-    pick = np.arange(n) * K + (np.argmax(score.reshape(n, K), axis=1) if n else 0)
+    choice = np.argmax(score.reshape(n, K), axis=1) if n else np.zeros(0, np.int64)
+    half = np.maximum((items[np.arange(n) * K, 6] - items[np.arange(n) * K, 5]) // 2, 1)
+    start = np.full(n * K, -(1 << 40), np.int64)
+    start[live] = rea_live[:, 1]
+    joint = np.full(n, -1, np.int64)             # the mates' margins where chosen together
+    if model is not None:
+        end = start.copy()
+        end[live] += _ref_span(ops, ops_at[:-1], rea_live[:, 0], rea_live[:, 0] >= 0)
+        pair_pick(score.reshape(n, K), (items[:, 0] == FORWARD).reshape(n, K),
+                  start.reshape(n, K), end.reshape(n, K), half, model, sc.match, sc.mismatch,
+                  choice, joint)
+    pick = np.arange(n) * K + choice
     place = items[pick]
     got = row[pick]
     first = items[np.arange(n) * K, 0]
@@ -472,16 +487,14 @@ def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = Non
     ops_at = np.where(got >= 0, ops_at[np.maximum(got, 0)], 0)
     # the runner-up elsewhere on the path (a start at least half the read part away): the
     # path repeats what the graph keeps once (a collapsed repeat): MAPQ is capped by it
-    start = np.full(n * K, -(1 << 40), np.int64)
-    start[live] = rea_live[:, 1]
-    half = np.repeat((items[np.arange(n) * K, 6] - items[np.arange(n) * K, 5]) // 2, K)
-    far = np.abs(start - np.repeat(start[pick], K)) >= np.maximum(half, 1)
+    far = np.abs(start - np.repeat(start[pick], K)) >= np.repeat(half, K)
     low = np.iinfo(np.int64).min
     other = np.where(far & (row >= 0), score, low).reshape(n, K)
     second = other.max(axis=1) if n else np.zeros(0, np.int64)
     has2 = (got >= 0) & (second > low)          # (no runner-up: no cap; never best - min)
     margin = np.full(n, np.iinfo(np.int64).max, np.int64)
     margin[has2] = score[pick][has2] - second[has2]
+    margin = np.where(joint >= 0, joint, margin)
     return Surjected(place, rea, ops, ops_at, tbs, margin)
 
 

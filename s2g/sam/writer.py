@@ -365,7 +365,8 @@ class SamWriter:
         """The SAM records (no header) of one batch, as :meth:`write_batch` writes them."""
         n = reads.n_reads
         graph = self.graph if graph is None else graph
-        sj = surject_batch(graph, self.ref, reads, res, self.scoring)
+        model = getattr(pairs, "pair_model", None) if pairs is not None else None
+        sj = surject_batch(graph, self.ref, reads, res, self.scoring, model)
         names = list(reads.names)
         long = [x for x in names if len(x.encode("utf-8", "surrogateescape")) > MAX_QNAME]
         if long:
