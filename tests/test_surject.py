@@ -312,6 +312,36 @@ def test_linear_graph_scores_equal_parasail_and_the_graph(tmp_path, mode, seed, 
         assert abs(int(rec[3]) - 1 - left - p) <= 4        # indels near an end may shift it
 
 
+def test_a_band_beside_the_paths_copy_is_widened(tmp_path):
+    """A tandem repeat T = U U on the path, a third copy I = U an insertion allele the path
+    lacks: a read of T[30:180] aligned in the graph across T's end into I votes (through
+    T, the only on-path node it touches) for a band 100 bases right of its place on the
+    path, where it fits only half. The realignment there scores far below the graph
+    alignment, so it runs again over a wider window and finds the path's own place:
+    150M at T[30:180], AS 300 (it was a clipped or scattered CIGAR at the wrong place)."""
+    from s2g.result import AlignResult, Traceback
+    rng = np.random.default_rng(5)
+
+    def rnd(n):
+        return "".join(rng.choice(list("ACGT"), n))
+    A, U, D = rnd(300), rnd(100), rnd(300)
+    T = U + U
+    gfa = (f"S\tA\t{A}\nS\tT\t{T}\nS\tI\t{U}\nS\tD\t{D}\nL\tA\t+\tT\t+\t0M\n"
+           "L\tT\t+\tI\t+\t0M\nL\tI\t+\tD\t+\t0M\nL\tT\t+\tD\t+\t0M\nP\tref\tA+,T+,D+\t*\n")
+    graph = s2g.load_graph(write_text(tmp_path, "tandem.gfa", gfa), keep_paths=True)
+    node = {(graph.seg_names[graph.node_seg[v]], int(graph.node_rev[v])): v
+            for v in range(len(graph.node_start) - 1)}
+    seq = T[30:180]
+    assert seq == (T + U)[130:280]
+    tb = Traceback(qstart=0, qend=150, path=(node["T", 0], node["I", 0]), path_len=300,
+                   path_start=130, path_end=280, cigar="150=", matches=150, block_len=150,
+                   edits=0)
+    res = [AlignResult("r", 150, 300, 150, 0, tb, 60)]
+    recs = records(sam_text(graph, batch(["r"], [seq]), res))
+    assert [r[3:6] for r in recs] == [["331", "60", "150M"]]
+    assert tags(recs[0])["AS"] == "300"
+
+
 def test_per_read_results_give_the_same_records(tmp_path):
     path, refseq, names, seqs, _ = _linear_case(tmp_path, 7)
     graph = s2g.load_graph(path, keep_paths=True)

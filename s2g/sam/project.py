@@ -32,6 +32,11 @@ MIN_SKIP_CAP = 200
 #: -L 5,5 at match 1): an end on sequence the path lacks (an insertion allele, a read past
 #: the path's end, an SV) is soft-clipped instead of forced onto the path
 CLIP_PENALTY = 5
+#: a candidate whose realigned score falls this many mismatches below the graph
+#: alignment's is realigned over a wider window (:func:`_realign_wider`)
+RETRY_GAP = 10
+#: ... where that is at most this many cells (short reads)
+RETRY_CELLS = 1 << 22
 #: realignment column ops (what :func:`_realign` writes)
 OP_MATCH, OP_MISMATCH, OP_INS, OP_DEL = 0, 1, 2, 3
 
@@ -381,6 +386,42 @@ def _realign(place, read_of, rflat, roff, ref, comp, a, b, o, e, ops_at, ops, ou
 
 # ----------------------------------------------------------------- batch surjection
 
+def _realign_wider(it, read_of, reads, ref, sc, gscore, ops, ops_at, rea):
+    """Candidates whose banded realignment scores more than :data:`RETRY_GAP` mismatches
+    below the read's graph alignment, realigned once more over the whole band of their
+    window widened by the read part's length on both sides (the votes of a walk through an
+    allele the path lacks can set the band beside the path's own copy: a tandem repeat's
+    next period). The wider search holds the narrow one, so it never scores less; kept
+    where it scores more. Short reads only: at most :data:`RETRY_CELLS` cells a
+    candidate. Returns (ops, row starts in ops), ``rea`` updated in place."""
+    a, b = sc.match, sc.mismatch
+    poor = np.flatnonzero(rea[:, 6] < gscore[read_of] - RETRY_GAP * (a + b))
+    m = it[poor, 6] - it[poor, 5]
+    ws = np.maximum(it[poor, 1] - m, 0)
+    we = np.minimum(it[poor, 2] + m, ref.length)
+    small = (m + 1) * (we - ws + m + 1) <= RETRY_CELLS
+    poor, m, ws, we = poor[small], m[small], ws[small], we[small]
+    if len(poor) == 0:
+        return ops, ops_at
+    w = it[poor].copy()
+    w[:, 1], w[:, 2] = ws, we
+    w[:, 3] = -(np.int64(1) << 40)                  # (the whole band: _realign clamps it)
+    w[:, 4] = np.int64(1) << 40
+    at2 = np.zeros(len(poor) + 1, np.int64)
+    np.cumsum(m + (w[:, 2] - w[:, 1]), out=at2[1:])
+    ops2 = np.zeros(int(at2[-1]), np.uint8)
+    rea2 = np.zeros((len(poor), 7), np.int64)
+    _realign(w, read_of[poor], reads[0], reads[1], ref.seq, COMPLEMENT_CODE, a, b,
+             sc.gap_open, sc.gap_extend, at2, ops2, rea2)
+    better = rea2[:, 6] > rea[poor, 6]
+    if not better.any():
+        return ops, ops_at
+    ops_at = ops_at.copy()
+    rea[poor[better]] = rea2[better]
+    ops_at[poor[better]] = len(ops) + at2[:-1][better]
+    return np.concatenate([ops, ops2]), ops_at
+
+
 class _Tracebacks:
     """A batch's graph alignments as arrays, from a BatchResult's FlatTracebacks or from
     :class:`~s2g.result.Traceback` objects (per-read results, as the GAF writer takes)."""
@@ -402,6 +443,7 @@ class _Tracebacks:
             self.path = np.asarray(flat.path, np.int64)
             self.mapq = (np.full(n, 255, np.int64) if res.mapq is None
                          else np.asarray(res.mapq, np.int64))
+            self.score = np.asarray(res.score, np.int64)
             return
         rows = list(res)
         if len(rows) != n:
@@ -410,6 +452,7 @@ class _Tracebacks:
         self.qstart, self.qend, self.ps, self.pe, self.indel, self.path_at, self.n_path = (
             np.zeros(n, np.int64) for _ in range(7))
         self.mapq = np.zeros(n, np.int64)
+        self.score = np.zeros(n, np.int64)
         nodes = []
         at = 0
         for r, x in enumerate(rows):
@@ -419,6 +462,7 @@ class _Tracebacks:
             if not x.aligned or tb is None:
                 continue
             self.has[r] = True
+            self.score[r] = x.score
             self.qstart[r], self.qend[r] = tb.qstart, tb.qend
             self.ps[r], self.pe[r] = tb.path_start, tb.path_end
             self.indel[r] = sum(int(k) for k, op in re.findall(r"(\d+)([ID])", tb.cigar))
@@ -458,6 +502,8 @@ def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = Non
     if len(live):
         _realign(it, live // K, rflat, roff, ref.seq, COMPLEMENT_CODE, sc.match, sc.mismatch,
                  sc.gap_open, sc.gap_extend, ops_at, ops, rea_live)
+    ops, ops_at = _realign_wider(it, live // K, (rflat, roff), ref, sc, tbs.score, ops,
+                                 ops_at[:-1], rea_live)
     # per read, the candidate with the best realigned score (ties: the heaviest window)
     score = np.full(n * K, np.iinfo(np.int64).min, np.int64)
     score[live] = rea_live[:, 6]
@@ -473,7 +519,7 @@ def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = Non
     joint = np.full(n, -1, np.int64)             # the mates' margins where chosen together
     if model is not None:
         end = start.copy()
-        end[live] += _ref_span(ops, ops_at[:-1], rea_live[:, 0], rea_live[:, 0] >= 0)
+        end[live] += _ref_span(ops, ops_at, rea_live[:, 0], rea_live[:, 0] >= 0)
         pair_pick(score.reshape(n, K), (items[:, 0] == FORWARD).reshape(n, K),
                   start.reshape(n, K), end.reshape(n, K), half, model, sc.match, sc.mismatch,
                   choice, joint)
