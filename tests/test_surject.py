@@ -342,6 +342,52 @@ def test_a_band_beside_the_paths_copy_is_widened(tmp_path):
     assert tags(recs[0])["AS"] == "300"
 
 
+
+def _pairs_sam(tmp_path, gfa, pairs, sd="50"):
+    from s2g.cli import main
+    tmp_path.mkdir()
+    g = write_text(tmp_path, "g.gfa", gfa)
+    for k in (1, 2):
+        (tmp_path / f"p_{k}.fq").write_text("".join(
+            f"@{p[0]}/{k}\n{p[k]}\n+\n{'I' * len(p[k])}\n" for p in pairs))
+    assert main(["align", g, str(tmp_path / "p_1.fq"), str(tmp_path / "p_2.fq"), "--seeded",
+                 "--fragment-mean", "400", "--fragment-sd", sd, "-o", str(tmp_path / "p.sam"),
+                 "-q", "--no-progress"]) == 0
+    return [(r[0], int(r[1]), int(r[3]), int(r[4])) for r in
+            records((tmp_path / "p.sam").read_text())]
+
+
+def test_the_pair_choice_claims_no_more_than_the_partner_knows(tmp_path):
+    """(Review of the joint choice, session 49.) A X B X C with B and C both starting with
+    R: mate 1 inside X (two copies on the path), mate 2 = R (two copies in the graph,
+    MAPQ ~3 there): the pair fits both X copies alike, and mate 2's other place is no
+    candidate on the path (it comes from one graph walk): mate 1's MAPQ is at most its
+    partner's (it was 60). A X^20 C with mate 1 at copy 18: the candidates stop at 16
+    windows, the leftmost, so the true copy may be missing: that pair is not chosen
+    together (it was written proper at copy 16, 200 bp off, MAPQ 20 at sd 100)."""
+    rng = np.random.default_rng(3)
+
+    def rnd(n):
+        return "".join(rng.choice(list("ACGT"), n))
+    A, X, R = rnd(600), rnd(400), rnd(150)
+    B, C = R + rnd(450), R + rnd(450)
+    gfa = (f"S\tA\t{A}\nS\tX\t{X}\nS\tB\t{B}\nS\tC\t{C}\nL\tA\t+\tX\t+\t0M\n"
+           "L\tX\t+\tB\t+\t0M\nL\tB\t+\tX\t+\t0M\nL\tX\t+\tC\t+\t0M\n"
+           "P\tref\tA+,X+,B+,X+,C+\t*\n")
+    got = _pairs_sam(tmp_path / "r", gfa, [("c0", X[200:350], rc(R))])
+    assert len(got) == 2 and got[1][3] <= 3 and got[0][3] <= got[1][3], got
+    A, X, C = rnd(600), rnd(100), rnd(600)
+    gfa = (f"S\tA\t{A}\nS\tX\t{X}\nS\tC\t{C}\nL\tA\t+\tX\t+\t0M\nL\tX\t+\tX\t+\t0M\n"
+           "L\tX\t+\tC\t+\t0M\nP\tref\tA+," + ",".join(["X+"] * 20) + ",C+\t*\n")
+    P = A + X * 20 + C
+    sb = 600 + 100 * 20 - 50                     # mate 2: the tandem's end into C
+    for sd in ("50", "100"):
+        got = _pairs_sam(tmp_path / f"t{sd}", gfa,
+                         [("m", P[2300:2450], rc(P[sb:sb + 150]))], sd)
+        m1 = got[0]                              # (truly at copy 18, POS 2301)
+        assert m1[2] == 2301 or (m1[3] == 0 and not m1[1] & 2), got
+
+
 def test_per_read_results_give_the_same_records(tmp_path):
     path, refseq, names, seqs, _ = _linear_case(tmp_path, 7)
     graph = s2g.load_graph(path, keep_paths=True)

@@ -11,8 +11,13 @@ combination (candidate of mate 1) x (candidate of mate 2) scores
 score units, capped at the unpaired penalty ``U``; not forward-reverse: ``U``), the best
 combination wins (ties: the mates' own candidate order, so an improper best is the
 single-end choice), and a mate's margin is ``S`` less the best combination placing that
-mate elsewhere on the path (at least half its aligned part away), which caps its MAPQ as a
-single read's margin does.
+mate elsewhere on the path (at least half its aligned part away). That margin can raise a
+mate's MAPQ cap above its own single-read cap only as far as its partner's confidence
+(``writer._path_mapq``): the partner's candidates come from its one graph walk, and where
+the partner itself was placed by a coin flip in the graph (MAPQ 3), its other place, which
+would pair the mate with the other copy, is no candidate here. A read whose candidates
+were cut at :data:`~s2g.sam.project.CANDIDATES` (a tandem of many copies) may lack the
+true one: its pair is not chosen together.
 """
 from __future__ import annotations
 
@@ -26,18 +31,22 @@ _LOW = np.iinfo(np.int64).min
 
 
 @numba.njit(**NJIT)
-def _pair_pick(score, fwd, start, end, half, model, pick, margin):
+def _pair_pick(score, fwd, start, end, half, cut, model, pick, margin):
     """Per pair ``p`` (reads ``2p``, ``2p + 1``), ``score[r, c]`` the realigned score of
     read ``r``'s candidate ``c`` (int64 min: none), ``fwd`` whether it is on the forward
     strand,
     ``start``/``end`` its span on the path, ``half[r]`` the least distance that counts as
-    elsewhere; ``model`` = (mean, sd, cap, unit). Writes the chosen candidates to ``pick``
-    and each mate's margin to ``margin`` (int64 max: nothing elsewhere) for pairs whose
-    mates both have a candidate; leaves the others as they are."""
+    elsewhere, ``cut[r]`` whether its candidates were cut at the most kept (the true copy
+    may be among those left out: the pair is not chosen together); ``model`` = (mean,
+    sd, cap, unit). Writes the chosen candidates to ``pick`` and each mate's margin to
+    ``margin`` (int64 max: nothing elsewhere) for pairs whose mates both have a
+    candidate; leaves the others as they are."""
     mean, sd, cap, unit = model
     n, K = score.shape
     for p in range(n // 2):
         a, b = 2 * p, 2 * p + 1
+        if cut[a] or cut[b]:
+            continue
         best = -np.inf
         bx, by = -1, -1
         tot = np.full((K, K), -np.inf)
@@ -72,12 +81,13 @@ def _pair_pick(score, fwd, start, end, half, model, pick, margin):
         margin[b] = np.iinfo(np.int64).max if rb == -np.inf else np.int64(np.floor(best - rb))
 
 
-def pair_pick(score, fwd, start, end, half, model, a, b, pick, margin):
+def pair_pick(score, fwd, start, end, half, cut, model, a, b, pick, margin):
     """The joint choice of :func:`_pair_pick` for a batch of ``len(score) // 2`` pairs
-    (``score``, ``fwd``, ``start``, ``end``: (reads, candidates) arrays; ``model``: a
+    (``score``, ``fwd``, ``start``, ``end``: (reads, candidates) arrays; ``half``, ``cut``:
+    per read; ``model``: a
     :class:`~s2g.seeded.pairs.FragmentModel`; ``a``, ``b``: match and mismatch scores),
     updating ``pick`` (candidate index per read) and ``margin`` in place."""
     unit = float(a + b)
     if len(score) >= 2:
-        _pair_pick(score, fwd, start, end, half,
+        _pair_pick(score, fwd, start, end, half, cut,
                    (float(model.mean), float(model.sd), UNPAIRED * unit, unit), pick, margin)

@@ -108,7 +108,7 @@ def _skips(tbs, r, nodes, occ, cap):
 def _place(tbs, nodes, occ, plen, K, out):
     """Per read ``r``, up to ``K`` candidate windows, heaviest first: ``out[r*K + c]`` =
     (status, window start, window end, band low diagonal, band high diagonal, qstart,
-    qend), the diagonals ``j - i`` (window column minus row of the read part, oriented as
+    qend, 0), ``out[r*K, 7]`` = 1 where the read had more than ``K``; the diagonals ``j - i`` (window column minus row of the read part, oriented as
     it aligns to the path) that the realignment computes; status NONE for no window
     (OFF_PATH in the first when the walk has no node on the path).
 
@@ -162,7 +162,7 @@ def _place(tbs, nodes, occ, plen, K, out):
         m = qend[r] - qstart[r]
         used = np.zeros(cnt, np.bool_)
         first = np.int64(0)
-        for c in range(K):
+        for c in range(K + 1):
             # the heaviest window of votes within tol, among votes no earlier window took
             best, ba, bb = np.int64(0), -1, -1
             acc = np.int64(0)
@@ -179,6 +179,9 @@ def _place(tbs, nodes, occ, plen, K, out):
                 if acc > best:
                     best, ba, bb = acc, lo, hi
             if ba < 0 or (c > 0 and best * MIN_SHARE < first):
+                break
+            if c == K:                               # one more than K: the list is cut
+                out[r * K, 7] = 1
                 break
             if c == 0:
                 first = best
@@ -485,7 +488,7 @@ def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = Non
     rflat = np.asarray(reads.codes_flat, np.uint8)
     roff = np.asarray(reads.offsets, np.int64)
     K = CANDIDATES
-    items = np.zeros((n * K, 7), np.int64)
+    items = np.zeros((n * K, 8), np.int64)
     if n:
         _place((tbs.has, tbs.qstart, tbs.qend, tbs.ps, tbs.pe, tbs.indel, tbs.path_at,
                 tbs.n_path, tbs.path),
@@ -521,8 +524,8 @@ def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = Non
         end = start.copy()
         end[live] += _ref_span(ops, ops_at, rea_live[:, 0], rea_live[:, 0] >= 0)
         pair_pick(score.reshape(n, K), (items[:, 0] == FORWARD).reshape(n, K),
-                  start.reshape(n, K), end.reshape(n, K), half, model, sc.match, sc.mismatch,
-                  choice, joint)
+                  start.reshape(n, K), end.reshape(n, K), half, items[::K, 7] > 0, model,
+                  sc.match, sc.mismatch, choice, joint)
     pick = np.arange(n) * K + choice
     place = items[pick]
     got = row[pick]
@@ -540,21 +543,24 @@ def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = Non
     has2 = (got >= 0) & (second > low)          # (no runner-up: no cap; never best - min)
     margin = np.full(n, np.iinfo(np.int64).max, np.int64)
     margin[has2] = score[pick][has2] - second[has2]
-    margin = np.where(joint >= 0, joint, margin)
-    return Surjected(place, rea, ops, ops_at, tbs, margin)
+    return Surjected(place, rea, ops, ops_at, tbs, margin, joint)
 
 
 class Surjected:
     """What :func:`surject_batch` found, per read: ``status`` (NONE, OFF_PATH, FORWARD,
     REVERSE), ``pos`` (0-based start on the path, -1 unmapped), ``end`` (end-exclusive),
-    ``score`` (AS), ``nm``, ``margin``; the column ops for the formatter."""
+    ``score`` (AS), ``nm``, ``margin``, ``pair_margin``; the column ops for the formatter."""
 
-    def __init__(self, place, rea, ops, ops_at, tbs, margin=None):
+    def __init__(self, place, rea, ops, ops_at, tbs, margin=None, pair_margin=None):
         self.place, self.rea, self.ops, self.ops_at, self.tbs = place, rea, ops, ops_at, tbs
         #: the chosen candidate's score less the best one elsewhere on the path (a
         #: repeat the path holds twice; int64 max: none)
         self.margin = (np.full(len(place), np.iinfo(np.int64).max, np.int64)
                        if margin is None else margin)
+        #: a mate's pair score less the best combination placing it elsewhere on the path
+        #: (:mod:`s2g.sam.pairing`; -1: not chosen together)
+        self.pair_margin = (np.full(len(place), -1, np.int64) if pair_margin is None
+                            else pair_margin)
         self.status = place[:, 0]
         self.mapped = self.status >= FORWARD
         self.reverse = self.status == REVERSE

@@ -241,14 +241,24 @@ def _path_mapq(sj, scoring):
     """The graph alignment's MAPQ, capped where the path holds the read's place twice (a
     collapsed repeat: the graph keeps one copy, the path two): 20 a mismatch between the
     chosen realignment and the best elsewhere on the path (:mod:`s2g.seeded.mapq`'s
-    scale; 0 on a tie, as minimap2). 255 (not computed) stays unless a copy ties."""
-    from ..seeded.mapq import MAPQ_PER_MISMATCH
+    scale; 0 on a tie, as minimap2). 255 (not computed) stays unless a copy ties. A mate
+    whose place the pair chose (``sj.pair_margin``) gets the larger of its own cap and its
+    pair margin's, the latter at most its partner's MAPQ (:mod:`s2g.sam.pairing`)."""
+    from ..seeded.mapq import MAPQ_MAX, MAPQ_PER_MISMATCH
     a, b, _, _ = scoring.as_tuple()
     q = np.asarray(sj.tbs.mapq, np.int64)
-    d = np.asarray(sj.margin, np.int64)
-    near = d < np.iinfo(np.int64).max
-    cap = np.where(near, np.floor(np.maximum(d, 0) * MAPQ_PER_MISMATCH / (a + b)), 255)
-    cap = cap.astype(np.int64)
+
+    def cap_of(d):
+        d = np.asarray(d, np.int64)
+        near = d < np.iinfo(np.int64).max
+        return np.where(near, np.floor(np.maximum(d, 0) * MAPQ_PER_MISMATCH / (a + b)),
+                        255).astype(np.int64)
+    cap = cap_of(sj.margin)
+    joint = np.asarray(sj.pair_margin, np.int64) >= 0
+    if joint.any():
+        mate = np.minimum(np.arange(len(q)) ^ 1, len(q) - 1)
+        partner = np.minimum(np.where(q == 255, MAPQ_MAX, q), cap)[mate]
+        cap = np.where(joint, np.maximum(cap, np.minimum(cap_of(sj.pair_margin), partner)), cap)
     return np.where((q == 255) & (cap > 0), q, np.minimum(q, cap))
 
 
