@@ -388,6 +388,46 @@ def test_the_pair_choice_claims_no_more_than_the_partner_knows(tmp_path):
         assert m1[2] == 2301 or (m1[3] == 0 and not m1[1] & 2), got
 
 
+def test_a_read_across_an_sv_gets_a_supplementary_record(tmp_path):
+    """A read across a 500 bp deletion allele against the path (A Z in the graph, A D Z on
+    the path) aligns in two parts: a primary record for the larger and, as bwa mem writes
+    them, a supplementary one (FLAG 2048, +16 on the reverse strand) for the other, each
+    with the other's SA:Z, soft-clipped with the whole SEQ; both re-score to their AS on
+    the path. A read inside A gets none; the records read back through pysam."""
+    rng = np.random.default_rng(7)
+
+    def rnd(n):
+        return "".join(rng.choice(list("ACGT"), n))
+    A, D, Z = rnd(400), rnd(500), rnd(400)
+    gfa = (f"S\tA\t{A}\nS\tD\t{D}\nS\tZ\t{Z}\nL\tA\t+\tD\t+\t0M\nL\tD\t+\tZ\t+\t0M\n"
+           "L\tA\t+\tZ\t+\t0M\nP\tref\tA+,D+,Z+\t*\n")
+    graph = s2g.load_graph(write_text(tmp_path, "sv.gfa", gfa), keep_paths=True)
+    ref = A + D + Z
+    seq = A[-80:] + Z[:70]
+    reads = batch(["sv", "svrev", "inA"], [seq, rc(seq), A[100:250]])
+    res = s2g.align(graph, reads, method="exact")
+    text = sam_text(graph, reads, res, ref="ref")
+    recs = records(text)
+    assert [(r[0], int(r[1]), int(r[3]), r[5]) for r in recs] == [
+        ("sv", 0, 321, "80M70S"), ("sv", 2048, 901, "80S70M"),
+        ("svrev", 16, 321, "80M70S"), ("svrev", 2064, 901, "80S70M"),
+        ("inA", 0, 101, "150M")]
+    for k in (0, 2):
+        p, sp = recs[k], recs[k + 1]
+        strand = "-" if int(p[1]) & 16 else "+"
+        assert tags(p)["SA"] == f"ref,901,{strand},80S70M,{sp[4]},0;"
+        assert tags(sp)["SA"] == f"ref,321,{strand},80M70S,{p[4]},0;"
+        assert sp[9] == p[9] and sp[10] == p[10]
+        assert check_record(p, ref)[0] == 160 and check_record(sp, ref)[0] == 140
+    assert "SA" not in tags(recs[4])
+    pysam = pytest.importorskip("pysam")
+    out = tmp_path / "sv.bam"
+    write_sam(str(out), graph, reads, res, "ref", fmt="bam")
+    got = [(x.query_name, x.flag, x.is_supplementary) for x in pysam.AlignmentFile(str(out))]
+    assert got == [("sv", 0, False), ("sv", 2048, True), ("svrev", 16, False),
+                   ("svrev", 2064, True), ("inA", 0, False)]
+
+
 def test_per_read_results_give_the_same_records(tmp_path):
     path, refseq, names, seqs, _ = _linear_case(tmp_path, 7)
     graph = s2g.load_graph(path, keep_paths=True)

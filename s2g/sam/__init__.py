@@ -51,6 +51,10 @@ primary record (:meth:`SamWriter._with_secondaries`): FLAG 256, MAPQ 0, SEQ and 
 repeats its primary's or an earlier secondary's strand and span, is not written; for
 pairs, FLAG 1/64/128/8/32, RNEXT/PNEXT and ``MC:Z`` from the mate's primary, TLEN 0.
 
+A read whose candidates align two parts of it (an SV against the path) also gets a
+supplementary record for the second part (FLAG 2048, soft clips, whole SEQ; ``SA:Z`` on
+both: :meth:`SamWriter._with_supplementary`), after its primary and secondary records.
+
 Pairs: :meth:`SamWriter.write_batch` with ``pairs`` (2n reads interleaved, mate 1 of pair
 k at 2k) chooses the mates' path candidates together (with the pairs' fragment model:
 :mod:`s2g.sam.pairing`), sets FLAG 1/2/8/32/64/128, RNEXT/PNEXT/TLEN and places an

@@ -30,13 +30,21 @@ from ..seeded.pairs import UNPAIRED, _penalty
 _LOW = np.iinfo(np.int64).min
 
 
+@numba.njit(inline="always", **NJIT)
+def _elsewhere(start, lo, hi, x, c, half):
+    """Candidate ``x`` places the read's bases of candidate ``c`` elsewhere on the path."""
+    ov = min(hi[x], hi[c]) - max(lo[x], lo[c])
+    return abs(start[x] - start[c]) >= half and 2 * ov > hi[c] - lo[c]
+
+
 @numba.njit(**NJIT)
-def _pair_pick(score, fwd, start, end, half, cut, model, pick, margin):
+def _pair_pick(score, fwd, start, end, lo, hi, half, cut, model, pick, margin):
     """Per pair ``p`` (reads ``2p``, ``2p + 1``), ``score[r, c]`` the realigned score of
     read ``r``'s candidate ``c`` (int64 min: none), ``fwd`` whether it is on the forward
     strand,
-    ``start``/``end`` its span on the path, ``half[r]`` the least distance that counts as
-    elsewhere, ``cut[r]`` whether its candidates were cut at the most kept (the true copy
+    ``start``/``end`` its span on the path, ``lo``/``hi`` the read bases it aligns,
+    ``half[r]`` the least distance that counts as elsewhere (for a candidate aligning more
+    than half the bases the chosen one does: not another part of the read), ``cut[r]`` whether its candidates were cut at the most kept (the true copy
     may be among those left out: the pair is not chosen together); ``model`` = (mean,
     sd, cap, unit). Writes the chosen candidates to ``pick`` and each mate's margin to
     ``margin`` (int64 max: nothing elsewhere) for pairs whose mates both have a
@@ -73,21 +81,22 @@ def _pair_pick(score, fwd, start, end, half, cut, model, pick, margin):
                 s = tot[x, y]
                 if s == -np.inf:
                     continue
-                if abs(start[a, x] - start[a, bx]) >= half[a] and s > ra:
+                if s > ra and _elsewhere(start[a], lo[a], hi[a], x, bx, half[a]):
                     ra = s
-                if abs(start[b, y] - start[b, by]) >= half[b] and s > rb:
+                if s > rb and _elsewhere(start[b], lo[b], hi[b], y, by, half[b]):
                     rb = s
         margin[a] = np.iinfo(np.int64).max if ra == -np.inf else np.int64(np.floor(best - ra))
         margin[b] = np.iinfo(np.int64).max if rb == -np.inf else np.int64(np.floor(best - rb))
 
 
-def pair_pick(score, fwd, start, end, half, cut, model, a, b, pick, margin):
+def pair_pick(score, fwd, start, end, lo, hi, half, cut, model, a, b, pick, margin):
     """The joint choice of :func:`_pair_pick` for a batch of ``len(score) // 2`` pairs
-    (``score``, ``fwd``, ``start``, ``end``: (reads, candidates) arrays; ``half``, ``cut``:
+    (``score``, ``fwd``, ``start``, ``end``, ``lo``, ``hi``: (reads, candidates) arrays;
+    ``half``, ``cut``:
     per read; ``model``: a
     :class:`~s2g.seeded.pairs.FragmentModel`; ``a``, ``b``: match and mismatch scores),
     updating ``pick`` (candidate index per read) and ``margin`` in place."""
     unit = float(a + b)
     if len(score) >= 2:
-        _pair_pick(score, fwd, start, end, half, cut,
+        _pair_pick(score, fwd, start, end, lo, hi, half, cut,
                    (float(model.mean), float(model.sd), UNPAIRED * unit, unit), pick, margin)

@@ -37,6 +37,9 @@ CLIP_PENALTY = 5
 RETRY_GAP = 10
 #: ... where that is at most this many cells (short reads)
 RETRY_CELLS = 1 << 22
+#: a supplementary record (:func:`_supplementary`) aligns at least this many read bases
+#: the primary leaves clipped, and scores at least that many matches
+SUPP_MIN_BASES = 30
 #: realignment column ops (what :func:`_realign` writes)
 OP_MATCH, OP_MISMATCH, OP_INS, OP_DEL = 0, 1, 2, 3
 
@@ -425,6 +428,62 @@ def _realign_wider(it, read_of, reads, ref, sc, gscore, ops, ops_at, rea):
     return np.concatenate([ops, ops2]), ops_at
 
 
+def _read_span(it, rea, qlen):
+    """The read bases (forward read coordinates, [lo, hi)) each realigned candidate
+    aligns: its part less the clips (``rea`` columns 4 and 5, in the candidate's
+    orientation)."""
+    lo = np.where(it[:, 0] == REVERSE, rea[:, 5], rea[:, 4])
+    hi = qlen - np.where(it[:, 0] == REVERSE, rea[:, 4], rea[:, 5])
+    return lo, hi
+
+
+def _same_part(lo, hi, pick):
+    """Per candidate (rows of reads by ``K``), whether it aligns more than half the read
+    bases its read's chosen candidate (``pick``, flat index) aligns."""
+    K = len(lo) // max(len(pick), 1)
+    plo, phi = np.repeat(lo[pick], K), np.repeat(hi[pick], K)
+    ov = np.maximum(0, np.minimum(hi, phi) - np.maximum(lo, plo))
+    return 2 * ov > phi - plo
+
+
+def _supplementary(it, live, rea, qlen, pick, a, K):
+    """Per read, the candidate (row of ``rea``; -1: none) a supplementary record is
+    written for: the best scoring one that aligns at least :data:`SUPP_MIN_BASES` read
+    bases its primary (row ``pick[r]``, -1: unmapped) leaves out, overlapping the primary's
+    by at most half its own, and scoring at least as many matches (the other side of an
+    SV-size deletion, inversion or translocation against the path, as bwa mem and minimap2
+    write them); and its margin over the best other candidate covering half of its bases
+    (int64 max: none)."""
+    n = len(pick)
+    supp = np.full(n, -1, np.int64)
+    margin = np.full(n, np.iinfo(np.int64).max, np.int64)
+    if not len(live):
+        return supp, margin
+    read = live // K
+    lo, hi = _read_span(it, rea, qlen[read])
+    found = rea[:, 0] >= 0
+    prim = pick[read]
+    plo, phi = lo[np.maximum(prim, 0)], hi[np.maximum(prim, 0)]
+    ov = np.maximum(0, np.minimum(hi, phi) - np.maximum(lo, plo))
+    ln = hi - lo
+    ok = (found & (prim >= 0) & (np.arange(len(live)) != prim) & (ln - ov >= SUPP_MIN_BASES)
+          & (2 * ov <= ln) & (rea[:, 2] >= SUPP_MIN_BASES * a))
+    low = np.iinfo(np.int64).min
+    sc = np.where(ok, rea[:, 6], low)
+    for t in np.flatnonzero(ok):                  # (few: reads clipped at an SV)
+        r = read[t]
+        if supp[r] < 0 or sc[t] > sc[supp[r]]:
+            supp[r] = t
+    for r in np.flatnonzero(supp >= 0):
+        t = supp[r]
+        rows = np.flatnonzero((read == r) & found)
+        o = np.maximum(0, np.minimum(hi[rows], hi[t]) - np.maximum(lo[rows], lo[t]))
+        other = rows[(rows != t) & (rows != pick[r]) & (2 * o > ln[t])]
+        if len(other):
+            margin[r] = rea[t, 6] - rea[other, 6].max()
+    return supp, margin
+
+
 class _Tracebacks:
     """A batch's graph alignments as arrays, from a BatchResult's FlatTracebacks or from
     :class:`~s2g.result.Traceback` objects (per-read results, as the GAF writer takes)."""
@@ -519,13 +578,16 @@ def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = Non
     half = np.maximum((items[np.arange(n) * K, 6] - items[np.arange(n) * K, 5]) // 2, 1)
     start = np.full(n * K, -(1 << 40), np.int64)
     start[live] = rea_live[:, 1]
+    lo = np.zeros(n * K, np.int64)               # the read bases each candidate aligns
+    hi = np.zeros(n * K, np.int64)
+    lo[live], hi[live] = _read_span(it, rea_live, (roff[1:] - roff[:-1])[live // K])
     joint = np.full(n, -1, np.int64)             # the mates' margins where chosen together
     if model is not None:
         end = start.copy()
         end[live] += _ref_span(ops, ops_at, rea_live[:, 0], rea_live[:, 0] >= 0)
         pair_pick(score.reshape(n, K), (items[:, 0] == FORWARD).reshape(n, K),
-                  start.reshape(n, K), end.reshape(n, K), half, items[::K, 7] > 0, model,
-                  sc.match, sc.mismatch, choice, joint)
+                  start.reshape(n, K), end.reshape(n, K), lo.reshape(n, K), hi.reshape(n, K),
+                  half, items[::K, 7] > 0, model, sc.match, sc.mismatch, choice, joint)
     pick = np.arange(n) * K + choice
     place = items[pick]
     got = row[pick]
@@ -533,17 +595,36 @@ def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = Non
     place[:, 0] = np.where(got >= 0, items[pick, 0], np.minimum(first, OFF_PATH))
     rea = np.zeros((n, 7), np.int64)
     rea[got >= 0] = rea_live[got[got >= 0]]
+    ops_at_live = ops_at
     ops_at = np.where(got >= 0, ops_at[np.maximum(got, 0)], 0)
     # the runner-up elsewhere on the path (a start at least half the read part away): the
     # path repeats what the graph keeps once (a collapsed repeat): MAPQ is capped by it
+    # (and aligning at least half the bases the chosen one does: not another part of the
+    # read, as the far side of an SV is)
     far = np.abs(start - np.repeat(start[pick], K)) >= np.repeat(half, K)
+    far &= _same_part(lo, hi, pick)
     low = np.iinfo(np.int64).min
     other = np.where(far & (row >= 0), score, low).reshape(n, K)
     second = other.max(axis=1) if n else np.zeros(0, np.int64)
     has2 = (got >= 0) & (second > low)          # (no runner-up: no cap; never best - min)
     margin = np.full(n, np.iinfo(np.int64).max, np.int64)
     margin[has2] = score[pick][has2] - second[has2]
-    return Surjected(place, rea, ops, ops_at, tbs, margin, joint)
+    supp, supp_margin = _supplementary(it, live, rea_live, roff[1:] - roff[:-1], got,
+                                       sc.match, K)
+    sj = Surjected(place, rea, ops, ops_at, tbs, margin, joint)
+    sj.supp = Supplementary(supp, supp_margin, it, rea_live, ops_at_live)
+    return sj
+
+
+class Supplementary:
+    """A batch's supplementary alignments (:func:`_supplementary`): ``row[r]`` the
+    candidate of read ``r`` (-1: none), ``margin[r]``; ``status``/``rea``/``ops_at`` of
+    every candidate (their ops are the batch's :class:`Surjected` ops)."""
+
+    def __init__(self, row, margin, it, rea, ops_at):
+        self.row, self.margin = row, margin
+        self.status, self.rea, self.ops_at = it[:, 0], rea, ops_at
+        self.reads = np.flatnonzero(row >= 0)
 
 
 class Surjected:

@@ -19,7 +19,7 @@ from .._numba import NJIT
 from ..errors import S2GError
 from ..gaf import _oriented_blob, _put, _put_int, _put_tag
 from ..scoring import Scoring
-from .project import OP_DEL, OP_INS, OP_MATCH, OP_MISMATCH, surject_batch
+from .project import OP_DEL, OP_INS, OP_MATCH, OP_MISMATCH, REVERSE, surject_batch
 from .refpath import RefPath
 
 
@@ -443,10 +443,12 @@ class SamWriter:
         data = out.tobytes()
         if pairs is not None:
             data = _with_mate_cigars(data)
+        mates = (rows[:, 3], rows[:, 1], sj.mapped, sj.reverse) if pairs is not None else None
         sec = getattr(res, "secondary", None)
         if sec is not None and len(sec):
-            mates = (rows[:, 3], rows[:, 1], sj.mapped, sj.reverse) if pairs is not None else None
             data = self._with_secondaries(data, reads, sec, graph, sj, mates, (vblob, voff))
+        if len(sj.supp.reads):
+            data = self._with_supplementary(data, reads, sj, rows, mates, (vblob, voff))
         return data.replace(b"\n", self._rg_tag) if self._rg_tag else data
 
     def _with_secondaries(self, primary: bytes, reads, sec, graph, sj, mates, blob) -> bytes:
@@ -513,6 +515,86 @@ class SamWriter:
             parts.append(line)
             parts.extend(secl[starts[r]:starts[r + 1]])
         return b"\n".join(parts) + b"\n"
+
+    def _with_supplementary(self, data: bytes, reads, sj, prows, mates, blob) -> bytes:
+        """``data`` with a supplementary record after each read's records where its
+        surjection found one (:func:`~s2g.sam.project._supplementary`: the read's other
+        part, beyond an SV against the path), and ``SA:Z`` on both records, as bwa mem
+        writes them: FLAG 2048 (+16 reverse; pairs: the primary's pair flags and mate
+        fields, TLEN 0, ``MC:Z``), soft clips and the whole SEQ/QUAL (bwa's and minimap2's
+        ``-Y``), MAPQ at most the primary's, capped by the best other candidate for the same
+        bases (20 a mismatch), NM/MD/AS of its realignment, the read's XG/XP."""
+        from ..seeded.mapq import MAPQ_PER_MISMATCH
+        sp = sj.supp
+        own = sp.reads
+        t = sp.row[own]
+        m = len(own)
+        a, b, _, _ = self.scoring.as_tuple()
+        d = sp.margin[own]
+        cap = np.where(d < np.iinfo(np.int64).max,
+                       np.floor(np.maximum(d, 0) * MAPQ_PER_MISMATCH / (a + b)), 255)
+        rows = np.zeros((m, 10), np.int64)
+        rev = sp.status[t] == REVERSE
+        flag = 2048 | np.where(rev, 16, 0) | (prows[own, 0] & (1 | 2 | 8 | 32 | 64 | 128))
+        rows[:, 0] = flag
+        rows[:, 1] = sp.rea[t, 1] + 1 + self.ref.offset
+        rows[:, 2] = np.minimum(prows[own, 2], cap.astype(np.int64))
+        rows[:, 3] = 1
+        if mates is not None:
+            rows[:, 4] = prows[own, 4]
+            rows[:, 5] = prows[own, 5]
+        rows[:, 7] = 1
+        rows[:, 8] = sp.rea[t, 2]
+        rows[:, 9] = sp.rea[t, 3]
+        sub = reads.subset(own)
+        names = [reads.names[r] for r in own.tolist()]
+        if mates is not None:
+            names = [_MATE.sub("", x) for x in names]
+        nblob = np.frombuffer(("\n".join(names) + "\n").encode("utf-8", "surrogateescape"),
+                              np.uint8)
+        nend = np.flatnonzero(nblob == 10).astype(np.int64)
+        qual, has_q = _qualities(sub)
+        tb = sj.tbs
+        out = _format_sam((nblob, nend), rows,
+                          (np.asarray(sub.codes_flat, np.uint8),
+                           np.asarray(sub.offsets, np.int64), qual, has_q),
+                          (sj.ops, np.ascontiguousarray(sp.ops_at[t]),
+                           np.ascontiguousarray(sp.rea[t]), self.ref.seq),
+                          (np.ascontiguousarray(tb.has[own]),
+                           np.ascontiguousarray(tb.path_at[own]),
+                           np.ascontiguousarray(tb.n_path[own]), tb.path,
+                           np.ascontiguousarray(tb.ps[own]), *blob),
+                          (np.frombuffer(self._rname, np.uint8), _LETTERS, _CLETTERS))
+        supl = out.tobytes().split(b"\n")[:-1]
+        lines = data.split(b"\n")[:-1]
+        at = {}                                   # read -> index of its primary line
+        r = -1
+        for k, ln in enumerate(lines):
+            if not int(ln.split(b"\t", 2)[1]) & 2304:
+                r += 1
+                at[r] = k
+
+        def sa(f):                                # SA:Z entry of a record's fields
+            return b",".join([f[2], f[3], b"-" if int(f[1]) & 16 else b"+", f[5], f[4],
+                              next(x[5:] for x in f[11:] if x.startswith(b"NM:i:"))]) + b";"
+        extra = {}
+        for x, r in enumerate(own.tolist()):
+            pf = lines[at[r]].split(b"\t")
+            sf = supl[x].split(b"\t")
+            lines[at[r]] += b"\tSA:Z:" + sa(sf)
+            line = supl[x] + b"\tSA:Z:" + sa(pf)
+            if mates is not None:
+                mate_cigar = lines[at[r ^ 1]].split(b"\t", 6)[5]
+                if mate_cigar != b"*":
+                    line += b"\tMC:Z:" + mate_cigar
+            extra[r] = line
+        out_lines = []
+        for r in range(len(at)):
+            end = at[r + 1] if r + 1 < len(at) else len(lines)
+            out_lines.extend(lines[at[r]:end])
+            if r in extra:
+                out_lines.append(extra[r])
+        return b"\n".join(out_lines) + b"\n"
 
     def write_batch(self, reads, res, pairs=None, graph=None) -> int:
         """Write one primary record per read of ``reads`` (a :class:`~s2g.reads.ReadBatch`),
