@@ -393,7 +393,9 @@ def test_a_read_across_an_sv_gets_a_supplementary_record(tmp_path):
     the path) aligns in two parts: a primary record for the larger and, as bwa mem writes
     them, a supplementary one (FLAG 2048, +16 on the reverse strand) for the other, each
     with the other's SA:Z, soft-clipped with the whole SEQ; both re-score to their AS on
-    the path. A read inside A gets none; the records read back through pysam."""
+    the path; the other part does not cap the primary's MAPQ as a copy elsewhere would
+    (255 from full-graph DP). A read inside A gets none; the records read back through
+    pysam."""
     rng = np.random.default_rng(7)
 
     def rnd(n):
@@ -418,6 +420,7 @@ def test_a_read_across_an_sv_gets_a_supplementary_record(tmp_path):
         assert tags(p)["SA"] == f"ref,901,{strand},80S70M,{sp[4]},0;"
         assert tags(sp)["SA"] == f"ref,321,{strand},80M70S,{p[4]},0;"
         assert sp[9] == p[9] and sp[10] == p[10]
+        assert p[4] == sp[4] == "255"      # (not capped by the other part: it was 0)
         assert check_record(p, ref)[0] == 160 and check_record(sp, ref)[0] == 140
     assert "SA" not in tags(recs[4])
     pysam = pytest.importorskip("pysam")
