@@ -420,9 +420,13 @@ def test_a_read_across_an_sv_gets_a_supplementary_record(tmp_path):
         assert tags(p)["SA"] == f"ref,901,{strand},80S70M,{sp[4]},0;"
         assert tags(sp)["SA"] == f"ref,321,{strand},80M70S,{p[4]},0;"
         assert sp[9] == p[9] and sp[10] == p[10]
-        assert p[4] == sp[4] == "255"      # (not capped by the other part: it was 0)
         assert check_record(p, ref)[0] == 160 and check_record(sp, ref)[0] == 140
     assert "SA" not in tags(recs[4])
+    # two parts scoring alike: the other does not cap the primary's MAPQ (it gave 0)
+    tie = batch(["tie"], [A[-75:] + Z[:75]])
+    got = records(sam_text(graph, tie, s2g.align(graph, tie, method="exact"), ref="ref"))
+    assert [(int(r[1]), r[4], r[5]) for r in got] == [(0, "255", "75M75S"),
+                                                      (2048, "255", "75S75M")]
     pysam = pytest.importorskip("pysam")
     out = tmp_path / "sv.bam"
     write_sam(str(out), graph, reads, res, "ref", fmt="bam")
