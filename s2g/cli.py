@@ -297,6 +297,7 @@ def cmd_align(args) -> int:
     if getattr(args, "dask", None):
         from .distributed import prepare
         prepare(args)               # distributed loading meanwhile; --dask local: in-process?
+    args.output_format = output_format(args)
     options = run_options(args)
     kernel = (None if input_decides(options, getattr(args, "dask", None))   # auto, a GPU: the
               else resolve_kernel(options.variant, options.traceback_on))   # input decides
@@ -305,7 +306,6 @@ def cmd_align(args) -> int:
     for path in (args.reads, args.reads2):
         if path is not None and path != "-" and not os.path.exists(path):
             raise S2GError(f"{path}: no such file")
-    args.output_format = output_format(args)
     if options.pairs is not None:
         if args.interleaved and args.reads2 is not None:
             raise S2GError("give two paired files or one --interleaved file, not both")
@@ -355,8 +355,9 @@ def run_options(args):
         traceback_on=args.traceback_on, max_traceback_cells=args.max_traceback_cells,
         seeded=SeededOptions(args.index, args.max_occ, args.max_windows, args.unseeded,
                              args.secondary, args.secondary_ratio),
-        threads=args.threads, graph_path=args.graph, strands=args.strands,
-        break_cycles=args.break_cycles, max_read_len=args.max_read_len, pairs=pairs)
+        threads=args.threads, graph_path=args.graph, strands=args.strands, pairs=pairs,
+        break_cycles=args.break_cycles, max_read_len=args.max_read_len,
+        sam=args.output_format != "gaf")
 
 
 #: ``s2g align``'s numeric options with a plain range: (attribute, option, lowest, highest)
@@ -389,8 +390,7 @@ def _check_graph_path(path):
 
 def _align_inputs(args):
     """(path, what) of every file ``-o`` must not replace: the graph, the reads (or the
-    file standard input reads from), the seed index in use, the graph's own index and
-    graph cache."""
+    file standard input reads from), the seed index in use, the graph's index and cache."""
     from .graph_cache import cache_path
     from .index import index_path
 

@@ -113,7 +113,8 @@ class RunOptions:
     threads in every stage (None: all cores). ``graph_path``, ``strands``,
     ``break_cycles``, ``max_read_len``: how the graph was opened (the seed index lies
     beside ``graph_path``; ``max_read_len``: a cyclic graph's least unrolling).
-    ``pairs``: :class:`PairOptions` for paired-end reads (seeded alignment only), or None."""
+    ``pairs``: :class:`PairOptions` for paired-end reads (seeded alignment only), or None.
+    ``sam``: the output is SAM/BAM (``auto`` then seeds for MAPQ: :func:`choose_method`)."""
 
     scoring: Scoring = field(default_factory=Scoring)
     mode: Mode = Mode.LOCAL
@@ -129,6 +130,7 @@ class RunOptions:
     break_cycles: bool = False
     max_read_len: int | None = None
     pairs: PairOptions | None = None
+    sam: bool = False
 
     @property
     def kernel_args(self):
@@ -221,7 +223,8 @@ def plan(graph, options: RunOptions, run_cells=None, say=None, index=None,
 def choose_method(graph, options: RunOptions, device: str, run_cells=None, say=None,
                   run_reads=None) -> str:
     """``"seeded"`` or ``"exact"``: ``options.method``, or for ``auto`` seeded alignment
-    from :data:`AUTO_SEEDED_COLUMNS` graph columns up, except for a small input
+    for SAM/BAM output (``options.sam``; not in global mode) and from
+    :data:`AUTO_SEEDED_COLUMNS` graph columns up, except for a small input
     (``run_cells`` over ``run_reads`` reads within :func:`small_exact`) and in global
     mode (seeded alignment does not run there); ``say`` gets the note of auto's choice
     on a large graph. ``-N`` without seeded alignment: a warning."""
@@ -235,6 +238,12 @@ def choose_method(graph, options: RunOptions, device: str, run_cells=None, say=N
                            "and mate rescue work on its windows); drop --exact, or align the "
                            "mates as single reads")
         return "seeded"
+    if method == "auto" and options.sam and options.mode != Mode.GLOBAL:
+        # full-graph DP's MAPQ is 255 ("not available"), which GATK's read filters drop
+        if say and graph.n_bases < AUTO_SEEDED_COLUMNS[device]:
+            say("SAM/BAM output: seeded alignment, which computes MAPQ (full-graph DP writes "
+                "255, which GATK drops; --exact for it)")
+        method = "seeded"
     if method == "auto":
         method = "seeded" if graph.n_bases >= AUTO_SEEDED_COLUMNS[device] else "exact"
         why = "global mode" if options.mode == Mode.GLOBAL else None

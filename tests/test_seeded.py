@@ -599,6 +599,13 @@ def test_auto_chooses_by_graph_size_and_stays_exact_where_seeded_cannot_run(
     out = str(tmp_path / "o.gaf")
     assert main(["align", gfa, fq, "-o", out, "--variant", "cpu"]) == 0
     assert "seeded" not in capsys.readouterr().err          # 60,000 columns: full DP
+    sam = str(tmp_path / "o.sam")               # ... but SAM/BAM output seeds, for MAPQ
+    assert main(["align", gfa, fq, "-o", sam, "--variant", "cpu"]) == 0
+    assert "SAM/BAM output: seeded alignment" in capsys.readouterr().err
+    mapq = [int(x.split("\t")[4]) for x in open(sam) if not x.startswith("@")]
+    assert len(mapq) == 120 and sum(q == 255 for q in mapq) < 12
+    assert main(["align", gfa, fq, "-o", sam, "--variant", "cpu", "--exact"]) == 0
+    assert {int(x.split("\t")[4]) for x in open(sam) if not x.startswith("@")} <= {0, 255}
     monkeypatch.setitem(plan.AUTO_SEEDED_COLUMNS, "cpu", 1000)
     assert main(["align", gfa, fq, "-o", out, "--variant", "cpu"]) == 0
     err = capsys.readouterr().err       # 120 reads: full DP costs less than seeding's setup
