@@ -330,8 +330,6 @@ def output_format(args) -> str:
     if fmt != "gaf":
         from .sam.writer import parse_read_group
         parse_read_group(args.read_group)          # a malformed one: before any work
-        if getattr(args, "dask", None):
-            raise S2GError("SAM/BAM output does not run on Dask yet; write GAF with --dask")
         if args.no_traceback:
             raise S2GError("SAM/BAM output needs the alignments' paths: drop --no-traceback")
     return fmt
@@ -339,7 +337,7 @@ def output_format(args) -> str:
 
 def run_options(args):
     """``s2g align``'s options as the run's record (:class:`s2g.plan.RunOptions`)."""
-    from .plan import PairOptions, RunOptions, SeededOptions
+    from .plan import PairOptions, RunOptions, SamOptions, SeededOptions
     from .scoring import Scoring
     pairs = None
     if getattr(args, "reads2", None) is not None or getattr(args, "interleaved", False):
@@ -357,7 +355,8 @@ def run_options(args):
                              args.secondary, args.secondary_ratio),
         threads=args.threads, graph_path=args.graph, strands=args.strands, pairs=pairs,
         break_cycles=args.break_cycles, max_read_len=args.max_read_len,
-        sam=args.output_format != "gaf")
+        sam=None if args.output_format == "gaf" else SamOptions(
+            args.ref_path, args.ref_name, args.ref_length, args.read_group))
 
 
 #: ``s2g align``'s numeric options with a plain range: (attribute, option, lowest, highest)
@@ -444,18 +443,19 @@ def _align(args, out, options, kernel) -> int:
         from .reads import ramp_batches          # smaller first and last batches (knob)
         batches = ramp_batches(batches, knobs().batch_ramp if not dask else 0,
                                knobs().batch_ramp_ends)
+    writer = _sam_writer(args, out, run, options) if sam else None
     if dask:
         from . import distributed
         settings = distributed.DaskSettings(dask, args.dask_workers, args.dask_window,
                                             args.dask_retries, args.batch_size)
-        return distributed.run_align(run, settings, args.reads, out, args.quiet, args.progress,
-                                     args.reads2, args.timings, t0)
+        distributed.run_align(run, settings, args.reads, out, args.quiet, args.progress,
+                              args.reads2, args.timings, t0, writer)
+        return _index_bam(args, out, writer)
     from . import pipeline
     from .aligner import Aligner
     from .warmup import compile_note
 
     aligner = Aligner.from_plan(run)
-    writer, text = (_sam_writer(args, out, run, options) if sam else (None, None))
     counts = [0, 0]
     compile_note(aligner, args.quiet, reads=args.reads)   # cold: say so before the wait
     bar = pipeline.input_progress(args.progress, args.reads)   # bytes of a file, else reads
@@ -472,7 +472,8 @@ def _align(args, out, options, kernel) -> int:
             bar.update(n_reads)
 
     try:
-        aligner.run(batches if bar is None else bar.track(batches), write, t0, text)
+        aligner.run(batches if bar is None else bar.track(batches), write, t0,
+                    writer and writer.batch_text)
         if writer is not None:
             writer.close()
     except BaseException:
@@ -483,41 +484,34 @@ def _align(args, out, options, kernel) -> int:
         if bar is not None:
             bar.close()
     out.commit()
-    if writer is not None and args.sort and args.output_format == "bam" and \
-            out.path != "-" and os.path.isfile(out.path):          # not /dev/null, a FIFO
-        from .sam import index_bam
-        index_bam(out.path)
+    _index_bam(args, out, writer)
     report(args, aligner, counts, time.perf_counter() - t0, spent)
     return 0
 
 
+def _index_bam(args, out, writer) -> int:
+    """A sorted BAM written to a regular file (not /dev/null, a FIFO) gets its index."""
+    if writer is not None and args.sort and args.output_format == "bam" and \
+            out.path != "-" and os.path.isfile(out.path):
+        from .sam import index_bam
+        index_bam(out.path)
+    return 0
+
+
 def _sam_writer(args, out, run, options):
-    """(SamWriter, its formatter for the pipeline) of SAM/BAM output on the reference
-    path (s2g/sam/): records formatted in the pipeline's text stage, written (SAM
+    """The SamWriter of SAM/BAM output on the reference path (s2g/sam/), writing (SAM
     text, or BAM through pysam) into -o's temporary file or standard output."""
     import io
 
-    from .sam import RefPath, SamWriter
+    from .sam.writer import run_writer
     graph = run.seeded.graph if run.seeded is not None else run.graph
-    if is_cyclic(graph):
-        raise S2GError(f"{args.graph}: SAM/BAM output from full-graph DP on a cyclic graph "
-                       "is not supported (each batch unrolls it anew); use --seeded or "
-                       "--break-cycles")
-    ref = RefPath(graph, args.ref_path)
     fmt = args.output_format
     target = out.tmp
     if target is None:
         target = out.fh if (fmt == "bam" or args.sort) else io.TextIOWrapper(
             out.fh, encoding="utf-8", errors="surrogateescape", write_through=True)
-    writer = SamWriter(target, graph, ref, fmt, argv=["s2g", *sys.argv[1:]], sort=args.sort,
-                       scoring=options.scoring, threads=args.threads or 1,
-                       read_group=args.read_group, ref_name=args.ref_name,
-                       ref_length=args.ref_length)
-
-    def text(batch, res):
-        paired = getattr(res, "pair_proper", None) is not None   # (and its fragment model)
-        return writer.sam_bytes(batch, res, res if paired else None)
-    return writer, text
+    return run_writer(target, graph, options.sam, fmt, args.sort, options.scoring,
+                      args.threads or 1, ["s2g", *sys.argv[1:]])
 
 
 def _open_graph(args, scoring=None, mode=None, cache="auto", keep_paths=False):

@@ -94,13 +94,15 @@ class DaskSettings:
 
 
 def run_align(plan, settings: DaskSettings, reads, out, quiet=False, progress=None,
-              reads2=None, timings=False, t0=None) -> int:
+              reads2=None, timings=False, t0=None, writer=None) -> int:
     """``s2g align ... --dask X``: the CLI's distributed path; returns the exit code.
     ``plan``: the client's :class:`~s2g.plan.Plan` (its graph: the client's FlatGraph,
     whose file the workers load; seeded: its index file, which they load).
     ``out``: the CLI's output (written in order; committed by the caller). ``t0``: the
     ``time.perf_counter()`` the run's seconds count from (the CLI's start, as one process
-    counts them, graph load included; default: now)."""
+    counts them, graph load included; default: now). ``writer``: SAM/BAM output's
+    :class:`~s2g.sam.SamWriter` (the workers format the records; closed here before the
+    commit), or None: GAF."""
     from .pipeline import progress_bar
 
     for opt, v in (("dask-workers", settings.workers), ("dask-window", settings.window)):
@@ -130,8 +132,15 @@ def run_align(plan, settings: DaskSettings, reads, out, quiet=False, progress=No
                                                            settings.address == "local"))
         bar = progress_bar(progress)
         try:
-            stats = align_file(client, options.graph_path, reads, out, options, settings,
+            stats = align_file(client, options.graph_path, reads,
+                               out if writer is None else _Records(writer), options, settings,
                                client_graph=plan.graph, progress=bar, reads2=reads2)
+            if writer is not None:
+                writer.close()
+        except BaseException:
+            if writer is not None:
+                writer.abort()
+            raise
         finally:
             if bar is not None:
                 bar.close()
@@ -142,7 +151,8 @@ def run_align(plan, settings: DaskSettings, reads, out, quiet=False, progress=No
     clock["committed"] = dt
     n, n_hit = stats["reads"], stats["aligned"]
     if n == 0:
-        print(f"s2g: warning: {reads} contains no reads; the GAF output is empty", file=sys.stderr)
+        print(f"s2g: warning: {reads} contains no reads; the output holds no records",
+              file=sys.stderr)
     elif not quiet:
         print(f"s2g: {n} reads, {n_hit} aligned, {n - n_hit} without alignment; "
               f"{'seeded, ' if plan.seeded is not None else ''}variant "
@@ -155,6 +165,21 @@ def run_align(plan, settings: DaskSettings, reads, out, quiet=False, progress=No
             f"{k} {v:.2f}" for k, v in clock.items()), file=sys.stderr)
         print_parts(stats.get("parts") or [], t0)
     return 0
+
+
+class _Records:
+    """The output :func:`align_file` writes the workers' SAM records to: a SamWriter (SAM
+    text, or BAM through pysam)."""
+
+    mode = "wb"
+
+    def __init__(self, writer):
+        self.writer = writer
+
+    def write(self, data):
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogateescape")
+        self.writer.write_records(data, 0)
 
 
 def print_parts(infos, t0):
@@ -349,6 +374,7 @@ def align_file(client, graph, reads, output, options=None, settings=None, client
     from .config import settings as knobs
 
     pairs = options.pairs if options is not None else None
+    sam = options is not None and options.sam is not None     # (SAM's QUAL: the qualities)
     stats = {"reads": 0, "aligned": 0, "chunks": 0, "variants": set(), "model": None}
     parts = None
     if pairs is None and knobs().dask_parts:
@@ -362,9 +388,9 @@ def align_file(client, graph, reads, output, options=None, settings=None, client
         return stats
     if pairs is not None:
         batches = iter_pair_batches(reads, reads2, pairs.interleaved,
-                                    max(2, settings.chunk_size))
+                                    max(2, settings.chunk_size), qualities=sam)
     else:
-        batches = iter_read_batches(reads, settings.chunk_size,
+        batches = iter_read_batches(reads, settings.chunk_size, qualities=sam,
                                     max_bases=knobs().batch_bases)
     for text, n, n_hit, used, model in align_batches(
             client, graph, batches, options, settings, client_graph, _test):
@@ -463,7 +489,7 @@ def graph_spec(client, graph, options, client_graph=None):
     st = os.stat(path)
     fp = fingerprint(client_graph) if client_graph is not None else ""
     return GraphSpec(path, options.strands, options.break_cycles,
-                     (st.st_size, st.st_mtime_ns), fp), None
+                     (st.st_size, st.st_mtime_ns), fp, options.sam is not None), None
 
 
 def in_order(client, items, submit, failed, window, prefix):

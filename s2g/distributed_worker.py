@@ -32,6 +32,7 @@ class GraphSpec:
     break_cycles: bool
     stamp: tuple            # (size, mtime_ns) of the file the client saw
     fingerprint: str        # of the client's FlatGraph ('' = do not check)
+    keep_paths: bool = False    # SAM/BAM output: the reference path's
 
 
 _CACHE: dict = {}          # key -> (graph, fingerprint); a worker-process global
@@ -54,7 +55,7 @@ def worker_graph(spec: GraphSpec, data=None):
     """The graph for ``spec`` in this process: loaded at most once, then cached."""
     if data is not None:
         return data
-    key = (spec.path, spec.stamp, spec.strands, spec.break_cycles)
+    key = (spec.path, spec.stamp, spec.strands, spec.break_cycles, spec.keep_paths)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
         if hit is None:
@@ -70,7 +71,8 @@ def worker_graph(spec: GraphSpec, data=None):
                                "the client's (size or modification time)")
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")   # the client already warned
-                g = load_graph(spec.path, strands=spec.strands, break_cycles=spec.break_cycles)
+                g = load_graph(spec.path, strands=spec.strands, break_cycles=spec.break_cycles,
+                               keep_paths=spec.keep_paths)
             fp = fingerprint(g) if spec.fingerprint else ""
             if fp != spec.fingerprint:
                 raise S2GError(f"{spec.path}: the graph worker {_worker_name()} loads differs "
@@ -146,17 +148,35 @@ def _align_text(graph, batch, options, test):
     with _RUN_LOCK:
         plan, al = _aligner(graph, options)
         res = al.align(batch)
-    buf = io.StringIO()
-    write_gaf(buf, al.graph_for(batch), res)
+    if options.sam is not None:
+        text = _records_text(plan, options)(batch, res)
+    else:
+        buf = io.StringIO()
+        write_gaf(buf, al.graph_for(batch), res)
+        text = buf.getvalue()
     _STATS["chunks"] += 1
     used = _used(plan, al)
     model = getattr(plan.seeded, "model", None)     # pairs: the fragment model in use
     model = None if model is None else (model.mean, model.sd, model.source)
-    return ("ok", buf.getvalue(), batch.n_reads, int(np.count_nonzero(res.aligned())), used,
-            model)
+    return ("ok", text, batch.n_reads, int(np.count_nonzero(res.aligned())), used, model)
 
 
 _PLANS: dict = {}
+_SAMS: dict = {}
+
+
+def _records_text(plan, options):
+    """SAM/BAM output: this process's SAM record formatter for ``plan``'s graph (seeded:
+    the one it aligns to, a cyclic graph's unrolled DAG), made once."""
+    from .sam.writer import records_text
+    graph = plan.seeded.graph if plan.seeded is not None else plan.graph
+    key = (id(graph), options.sam, options.scoring)
+    with _CACHE_LOCK:
+        f = _SAMS.get(key)
+        if f is None:
+            _SAMS.clear()
+            _SAMS[key] = f = records_text(graph, options.sam, options.scoring)
+    return f
 
 
 def worker_plan(graph, options):
@@ -297,7 +317,7 @@ def _culprit(graph, part, options, batch_size, test):
     from .reads import iter_read_batches
 
     for b in iter_read_batches(part.path, batch_size, max_bases=knobs().batch_bases,
-                               part=part):
+                               qualities=options.sam is not None, part=part):
         try:
             _align_text(graph, b, options, test)
         except Exception:  # noqa: BLE001 - this batch: bisect it
@@ -319,7 +339,7 @@ def _part_text(graph, part, options, batch_size, test):
 
     def batches():
         for b in iter_read_batches(part.path, batch_size, max_bases=knobs().batch_bases,
-                                   part=part):
+                                   qualities=options.sam is not None, part=part):
             if fail is not None and fail in b.names:
                 raise RuntimeError(f"test failure on {test['_fail_read']}")
             counts[2] += b.unnamed
@@ -337,7 +357,8 @@ def _part_text(graph, part, options, batch_size, test):
         plan, al = _aligner(graph, options)
         before = gpu_profiles()         # the kernels' counters run on from part to part
         t_run = time.perf_counter()
-        al.run(batches(), write, t_run)
+        al.run(batches(), write, t_run,
+               None if options.sam is None else _records_text(plan, options))
         t_end = time.perf_counter()
     _STATS["parts"] += 1
     text = b"".join(out)

@@ -81,6 +81,17 @@ class SeededOptions:
 
 
 @dataclass(frozen=True)
+class SamOptions:
+    """SAM/BAM output (:mod:`s2g.sam`): the reference path (``ref_path``: a name, None:
+    the default choice), the ``@SQ`` line's name and length, the ``@RG`` line."""
+
+    ref_path: str | None = None
+    ref_name: str | None = None
+    ref_length: int | None = None
+    read_group: str | None = None
+
+
+@dataclass(frozen=True)
 class PairOptions:
     """Paired-end reads (``s2g align G R1 R2`` or ``--interleaved``): the fragment
     length model (mean and standard deviation; None: learned from the first batch) and
@@ -114,7 +125,8 @@ class RunOptions:
     ``break_cycles``, ``max_read_len``: how the graph was opened (the seed index lies
     beside ``graph_path``; ``max_read_len``: a cyclic graph's least unrolling).
     ``pairs``: :class:`PairOptions` for paired-end reads (seeded alignment only), or None.
-    ``sam``: the output is SAM/BAM (``auto`` then seeds for MAPQ: :func:`choose_method`)."""
+    ``sam``: :class:`SamOptions` of SAM/BAM output (``auto`` then seeds, for MAPQ:
+    :func:`choose_method`; the workers of a Dask run format the records), or None: GAF."""
 
     scoring: Scoring = field(default_factory=Scoring)
     mode: Mode = Mode.LOCAL
@@ -130,7 +142,7 @@ class RunOptions:
     break_cycles: bool = False
     max_read_len: int | None = None
     pairs: PairOptions | None = None
-    sam: bool = False
+    sam: SamOptions | None = None
 
     @property
     def kernel_args(self):
@@ -238,7 +250,7 @@ def choose_method(graph, options: RunOptions, device: str, run_cells=None, say=N
                            "and mate rescue work on its windows); drop --exact, or align the "
                            "mates as single reads")
         return "seeded"
-    if method == "auto" and options.sam and options.mode != Mode.GLOBAL:
+    if method == "auto" and options.sam is not None and options.mode != Mode.GLOBAL:
         # full-graph DP's MAPQ is 255 ("not available"), which GATK's read filters drop
         if say and graph.n_bases < AUTO_SEEDED_COLUMNS[device]:
             say("SAM/BAM output: seeded alignment, which computes MAPQ (full-graph DP writes "

@@ -377,3 +377,55 @@ def test_the_first_failing_item_in_input_order_stops_the_run(client):
         for res in sd.in_order(client, range(6), submit, None, 6, "order-test"):
             got.append(res)
     assert got == [(0,)]
+
+
+def _records(path):
+    """A SAM or BAM file's header (less @PG: it holds the command line) and records."""
+    import pysam
+    with pysam.AlignmentFile(str(path), check_sq=False) as f:
+        head = {k: v for k, v in f.header.to_dict().items() if k != "PG"}
+        return head, [x.to_string() for x in f]
+
+
+def test_sam_and_bam_on_the_cluster_equal_one_process(client, reads, tmp_path):
+    """SAM/BAM output with --dask: the workers format the records (their graph keeps its
+    paths), the client writes the header, the records and BAM, sorted and indexed: the
+    records of one process, secondaries, qualities and the read group included, over
+    parts of a plain file, over chunks of a gzip one, and for pairs."""
+    import gzip
+
+    from s2g import config
+    from s2g.simulate import simulate_pairs
+    pytest.importorskip("pysam")
+    idx = str(tmp_path / "ex.s2gi")
+    assert cli.main(["index", GFA, "-o", idx]) == 0
+    common = ["--index", idx, "-N", "2", "-v", "cpu", "-q", "--no-progress",
+              "-R", "@RG\\tID:x\\tSM:y"]
+    single = tmp_path / "single.sam"
+    assert cli.main(["align", GFA, reads, "-o", str(single)] + common) == 0
+    head, recs = _records(single)
+    assert len(recs) >= N_READS and all("\tRG:Z:x" in r for r in recs)
+    config.configure(dask_part_bytes=2500)
+    before = _parts_done(client)
+    out = tmp_path / "dask.sam"
+    assert cli.main(["align", GFA, reads, "-o", str(out), "--dask",
+                     client.scheduler.address] + common) == 0
+    assert _records(out) == (head, recs) and _parts_done(client) - before >= 5
+    gz = tmp_path / "reads.fq.gz"
+    gz.write_bytes(gzip.compress(open(reads, "rb").read()))
+    sort = ["--sort", "--batch-size", "8"]
+    assert cli.main(["align", GFA, str(gz), "-o", str(tmp_path / "one.bam")] + common + sort) == 0
+    assert cli.main(["align", GFA, str(gz), "-o", str(tmp_path / "dask.bam"), "--dask",
+                     client.scheduler.address] + common + sort) == 0
+    assert _records(tmp_path / "dask.bam") == _records(tmp_path / "one.bam")
+    assert (tmp_path / "dask.bam.bai").exists()
+    gfa, fq1, fq2, _ = simulate_pairs(str(tmp_path / "p"), total_bases=80_000, n_pairs=120,
+                                      frag_mean=350, frag_sd=30, seed=6)
+    pidx = str(tmp_path / "p.s2gi")
+    assert cli.main(["index", gfa, "-o", pidx]) == 0
+    pc = ["--index", pidx, "-v", "cpu", "-q", "--no-progress", "--batch-size", "80"]
+    assert cli.main(["align", gfa, fq1, fq2, "-o", str(tmp_path / "p1.sam")] + pc) == 0
+    assert cli.main(["align", gfa, fq1, fq2, "-o", str(tmp_path / "p2.sam"), "--dask",
+                     client.scheduler.address] + pc) == 0
+    head, recs = _records(tmp_path / "p1.sam")
+    assert len(recs) >= 240 and _records(tmp_path / "p2.sam") == (head, recs)

@@ -596,6 +596,12 @@ class SamWriter:
                 out_lines.append(extra[r])
         return b"\n".join(out_lines) + b"\n"
 
+    def batch_text(self, batch, res) -> bytes:
+        """:meth:`sam_bytes` of a batch as the pipeline's text stage makes it: a paired
+        result (``res.pair_proper``) is its own ``pairs`` (and its fragment model)."""
+        paired = getattr(res, "pair_proper", None) is not None
+        return self.sam_bytes(batch, res, res if paired else None)
+
     def write_batch(self, reads, res, pairs=None, graph=None) -> int:
         """Write one primary record per read of ``reads`` (a :class:`~s2g.reads.ReadBatch`),
         in order, from ``res`` (its BatchResult, or per-read AlignResults), each followed
@@ -692,6 +698,28 @@ class SamWriter:
     def __exit__(self, *exc):
         self.close()
         return False
+
+
+def run_writer(target, graph, sam, fmt, sort=False, scoring=None, threads=1, argv=None):
+    """The :class:`SamWriter` of an ``s2g align`` run (the CLI's, one process or a Dask
+    client) on ``graph`` (a FlatGraph with its paths) for ``sam`` (a
+    :class:`~s2g.plan.SamOptions`)."""
+    from ..plan import is_cyclic
+    from .refpath import _source
+    if is_cyclic(graph):
+        raise S2GError(f"{_source(graph)}SAM/BAM output from full-graph DP on a cyclic graph "
+                       "is not supported (each batch unrolls it anew); use --seeded or "
+                       "--break-cycles")
+    return SamWriter(target, graph, RefPath(graph, sam.ref_path), fmt, argv=argv, sort=sort,
+                     scoring=scoring, threads=threads, read_group=sam.read_group,
+                     ref_name=sam.ref_name, ref_length=sam.ref_length)
+
+
+def records_text(graph, sam, scoring):
+    """``text(batch, res)`` -> SAM records (no header) on ``graph`` for ``sam`` (a
+    :class:`~s2g.plan.SamOptions`): what a Dask worker sends its client, which writes the
+    header, the records and BAM, sorted or not."""
+    return run_writer(io.StringIO(), graph, sam, "sam", scoring=scoring).batch_text
 
 
 def index_bam(path):
