@@ -23,6 +23,15 @@ if compile_time("per_thread_streams"):
     # work; a value the user set is kept. Shared device arrays are synchronized once
     # after their upload (s2g.variants._devpool.shared).
     os.environ.setdefault("CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM", "1")
+if compile_time("gpu_pending_frees") > 0:
+    # Numba's deferred frees (read at each free): its config, loaded or not yet
+    os.environ.setdefault("NUMBA_CUDA_MAX_PENDING_DEALLOCS_RATIO",
+                          str(compile_time("gpu_pending_frees")))
+    import sys
+    for _m in ("numba.cuda.core.config", "numba.core.config"):
+        if hasattr(sys.modules.get(_m), "CUDA_DEALLOCS_RATIO"):
+            sys.modules[_m].CUDA_DEALLOCS_RATIO = float(
+                os.environ["NUMBA_CUDA_MAX_PENDING_DEALLOCS_RATIO"])
 from .errors import GraphError, ReadError, S2GError
 from .graph import FlatGraph, graph_info, load_graph
 from .reads import ReadBatch, iter_pair_batches, iter_read_batches, read_pairs, read_reads

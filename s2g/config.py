@@ -61,6 +61,10 @@ KNOBS = (
     Knob("devpool", True, bool, "run", "reuse GPU buffers between batches"),
     Knob("devpool_names", False, bool, "run",
          "--timings: the largest GPU buffers by name (where device memory goes)"),
+    Knob("gpu_pending_frees", 0.0, float, "compile",
+         "share of the GPU's memory Numba may hold in deferred frees (0: Numba's own, "
+         "0.2; 0.02 keeps the device's memory in use near what the run's buffers hold: "
+         "with long_device_bytes, docs/gpu.md)"),
     Knob("per_thread_streams", True, bool, "compile",
          "each thread's GPU work on its own default stream (CUDA per-thread default "
          "streams), so a thread's copies wait for its own kernels, not every thread's"),
@@ -273,6 +277,11 @@ def parse(knob: Knob, text: str):
             return int(text.replace("_", ""), 0)
         except ValueError:
             raise ValueError(f"{knob.name}: {text!r} is not an integer") from None
+    if knob.kind is float:
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError(f"{knob.name}: {text!r} is not a number") from None
     return text
 
 
@@ -281,6 +290,8 @@ def _check(knob: Knob, value):
         raise ValueError(f"{knob.name}: {value!r} is not a boolean")
     if knob.kind is int and (isinstance(value, bool) or not isinstance(value, int)):
         raise ValueError(f"{knob.name}: {value!r} is not an integer")
+    if knob.kind is float and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise ValueError(f"{knob.name}: {value!r} is not a number")
     if knob.kind is str and not isinstance(value, str):
         raise ValueError(f"{knob.name}: {value!r} is not a string")
     if knob.name == "long_strip" and not (8 <= value <= 32 and value % 8 == 0):

@@ -59,12 +59,31 @@ def test_s2g_config_parsing(env):
     env(S2G_CONFIG="fast_pipe=off,tb_inline=0,devpool=TRUE")
     s = config.settings()
     assert (s.fast_pipe, s.tb_inline, s.devpool) == (False, False, True)
+    env(S2G_CONFIG="long_cand_ratio=0.25,gpu_pending_frees=2e-2")     # (floats were text)
+    s = config.settings()
+    assert (s.long_cand_ratio, s.gpu_pending_frees) == (0.25, 0.02)
+
+
+def test_gpu_pending_frees_sets_numbas_deferred_frees():
+    """Knob gpu_pending_frees: Numba's share of the GPU's memory held in deferred frees,
+    set whether numba.cuda's config loaded before s2g or not; unset, Numba's own."""
+    import subprocess
+    import sys
+    code = ("import numba.cuda, s2g; from numba.cuda.core import config; "
+            "print(config.CUDA_DEALLOCS_RATIO)")
+    for cfg, want in (("gpu_pending_frees=0.02", "0.02"), ("", "0.2")):
+        env = dict(os.environ, S2G_CONFIG=cfg)
+        env.pop("NUMBA_CUDA_MAX_PENDING_DEALLOCS_RATIO", None)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True).stdout.split()
+        assert out[-1] == want
 
 
 @pytest.mark.parametrize("text, why", [
     ("bogus=1", "'bogus=1' is not name=value of a knob (s2g info --config lists them)"),
     ("fast_block", "'fast_block' is not name=value of a knob"),
     ("fast_block=big", "fast_block: 'big' is not an integer"),
+    ("long_cand_ratio=half", "long_cand_ratio: 'half' is not a number"),
     ("long_log=maybe", "long_log: 'maybe' is not a boolean (1/0, true/false)"),
     ("long_strip=12", "long_strip must be 8, 16, 24 or 32"),
     ("vector_width=128", "vector_width must be 256 or 512"),
