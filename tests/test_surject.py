@@ -435,6 +435,20 @@ def test_a_read_across_an_sv_gets_a_supplementary_record(tmp_path):
                    ("svrev", 2064, True), ("inA", 0, False)]
 
 
+def test_a_batch_with_no_read_on_the_path(tmp_path):
+    """(Review, session 49.) A batch in which no read reaches the path (here one read, on
+    a segment no path walks; the ramp's small first and last batches, or secondaries off
+    the path): every read an unmapped record, no error (it raised IndexError)."""
+    rng = np.random.default_rng(1)
+    P, O = ("".join(rng.choice(list("ACGT"), n)) for n in (1000, 300))
+    graph = s2g.load_graph(write_text(tmp_path, "g.gfa", f"S\t1\t{P}\nS\t2\t{O}\n"
+                                      "P\tref\t1+\t*\n"), keep_paths=True)
+    reads = batch(["off"], [O[50:200]])
+    recs = records(sam_text(graph, reads, s2g.align(graph, reads, method="exact"), ref="ref"))
+    assert [(r[0], r[1], r[5]) for r in recs] == [("off", "4", "*")]
+    assert tags(recs[0])["XG"] == ">2"
+
+
 def test_per_read_results_give_the_same_records(tmp_path):
     path, refseq, names, seqs, _ = _linear_case(tmp_path, 7)
     graph = s2g.load_graph(path, keep_paths=True)

@@ -596,7 +596,8 @@ def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = Non
     rea = np.zeros((n, 7), np.int64)
     rea[got >= 0] = rea_live[got[got >= 0]]
     ops_at_live = ops_at
-    ops_at = np.where(got >= 0, ops_at[np.maximum(got, 0)], 0)
+    ops_at = (np.where(got >= 0, ops_at[np.maximum(got, 0)], 0) if len(ops_at)
+              else np.zeros(n, np.int64))           # (no candidate in the whole batch)
     # the runner-up elsewhere on the path (a start at least half the read part away): the
     # path repeats what the graph keeps once (a collapsed repeat): MAPQ is capped by it
     # (and aligning at least half the bases the chosen one does: not another part of the

@@ -538,7 +538,8 @@ class SamWriter:
         flag = 2048 | np.where(rev, 16, 0) | (prows[own, 0] & (1 | 2 | 8 | 32 | 64 | 128))
         rows[:, 0] = flag
         rows[:, 1] = sp.rea[t, 1] + 1 + self.ref.offset
-        rows[:, 2] = np.minimum(prows[own, 2], cap.astype(np.int64))
+        q = prows[own, 2]                         # (255, not computed, stays unless a tie)
+        rows[:, 2] = np.where((q == 255) & (cap > 0), q, np.minimum(q, cap.astype(np.int64)))
         rows[:, 3] = 1
         if mates is not None:
             rows[:, 4] = prows[own, 4]
