@@ -433,6 +433,9 @@ def _align(args, out, options, kernel) -> int:
     graph = _open_graph(args, options.scoring, options.mode,    # a FlatGraph, or a CyclicGraph
                         keep_paths=sam)
     spent = {"load graph": time.perf_counter() - t0}
+    if sam:                         # a graph SAM/BAM cannot use: say so before the index
+        from .sam.refpath import path_name
+        path_name(graph, args.ref_path)
     say = None if args.quiet else (lambda msg: print(f"s2g: {msg}", file=sys.stderr))
     if run is None and args.method == "auto" and not dask and options.pairs is None:
         batches, run = peek_input(batches, args.reads)   # a small input: full-graph DP

@@ -692,6 +692,11 @@ def test_cli_sam_option_errors(tmp_path, cli_pairs, capsys):
     code, _, err = run(capsys, "align", gfa, fq1, "-f", "sam", "--no-traceback")
     one_error(code, err, "--no-traceback")
     assert not (tmp_path / "a.sam").exists()
+    # a graph without paths: one line before any index is built (auto seeds for SAM)
+    nop = write_text(tmp_path, "nop.gfa", "S\t1\tACGTACGTAAACCCGGGTTTAGCATCGA\n")
+    code, _, err = run(capsys, "align", nop, fq1, "-o", tmp_path / "b.sam")
+    one_error(code, err, "has no paths")
+    assert not os.path.exists(nop + ".s2gi") and not (tmp_path / "b.sam").exists()
 
 
 def test_a_read_name_sam_cannot_hold_is_one_error(tmp_path, cli_pairs, capsys):

@@ -49,12 +49,8 @@ class RefPath:
     """
 
     def __init__(self, graph, name=None):
-        paths = getattr(graph, "paths", None) or {}
-        if not paths:
-            raise S2GError(f"{_source(graph)}has no paths (P or W lines) to surject onto; "
-                           "SAM/BAM output needs a reference path (a graph loaded with "
-                           "keep_paths=True)")
-        self.name = choose_path(paths, name, _source(graph))
+        self.name = path_name(graph, name)
+        paths = graph.paths
         steps = np.asarray(paths[self.name], np.int64).reshape(-1, 2)
         if len(steps) == 0:
             raise S2GError(f"{_source(graph)}path {self.name!r} is empty")
@@ -94,6 +90,20 @@ class RefPath:
 def _source(graph):
     src = getattr(graph, "source", "")
     return f"{src}: " if src else ""
+
+
+def path_name(graph, name=None) -> str:
+    """The name of ``graph``'s path to surject onto (``name``: as :class:`RefPath`'s), or
+    a one-line error for a graph without paths or a name that names none: before a run
+    spends anything on a graph SAM/BAM cannot use. (A cyclic graph's paths are its
+    records'.)"""
+    paths = (getattr(graph, "paths", None) or getattr(getattr(graph, "rec", None), "paths", None)
+             or {})
+    if not paths:
+        raise S2GError(f"{_source(graph)}has no paths (P or W lines) to surject onto; "
+                       "SAM/BAM output needs a reference path (a graph loaded with "
+                       "keep_paths=True)")
+    return choose_path(paths, name, _source(graph))
 
 
 def choose_path(paths, name, where=""):
