@@ -28,24 +28,10 @@ import time
 
 import numpy as np
 
+from bench.seeded import mutate
+
 _COMP = np.array([3, 2, 1, 0, 4], np.uint8)
 _LET = np.frombuffer(b"ACGTN", np.uint8)
-
-
-def _mutate(codes, err, indel_share, rng):
-    out = []
-    for b in codes:
-        x = rng.random()
-        if x < err * (1 - indel_share):
-            out.append((int(b) + int(rng.integers(1, 4))) % 4 if b < 4 else 4)
-        elif x < err * (1 - indel_share / 2):
-            out.append(int(b))
-            out.extend(int(c) for c in rng.integers(0, 4, int(rng.integers(1, 4))))
-        elif x < err:
-            continue
-        else:
-            out.append(int(b))
-    return np.array(out, np.uint8)
 
 
 def sample_pairs(seq, n, args, rng):
@@ -68,8 +54,8 @@ def sample_pairs(seq, n, args, rng):
             m1.append(right)
             m2.append(left)
             truth.append(((f0 + f - L, True), (f0, False)))
-    m1 = [_mutate(x, args.error, args.indel_share, rng) for x in m1]
-    m2 = [_mutate(x, args.error, args.indel_share, rng) for x in m2]
+    m1 = [mutate(x, args.error, args.indel_share, rng) for x in m1]
+    m2 = [mutate(x, args.error, args.indel_share, rng) for x in m2]
     return m1, m2, truth
 
 

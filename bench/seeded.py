@@ -104,22 +104,28 @@ def sample(g, n, length, err, indel_share, rng):
             bases = np.concatenate(parts)[:length]
         if (bases > 3).mean() > 0.1:
             continue
-        out = []
-        for b in bases:
-            x = rng.random()
-            if x < err * (1 - indel_share):
-                out.append((int(b) + int(rng.integers(1, 4))) % 4)
-            elif x < err * (1 - indel_share / 2):
-                out.append(int(b))
-                out.extend(int(c) for c in rng.integers(0, 4, int(rng.integers(1, 4))))
-            elif x < err:
-                continue
-            else:
-                out.append(int(b))
-        seqs.append(np.array(out, np.uint8))
+        seqs.append(mutate(bases, err, indel_share, rng))
         truths.append(set(int(x) for x in nodes))
     names = [f"r{i}" for i in range(n)]
     return ReadBatch.from_codes(names, seqs), truths
+
+
+def mutate(bases, err, indel_share, rng):
+    """``bases`` (codes) with ``err`` errors a base, ``indel_share`` of them 1-3 bp
+    insertions or deletions (half each), the rest substitutions."""
+    out = []
+    for b in bases:
+        x = rng.random()
+        if x < err * (1 - indel_share):
+            out.append((int(b) + int(rng.integers(1, 4))) % 4)
+        elif x < err * (1 - indel_share / 2):
+            out.append(int(b))
+            out.extend(int(c) for c in rng.integers(0, 4, int(rng.integers(1, 4))))
+        elif x < err:
+            continue
+        else:
+            out.append(int(b))
+    return np.array(out, np.uint8)
 
 
 def on_walk(res, truths):
