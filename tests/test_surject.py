@@ -800,6 +800,29 @@ def test_paired_records_carry_the_mate_cigar(tmp_path, cli_pairs):
                 assert x.get_tag("MC") == y.cigarstring
 
 
+@pytest.mark.parametrize("sort", [False, True])
+def test_samtools_failing_is_one_error(tmp_path, sort):
+    """BAM (and sorted output) streams into samtools in a process of its own: a record it
+    refuses, or the process gone, is an S2GError naming what samtools said, and abort()
+    leaves no temporary folder."""
+    pytest.importorskip("pysam")
+    path, *_ = _linear_case(tmp_path, 3)
+    graph = s2g.load_graph(path, keep_paths=True)
+    w = SamWriter(str(tmp_path / "x.bam"), graph, None, "bam", sort=sort)
+    w.write_records(b"r\t0\tnochrom\tnotanumber\n", 1)
+    with pytest.raises(S2GError, match="writing BAM failed") as exc:
+        w.close()
+    assert "\n" not in str(exc.value)
+    w = SamWriter(str(tmp_path / "y.bam"), graph, None, "bam", sort=sort)
+    w._bam.kill()
+    w._bam.wait()
+    with pytest.raises(S2GError, match="writing BAM failed"):
+        for _ in range(100):                      # (until the pipe's buffer is refused)
+            w.write_records(b"r\t4\t*\t0\t0\t*\t*\t0\t0\tACGT\t*\n" * 1000, 1000)
+    w.abort()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".s2g")) == []
+
+
 def test_a_failed_sorted_bam_run_leaves_nothing_behind(tmp_path, cli_pairs, capsys):
     """A run that fails mid-way (an unknown base in a late read) with -o x.bam --sort:
     one error line, no x.bam, no .bai, no temporary folder beside it."""

@@ -10,6 +10,8 @@ import os
 import re
 import shlex
 import shutil
+import subprocess
+import sys
 import tempfile
 
 import numba
@@ -201,6 +203,10 @@ _MATE = re.compile(r"/[12]$")
 MAX_QNAME = 254
 
 
+#: the samtools command a BAM or sorted output streams into (its own process)
+_SAMTOOLS = "import sys, pysam; getattr(pysam, sys.argv[1])(*sys.argv[2:], catch_stdout=False)"
+
+
 def _pysam():
     try:
         import pysam
@@ -346,18 +352,26 @@ class SamWriter:
                 self._fh = self._target
             self._fh.write(self.header_text)
         else:
-            # records go to an unsorted BAM first: the output itself, or a temporary file
-            # to sort or to copy to a file object at the end
+            # SAM text streams into samtools (pysam's, in a process of its own: htslib
+            # parses and compresses there, in parallel, not record by record in Python):
+            # `view -b` into the output, or `sort` into it; into a temporary file to copy
+            # to a file object at the end
             direct = self.fmt == "bam" and not sort and is_name
-            if direct:
-                self._bam_path = self._target
-            else:
+            if not direct:
                 base = os.path.dirname(os.path.abspath(self._target)) if is_name else None
                 self._tmpdir = tempfile.mkdtemp(prefix=".s2g-sam-", dir=base)
-                self._bam_path = os.path.join(self._tmpdir, "unsorted.bam")
-            self._header_obj = pysam.AlignmentHeader.from_text(self.header_text)
-            self._bam = pysam.AlignmentFile(self._bam_path, "wb", header=self._header_obj,
-                                            threads=self.threads)
+            self._out = self._target if is_name else os.path.join(self._tmpdir, "out")
+            threads = ["-@", str(self.threads)] if self.threads > 1 else []
+            if sort:
+                args = ["sort", "-o", self._out, "-O", self.fmt, "-T",
+                        os.path.join(self._tmpdir, "sort"), *threads, "-"]
+            else:
+                args = ["view", "-b", "--no-PG", "-o", self._out, *threads, "-"]
+            self._err = tempfile.TemporaryFile()
+            self._bam = subprocess.Popen([sys.executable, "-c", _SAMTOOLS, *args],
+                                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                         stderr=self._err)
+            self._send(self.header_text.encode("utf-8", "surrogateescape"))
 
     def _header(self, cl, version):
         lines = ["@HD\tVN:1.6\tSO:" + ("coordinate" if self.sort else "unsorted"),
@@ -621,13 +635,23 @@ class SamWriter:
         if self._fh is not None:
             self._fh.write(data.decode("utf-8", "surrogateescape"))
         elif data:
-            from_string = self._pysam.AlignedSegment.fromstring
-            hdr = self._header_obj
-            write = self._bam.write
-            for line in data.decode("utf-8", "surrogateescape").split("\n")[:-1]:
-                write(from_string(line, hdr))
+            self._send(data)
         self.n_written += n
         return n
+
+    def _send(self, data: bytes):
+        try:
+            self._bam.stdin.write(data)
+        except BrokenPipeError:
+            self._bam.wait()
+            raise S2GError(f"writing {self.fmt.upper()} failed: {self._samtools_error()}") \
+                from None
+
+    def _samtools_error(self) -> str:
+        self._err.seek(0)
+        lines = [x for x in self._err.read().decode("utf-8", "replace").splitlines()
+                 if x.strip()]
+        return lines[-1] if lines else f"samtools exited with {self._bam.returncode}"
 
     def close(self):
         """Finish the output: close the file, sort and index when asked."""
@@ -639,8 +663,16 @@ class SamWriter:
                     self._fh.flush()
                 self._fh = None
             if self._bam is not None:
-                self._bam.close()
-                self._bam = None
+                proc, self._bam = self._bam, None
+                try:
+                    proc.stdin.close()
+                except BrokenPipeError:
+                    pass
+                if proc.wait() != 0:
+                    self._bam = proc
+                    msg = self._samtools_error()
+                    self._bam = None
+                    raise S2GError(f"writing {self.fmt.upper()} failed: {msg}")
                 self._finish()
         finally:
             if self._tmpdir is not None:
@@ -657,7 +689,8 @@ class SamWriter:
         self._fh = None
         with contextlib.suppress(Exception):
             if self._bam is not None:
-                self._bam.close()
+                self._bam.kill()
+                self._bam.wait()
         self._bam = None
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
@@ -665,19 +698,10 @@ class SamWriter:
 
     def _finish(self):
         pysam = self._pysam
-        src = self._bam_path
         if self._tmpdir is None:
             return                                        # unsorted BAM written in place
         is_name = isinstance(self._target, str)
-        out = self._target if is_name else os.path.join(self._tmpdir, "out")
-        if self.sort:
-            args = ["-o", out, "-O", "bam" if self.fmt == "bam" else "sam",
-                    "-T", os.path.join(self._tmpdir, "sort")]
-            if self.threads > 1:
-                args += ["-@", str(self.threads)]
-            pysam.sort(*args, src)
-        else:
-            out = src
+        out = self._out
         if self.index:
             pysam.index(out)
         if not is_name:
