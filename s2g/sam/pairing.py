@@ -41,12 +41,12 @@ def _elsewhere(start, lo, hi, x, c, half):
 def _pair_pick(score, fwd, start, end, lo, hi, half, cut, model, pick, margin):
     """Per pair ``p`` (reads ``2p``, ``2p + 1``), ``score[r, c]`` the realigned score of
     read ``r``'s candidate ``c`` (int64 min: none), ``fwd`` whether it is on the forward
-    strand,
-    ``start``/``end`` its span on the path, ``lo``/``hi`` the read bases it aligns,
-    ``half[r]`` the least distance that counts as elsewhere (for a candidate aligning more
-    than half the bases the chosen one does: not another part of the read), ``cut[r]`` whether its candidates were cut at the most kept (the true copy
-    may be among those left out: the pair is not chosen together); ``model`` = (mean,
-    sd, cap, unit). Writes the chosen candidates to ``pick`` and each mate's margin to
+    strand, ``start``/``end`` its span on the path, ``lo``/``hi`` the read bases it
+    aligns, ``half[r]`` the least distance that counts as elsewhere (for a candidate
+    aligning more than half the bases the chosen one does: not another part of the
+    read), ``cut[r]`` whether its candidates were cut at the most kept (the true copy may
+    be among those left out: the pair is not chosen together); ``model`` = (mean, sd,
+    cap, unit). Writes the chosen candidates to ``pick`` and each mate's margin to
     ``margin`` (int64 max: nothing elsewhere) for pairs whose mates both have a
     candidate; leaves the others as they are."""
     mean, sd, cap, unit = model

@@ -111,8 +111,9 @@ def _skips(tbs, r, nodes, occ, cap):
 def _place(tbs, nodes, occ, plen, K, out):
     """Per read ``r``, up to ``K`` candidate windows, heaviest first: ``out[r*K + c]`` =
     (status, window start, window end, band low diagonal, band high diagonal, qstart,
-    qend, 0), ``out[r*K, 7]`` = 1 where the read had more than ``K``; the diagonals ``j - i`` (window column minus row of the read part, oriented as
-    it aligns to the path) that the realignment computes; status NONE for no window
+    qend, 0), ``out[r*K, 7]`` = 1 where the read had more than ``K``; the diagonals
+    ``j - i`` (window column minus row of the read part, oriented as it aligns to the
+    path) that the realignment computes; status NONE for no window
     (OFF_PATH in the first when the walk has no node on the path).
 
     ``tbs``: the graph alignments (has, qstart, qend, walk start, walk end, indel bases,
