@@ -438,50 +438,53 @@ def _read_span(it, rea, qlen):
     return lo, hi
 
 
-def _same_part(lo, hi, pick):
-    """Per candidate (rows of reads by ``K``), whether it aligns more than half the read
-    bases its read's chosen candidate (``pick``, flat index) aligns."""
+def _overlap(lo, hi, pick):
+    """Per candidate (rows of reads by ``K``), how many read bases it aligns of those its
+    read's candidate ``pick[r]`` (flat index) aligns, and how many that one aligns."""
     K = len(lo) // max(len(pick), 1)
     plo, phi = np.repeat(lo[pick], K), np.repeat(hi[pick], K)
-    ov = np.maximum(0, np.minimum(hi, phi) - np.maximum(lo, plo))
-    return 2 * ov > phi - plo
+    return np.maximum(0, np.minimum(hi, phi) - np.maximum(lo, plo)), phi - plo
 
 
-def _supplementary(it, live, rea, qlen, pick, a, K):
-    """Per read, the candidate (row of ``rea``; -1: none) a supplementary record is
-    written for: the best scoring one that aligns at least :data:`SUPP_MIN_BASES` read
-    bases its primary (row ``pick[r]``, -1: unmapped) leaves out, overlapping the primary's
-    by at most half its own, and scoring at least as many matches (the other side of an
-    SV-size deletion, inversion or translocation against the path, as bwa mem and minimap2
-    write them); and its margin over the best other candidate covering half of its bases
-    (int64 max: none)."""
+def _same_part(lo, hi, pick):
+    """Per candidate, whether it aligns more than half the read bases its read's chosen
+    candidate (``pick``, flat index) aligns."""
+    ov, ln = _overlap(lo, hi, pick)
+    return 2 * ov > ln
+
+
+def _supplementary(lo, hi, score, as_score, pick, a):
+    """Per read, the candidate (flat index; -1: none) a supplementary record is written
+    for: the best scoring one (``score``: clip penalties in, int64 min where nothing was
+    found) that aligns at least :data:`SUPP_MIN_BASES` read bases its primary (flat index
+    ``pick[r]``, -1: unmapped) leaves out, overlapping the primary's by at most half its
+    own, and scoring (``as_score``) at least as many matches (the other side of an SV-size
+    deletion, inversion or translocation against the path, as bwa mem and minimap2 write
+    them); and its margin over the best other candidate covering more than half of its
+    bases (int64 max: none). ``lo``/``hi``: the read bases each candidate aligns."""
     n = len(pick)
+    low, top = np.iinfo(np.int64).min, np.iinfo(np.int64).max
     supp = np.full(n, -1, np.int64)
-    margin = np.full(n, np.iinfo(np.int64).max, np.int64)
-    if not len(live):
+    margin = np.full(n, top, np.int64)
+    if n == 0:
         return supp, margin
-    read = live // K
-    lo, hi = _read_span(it, rea, qlen[read])
-    found = rea[:, 0] >= 0
-    prim = pick[read]
-    plo, phi = lo[np.maximum(prim, 0)], hi[np.maximum(prim, 0)]
-    ov = np.maximum(0, np.minimum(hi, phi) - np.maximum(lo, plo))
+    K = len(lo) // n
+    ov, _ = _overlap(lo, hi, np.maximum(pick, 0))
     ln = hi - lo
-    ok = (found & (prim >= 0) & (np.arange(len(live)) != prim) & (ln - ov >= SUPP_MIN_BASES)
-          & (2 * ov <= ln) & (rea[:, 2] >= SUPP_MIN_BASES * a))
-    low = np.iinfo(np.int64).min
-    sc = np.where(ok, rea[:, 6], low)
-    for t in np.flatnonzero(ok):                  # (few: reads clipped at an SV)
-        r = read[t]
-        if supp[r] < 0 or sc[t] > sc[supp[r]]:
-            supp[r] = t
-    for r in np.flatnonzero(supp >= 0):
-        t = supp[r]
-        rows = np.flatnonzero((read == r) & found)
-        o = np.maximum(0, np.minimum(hi[rows], hi[t]) - np.maximum(lo[rows], lo[t]))
-        other = rows[(rows != t) & (rows != pick[r]) & (2 * o > ln[t])]
-        if len(other):
-            margin[r] = rea[t, 6] - rea[other, 6].max()
+    ok = ((score > low) & np.repeat(pick >= 0, K) & (np.arange(n * K) != np.repeat(pick, K))
+          & (ln - ov >= SUPP_MIN_BASES) & (2 * ov <= ln) & (as_score >= SUPP_MIN_BASES * a))
+    cand = np.where(ok, score, low).reshape(n, K)
+    has = cand.max(axis=1) > low
+    supp[has] = (np.arange(n) * K + np.argmax(cand, axis=1))[has]
+    if has.any():
+        at = np.maximum(supp, 0)
+        o, sl = _overlap(lo, hi, at)
+        flat = np.arange(n * K)
+        rival = ((score > low) & (2 * o > sl) & (flat != np.repeat(at, K))
+                 & (flat != np.repeat(pick, K)))
+        second = np.where(rival, score, low).reshape(n, K).max(axis=1)
+        near = has & (second > low)
+        margin[near] = score[supp[near]] - second[near]
     return supp, margin
 
 
@@ -611,10 +614,13 @@ def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = Non
     has2 = (got >= 0) & (second > low)          # (no runner-up: no cap; never best - min)
     margin = np.full(n, np.iinfo(np.int64).max, np.int64)
     margin[has2] = score[pick][has2] - second[has2]
-    supp, supp_margin = _supplementary(it, live, rea_live, roff[1:] - roff[:-1], got,
-                                       sc.match, K)
+    as_score = np.zeros(n * K, np.int64)
+    as_score[live] = rea_live[:, 2]
+    supp, supp_margin = _supplementary(lo, hi, score, as_score,
+                                       np.where(got >= 0, pick, -1), sc.match)
     sj = Surjected(place, rea, ops, ops_at, tbs, margin, joint)
-    sj.supp = Supplementary(supp, supp_margin, it, rea_live, ops_at_live)
+    sj.supp = Supplementary(np.where(supp >= 0, row[np.maximum(supp, 0)], -1), supp_margin,
+                            it, rea_live, ops_at_live)
     return sj
 
 

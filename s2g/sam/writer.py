@@ -250,21 +250,30 @@ def _path_mapq(sj, scoring):
     scale; 0 on a tie, as minimap2). 255 (not computed) stays unless a copy ties. A mate
     whose place the pair chose (``sj.pair_margin``) gets the larger of its own cap and its
     pair margin's, the latter at most its partner's MAPQ (:mod:`s2g.sam.pairing`)."""
-    from ..seeded.mapq import MAPQ_MAX, MAPQ_PER_MISMATCH
-    a, b, _, _ = scoring.as_tuple()
+    from ..seeded.mapq import MAPQ_MAX
     q = np.asarray(sj.tbs.mapq, np.int64)
-
-    def cap_of(d):
-        d = np.asarray(d, np.int64)
-        near = d < np.iinfo(np.int64).max
-        return np.where(near, np.floor(np.maximum(d, 0) * MAPQ_PER_MISMATCH / (a + b)),
-                        255).astype(np.int64)
-    cap = cap_of(sj.margin)
+    cap = _margin_cap(sj.margin, scoring)
     joint = np.asarray(sj.pair_margin, np.int64) >= 0
     if joint.any():
         mate = np.minimum(np.arange(len(q)) ^ 1, len(q) - 1)
         partner = np.minimum(np.where(q == 255, MAPQ_MAX, q), cap)[mate]
-        cap = np.where(joint, np.maximum(cap, np.minimum(cap_of(sj.pair_margin), partner)), cap)
+        cap = np.where(joint, np.maximum(cap, np.minimum(_margin_cap(sj.pair_margin, scoring),
+                                                         partner)), cap)
+    return _capped(q, cap)
+
+
+def _margin_cap(d, scoring):
+    """The MAPQ a score margin ``d`` allows: 20 a mismatch's worth (:mod:`s2g.seeded.mapq`'s
+    scale), 0 on a tie; 255 (no cap) where there is no runner-up (int64 max)."""
+    from ..seeded.mapq import MAPQ_PER_MISMATCH
+    a, b, _, _ = scoring.as_tuple()
+    d = np.asarray(d, np.int64)
+    return np.where(d < np.iinfo(np.int64).max,
+                    np.floor(np.maximum(d, 0) * MAPQ_PER_MISMATCH / (a + b)), 255).astype(np.int64)
+
+
+def _capped(q, cap):
+    """MAPQ ``q`` under ``cap``; 255 (not computed) stays unless the cap is a tie (0)."""
     return np.where((q == 255) & (cap > 0), q, np.minimum(q, cap))
 
 
@@ -538,22 +547,16 @@ class SamWriter:
         fields, TLEN 0, ``MC:Z``), soft clips and the whole SEQ/QUAL (bwa's and minimap2's
         ``-Y``), MAPQ at most the primary's, capped by the best other candidate for the same
         bases (20 a mismatch), NM/MD/AS of its realignment, the read's XG/XP."""
-        from ..seeded.mapq import MAPQ_PER_MISMATCH
         sp = sj.supp
         own = sp.reads
         t = sp.row[own]
         m = len(own)
-        a, b, _, _ = self.scoring.as_tuple()
-        d = sp.margin[own]
-        cap = np.where(d < np.iinfo(np.int64).max,
-                       np.floor(np.maximum(d, 0) * MAPQ_PER_MISMATCH / (a + b)), 255)
         rows = np.zeros((m, 10), np.int64)
         rev = sp.status[t] == REVERSE
         flag = 2048 | np.where(rev, 16, 0) | (prows[own, 0] & (1 | 2 | 8 | 32 | 64 | 128))
         rows[:, 0] = flag
         rows[:, 1] = sp.rea[t, 1] + 1 + self.ref.offset
-        q = prows[own, 2]                         # (255, not computed, stays unless a tie)
-        rows[:, 2] = np.where((q == 255) & (cap > 0), q, np.minimum(q, cap.astype(np.int64)))
+        rows[:, 2] = _capped(prows[own, 2], _margin_cap(sp.margin[own], self.scoring))
         rows[:, 3] = 1
         if mates is not None:
             rows[:, 4] = prows[own, 4]
