@@ -61,10 +61,11 @@ KNOBS = (
     Knob("devpool", True, bool, "run", "reuse GPU buffers between batches"),
     Knob("devpool_names", False, bool, "run",
          "--timings: the largest GPU buffers by name (where device memory goes)"),
-    Knob("gpu_pending_frees", 0.0, float, "compile",
+    Knob("gpu_pending_frees", 0.02, float, "compile",
          "share of the GPU's memory Numba may hold in deferred frees (0: Numba's own, "
-         "0.2; 0.02 keeps the device's memory in use near what the run's buffers hold: "
-         "with long_device_bytes, docs/gpu.md)"),
+         "0.2, which held up to 16 GB of an H100 beyond the run's buffers; 0.02 keeps the "
+         "device's memory in use near what they hold: with long_device_bytes, "
+         "docs/gpu.md)"),
     Knob("per_thread_streams", True, bool, "compile",
          "each thread's GPU work on its own default stream (CUDA per-thread default "
          "streams), so a thread's copies wait for its own kernels, not every thread's"),
@@ -212,6 +213,10 @@ KNOBS = (
          "fewest error positions; off: the q-gram count, as measured on a GPU so far)"),
     Knob("gpu_prune_margin", 100, int, "run",
          "pruned GPU windows: the first threshold's margin, percent of the CPU's"),
+    Knob("gpu_prune_band", True, bool, "run",
+         "the GPU traceback of a pruned window computes and keeps only the rows its "
+         "scoring pass kept (each strip's columns with a kept cell; 0: its slack band "
+         "alone)"),
     Knob("gpu_prune_handoff", True, bool, "run",
          "pruned GPU windows: each round's hand-off to the next allocated for the columns it "
          "steps over (found by a kernel before the launch) instead of the window's width"),
@@ -231,8 +236,8 @@ KNOBS = (
          "long kernel: device bytes a launch (0: half of free memory)"),
     Knob("long_device_bytes", 0, int, "run",
          "long kernel: device bytes all threads' long launches hold at once (a thread's "
-         "launches get this over align_workers + finish_workers; 0: a quarter of the "
-         "GPU's memory)"),
+         "launches get this over align_workers + 1: the traceback threads take turns; 0: "
+         "a quarter of the GPU's memory, at most 7 GB)"),
 )
 _BY_NAME = {k.name: k for k in KNOBS}
 

@@ -93,7 +93,11 @@ def _timings(args, aligner, st, dt, spent):
                           if gt["long_score_windows"] else "")
               + (f" (pruned: {gt['long_pruned_launches']} launches, "
                  f"{gt['long_pruned_reruns']:,} windows run again)"
-                 if gt.get("long_pruned_launches") else ""),
+                 if gt.get("long_pruned_launches") else "")
+              + (f"; {gt['long_live_windows']:,} traced in their pruned pass's kept rows "
+                 f"({gt['long_live_cells']:,} band cells, "
+                 f"{gt['long_live_cells'] / max(gt['long_live_cells_slack'], 1):.0%} of "
+                 "their slack bands')" if gt.get("long_live_windows") else ""),
               file=sys.stderr)
 
 

@@ -13,9 +13,14 @@ else (NEG_INF, -1, -1), as the CPU's pruned kernel gives. The check fails unless
 windows ran again. The windows' programs and walk bounds made on the GPU
 (s2g/trace/long/programs_gpu.py) are compared word for word with the host's, on the
 graph and on a window graph (bases gathered from the parent graph's); margin 5 also sizes
-each round's hand-off to its own columns (gpu_prune_handoff).
-Usage: python tests/pruned_gpu_cudasim_check.py [n_cases] -> prints "OK <cases> <windows>
-<passes again>".
+each round's hand-off to its own columns (gpu_prune_handoff). The whole-graph windows
+are then traced from their end cells on the long kernel twice, in the rows their pruned
+pass kept (gpu_prune_band) and in their slack bands alone: the tracebacks must be the same,
+and the kept rows narrower over all windows (traced_in_kept_rows). With ``narrow`` the kept
+rows are halved before the traceback, which must make the check fail (a band that misses
+cells of an optimal alignment shows).
+Usage: python tests/pruned_gpu_cudasim_check.py [n_cases] [narrow] -> prints "OK <cases>
+<windows> <passes again>".
 """
 import os
 import sys
@@ -93,8 +98,53 @@ def window_graph_programs_equal(g, rng, seed):
     programs_equal(w, tr, wg.t_lo, wg.t_hi, sz, seed)
 
 
+def traced_in_kept_rows(g, reads, sc, got, tr, nr, seed):
+    """Tracebacks of the whole-graph windows (tasks ``0..nr-1``) that found a cell, from
+    their end cells on the long kernel (s2g.trace.gpu.run), in their pruned pass's kept
+    rows and in their slack bands alone: the same start, CIGAR runs and columns."""
+    from s2g.result import BatchResult
+    from s2g.trace import FlatTracebacks
+    t = np.nonzero(got.score[:nr] > NEG_INF)[0]
+    if not len(t):
+        return
+    sub = reads.subset(tr[t])
+    res = BatchResult(sub.names, np.diff(sub.offsets), got.score[t], got.end_i[t],
+                      got.end_j[t])
+    idx = np.arange(len(t), dtype=np.int64)
+    outs, lefts = [], []
+    for live in (got.live_of(t, idx, len(t)), None):
+        flat = FlatTracebacks(len(t))
+        lefts.append(list(gpu.run(g, sub, sc, Mode.LOCAL, res, idx, flat, max_cells=0,
+                                  long_cells=1 << 40, live=live)))
+        flat.finish()
+        outs.append(flat.objects())
+    assert lefts[0] == lefts[1], lefts        # (left to the CPU: a predecessor list too long)
+    for k, (x, y) in enumerate(zip(*outs)):
+        if k in lefts[0]:
+            continue
+        if x != y:
+            raise AssertionError(f"seed {seed} window {t[k]}: traced in kept rows {x} != in "
+                                 f"the slack band {y}")
+
+
+def halve_kept_rows():
+    """The kept rows' bands halved (``narrow``: the check must then fail)."""
+    from s2g.trace.long import prune
+    live_bands = prune.live_bands
+
+    def halved(idx, coff, p_col, S, live, blo, bhi, rows_in):
+        live_bands(idx, coff, p_col, S, live, blo, bhi, rows_in)
+        for k, r in enumerate(idx):
+            if live[0][r] >= 0:
+                w = slice(coff[k], coff[k + 1])
+                bhi[w] = np.minimum(bhi[w], (blo[w] + bhi[w]) // 2)
+    prune.live_bands = halved
+
+
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    if sys.argv[2:3] == ["narrow"]:
+        halve_kept_rows()
     windows = 0
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(n):
@@ -150,10 +200,12 @@ def main():
                     if not np.array_equal(x, exp):
                         raise AssertionError(f"seed {seed} margin {margin} {name}: gpu {x} "
                                              f"!= expected {exp} (floor {floor})")
+                traced_in_kept_rows(g, reads, sc, got, tr, nr, seed)
                 windows += len(tr)
     again = PROFILE["long_pruned_reruns"]
     assert again > 0 and PROFILE["long_pruned_launches"] > 0, PROFILE
     assert PROFILE["long_pruned_launches"] >= windows // 4, PROFILE     # margin 5: 1-2 each
+    assert 0 < PROFILE["long_live_cells"] < PROFILE["long_live_cells_slack"], PROFILE
     print("OK", n, windows, again)
 
 

@@ -11,8 +11,11 @@ cell bound (a GPU/CPU mix); seeds 0 and 3 run the windows on the ``fast`` kernel
 with the kernel's per-node tables made beside the windows, ``seed_node_parts``). Even
 cases leave the packing of the tracebacks to the first reader of ``flat`` (``late``).
 With ``long``, every window runs on the long-window kernel (s2g/trace/long/; the test sets
-S2G_CONFIG=long_strip=8,long_max_t=2: several strips and rounds per window).
-Usage: python tests/seeded_cudasim_check.py [n_cases] [long] -> prints "OK <cases> <gpu windows>".
+S2G_CONFIG=long_strip=8,long_max_t=2: several strips and rounds per window); local mode's
+chosen windows are traced in the rows their pruned scoring pass kept (gpu_prune_band; how
+much that narrows is checked in tests/pruned_gpu_cudasim_check.py).
+Usage: python tests/seeded_cudasim_check.py [n_cases] [long] -> prints "OK <cases> <gpu
+windows> <secondaries> <windows traced in kept rows>".
 """
 import os
 import sys
@@ -34,6 +37,7 @@ from s2g.scoring import Mode, Scoring  # noqa: E402
 from s2g.seeded import SeededAligner  # noqa: E402
 from s2g.simulate import sample_reads, snp_graph  # noqa: E402
 from s2g.trace import gpu as trace_gpu  # noqa: E402
+from s2g.trace import gpu_chunk  # noqa: E402
 
 #: long_device_bytes of the odd seeds' long runs: a thread's share (over the default
 #: align_workers + finish_workers) holds a few of their windows (their launches of 8
@@ -148,9 +152,12 @@ def main():
                     raise AssertionError(f"seed {seed} {mode.name} lead-first tracebacks")
                 n_two += int(np.count_nonzero(want.n_windows > 1))
     assert on_gpu > 0 and n_sec > 0 and n_two > 0 and n_late > 0
-    if not long_only:
+    p = gpu_chunk.PROFILE
+    if long_only:       # chosen windows traced in their pruned pass's kept rows
+        assert p["long_live_windows"] > 0, p
+    else:
         copies_case()
-    print("OK", n, on_gpu, n_sec)
+    print("OK", n, on_gpu, n_sec, p["long_live_windows"])
 
 
 def copies_case():

@@ -66,12 +66,14 @@ def test_s2g_config_parsing(env):
 
 def test_gpu_pending_frees_sets_numbas_deferred_frees():
     """Knob gpu_pending_frees: Numba's share of the GPU's memory held in deferred frees,
-    set whether numba.cuda's config loaded before s2g or not; unset, Numba's own."""
+    set whether numba.cuda's config loaded before s2g or not; 0.02 by default, 0: Numba's
+    own."""
     import subprocess
     import sys
     code = ("import numba.cuda, s2g; from numba.cuda.core import config; "
             "print(config.CUDA_DEALLOCS_RATIO)")
-    for cfg, want in (("gpu_pending_frees=0.02", "0.02"), ("", "0.2")):
+    for cfg, want in (("gpu_pending_frees=0.05", "0.05"), ("", "0.02"),
+                      ("gpu_pending_frees=0", "0.2")):
         env = dict(os.environ, S2G_CONFIG=cfg)
         env.pop("NUMBA_CUDA_MAX_PENDING_DEALLOCS_RATIO", None)
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,

@@ -89,7 +89,8 @@ def test_long_kernel_ptx_compiles_without_local_memory(monkeypatch, S, local, pr
 
 def test_pruned_long_kernel_under_the_cuda_simulator_matches_the_reference():
     """The pruned long-window kernel (s2g/trace/long/prune.py): every window's best cell ==
-    the window reference's, floors and passes that fall short included
+    the window reference's, floors and passes that fall short included, and its windows
+    traced in the rows it kept == traced in their slack bands
     (tests/pruned_gpu_cudasim_check.py)."""
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO),
                S2G_CONFIG=",".join(f"{k}={v}" for k, v in LONG_SIM.items()))
@@ -102,6 +103,12 @@ def test_pruned_long_kernel_under_the_cuda_simulator_matches_the_reference():
     p = subprocess.run([sys.executable, str(REPO / "tests" / "pruned_gpu_cudasim_check.py"),
                         "1"], env=hits, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0 and p.stdout.startswith("OK 1"), p.stdout + p.stderr
+    # ... and when the traceback's bands, narrowed to the rows the pruned pass kept, are
+    # halved (a band missing cells of an optimal alignment does not pass unseen)
+    p = subprocess.run([sys.executable, str(REPO / "tests" / "pruned_gpu_cudasim_check.py"),
+                        "1", "narrow"], env=env, capture_output=True, text=True, timeout=900)
+    assert p.returncode != 0 and ("does not reproduce" in p.stderr or "!= in the slack band"
+                                  in p.stderr), p.stdout + p.stderr[-2000:]
     # the same check fails when the walk bound (the columns each round steps over) is
     # 1,000 too high (long_debug 32): the rounds' column ranges are what the kernel uses
     env["S2G_CONFIG"] += ",long_debug=32"
@@ -554,7 +561,8 @@ def test_device_pool_limit_bounds_growth_and_trim_drops_what_is_over(monkeypatch
     """A pool's bounded buffers (``limit``: long launches' share of ``long_device_bytes``)
     grow by a quarter only within the bound; ``trim`` drops them all (not the others) once
     a launch left them over it, and their bytes leave HELD; ``thread_share`` is the knob
-    over the aligning and traceback threads."""
+    over the aligning threads and one more (the traceback threads take turns), by default
+    a quarter of the GPU's memory, at most 7 GB."""
     from numba import cuda
     from s2g.config import configure, settings
     from s2g.trace.long import plan as long_plan
@@ -589,12 +597,58 @@ def test_device_pool_limit_bounds_growth_and_trim_drops_what_is_over(monkeypatch
                                                "finish_workers")}
     try:
         configure(long_device_bytes=9_000_000_000, align_workers=1, finish_workers=2)
-        assert long_plan.thread_share() == 3_000_000_000
-        assert long_plan.chunk_budget() <= 3_000_000_000
+        assert long_plan.thread_share() == 4_500_000_000
+        assert long_plan.chunk_budget() <= 4_500_000_000
         configure(long_device_bytes=0)           # a quarter of the GPU (none here)
         assert long_plan.thread_share() is None
+
+        class Ctx:                               # a GPU of 80 GB, then of 16 GB
+            total = 80 << 30
+
+            def get_memory_info(self):
+                return self.total // 2, self.total
+
+        ctx = Ctx()
+        monkeypatch.setattr(long_plan, "cuda", type("C", (), {
+            "current_context": staticmethod(lambda: ctx)}))
+        assert long_plan.thread_share() == 3_500_000_000
+        ctx.total = 16 << 30
+        assert long_plan.thread_share() == (4 << 30) // 2
     finally:
         configure(**old)
+
+
+def test_traceback_threads_take_turns_at_long_launches(monkeypatch):
+    """``trace_turn``: one thread's long traceback launches at a time (they share one
+    ``thread_share``), and each turn ends with that thread's long buffers dropped (the
+    others' kept)."""
+    import threading
+    import time
+    from numba import cuda
+    from s2g.trace.long import plan as long_plan
+    from s2g.variants import _devpool
+    monkeypatch.setattr(cuda, "device_array", lambda size, dtype: np.empty(size, dtype))
+    monkeypatch.setattr(_devpool, "ENABLED", True)
+    inside, most, kept = [0], [0], []
+
+    def turn():
+        pool = _devpool.pool()
+        with long_plan.trace_turn():
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+            pool.empty("long.0", 100, np.int32)
+            pool.empty("tb.0", 100, np.int32)
+            time.sleep(0.05)
+            inside[0] -= 1
+        kept.append((pool.held("long.0"), pool.held("tb.0")))
+
+    threads = [threading.Thread(target=turn) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1
+    assert kept == [(0, 400)] * 3
 
 
 def test_device_pool_growth_falls_back_to_the_size_asked(monkeypatch):

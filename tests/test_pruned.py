@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import s2g
@@ -716,3 +716,19 @@ def test_windows_too_big_to_record_at_their_score_are_not_walked_again(tmp_path,
     finally:
         configure(prune_record_bytes=1 << 28)
     assert out[1 << 28] == out[1000]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(-1, 40), st.integers(0, 12)), max_size=12),
+       st.integers(1, 45), st.sampled_from([8, 16, 32]))
+def test_strip_rows_are_each_columns_first_and_last_kept_strip(spans, W, S):
+    """The GPU traceback's kept rows per column (s2g.trace.long.prune.strip_rows, from each
+    strip's first and last column with a kept cell) == the first and last strip whose span
+    holds the column, by brute force."""
+    from s2g.trace.long.prune import strip_rows
+    flat = np.array([x for a, n in spans for x in ((a, a + n) if a >= 0 else (-1, -1))],
+                    np.int32)
+    lo, hi = strip_rows(flat, W, S)
+    for c in range(W):
+        hold = [s for s, (a, n) in enumerate(spans) if a >= 0 and a <= c <= a + n]
+        assert (lo[c], hi[c]) == ((hold[0] * S, hold[-1] * S + S - 1) if hold else (-1, -1))

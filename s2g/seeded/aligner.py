@@ -648,6 +648,7 @@ def _gpu_traces(wr, wgraph, reads, scoring, mode, tres, tasks, rows, flat, max_c
     left = rows[~walked & ~by_end]
     if by_end.any():
         more = gpu.run(wgraph, reads, scoring, mode, tres, rows[by_end], flat,
-                       max_cells=min(gpu.max_cells(), max_cells), long_cells=2 * max_cells)
+                       max_cells=min(gpu.max_cells(), max_cells), long_cells=2 * max_cells,
+                       live=wr.live_of(tasks[by_end], rows[by_end], len(tres.score)))
         left = np.sort(np.concatenate([left, np.asarray(more, np.int64)]))
     return left.astype(np.int64)

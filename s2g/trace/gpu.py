@@ -34,6 +34,7 @@ from .gpu_groups import long_banded, long_bounds, long_prefetched, split
 from .gpu_program import N_SIZES, sizes, summarize_sel
 from .gpu_walk import cum
 from .long import launch as long_launch
+from .long import plan as long_plan
 from .long import prune as long_prune
 
 def max_cells() -> int:
@@ -76,7 +77,7 @@ def prepare(mode, scoring, read_len) -> None:
         pass
 
 
-def run(graph, reads, scoring, mode, res, idx, out, max_cells=None, long_cells=0):
+def run(graph, reads, scoring, mode, res, idx, out, max_cells=None, long_cells=0, live=None):
     """Tracebacks of reads ``idx`` (aligned) on the GPU into ``out`` (a
     :class:`~s2g.traceback.FlatTracebacks`); returns the reads left for the CPU.
 
@@ -87,7 +88,9 @@ def run(graph, reads, scoring, mode, res, idx, out, max_cells=None, long_cells=0
     one launch's device memory; the rest, and windows with a predecessor list too long,
     are left. Bands (``long_band``, default on): each round of strips of a long window
     computes only the columns whose band (:func:`s2g.trace.gpu_program.band_rows`) meets
-    its rows (``long_band=0``: every column, for comparison)."""
+    its rows (``long_band=0``: every column, for comparison), narrowed where ``live`` has
+    the rows a pruned scoring pass kept (:meth:`WindowRun.live_of`,
+    :func:`s2g.trace.long.prune.live_bands`)."""
     kern = gpu_kernel.get_kernel()
     if max_cells is None:
         max_cells = settings().gpu_tb_max_cells
@@ -106,24 +109,30 @@ def run(graph, reads, scoring, mode, res, idx, out, max_cells=None, long_cells=0
     short, lng = split(sz, rows, L, max_cells, long_cells, band)
     left = idx[~(short | lng)]
     offs = np.asarray(reads.offsets, np.int64)
-    ti = TraceInputs(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, out)
+    ti = TraceInputs(kern, graph, reads, offs, mode, a, b, o, e, score, ei, ej, out, live)
     for sel, long in ((short, False), (lng, True)):
         if not sel.any():
             continue
         ix, szx, rx, Lx = idx[sel], sz[sel], rows[sel], L[sel]
         by_rows = np.argsort(rx, kind="stable")   # chunks of similar rows: little padding
         ix, szx, rx, Lx = ix[by_rows], szx[by_rows], rx[by_rows], Lx[by_rows]
-        if long and band:
-            rest = long_banded(ti, ix, szx, rx, Lx, long_cells)
-            left = np.sort(np.concatenate([left, rest]))
+        if not long:
+            for c0, c1 in chunk_bounds(szx, rx, Lx):
+                chunk(ti, ix[c0:c1], szx[c0:c1], rx[c0:c1], Lx[c0:c1])
             continue
-        bounds = list(long_bounds(szx, rx, Lx) if long else chunk_bounds(szx, rx, Lx))
-        if not (long and settings().long_prefetch and len(bounds) > 1):
-            for c0, c1 in bounds:
-                chunk(ti, ix[c0:c1], szx[c0:c1], rx[c0:c1], Lx[c0:c1], long=long)
-            continue
-        # the next launch's programs, codes and bands are made while this one's kernel runs
-        long_prefetched(ti, ix, szx, rx, Lx, bounds)
+        with long_plan.trace_turn():   # one thread's long launches at a time
+            if band:
+                rest = long_banded(ti, ix, szx, rx, Lx, long_cells)
+                left = np.sort(np.concatenate([left, rest]))
+                continue
+            bounds = list(long_bounds(szx, rx, Lx))
+            if not (settings().long_prefetch and len(bounds) > 1):
+                for c0, c1 in bounds:
+                    chunk(ti, ix[c0:c1], szx[c0:c1], rx[c0:c1], Lx[c0:c1], long=True)
+                continue
+            # the next launch's programs, codes and bands are made while this one's kernel
+            # runs
+            long_prefetched(ti, ix, szx, rx, Lx, bounds)
     return left
 
 
@@ -143,6 +152,9 @@ class WindowRun:
         self.walked = np.zeros(n, np.bool_)
         self.where = np.full((n, 2), -1, np.int64)     # (chunk, row in chunk)
         self.chunks = []
+        #: pruned windows: task -> (first graph column, columns, its strips' spans of kept
+        #: cells), the traceback's band (:func:`s2g.trace.long.prune.live_bands`)
+        self.live = {}
 
     def merge(self, other, sel):
         """Take tasks ``sel`` (a mask) from ``other``, a run over the same tasks."""
@@ -151,6 +163,30 @@ class WindowRun:
         w = other.where[sel]
         self.where[sel] = np.where(w >= 0, w + np.array([len(self.chunks), 0]), -1)
         self.chunks.extend(other.chunks)
+        for t in [t for t in self.live if sel[t]]:
+            del self.live[t]
+        self.live.update({t: v for t, v in other.live.items() if sel[t]})
+
+    def live_of(self, tasks, rows, n):
+        """The kept rows of the pruned windows among ``tasks``, for the traceback of rows
+        ``rows`` (of ``n``) from their end cells (:func:`run`'s ``live``), or None."""
+        if not self.live:
+            return None
+        off = np.full(n, -1, np.int64)
+        ns, col0, width = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
+        parts = []
+        pos = 0
+        for t, r in zip(np.asarray(tasks).tolist(), np.asarray(rows).tolist()):
+            got = self.live.get(t)
+            if got is None:
+                continue
+            col0[r], width[r], sp = got
+            off[r], ns[r] = pos, len(sp) // 2
+            parts.append(sp)
+            pos += len(sp)
+        if not parts:
+            return None
+        return off, ns, col0, width, np.concatenate(parts)
 
     def add_tracebacks(self, graph, tasks, reads_of, flat, end_i_reads):
         """Tracebacks of GPU tasks ``tasks`` (walks already done) as reads ``reads_of``."""
@@ -173,29 +209,35 @@ def _pruned(ti, out, tasks, szt, rows, L, t_read, t_lo, t_hi, floor, scoring):
     def chunks(sel, th):
         pth, pthoff, B, boff, T = th
         got = np.empty((len(sel), 3), np.int64)
+        live = np.empty(max(2 * int(pthoff[-1]), 1), np.int32)
         for c0, c1 in long_bounds(szt[sel], rows[sel], L[sel], store=False):
             x = sel[c0:c1]
             tk = tasks[x]
             p0, p1 = int(pthoff[c0]), int(pthoff[c1])
             b0, b1 = int(boff[c0]), int(boff[c1])
-            got[c0:c1] = chunk(ti, t_read[tk], szt[x], rows[x], L[x],
-                               win=(t_lo[tk], t_hi[tk]), long=True, store=False,
-                               prune=(pth[p0:max(p1, p0 + 1)], pthoff[c0:c1 + 1] - p0,
-                                      B[b0:max(b1, b0 + 1)], boff[c0:c1 + 1] - b0,
-                                      T[c0:c1]))[0]
-        return got
+            res = chunk(ti, t_read[tk], szt[x], rows[x], L[x], win=(t_lo[tk], t_hi[tk]),
+                        long=True, store=False,
+                        prune=(pth[p0:max(p1, p0 + 1)], pthoff[c0:c1 + 1] - p0,
+                               B[b0:max(b1, b0 + 1)], boff[c0:c1 + 1] - b0, T[c0:c1]))
+            got[c0:c1] = res[0]
+            live[2 * p0:2 * p1] = res[-1][:2 * (p1 - p0)]
+        return got, live
 
     fl = (np.full(len(tasks), NEG_INF, np.int64) if floor is None
           else np.asarray(floor, np.int64)[tasks])
-    best, again = long_prune.run(chunks, ti.graph, ti.reads, ti.offs, scoring, t_read[tasks],
-                                 t_lo[tasks], t_hi[tasks], rows, fl,
-                                 settings().gpu_prune_margin)
+    best, again, (spans, soff) = long_prune.run(
+        chunks, ti.graph, ti.reads, ti.offs, scoring, t_read[tasks], t_lo[tasks], t_hi[tasks],
+        rows, fl, settings().gpu_prune_margin)
     PROFILE["long_pruned_reruns"] += again
     ok = best[:, 0] > NEG_INF
     out.score[tasks] = np.where(ok, best[:, 0], NEG_INF)
     out.end_i[tasks] = np.where(ok, best[:, 1], -1)
     out.end_j[tasks] = np.where(ok, t_lo[tasks] + best[:, 2], -1)
     out.on_gpu[tasks] = True
+    if settings().gpu_prune_band:
+        for x in np.nonzero(ok)[0].tolist():
+            t = int(tasks[x])
+            out.live[t] = (int(t_lo[t]), int(t_hi[t] - t_lo[t]), spans[soff[x]:soff[x + 1]])
 
 
 def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
@@ -276,7 +318,7 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
                   else chunk_bounds(szt, rows, L))
         for c0, c1 in bounds:
             tk = tasks[c0:c1]
-            best, ops, cols, nn, start, oo, co = chunk(
+            best, ops, cols, nn, start, oo, co, _ = chunk(
                 ti, t_read[tk], szt[c0:c1], rows[c0:c1], L[c0:c1], win=(t_lo[tk], t_hi[tk]),
                 long=long, store=store)
             ok = best[:, 0] > NEG_INF

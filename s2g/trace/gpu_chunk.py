@@ -21,19 +21,24 @@ from .gpu_program import (PROG_COLUMN, PROG_NAMES, band_rows, fill, gather_codes
 from .gpu_walk import cum
 from .long import launch as long_launch
 from .long import plan as long_plan
+from .long import prune as long_prune
 
 #: seconds per stage, summed over calls (bench/gpu_traceback_profile.py reads it)
 PROFILE = {"sizes": 0.0, "fill": 0.0, "device": 0.0, "kernel": 0.0, "summary": 0.0, "store": 0.0,
            "band": 0.0, "long_launches": 0, "long_windows": 0, "long_cells": 0, "long_kernel": 0.0,
            "long_score_windows": 0, "long_score_cells": 0, "long_score_kernel": 0.0,
-           "long_pruned_launches": 0, "long_pruned_reruns": 0}
+           "long_pruned_launches": 0, "long_pruned_reruns": 0,
+           # traceback windows narrowed to their pruned pass's kept rows, and their bands'
+           # cells (slack band, narrowed)
+           "long_live_windows": 0, "long_live_cells_slack": 0, "long_live_cells": 0}
 
 
 class TraceInputs(NamedTuple):
     """What the launches of one call share: the one-thread kernel, the graph, the reads
     and their offsets, the mode and scores, and per read its score and end cell (V0's;
     zeros for seeded windows, whose kernel finds the end cell) and the tracebacks'
-    store (``out``, a :class:`~s2g.traceback.FlatTracebacks`; None for seeded windows)."""
+    store (``out``, a :class:`~s2g.traceback.FlatTracebacks`; None for seeded windows), and
+    the rows pruned scoring passes kept (``live``, :func:`s2g.trace.gpu.run`'s)."""
     kern: object
     graph: object
     reads: object
@@ -47,6 +52,7 @@ class TraceInputs(NamedTuple):
     ei: np.ndarray
     ej: np.ndarray
     out: object
+    live: tuple = None
 
 
 def device_bytes(sz, rows, L):
@@ -111,6 +117,14 @@ def prepare_chunk(ti, idx, sz, rows, win, long, pinned=True):
                   prog[PROG_NAMES.index("p_kind")], prog[PROG_NAMES.index("p_mpa")],
                   prog[PROG_NAMES.index("p_mpn")], prog[PROG_NAMES.index("mp_wcol")],
                   band[0], band[1])
+        if ti.live is not None:         # the rows the pruned scoring pass kept
+            nr = np.zeros((n, 2), np.int64)
+            long_prune.live_bands(np.asarray(idx, np.int64), coff,
+                                  prog[PROG_NAMES.index("p_col")], long_plan.S, ti.live,
+                                  band[0], band[1], nr)
+            PROFILE["long_live_windows"] += int(np.count_nonzero(ti.live[0][idx] >= 0))
+            PROFILE["long_live_cells_slack"] += int(nr[:, 0].sum())
+            PROFILE["long_live_cells"] += int(nr[:, 1].sum())
         nc = max(int(coff[-1]), 1)
         lay = [host(f"band_{nm}", nc, np.int32) for nm in ("cw", "xc")]
         nwd, nxr = np.zeros(n, np.int64), np.zeros(n, np.int64)
@@ -174,7 +188,8 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None,
     :func:`prepare_chunk` (else made here); ``on_launch``: called once the kernel is
     queued. ``store=False`` (seeded long windows): best cells only, no walks (the outputs
     other than the best cells are empty); ``prune``: their strips' thresholds, the pruned
-    kernel (:mod:`s2g.trace.long.prune`)."""
+    kernel (:mod:`s2g.trace.long.prune`), whose strips' first and last columns with a kept
+    cell come back as ``live`` (the last output; None otherwise)."""
     kern, graph, reads, mode, a, b, o, e = (ti.kern, ti.graph, ti.reads, ti.mode, ti.a, ti.b,
                                             ti.o, ti.e)
     score, ei, ej, out = ti.score, ti.ei, ti.ej, ti.out
@@ -217,12 +232,13 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None,
 
     score_c = score[idx] if win is None else np.zeros(n, np.int64)
     if long:
-        d_ops, d_cols, d_n, d_start, d_st, d_best, (ev0, ev1) = long_launch.launch(
+        d_ops, d_cols, d_n, d_start, d_st, d_best, (ev0, ev1), d_live = long_launch.launch(
             d, emp, long_launch.LongChunk(n, mode, a, b, o, e, codes, qoff, rows, score_c, coff,
                                           poff, sz, oo, co, prog, win is not None, band,
                                           store, prune))
     else:
         from numba import cuda
+        d_live = None
         args = [d(np.ascontiguousarray(codes, np.uint8)), d(qoff), d(rows.astype(np.int32)),
                 d(score_c.astype(np.int32))]
         args += [d(x) for x in (coff, poff, hoff, soff, doff, xoff, oo, co)]
@@ -269,6 +285,7 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None,
     ops, cols = d_ops.copy_to_host(), d_cols.copy_to_host()
     nn, start = d_n.copy_to_host(), d_start.copy_to_host()
     best = d_best.copy_to_host().reshape(n, 3) if win is not None else None
+    live = None if d_live is None else d_live.copy_to_host()[:2 * len(prune[0])]
     t2 = time.perf_counter()
     if long:                    # the outputs are on the host: the buffers may go
         dp.trim()
@@ -278,7 +295,7 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None,
         if (st != ST_OK).any():
             raise S2GError("internal error: the GPU window kernel did not finish a window; "
                            "please report this")
-        return best, ops, cols, nn, start, oo, co
+        return best, ops, cols, nn, start, oo, co, live
     raise_status(reads, idx, st.astype(np.int64), sz[:, 0] * R1, score, ei, ej, 0)
     PROFILE["fill"] += t_prep
     PROFILE["device"] += t2 - t1

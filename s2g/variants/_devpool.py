@@ -107,7 +107,15 @@ class DevicePool:
         prefixes, nbytes = self._limit
         if self._held_by(prefixes) <= nbytes:
             return False
-        for k in [k for k in self._bufs if isinstance(k, str) and k.startswith(prefixes)]:
+        self.drop(prefixes)
+        return True
+
+    def drop(self, prefixes: tuple):
+        """Drops the buffers named with one of ``prefixes`` and has Numba free them now."""
+        gone = [k for k in self._bufs if isinstance(k, str) and k.startswith(prefixes)]
+        if not gone:
+            return
+        for k in gone:
             _account("device", self._bufs.pop(k), None)
         self.trims += 1
         from numba import cuda
@@ -116,7 +124,6 @@ class DevicePool:
                 cuda.current_context().deallocations.clear()
             except Exception:         # noqa: BLE001 - the simulator has none to make
                 pass
-        return True
 
     def empty(self, name: str, size: int, dtype):
         """A device array of ``size`` elements of ``dtype`` (contents undefined)."""

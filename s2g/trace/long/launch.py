@@ -198,8 +198,9 @@ class LongChunk(NamedTuple):
 def launch(dev, emp, chunk):
     """Upload one chunk's windows (``chunk`` a :class:`LongChunk`; ``dev(x)`` uploads,
     ``emp(size, dtype)`` allocates) and launch the kernels (the rounds, then the walks);
-    returns the device outputs (ops, cols, n, start, status, best) and the CUDA events
-    around the launches. ``band``: (lo, hi) rows per window column
+    returns the device outputs (ops, cols, n, start, status, best), the CUDA events
+    around the launches and, pruned, each strip's first and last column with a kept cell
+    (-1 where none; two int32 a strip, at twice ``prune``'s per-strip offsets; else None). ``band``: (lo, hi) rows per window column
     (:func:`s2g.trace.gpu_program.band_rows`), then :func:`~s2g.trace.long.plan.band_layout`'s
     arrays (bcw, bxc per column, nwd, nxr per window): each round of strips computes only
     the columns whose band meets its rows, and only the band's direction codes and merge
@@ -217,6 +218,9 @@ def launch(dev, emp, chunk):
     assert T <= 32 or not SIM, "the simulator's warp votes need one-warp blocks"
     kern = get_kernel(S, mode == LOCAL, prmt_fits(a, b), prune is not None)
     pargs = () if prune is None else _prune_args(dev, prune, coff, poff, prog)
+    # pruned: each strip's first and last column with a kept cell (its rows' traceback band)
+    d_live = None if prune is None else emp(max(2 * len(prune[0]), 2), np.int32)
+    lives = () if prune is None else (d_live,)
     walk = get_walk_kernel()
     n_sh, dyn = shared_plan(T, int(sz[:, 3].max()),
                             plan.round_shared() if plan.round_t() else plan.shared_block())
@@ -299,7 +303,7 @@ def launch(dev, emp, chunk):
                             emp(hand, np.int32), emp(hand, np.int32), emp(hand, np.int32),
                             dirs32, dpred, epred, np.int32(find), d_best, *bargs,
                             d_jobs, dev(jsoff), dev(jhoff), dev(np.zeros(1, np.int32)),
-                            dev(np.zeros(max(nj, 1), np.int32)), rbest, *pargs)
+                            dev(np.zeros(max(nj, 1), np.int32)), rbest, *pargs, *lives)
         if not DEBUG & 8:
             walk[n, 1](*walk_args, dev(wjoff), dev(wjobs), rbest, *tail)
 
@@ -319,7 +323,7 @@ def launch(dev, emp, chunk):
                       stacklevel=2)
         go(T2, n_sh2, dyn2)
     ev1.record()
-    return d_ops, d_cols, d_n, d_start, d_st, d_best, (ev0, ev1)
+    return d_ops, d_cols, d_n, d_start, d_st, d_best, (ev0, ev1), d_live
 
 
 def _prune_args(dev, prune, coff, poff, prog):

@@ -38,6 +38,9 @@ bands (seeded windows) 0.563 -> 0.514 s.
 """
 from __future__ import annotations
 
+import contextlib
+import threading
+
 import numba
 import numpy as np
 from numba import config as _nb_config
@@ -351,11 +354,16 @@ def chunk_budget() -> int:
 LONG_BUFFERS = ("long.", "longprog.")
 
 
+#: ``long_device_bytes`` 0: a quarter of the GPU's memory, at most this (issue 45: 8 GB)
+DEVICE_BYTES_MAX = 7_000_000_000
+
+
 def thread_share():
     """Device bytes one thread's long launches may hold (its pool's :data:`LONG_BUFFERS`,
-    kept between launches): ``long_device_bytes`` (0: a quarter of the GPU's memory) over
-    the threads that launch them, the aligning threads (scores first) and the traceback
-    threads (``align_workers + finish_workers``). Each thread keeps its own buffers
+    kept between launches): ``long_device_bytes`` (0: a quarter of the GPU's memory, at
+    most :data:`DEVICE_BYTES_MAX`) over the aligning threads (scores first,
+    ``align_workers``) and one more for the traceback threads, which take turns at their
+    long launches (:func:`trace_turn`). Each thread keeps its own buffers
     (:mod:`s2g.variants._devpool`), so this bounds the process's. None where the device
     reports no memory (the simulator) and the knob is 0."""
     s = settings()
@@ -363,10 +371,29 @@ def thread_share():
     if total <= 0:
         _cuda()
         try:
-            total = int(cuda.current_context().get_memory_info()[1]) // 4
+            total = min(int(cuda.current_context().get_memory_info()[1]) // 4,
+                        DEVICE_BYTES_MAX)
         except Exception:             # noqa: BLE001 - the simulator: infinite memory
             return None
-    return max(1 << 16, total // max(1, s.align_workers + s.finish_workers))
+    return max(1 << 16, total // (max(0, s.align_workers) + 1))
+
+
+_TURN = threading.Lock()
+
+
+@contextlib.contextmanager
+def trace_turn():
+    """One thread's long traceback launches at a time (the traceback stage's threads take
+    turns; while one launches, the others' batches wait or do their host work), its long
+    buffers dropped at the end of its turn: so they share one :func:`thread_share`.
+    (Two threads' launches at once split the GPU between smaller launches, each waiting
+    for its slowest window: ~400 GCUPS against ~690 for one thread's, session 49.)"""
+    from ...variants import _devpool
+    with _TURN:
+        try:
+            yield
+        finally:
+            _devpool.pool().drop(LONG_BUFFERS)
 
 
 def shared_plan(T: int, n_slots: int, budget: int):

@@ -57,7 +57,7 @@ from ...variants import pruned as _cpu
 #: them, the strip dead (every register dropped) at first, and per merging lane whether
 #: any merged row is reachable (a vote in the warp's fold)
 KERNEL_LINES = {
-    "@PRUNEARGS@": ", pth, pthoff, pwl, pwr, pb, pboff, pT",
+    "@PRUNEARGS@": ", pth, pthoff, pwl, pwr, pb, pboff, pT, plive",
     "@PRUNEBAND@": """\
     if pT[r] > neg:
         # the walk bound (module doc): this round's columns, and the previous round's (its
@@ -108,7 +108,15 @@ KERNEL_LINES = {
     "@PRUNEINIT@": ("        th = neg\n"
                     "        if active:\n"
                     "            th = int32(pth[uint64(pthoff[r] + k)])\n"
-                    "        dead = int32(1)\n"),
+                    "        dead = int32(1)\n"
+                    "        llo = int32(-1)\n"
+                    "        lhi = int32(-1)\n"),
+    # each strip's first and last column with a kept cell, per window from its first
+    # strip's threshold (pthoff): the rows' band of the traceback (live_bands)
+    "@PRUNEEND@": ("        if active:\n"
+                   "            pa = uint64(2 * (pthoff[r] + k))\n"
+                   "            plive[pa] = llo\n"
+                   "            plive[pa + uint64(1)] = lhi\n"),
     "@MLV0@": "            mlv = False\n",
     "@MLV1@": "                    lv = False\n",
     "@MLV2@": "                        lv = lv or ph > neg\n",
@@ -354,7 +362,10 @@ def run(chunks, graph, reads, offs, scoring, t_read, t_lo, t_hi, rows, floor, ma
     ``rows[t]`` its bases, ``floor[t]``) in pruned passes (module doc); ``chunks(sel, th)``
     launches windows ``sel`` with ``th`` = (their strips' thresholds, each window's first;
     their rows' :func:`envelope`, each window's first; their ``T``) and returns their best
-    cells ((score, row, column) rows). Returns (best cells, passes after the first)."""
+    cells ((score, row, column) rows) and their strips' spans (first and last column with
+    a kept cell, two int32 a strip, from twice each window's first strip). Returns (best
+    cells, passes after the first, (spans, offsets)): each window's spans from the pass
+    that held (:func:`live_bands`), at ``spans[offsets[t]:offsets[t + 1]]``."""
     from .plan import S
     from ...config import settings
     a = scoring.as_tuple()[0]
@@ -367,13 +378,101 @@ def run(chunks, graph, reads, offs, scoring, t_read, t_lo, t_hi, rows, floor, ma
     best = np.zeros((len(T), 3), np.int64)
     todo = np.arange(len(T))
     again = 0
+    soff = np.zeros(len(T) + 1, np.int64)
+    np.cumsum(2 * ((np.diff(uoff) - 1 + S) // S), out=soff[1:])
+    spans = np.full(max(int(soff[-1]), 1), -1, np.int32)
     while len(todo):
-        got = chunks(todo, strip_thresholds(U, uoff, T, todo, S) + gather_rows(B, uoff, todo)
-                     + (np.maximum(T[todo], NEG_INF).astype(np.int32),))
+        th = strip_thresholds(U, uoff, T, todo, S)
+        got, live = chunks(todo, th + gather_rows(B, uoff, todo)
+                           + (np.maximum(T[todo], NEG_INF).astype(np.int32),))
         done, none, T[todo], margin[todo], known[todo] = next_thresholds(
             got[:, 0], T[todo], margin[todo], low[todo], known[todo], U0[todo])
         got[none] = (NEG_INF, -1, -1)
         best[todo[done]] = got[done]
+        _keep_spans(live, th[1], todo, np.nonzero(done)[0], spans, soff)
         todo = todo[~done]
         again += len(todo)
-    return best, again
+    return best, again, (spans, soff)
+
+
+@numba.njit(**NJIT)
+def _keep_spans(live, pthoff, todo, sel, spans, soff):
+    """The spans of windows ``todo[sel]`` from a pass's (``live``, per window from twice
+    its first strip ``pthoff``) into ``spans`` (from ``soff`` per window)."""
+    for x in sel:
+        t = todo[x]
+        spans[soff[t]:soff[t + 1]] = live[2 * pthoff[x]:2 * pthoff[x + 1]]
+
+
+@numba.njit(**NJIT)
+def _first_free(nxt, c):
+    """The first column at or after ``c`` not yet given a strip (path halving)."""
+    while nxt[c] != c:
+        nxt[c] = nxt[nxt[c]]
+        c = nxt[c]
+    return c
+
+
+@numba.njit(**NJIT)
+def strip_rows(spans, W, S):
+    """Per column ``0..W-1`` of a pruned window, the first and last row of the strips with a
+    kept cell there (``spans``: per strip of ``S`` rows its first and last such column, -1
+    where none; :data:`KERNEL_LINES` ``@PRUNEEND@``), or (-1, -1) where no strip has one:
+    each column's lowest such strip from the top, its highest from the bottom, every
+    column given once each way (``nxt``: the next column not yet given one)."""
+    lo = np.full(W, np.int64(-1), np.int64)
+    hi = np.full(W, np.int64(-1), np.int64)
+    ns = len(spans) // 2
+    nxt = np.arange(W + 1)
+    for s in range(ns):
+        a, b = np.int64(spans[2 * s]), min(np.int64(spans[2 * s + 1]), W - 1)
+        if a < 0 or a >= W:
+            continue
+        c = _first_free(nxt, a)
+        while c <= b:
+            lo[c] = s * S
+            nxt[c] = c + 1
+            c = _first_free(nxt, c + 1)
+    nxt[:] = np.arange(W + 1)
+    for s in range(ns - 1, -1, -1):
+        a, b = np.int64(spans[2 * s]), min(np.int64(spans[2 * s + 1]), W - 1)
+        if a < 0 or a >= W:
+            continue
+        c = _first_free(nxt, a)
+        while c <= b:
+            hi[c] = s * S + S - 1
+            nxt[c] = c + 1
+            c = _first_free(nxt, c + 1)
+    return lo, hi
+
+
+@numba.njit(parallel=True, **NJIT)
+def live_bands(idx, coff, p_col, S, live, blo, bhi, rows_in):
+    """Narrow the traceback bands ``blo``/``bhi`` (:func:`s2g.trace.gpu_program.band_rows`,
+    window ``k``'s columns from ``coff[k]``, graph columns ``p_col``) of reads ``idx`` to
+    the rows the pruned scoring pass kept in their chosen window: ``live`` = (off, n,
+    col0, width, spans) per read (``off`` -1: none; its ``n`` strips' spans at
+    ``spans[off:off + 2 n]``, :func:`strip_rows`; the window's graph columns ``col0 ..
+    col0 + width - 1``). A column outside that window, or with no kept cell, gets an empty
+    band. The pass kept every cell of every alignment scoring at least its threshold,
+    which the window's optimum reached (:func:`run`), so every cell of every optimal
+    alignment lies in the narrowed band: the argument that makes the slack band exact
+    (the CPU's ``tb_prune_band`` argues the same). ``rows_in[k]`` += (band rows before,
+    after) of the narrowed windows."""
+    off, n, col0, width, spans = live
+    for k in numba.prange(len(idx)):
+        r = idx[k]
+        o = off[r]
+        if o < 0:
+            continue
+        W = width[r]
+        lo, hi = strip_rows(spans[o:o + 2 * n[r]], W, S)
+        for w in range(coff[k], coff[k + 1]):
+            rows_in[k, 0] += max(0, bhi[w] - blo[w] + 1)
+            c = np.int64(p_col[w]) - col0[r]
+            if 0 <= c < W and hi[c] >= 0:
+                blo[w] = max(blo[w], lo[c])
+                bhi[w] = min(bhi[w], hi[c])
+            else:
+                bhi[w] = -1
+            rows_in[k, 1] += max(0, bhi[w] - blo[w] + 1)

@@ -275,7 +275,13 @@ def _render(S: int, local: bool, prmt_sub: bool, sim: bool, prune: bool = False)
         cells = ("                regs_dead = (not mlv) if mc else (dead != 0)\n"
                  "                if not (regs_dead and th > 0 and max(diag, max(hup, f)) <= neg):\n"
                  + cells + "\n"
-                 "                    dead = int32(cm <= neg)")
+                 "                    dead = int32(cm <= neg)\n"
+                 # the strip's first and last column with a kept cell (plive, its rows'
+                 # band for the traceback: s2g.trace.long.prune)
+                 "                    if dead == 0:\n"
+                 "                        if llo < 0:\n"
+                 "                            llo = w\n"
+                 "                        lhi = w")
     if local:
         find = ("if find and cm > best:\n"
                 "    cmv = neg\n"
@@ -715,6 +721,7 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
                         v += nl
             if dbg & 4 == 0:
                 cuda.syncthreads()
+@PRUNEEND@
     cuda.syncthreads()
     i_a[tid] = best
     i_n[tid] = bw
@@ -738,11 +745,11 @@ def long_kernel(n, mode, a, b, o, e, n_sh, dbg, codes, qoff, rows_a, coff, poff,
 
 def kernel_signature(prune: bool = False):
     """Argument types of the kernel (``cuda.compile_ptx``, eager compilation); ``prune``:
-    the pruned kernel's seven more (:data:`s2g.trace.long.prune.KERNEL_LINES`)."""
+    the pruned kernel's eight more (:data:`s2g.trace.long.prune.KERNEL_LINES`)."""
     i32, i64 = types.int32, types.int64
     a = types.Array
     extra = ((a(i32, 1, "C"), a(i64, 1, "C")) + (a(i32, 1, "C"),) * 3
-             + (a(i64, 1, "C"), a(i32, 1, "C"))) if prune else ()
+             + (a(i64, 1, "C"), a(i32, 1, "C"), a(i32, 1, "C"))) if prune else ()
     return ((i32,) * 8 + (a(types.uint8, 1, "C"), a(i64, 1, "C"), a(i32, 1, "C"))
             + (a(i64, 1, "C"),) * 4
             + (a(types.uint8, 1, "C"), a(i32, 1, "C"), a(types.int8, 1, "C"))
