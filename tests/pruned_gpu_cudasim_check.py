@@ -16,7 +16,8 @@ graph and on a window graph (bases gathered from the parent graph's); margin 5 a
 each round's hand-off to its own columns (gpu_prune_handoff). The whole-graph windows
 are then traced from their end cells on the long kernel twice, in the rows their pruned
 pass kept (gpu_prune_band) and in their slack bands alone: the tracebacks must be the same,
-and the kept rows narrower over all windows (traced_in_kept_rows). With ``narrow`` the kept
+and the kept rows narrower over all windows (traced_in_kept_rows); then windows whose threshold
+is their optimum (tight_cases). With ``narrow`` the kept
 rows are halved before the traceback, which must make the check fail (a band that misses
 cells of an optimal alignment shows).
 Usage: python tests/pruned_gpu_cudasim_check.py [n_cases] [narrow] -> prints "OK <cases>
@@ -127,6 +128,43 @@ def traced_in_kept_rows(g, reads, sc, got, tr, nr, seed):
                                  f"the slack band {y}")
 
 
+def tight_cases():
+    """Windows whose threshold is their optimum (floor at it), on a linear graph, scoring
+    (1, 4, 4, 4) (review, session 50; both failed before): a perfect read ending at the
+    window's last column (the previous round's hand-off must hold that column: it carries
+    the diagonal of the column before), and reads with a substitution in the last row of
+    a round, so that their path crosses into the next round where the strip above keeps
+    nothing further right (the kept rows widened by a row, as the slack band is). Scores
+    == the reference; traced in kept rows == in the slack band."""
+    rng = np.random.default_rng(5)
+    sc = Scoring(1, 4, 4, 4)
+    with tempfile.TemporaryDirectory() as tmp:
+        for k, ylo in enumerate((0, 32, 48, 64)):
+            gseq = "".join(rng.choice(list("ACGT"), 100))
+            read = list(gseq[20:])
+            if ylo:                         # row ylo - 1 is read base ylo - 2
+                read[ylo - 2] = [c for c in "ACGT"
+                                 if c not in gseq[18 + ylo:20 + ylo]][0]
+            path = os.path.join(tmp, f"t{k}.gfa")
+            with open(path, "w") as fh:
+                fh.write(f"H\tVN:Z:1.0\nS\ts1\t{gseq}\n")
+            g = load_graph(path, strands="forward")
+            reads = ReadBatch.from_sequences(["t"], ["".join(read)])
+            tr = np.zeros(1, np.int64)
+            t_lo, t_hi = np.zeros(1, np.int64), np.full(1, g.n_bases, np.int64)
+            want = align_windows_ref(g, reads.codes_flat, reads.offsets, tr, t_lo, t_hi, sc,
+                                     Mode.LOCAL)
+            configure(gpu_long=True, gpu_prune=True, gpu_prune_margin=100,
+                      gpu_prune_handoff=True, long_score_first=True, gpu_window_fast=False,
+                      long_chunk_bytes=6_000_000_000)
+            got = gpu.run_windows(g, reads, sc, Mode.LOCAL, tr, t_lo, t_hi, max_cells=0,
+                                  floor=want[0].copy())
+            if (got.score[0], got.end_i[0], got.end_j[0]) != tuple(int(w[0]) for w in want):
+                raise AssertionError(f"tight case {ylo}: gpu {got.score}, {got.end_i}, "
+                                     f"{got.end_j} != expected {want}")
+            traced_in_kept_rows(g, reads, sc, got, tr, 1, f"tight {ylo}")
+
+
 def halve_kept_rows():
     """The kept rows' bands halved (``narrow``: the check must then fail)."""
     from s2g.trace.long import prune
@@ -206,6 +244,7 @@ def main():
     assert again > 0 and PROFILE["long_pruned_launches"] > 0, PROFILE
     assert PROFILE["long_pruned_launches"] >= windows // 4, PROFILE     # margin 5: 1-2 each
     assert 0 < PROFILE["long_live_cells"] < PROFILE["long_live_cells_slack"], PROFILE
+    tight_cases()
     print("OK", n, windows, again)
 
 

@@ -375,7 +375,7 @@ def thread_share():
                         DEVICE_BYTES_MAX)
         except Exception:             # noqa: BLE001 - the simulator: infinite memory
             return None
-    return max(1 << 16, total // (max(0, s.align_workers) + 1))
+    return max(1 << 16, total // (max(1, s.align_workers) + 1))
 
 
 _TURN = threading.Lock()

@@ -104,6 +104,13 @@ KERNEL_LINES = {
         chi = int32(bnd[1])
         plo = int32(bnd[2])
         phi = int32(bnd[3])
+        # and one column more: the hand-off at column w carries the diagonal of column
+        # w - 1 (a tight optimum whose read ended at the window's last column was lost
+        # without it: review, session 50)
+        if chi >= 0 and chi < W - 1:
+            chi = int32(chi + 1)
+        if phi >= 0 and phi < W - 1:
+            phi = int32(phi + 1)
 """,
     "@PRUNEINIT@": ("        th = neg\n"
                     "        if active:\n"
@@ -453,7 +460,9 @@ def live_bands(idx, coff, p_col, S, live, blo, bhi, rows_in):
     the rows the pruned scoring pass kept in their chosen window: ``live`` = (off, n,
     col0, width, spans) per read (``off`` -1: none; its ``n`` strips' spans at
     ``spans[off:off + 2 n]``, :func:`strip_rows`; the window's graph columns ``col0 ..
-    col0 + width - 1``). A column outside that window, or with no kept cell, gets an empty
+    col0 + width - 1``), widened by one row each way (the slack band's widening: the row
+    above a kept cell is where its diagonal and insertion come from, across a round's
+    hand-off too). A column outside that window, or with no kept cell, gets an empty
     band. The pass kept every cell of every alignment scoring at least its threshold,
     which the window's optimum reached (:func:`run`), so every cell of every optimal
     alignment lies in the narrowed band: the argument that makes the slack band exact
@@ -471,8 +480,14 @@ def live_bands(idx, coff, p_col, S, live, blo, bhi, rows_in):
             rows_in[k, 0] += max(0, bhi[w] - blo[w] + 1)
             c = np.int64(p_col[w]) - col0[r]
             if 0 <= c < W and hi[c] >= 0:
-                blo[w] = max(blo[w], lo[c])
-                bhi[w] = min(bhi[w], hi[c])
+                # widened by a row each way, as band_rows widens the slack band: a round's
+                # first row reads its diagonal and insertion from the row above, through
+                # the previous round's hand-off, which holds only the columns whose band
+                # meets that round's rows (a path crossing a strip boundary where the
+                # strip above kept nothing further right lost its diagonal: review,
+                # session 50)
+                blo[w] = max(blo[w], lo[c] - 1)
+                bhi[w] = min(bhi[w], hi[c] + 1)
             else:
                 bhi[w] = -1
             rows_in[k, 1] += max(0, bhi[w] - blo[w] + 1)
