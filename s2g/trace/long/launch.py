@@ -200,7 +200,8 @@ def launch(dev, emp, chunk):
     ``emp(size, dtype)`` allocates) and launch the kernels (the rounds, then the walks);
     returns the device outputs (ops, cols, n, start, status, best), the CUDA events
     around the launches and, pruned, each strip's first and last column with a kept cell
-    (-1 where none; two int32 a strip, at twice ``prune``'s per-strip offsets; else None). ``band``: (lo, hi) rows per window column
+    (-1 where none; two int32 a strip, at twice ``prune``'s per-strip offsets; else
+    None). ``band``: (lo, hi) rows per window column
     (:func:`s2g.trace.gpu_program.band_rows`), then :func:`~s2g.trace.long.plan.band_layout`'s
     arrays (bcw, bxc per column, nwd, nxr per window): each round of strips computes only
     the columns whose band meets its rows, and only the band's direction codes and merge
