@@ -48,6 +48,26 @@ def test_pruned_windows_equal_the_reference(case, mode, sc, data):
     _same(graph, batch, np.arange(len(reads), dtype=np.int64), lo, hi, sc, Mode.parse(mode))
 
 
+@SETTINGS
+@given(case=dag_cases(allow_empty=False), sc=scorings, data=st.data())
+def test_pruned_windows_with_the_floor_at_their_optimum(case, sc, data):
+    """Local mode, each window's floor at its own optimum (the threshold is then the
+    optimum itself, the tightest a pass runs at; the GPU's pruned pass lost such a window
+    whose read ended at its last column, session 50): the reference's cell."""
+    text, reads = case
+    graph = s2g.load_graph(write_tmp(text))
+    batch = batch_of(reads)
+    lo, hi = random_windows(data, graph.n_bases, len(reads))
+    tr = np.arange(len(reads), dtype=np.int64)
+    want = align_windows_ref(graph, batch.codes_flat, batch.offsets, tr, lo, hi, sc,
+                             Mode.LOCAL)
+    got = pruned.align_windows(graph, batch.codes_flat, batch.offsets, tr, lo, hi, sc,
+                               Mode.LOCAL, floor=np.asarray(want[0], np.int64))
+    keep = np.asarray(want[0]) >= 1                # a score of 0 is no local alignment
+    for name, w, g in zip(("score", "end_i", "end_j"), want, got):
+        np.testing.assert_array_equal(np.asarray(g)[keep], np.asarray(w)[keep], err_msg=name)
+
+
 def _snp_reads(tmp_path, n, seed):
     from s2g.simulate import sample_reads, snp_graph
     sg, ref = snp_graph(6000, 40, 2, 3)
