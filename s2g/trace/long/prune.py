@@ -421,35 +421,35 @@ def _first_free(nxt, c):
 
 
 @numba.njit(**NJIT)
+def _cover(spans, W, s0, s1, step):
+    """Per column ``0..W-1`` the first strip of ``s0, s0 + step, .. (not s1)`` whose span
+    (``spans``: per strip its first and last column, -1 where none) holds it, or -1:
+    every column given once (``nxt``: the next column not yet given one)."""
+    got = np.full(W, np.int64(-1), np.int64)
+    nxt = np.arange(W + 1)
+    for s in range(s0, s1, step):
+        a, b = np.int64(spans[2 * s]), min(np.int64(spans[2 * s + 1]), W - 1)
+        if a < 0 or a >= W:
+            continue
+        c = _first_free(nxt, a)
+        while c <= b:
+            got[c] = s
+            nxt[c] = c + 1
+            c = _first_free(nxt, c + 1)
+    return got
+
+
+@numba.njit(**NJIT)
 def strip_rows(spans, W, S):
     """Per column ``0..W-1`` of a pruned window, the first and last row of the strips with a
     kept cell there (``spans``: per strip of ``S`` rows its first and last such column, -1
     where none; :data:`KERNEL_LINES` ``@PRUNEEND@``), or (-1, -1) where no strip has one:
-    each column's lowest such strip from the top, its highest from the bottom, every
-    column given once each way (``nxt``: the next column not yet given one)."""
-    lo = np.full(W, np.int64(-1), np.int64)
-    hi = np.full(W, np.int64(-1), np.int64)
+    each column's lowest such strip from the top, its highest from the bottom."""
     ns = len(spans) // 2
-    nxt = np.arange(W + 1)
-    for s in range(ns):
-        a, b = np.int64(spans[2 * s]), min(np.int64(spans[2 * s + 1]), W - 1)
-        if a < 0 or a >= W:
-            continue
-        c = _first_free(nxt, a)
-        while c <= b:
-            lo[c] = s * S
-            nxt[c] = c + 1
-            c = _first_free(nxt, c + 1)
-    nxt[:] = np.arange(W + 1)
-    for s in range(ns - 1, -1, -1):
-        a, b = np.int64(spans[2 * s]), min(np.int64(spans[2 * s + 1]), W - 1)
-        if a < 0 or a >= W:
-            continue
-        c = _first_free(nxt, a)
-        while c <= b:
-            hi[c] = s * S + S - 1
-            nxt[c] = c + 1
-            c = _first_free(nxt, c + 1)
+    top = _cover(spans, W, 0, ns, 1)
+    bottom = _cover(spans, W, ns - 1, -1, -1)
+    lo = np.where(top >= 0, top * S, -1)
+    hi = np.where(bottom >= 0, bottom * S + S - 1, -1)
     return lo, hi
 
 
