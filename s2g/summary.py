@@ -48,7 +48,8 @@ def _timings(args, aligner, st, dt, spent):
     gt = st.profiles.get("gpu_traceback")
     if st.seeded is not None:
         parts = {k.replace("seconds ", ""): v for k, v in st.seeded.items()
-                 if k.startswith("seconds") and (v or k != "seconds CPU windows")}
+                 if k.startswith("seconds") and (v or k not in ("seconds CPU windows",
+                                                                 "seconds copies"))}
         if aligner.seeded.device == "gpu":
             parts.update({f"GPU {k}": v for k, v in (gt or {}).items()
                           if v and not k.startswith("long")})

@@ -61,6 +61,7 @@ def test_two_nearby_copies_share_mapq(tmp_path):
         assert off.mapq[0] == 60            # one window: the other copy was never counted
         assert on.mapq[0] == want, (subs, on.mapq[0])
         assert t_on["windows realigned for copies"] == 1
+        assert t_on["seconds copies"] > 0    # --timings' "copies" (the pass's seconds)
         a, b, _, _ = Scoring().as_tuple()
         assert on.score[0] == off.score[0] == 1980 * a and on.end_j[0] == off.end_j[0]
         assert on.copy_score[0] == 1980 * a - subs * (a + b)

@@ -125,7 +125,7 @@ class SeededAligner:
                        "copies windows on the GPU": 0,
                        "reads walked at their score": 0,
                        "seconds seeds+chains": 0.0, "seconds windows": 0.0,
-                       "seconds CPU windows": 0.0}
+                       "seconds CPU windows": 0.0, "seconds copies": 0.0}
         self._totals_lock = threading.Lock()   # the stages' threads count at once
         self._succ = None
         self._dix = None          # the index on the GPU (chains_gpu.DeviceIndex; False: none)
@@ -559,7 +559,9 @@ class SeededAligner:
                                 flat=FlatTracebacks(len(res)), idx=full.astype(np.int64))
                 out = out.merged(fres.flat)
             if self.copies_mapq:
+                t0 = time.perf_counter()
                 copies.rescore(self, reads, res, wg, out)
+                self._count("seconds copies", time.perf_counter() - t0)
             res.set_flat(out)
             res.wg = None
 
