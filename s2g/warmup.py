@@ -16,7 +16,9 @@ of its own (:func:`seeded_plan`): ``s2g align --seeded`` on a tiny graph, which 
 saves and loads the tiny graph's index and runs the seeds, chains, windows and window
 kernel (on a GPU variant the GPU windows), so a first seeded run and a first
 ``s2g index`` load all of it (2-core VM: 83 s and 7.6 s cold, 1.5 s and 0.7 s after
-``s2g warmup``).
+``s2g warmup``). Each generated long-window kernel a run's reads reach is a task of its
+own (:func:`long_kernel_tasks`): they are the largest compilations (a fresh H100 spent
+262-300 s on a 10 kbp run's tasks when the ``seeded`` process compiled them too).
 
 Two ways in:
 
@@ -138,6 +140,8 @@ def plan(variant, mode, scoring, read_len, traceback=True, tb_gpu=False, inline=
         stages = ("traceback", "gaf") + (("align",) if tb_gpu and inline else ())
         out.append(({"kind": "trace", "gpu": bool(tb_gpu), "mode": mode, "scoring": sc,
                      "read_len": L}, stages))
+        if tb_gpu:                  # windows past the one-thread kernel: the long one's
+            out += [(t, stages) for t in _trace_long_kernel(mode, sc, read_len)]
     else:
         out.append(({"kind": "gaf", "mode": mode, "scoring": sc, "read_len": L}, ("gaf",)))
     return out
@@ -169,7 +173,8 @@ def seeded_plan(variant, mode, scoring, read_len, traceback=True):
     L = max(warm_len(read_len), SEEDED_MIN_LEN)
     if _device(variant) == "cuda":     # GPU windows: the walks are the tracebacks
         return [({"kind": "seeded", "gpu": True, "variant": variant, "mode": mode,
-                  "scoring": sc, "read_len": L}, ("seed", "align", "traceback", "gaf"))]
+                  "scoring": sc, "read_len": L}, ("seed", "align", "traceback", "gaf"))
+                ] + long_kernel_tasks(mode, sc, read_len)
     out = [({"kind": "seeded", "gpu": False, "mode": mode, "scoring": sc, "read_len": L},
             ("seed", "align"))]
     if traceback:
@@ -178,6 +183,48 @@ def seeded_plan(variant, mode, scoring, read_len, traceback=True):
     else:
         out.append(({"kind": "gaf", "mode": mode, "scoring": sc, "read_len": L}, ("gaf",)))
     return out
+
+
+def long_kernel_tasks(mode, scoring, read_len):
+    """The long-window kernels a seeded GPU run of reads up to ``read_len`` bases launches,
+    one task each (``long_kernel``): in local mode the pruned scoring kernel (stage
+    ``align``) and the kernel that traces the chosen windows (``traceback``); in the
+    other modes the one kernel both use. Each is a generated kernel of ~600-760 KB of PTX
+    (NVVM 10-30 s on the 2-core VM, then ptxas on the GPU machine), and a fresh H100 spent
+    262-300 s compiling a 10 kbp run's tasks in the one ``seeded`` process (sessions 50-51):
+    in processes of their own they compile beside it, and the ``seeded`` task, which
+    reaches them after its seeds, chains and windows, loads them from the disk cache (or,
+    where it gets there first, compiles them as before). None where the run's windows do
+    not reach the long-window kernel (short reads, ``gpu_long`` or ``long_score_first``
+    off)."""
+    from .config import settings
+    from .dp import LOCAL
+    from .trace.gpu import window_max_cells
+    from .trace.long import source
+    cfg = settings()
+    if not (cfg.gpu_long and cfg.long_score_first) or \
+            int(max(1, read_len)) ** 2 <= window_max_cells():
+        return []
+    local = int(mode) == LOCAL
+    prmt = bool(source.prmt_fits(int(scoring[0]), int(scoring[1])))
+    if local and cfg.gpu_prune:
+        return [({"kind": "long_kernel", "key": [True, prmt, True]}, ("align",)),
+                ({"kind": "long_kernel", "key": [True, prmt, False]}, ("traceback",))]
+    return [({"kind": "long_kernel", "key": [local, prmt, False]}, ("align", "traceback"))]
+
+
+def _trace_long_kernel(mode, scoring, read_len):
+    """The long-window kernel a full-graph run's GPU traceback launches for reads of
+    ``read_len`` (:func:`s2g.trace.gpu.prepare`'s condition), as a task of its own (see
+    :func:`long_kernel_tasks`); none for shorter reads."""
+    from .config import settings
+    from .dp import LOCAL
+    from .trace.gpu import max_cells
+    from .trace.long import source
+    if not settings().gpu_long or int(max(1, read_len)) ** 2 <= max_cells():
+        return []
+    prmt = bool(source.prmt_fits(int(scoring[0]), int(scoring[1])))
+    return [{"kind": "long_kernel", "key": [int(mode) == LOCAL, prmt, False]}]
 
 
 def task_name(task) -> str:
@@ -200,6 +247,10 @@ def _dispatchers(task):
     if k == "fast_host":
         from .variants import fast
         return [fast.row0_global]
+    if k == "long_kernel":
+        from .trace.long import launch
+        local, prmt, prune = task["key"]
+        return [launch.cache_probe(bool(local), bool(prmt), prune=bool(prune))]
     if k == "align":
         if task["variant"] == "simd":
             from .variants import simd
@@ -349,7 +400,7 @@ def enabled(first_use=False) -> bool:
 
 
 #: the kinds of task (:func:`plan`)
-KINDS = ("fast_kernel", "fast_host", "align", "trace", "gaf", "seeded")
+KINDS = ("fast_kernel", "fast_host", "long_kernel", "align", "trace", "gaf", "seeded")
 
 
 # ------------------------------------------------------------------ the workers
@@ -448,11 +499,18 @@ class Prewarm:
         self._thread.join(timeout=5)
 
     def report(self) -> str:
-        parts = [f"{json.loads(n)['kind']} {s:.1f} s" + (" FAILED" if err else "")
+        parts = [f"{_label(json.loads(n))} {s:.1f} s" + (" FAILED" if err else "")
                  for n, (s, err) in self.results.items()]
         waits = ", ".join(f"{k} {v:.1f} s" for k, v in self.waited.items())
         return (f"compiled ahead in {len(self.tasks)} processes: " + ", ".join(parts)
                 + (f"; stages waited: {waits}" if waits else ""))
+
+
+def _label(task) -> str:
+    """A task's name in :meth:`Prewarm.report` (its kind; which long-window kernel)."""
+    if task["kind"] == "long_kernel":
+        return "long_kernel (pruned)" if task["key"][2] else "long_kernel"
+    return task["kind"]
 
 
 def start(variant, mode, scoring, read_len, traceback=True, tb_gpu=False, inline=True,

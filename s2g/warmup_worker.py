@@ -100,6 +100,11 @@ def run_task(task):
         G, K, mode, prmt, pair, pipe = task["key"]
         fast.get_kernel(G, K, mode, prmt, pair, pipe)
         return
+    if k == "long_kernel":         # compiled for its signature (a GPU) into the disk cache
+        from .trace.long import launch
+        local, prmt, prune = task["key"]
+        launch.get_kernel(None, bool(local), bool(prmt), bool(prune))
+        return
     mode = Mode(task["mode"])
     sc = Scoring(*task["scoring"])
     with tempfile.TemporaryDirectory() as d:

@@ -114,7 +114,9 @@ ALL_TASKS = [{"kind": "fast_kernel", "key": [4, 38, 0, True, True, 0]},
              {"kind": "gaf", "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 9},
              {"kind": "seeded", "gpu": False, "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 100},
              {"kind": "seeded", "gpu": True, "variant": "fast", "mode": 0, "scoring": [2, 4, 4, 2],
-              "read_len": 100}]
+              "read_len": 100},
+             {"kind": "long_kernel", "key": [True, True, True]},
+             {"kind": "long_kernel", "key": [False, True, False]}]
 
 
 @pytest.mark.parametrize("task", ALL_TASKS, ids=lambda t: t["kind"] + str(t.get("gpu", "")))
@@ -143,6 +145,61 @@ def test_long_reads_probe_the_long_window_kernel():
     assert src == source.kernel_source(plan.S, True, True, sim=False,
                                        note=f"max_registers={plan.MAXREG}").__s2g_source__
     assert "IS_LOCAL = 1" in src
+
+
+@pytest.mark.parametrize("mode", [Mode.LOCAL, Mode.SEMIGLOBAL])
+def test_long_reads_compile_their_long_window_kernels_in_tasks_of_their_own(mode):
+    """Seeded GPU runs of reads whose windows reach the long-window kernel, and full-graph
+    runs whose GPU traceback does: each generated long-window kernel is a task of its own
+    (a fresh H100 spent 262-300 s compiling a 10 kbp run's tasks in one process), for the
+    stages that launch it: in local mode the pruned scoring kernel for the window stage
+    and the traced one for the traceback; one kernel for both in the other modes. Its
+    probe is the source :func:`s2g.trace.long.launch.get_kernel` compiles; none for short
+    reads, CPU variants, or with ``gpu_long`` off."""
+    from s2g.trace.long import plan as lplan
+    from s2g.trace.long import source
+    sc = Scoring()
+    local = mode == Mode.LOCAL
+    got = [(t["key"], st) for t, st in warmup.seeded_plan("fast", mode, sc, 10_000)
+           if t["kind"] == "long_kernel"]
+    if local:
+        assert got == [([True, True, True], ("align",)), ([True, True, False], ("traceback",))]
+    else:
+        assert got == [([False, True, False], ("align", "traceback"))]
+    for key, _ in got:
+        (probe,) = warmup._dispatchers({"kind": "long_kernel", "key": key})
+        want = source.kernel_source(lplan.S, key[0], key[1], sim=False, prune=key[2],
+                                    note=f"max_registers={lplan.MAXREG}")
+        assert probe.py_func.__s2g_source__ == want.__s2g_source__
+        assert ("IS_LOCAL = 1" in want.__s2g_source__) == key[0]
+    # full-graph DP with the traceback on the GPU: the traced kernel, beside the trace task
+    full = [t for t, _ in warmup.plan("fast", mode, sc, 3000, traceback=True, tb_gpu=True)]
+    assert {"kind": "long_kernel", "key": [local, True, False]} in full
+    assert not [t for t, _ in warmup.plan("fast", mode, sc, 150, traceback=True, tb_gpu=True)
+                if t["kind"] == "long_kernel"]
+    for n in (150, 1000):
+        assert [t["kind"] for t, _ in warmup.seeded_plan("fast", mode, sc, n)] == ["seeded"]
+    assert "long_kernel" not in kinds(warmup.seeded_plan("simd", mode, sc, 10_000))
+    assert [warmup._label(t) for t, _ in warmup.seeded_plan("fast", mode, sc, 10_000)] == (
+        ["seeded", "long_kernel (pruned)", "long_kernel"] if local else
+        ["seeded", "long_kernel"])
+    config.configure(gpu_long=False)
+    try:
+        assert kinds(warmup.seeded_plan("fast", mode, sc, 10_000)) == ["seeded"]
+    finally:
+        config.reset()
+
+
+def test_long_kernel_task_gets_its_kernel(monkeypatch):
+    """The worker's side of a ``long_kernel`` task: :func:`run_task` asks
+    :func:`s2g.trace.long.launch.get_kernel` for the kernel of its key at the default strip
+    height (on a GPU that compiles it for its signature into the disk cache)."""
+    from s2g import warmup_worker
+    from s2g.trace.long import launch
+    seen = []
+    monkeypatch.setattr(launch, "get_kernel", lambda *a: seen.append(a))
+    warmup_worker.run_task({"kind": "long_kernel", "key": [True, True, True]})
+    assert seen == [(None, True, True, True)]
 
 
 def test_long_seeded_gpu_probe_skips_find_mode():
