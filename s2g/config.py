@@ -143,6 +143,9 @@ KNOBS = (
     Knob("copies_mapq", True, bool, "run",
          "a read whose best window merged several strong chains is aligned again there "
          "without its alignment's bases; that score counts in MAPQ (0: windows only)"),
+    Knob("copies_gpu_min", 0, int, "run",
+         "GPU runs: a batch's copies windows (copies_mapq) go to the GPU from this many on, "
+         "fewer run on the CPU (0: always the GPU; the GAF is the same either way)"),
     Knob("long_cand_ratio", 0.5, float, "run",
          "long reads skip windows whose chain scores under this share of their best "
          "chain's (never counted in MAPQ, as chains cut by --max-windows under CUT_RATIO); "

@@ -67,6 +67,44 @@ def test_two_nearby_copies_share_mapq(tmp_path):
         assert on.copy_score[0] == 1980 * a - subs * (a + b)
 
 
+def test_a_gpu_run_sends_few_copies_windows_to_the_cpu(tmp_path, monkeypatch):
+    """``copies_gpu_min``: on a GPU run a batch's copies windows go to the GPU from that
+    many on (0, the default: always), fewer run on the CPU's window kernel; the copy score
+    and MAPQ are the same (a fake GPU that leaves every window to the CPU stands in)."""
+    from s2g.seeded import copies
+    from s2g.trace import gpu
+    calls = []
+
+    def fake(graph, reads, scoring, mode, t_read, *a, **k):
+        calls.append(len(t_read))
+        return gpu.WindowRun(len(t_read))          # nothing on the GPU: the CPU does all
+
+    monkeypatch.setattr(gpu, "run_windows", fake)
+    masked = []
+    real = copies._align_masked
+
+    def spy(sa, *a):
+        was, sa.device = sa.device, "gpu"       # the copies pass as a GPU run takes it
+        try:
+            masked.append(real(sa, *a))
+        finally:
+            sa.device = was
+        return masked[-1]
+
+    monkeypatch.setattr(copies, "_align_masked", spy)
+    g, x = _tandem(tmp_path, np.random.default_rng(7), 2)
+    reads = ReadBatch.from_sequences(["r"], [x[10:1990]])
+    ix = build_index(g)
+    got = {}
+    for least in (0, 2):                          # one window: the GPU, then the CPU
+        calls.clear()
+        res, t = _align(g, ix, reads, copies_gpu_min=least)
+        got[least] = (int(res.mapq[0]), int(res.copy_score[0]))
+        assert t["windows realigned for copies"] == 1
+        assert calls == ([1] if least == 0 else [])
+    assert got[0] == got[2] and got[0][0] == 40
+
+
 def test_c4_reads_fitting_two_copies_are_not_mapq_60(real_data):
     """C4 (three near-identical copies), 5 kbp reads at 10% errors (bench.seeded.sample,
     300 reads, seed 1): reads 9, 24 and 115 score on another copy exactly what they score

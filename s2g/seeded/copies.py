@@ -25,6 +25,7 @@ import numba
 import numpy as np
 
 from .._numba import NJIT
+from ..config import settings
 from ..scoring import NEG_INF
 from ..window import WindowGraph
 from .mapq import MAPQ_FAR, MAPQ_PER_MISMATCH, add_competitor
@@ -192,8 +193,10 @@ def _align_masked(sa, reads, mwg, t_read, todo, floor):
     """(score, end row, end column) of the masked windows ``todo`` (a mask over ``mwg``'s
     windows, read ``t_read[t]`` each), stopping at ``floor``: on the GPU where the reads
     ran there (:func:`s2g.trace.gpu.run_windows`; a 30 kbp read's masked window at 10%
-    errors took 6.6 s of one host thread, H200), what it leaves and all on the CPU with
-    ``sa.window_kernel``. Scores and end cells are the same on both (exact windows, V0's
+    errors took 6.6 s of one host thread, H200) unless the batch has fewer than
+    ``copies_gpu_min`` of them (a knob: a few hundred short windows may finish on the CPU
+    before the GPU, busy with the next batch's windows, takes them), what it leaves and all
+    on the CPU with ``sa.window_kernel``. Scores and end cells are the same on both (exact windows, V0's
     end cell); a window below ``floor``, which some kernels stop at and others score, comes
     back as none (NEG_INF) from all (:func:`s2g.seeded.mapq.add_competitor` leaves it out
     either way; a secondary at ``--secondary-ratio`` could have been one)."""
@@ -202,7 +205,7 @@ def _align_masked(sa, reads, mwg, t_read, todo, floor):
     ei = np.full(len(x), -1, np.int64)
     ej = np.full(len(x), -1, np.int64)
     left = np.ones(len(x), np.bool_)
-    if sa.device == "gpu":
+    if sa.device == "gpu" and len(x) >= settings().copies_gpu_min:
         from ..trace import gpu
         part = gpu.run_windows(mwg.graph, reads, sa.scoring, sa.mode, t_read, mwg.t_lo,
                                mwg.t_hi, piece_at=mwg.piece_at, only=todo, floor=floor)
