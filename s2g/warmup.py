@@ -174,7 +174,8 @@ def seeded_plan(variant, mode, scoring, read_len, traceback=True):
     if _device(variant) == "cuda":     # GPU windows: the walks are the tracebacks
         return [({"kind": "seeded", "gpu": True, "variant": variant, "mode": mode,
                   "scoring": sc, "read_len": L}, ("seed", "align", "traceback", "gaf"))
-                ] + long_kernel_tasks(mode, sc, read_len)
+                ] + window_kernel_tasks(mode, sc, read_len) + long_kernel_tasks(mode, sc,
+                                                                                 read_len)
     out = [({"kind": "seeded", "gpu": False, "mode": mode, "scoring": sc, "read_len": L},
             ("seed", "align"))]
     if traceback:
@@ -183,6 +184,24 @@ def seeded_plan(variant, mode, scoring, read_len, traceback=True):
     else:
         out.append(({"kind": "gaf", "mode": mode, "scoring": sc, "read_len": L}, ("gaf",)))
     return out
+
+
+def window_kernel_tasks(mode, scoring, read_len):
+    """The ``fast`` kernel's window form a seeded GPU run of reads up to ``read_len``
+    bases launches (:func:`s2g.variants.fast.windows.run`, its shape for the longest
+    read), as a ``fast_kernel`` task of its own beside the ``seeded`` one (as
+    :func:`long_kernel_tasks`); none past :data:`~s2g.variants.fast.windows.MAX_ROWS`
+    or with ``gpu_window_fast`` off."""
+    from .config import settings
+    from .variants import fast
+    from .variants.fast import windows as fast_windows
+    n = int(max(1, read_len))
+    if not settings().gpu_window_fast or n > fast_windows.MAX_ROWS:
+        return []
+    G, K = fast_windows.shape(n)
+    prmt = bool(fast.prmt_scores(*(int(x) for x in scoring)))
+    return [({"kind": "fast_kernel", "key": [G, K, int(mode), prmt, False, 0, True]},
+             ("align",))]
 
 
 def long_kernel_tasks(mode, scoring, read_len):
@@ -239,8 +258,9 @@ def _dispatchers(task):
         from numba import cuda
 
         from .variants import fast
-        G, K, mode, prmt, pair, pipe = task["key"]
-        fn = fast.kernel_source(G, K, mode, prmt_sub=prmt, pair=pair, pipe=pipe)
+        G, K, mode, prmt, pair, pipe, *win = task["key"]     # win: the windows' form
+        fn = fast.kernel_source(G, K, mode, prmt_sub=prmt, pair=pair, pipe=pipe,
+                                win=bool(win and win[0]))
         if not fn.__s2g_cached__:
             return []
         return [cuda.jit(cache=True)(fn)]          # lazy: only its cache is looked at

@@ -97,8 +97,8 @@ def run_task(task):
         raise ValueError(f"unknown warm-up task {task!r}")
     if k == "fast_kernel":
         from .variants import fast
-        G, K, mode, prmt, pair, pipe = task["key"]
-        fast.get_kernel(G, K, mode, prmt, pair, pipe)
+        G, K, mode, prmt, pair, pipe, *win = task["key"]     # win: the windows' form
+        fast.get_kernel(G, K, mode, prmt, pair, pipe, bool(win and win[0]))
         return
     if k == "long_kernel":         # compiled for its signature (a GPU) into the disk cache
         from .trace.long import launch

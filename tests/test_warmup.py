@@ -68,10 +68,26 @@ def test_seeded_plan():
     lens = {n: warmup.seeded_plan("simd", Mode.LOCAL, sc, n)[0][0]["read_len"]
             for n in (30, 50_000)}
     assert lens == {30: warmup.SEEDED_MIN_LEN, 50_000: warmup.WARM_MAX_LEN}
-    (gpu, st), = warmup.seeded_plan("fast", Mode.LOCAL, sc, 150)
+    (gpu, st), (win, wst) = warmup.seeded_plan("fast", Mode.LOCAL, sc, 150)
     assert gpu == {"kind": "seeded", "gpu": True, "variant": "fast", "mode": 0,
                    "scoring": [2, 4, 4, 2], "read_len": 150}
     assert st == ("seed", "align", "traceback", "gaf")
+    # the window kernel (the `fast` kernel's window form) compiles in a task of its own
+    from s2g.variants import fast
+    from s2g.variants.fast import windows as fast_windows
+    G, K = fast_windows.shape(150)
+    assert win == {"kind": "fast_kernel",
+                   "key": [G, K, 0, bool(fast.prmt_scores(2, 4, 4, 2)), False, 0, True]}
+    assert wst == ("align",)
+    (probe,) = warmup._dispatchers(win)
+    assert probe.py_func.__s2g_source__ == fast.kernel_source(
+        G, K, 0, prmt_sub=True, win=True).__s2g_source__ != fast.kernel_source(
+        G, K, 0, prmt_sub=True).__s2g_source__
+    config.configure(gpu_window_fast=False)
+    try:
+        assert kinds(warmup.seeded_plan("fast", Mode.LOCAL, sc, 150)) == ["seeded"]
+    finally:
+        config.reset()
 
 
 @pytest.mark.parametrize("mode,n", [(Mode.LOCAL, 150), (Mode.LOCAL, 100), (Mode.LOCAL, 1000),
@@ -115,6 +131,7 @@ ALL_TASKS = [{"kind": "fast_kernel", "key": [4, 38, 0, True, True, 0]},
              {"kind": "seeded", "gpu": False, "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 100},
              {"kind": "seeded", "gpu": True, "variant": "fast", "mode": 0, "scoring": [2, 4, 4, 2],
               "read_len": 100},
+             {"kind": "fast_kernel", "key": [8, 19, 0, True, False, 0, True]},
              {"kind": "long_kernel", "key": [True, True, True]},
              {"kind": "long_kernel", "key": [False, True, False]}]
 
@@ -178,7 +195,7 @@ def test_long_reads_compile_their_long_window_kernels_in_tasks_of_their_own(mode
     assert not [t for t, _ in warmup.plan("fast", mode, sc, 150, traceback=True, tb_gpu=True)
                 if t["kind"] == "long_kernel"]
     for n in (150, 1000):
-        assert [t["kind"] for t, _ in warmup.seeded_plan("fast", mode, sc, n)] == ["seeded"]
+        assert "long_kernel" not in kinds(warmup.seeded_plan("fast", mode, sc, n))
     assert "long_kernel" not in kinds(warmup.seeded_plan("simd", mode, sc, 10_000))
     assert [warmup._label(t) for t, _ in warmup.seeded_plan("fast", mode, sc, 10_000)] == (
         ["seeded", "long_kernel (pruned)", "long_kernel"] if local else
