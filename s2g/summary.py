@@ -76,9 +76,7 @@ def _timings(args, aligner, st, dt, spent):
               f"{p['wall']:.2f} s, setup {p['setup']:.2f} s)", file=sys.stderr)
     fw = st.profiles.get("fast_windows")
     if fw is not None and fw["launches"]:
-        print(f"s2g: fast window kernel: {fw['windows']:,} windows, {fw['cells']:,} cells, "
-              f"{fw['kernel']:.2f} s, {_rate(fw)} (tables {fw['tables']:.2f} s, launch calls "
-              f"{fw['wall']:.2f} s)", file=sys.stderr)
+        print(fast_windows_line(fw), file=sys.stderr)
     if gt is not None and st.seeded is None and any(
             v for k, v in gt.items() if not k.startswith("long")):
         print("s2g: GPU traceback, seconds: " + ", ".join(
@@ -100,6 +98,16 @@ def _timings(args, aligner, st, dt, spent):
                  f"{gt['long_live_cells'] / max(gt['long_live_cells_slack'], 1):.0%} of "
                  "their slack bands')" if gt.get("long_live_windows") else ""),
               file=sys.stderr)
+
+
+def fast_windows_line(fw) -> str:
+    """``--timings``' line of the fast window kernel's counters
+    (:data:`s2g.variants.fast.windows.PROFILE`; the copies pass's launches included)."""
+    up, sync = fw.get("upload", 0.0), fw.get("sync", 0.0)
+    return (f"s2g: fast window kernel: {fw['windows']:,} windows, {fw['cells']:,} cells, "
+            f"{fw['kernel']:.2f} s, {_rate(fw)} (tables {fw['tables']:.2f} s, uploads "
+            f"{up:.2f} s, waiting for the kernels {sync:.2f} s, launch calls "
+            f"{fw['wall']:.2f} s; the copies pass's included)")
 
 
 def _rate(p) -> str:

@@ -261,6 +261,21 @@ def test_gpu_busy_share_from_the_kernels_counters():
     assert gpu_busy(prof, {}) is None
 
 
+def test_timings_fast_window_line():
+    """--timings' fast window kernel line: counts, GCUPS, and where the launch calls'
+    seconds go (tables, uploads, the wait at the stream's synchronize); counters of an
+    older worker without the last two read as 0."""
+    from s2g.summary import fast_windows_line
+    fw = {"launches": 3, "windows": 1200, "cells": 4_000_000_000, "kernel": 0.02,
+          "tables": 0.1, "upload": 0.05, "wall": 0.5, "sync": 0.25}
+    line = fast_windows_line(fw)
+    assert line == ("s2g: fast window kernel: 1,200 windows, 4,000,000,000 cells, 0.02 s, "
+                    "200.0 GCUPS (tables 0.10 s, uploads 0.05 s, waiting for the kernels "
+                    "0.25 s, launch calls 0.50 s; the copies pass's included)")
+    old = {k: v for k, v in fw.items() if k not in ("upload", "sync")}
+    assert "uploads 0.00 s, waiting for the kernels 0.00 s" in fast_windows_line(old)
+
+
 def test_the_command_leaves_at_once_after_flushing(monkeypatch, capsys):
     """s2g.__main__._leave (knob fast_exit): os._exit with the command's status once
     stdout and stderr are flushed; the normal exit with the knob off, where a process of

@@ -40,9 +40,11 @@ TABLE_NAMES = ("colinfo", "colsub", "mword", "mptr", "mslot")
 #: longest read (rows) a window of which runs here: one strip of LONG_G x MAX_K rows
 MAX_ROWS = LONG_G * MAX_K
 #: what this process's window launches cost (``--timings``): launches, windows, cells
-#: (rows x window columns), kernel seconds (CUDA events), table seconds (host), wall
+#: (rows x window columns), kernel seconds (CUDA events), table seconds (host), uploads,
+#: the wait for the kernels (the host thread's, at its stream's synchronize: the kernel's
+#: own time plus any wait for SMs other threads' kernels hold), wall
 PROFILE = {"launches": 0, "windows": 0, "cells": 0, "kernel": 0.0, "tables": 0.0, "upload": 0.0,
-           "wall": 0.0}
+           "wall": 0.0, "sync": 0.0}
 
 
 def shape(max_len: int):
@@ -212,7 +214,9 @@ def run(wgraph, piece_at, codes, offsets, t_read, t_lo, t_hi, scoring, mode):
             mine[1].record()
         # this thread's stream only (with per-thread default streams, other threads'
         # kernels and copies are not waited for; cuda.synchronize() waits for them all)
+        t0 = time.perf_counter()
         cuda.default_stream().synchronize()
+        PROFILE["sync"] += time.perf_counter() - t0     # the kernel, and any wait for SMs
         if mine:
             kernel_s += mine[0].elapsed_time(mine[1]) / 1e3
         st = status.copy_to_host()[sel]
