@@ -164,7 +164,11 @@ def seeded_plan(variant, mode, scoring, read_len, traceback=True):
     seeds, chains and windows, the window kernel (CPU: ``simd.align_windows``; GPU:
     :func:`s2g.trace.gpu.run_windows`, and its walks taken as tracebacks) and the
     window graph's mapping; then the CPU lane traceback (the ``trace`` task: the windows'
-    traceback is the full-graph one's, on the window graph) and the GAF. None in global
+    traceback is the full-graph one's, on the window graph) and the GAF; for reads whose
+    windows run pruned (``prune_min_len``) and are traced by the walks their passes
+    record (``tb_prune_walk``), the ``gaf`` task alone: such a run never compiles the
+    lanes, and probing them said "compiling (first run)" on every warm long-read CPU run
+    (2-core VM, session 51; on 4 cores or more it started a worker too). None in global
     mode (seeded alignment does not run there)."""
     from .scoring import Mode
     mode, sc = int(mode), _sc(scoring)
@@ -178,7 +182,9 @@ def seeded_plan(variant, mode, scoring, read_len, traceback=True):
                                                                                  read_len)
     out = [({"kind": "seeded", "gpu": False, "mode": mode, "scoring": sc, "read_len": L},
             ("seed", "align"))]
-    if traceback:
+    from .config import settings
+    cfg = settings()
+    if traceback and not (0 < cfg.prune_min_len <= L and cfg.tb_prune_walk):
         out.append(({"kind": "trace", "gpu": False, "mode": mode, "scoring": sc,
                      "read_len": L}, ("traceback", "gaf")))
     else:

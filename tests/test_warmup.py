@@ -64,6 +64,16 @@ def test_seeded_plan():
     assert kinds(warmup.seeded_plan("simd", Mode.SEMIGLOBAL, sc, 150, traceback=False)) == [
         "gaf", "seeded"]
     assert warmup.seeded_plan("simd", Mode.GLOBAL, sc, 150) == []
+    # long reads' windows run pruned and are traced by their recorded walks: no lanes
+    # (probing them said "compiling" on every warm long-read CPU run); the GAF task
+    assert kinds(warmup.seeded_plan("simd", Mode.LOCAL, sc, 10_000)) == ["gaf", "seeded"]
+    for knob in ("tb_prune_walk", "prune_min_len"):
+        config.configure(**{knob: False if knob == "tb_prune_walk" else 0})
+        try:
+            assert kinds(warmup.seeded_plan("simd", Mode.LOCAL, sc, 10_000)) == [
+                "seeded", "trace"]
+        finally:
+            config.reset()
     # reads too short to seed would take the unseeded reads' full DP instead
     lens = {n: warmup.seeded_plan("simd", Mode.LOCAL, sc, n)[0][0]["read_len"]
             for n in (30, 50_000)}
