@@ -161,6 +161,22 @@ def test_compile_note_probes_the_seeded_plan(monkeypatch, capsys):
     assert capsys.readouterr().err.count(warmup.COMPILE_NOTE) == 1
 
 
+def test_compile_note_leaves_out_the_window_kernels_shape(monkeypatch, capsys):
+    """A seeded GPU run's note does not probe the window kernel's task (its shape is the
+    first batch's longest read's, which the first read does not tell: a cold probe of a
+    shape the run never compiles would say "compiling" on every warm run)."""
+    from s2g.scoring import Mode, Scoring
+
+    class Al:
+        variant, mode, scoring, traceback, tb_gpu, seeded = ("fast", Mode.LOCAL, Scoring(),
+                                                             True, True, object())
+    probed = []
+    monkeypatch.setattr(warmup, "cold", lambda t: probed.append(t) or t["kind"] == "fast_kernel")
+    assert not warmup.compile_note(Al())
+    assert [t["kind"] for t in probed] == ["seeded"]
+    assert capsys.readouterr().err.count(warmup.COMPILE_NOTE) == 0
+
+
 def test_compile_note_probes_the_first_reads_length(monkeypatch, capsys, tmp_path):
     """The note's probes take the read length of the reads file's first record (every warm
     10 kbp run said it compiled: the 150-base probes were cold); stdin, a missing file or
