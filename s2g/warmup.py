@@ -178,13 +178,14 @@ def seeded_plan(variant, mode, scoring, read_len, traceback=True):
     if _device(variant) == "cuda":     # GPU windows: the walks are the tracebacks
         return [({"kind": "seeded", "gpu": True, "variant": variant, "mode": mode,
                   "scoring": sc, "read_len": L}, ("seed", "align", "traceback", "gaf"))
-                ] + window_kernel_tasks(mode, sc, read_len) + long_kernel_tasks(mode, sc,
-                                                                                 read_len)
+                ] + window_kernel_tasks(mode, sc, read_len) + long_kernel_tasks(
+                    mode, sc, read_len, traceback)
     out = [({"kind": "seeded", "gpu": False, "mode": mode, "scoring": sc, "read_len": L},
             ("seed", "align"))]
     from .config import settings
     cfg = settings()
-    if traceback and not (0 < cfg.prune_min_len <= L and cfg.tb_prune_walk):
+    if traceback and not (0 < cfg.prune_min_len <= max(1, int(read_len))
+                          and cfg.tb_prune_walk):
         out.append(({"kind": "trace", "gpu": False, "mode": mode, "scoring": sc,
                      "read_len": L}, ("traceback", "gaf")))
     else:
@@ -210,7 +211,7 @@ def window_kernel_tasks(mode, scoring, read_len):
              ("align",))]
 
 
-def long_kernel_tasks(mode, scoring, read_len):
+def long_kernel_tasks(mode, scoring, read_len, traceback=True):
     """The long-window kernels a seeded GPU run of reads up to ``read_len`` bases launches,
     one task each (``long_kernel``): in local mode the pruned scoring kernel (stage
     ``align``) and the kernel that traces the chosen windows (``traceback``); in the
@@ -221,7 +222,8 @@ def long_kernel_tasks(mode, scoring, read_len):
     reaches them after its seeds, chains and windows, loads them from the disk cache (or,
     where it gets there first, compiles them as before). None where the run's windows do
     not reach the long-window kernel (short reads, ``gpu_long`` or ``long_score_first``
-    off)."""
+    off); without ``traceback`` (``--no-traceback``) not the traced kernel local mode
+    would trace with."""
     from .config import settings
     from .dp import LOCAL
     from .trace.gpu import window_max_cells
@@ -233,8 +235,9 @@ def long_kernel_tasks(mode, scoring, read_len):
     local = int(mode) == LOCAL
     prmt = bool(source.prmt_fits(int(scoring[0]), int(scoring[1])))
     if local and cfg.gpu_prune:
-        return [({"kind": "long_kernel", "key": [True, prmt, True]}, ("align",)),
-                ({"kind": "long_kernel", "key": [True, prmt, False]}, ("traceback",))]
+        return [({"kind": "long_kernel", "key": [True, prmt, True]}, ("align",))] + (
+            [({"kind": "long_kernel", "key": [True, prmt, False]}, ("traceback",))]
+            if traceback else [])
     return [({"kind": "long_kernel", "key": [local, prmt, False]}, ("align", "traceback"))]
 
 
@@ -265,8 +268,7 @@ def _dispatchers(task):
 
         from .variants import fast
         G, K, mode, prmt, pair, pipe, *win = task["key"]     # win: the windows' form
-        fn = fast.kernel_source(G, K, mode, prmt_sub=prmt, pair=pair, pipe=pipe,
-                                win=bool(win and win[0]))
+        fn, _ = fast.compiled_source(G, K, mode, prmt, pair, pipe, bool(win and win[0]))
         if not fn.__s2g_cached__:
             return []
         return [cuda.jit(cache=True)(fn)]          # lazy: only its cache is looked at

@@ -67,6 +67,12 @@ def test_seeded_plan():
     # long reads' windows run pruned and are traced by their recorded walks: no lanes
     # (probing them said "compiling" on every warm long-read CPU run); the GAF task
     assert kinds(warmup.seeded_plan("simd", Mode.LOCAL, sc, 10_000)) == ["gaf", "seeded"]
+    config.configure(prune_min_len=8000)     # the run's read length decides, not the
+    try:                                      # task's (capped at WARM_MAX_LEN)
+        assert kinds(warmup.seeded_plan("simd", Mode.LOCAL, sc, 10_000)) == ["gaf", "seeded"]
+        assert kinds(warmup.seeded_plan("simd", Mode.LOCAL, sc, 6_000)) == ["seeded", "trace"]
+    finally:
+        config.reset()
     for knob in ("tb_prune_walk", "prune_min_len"):
         config.configure(**{knob: False if knob == "tb_prune_walk" else 0})
         try:
@@ -217,16 +223,84 @@ def test_long_reads_compile_their_long_window_kernels_in_tasks_of_their_own(mode
         config.reset()
 
 
-def test_long_kernel_task_gets_its_kernel(monkeypatch):
-    """The worker's side of a ``long_kernel`` task: :func:`run_task` asks
-    :func:`s2g.trace.long.launch.get_kernel` for the kernel of its key at the default strip
-    height (on a GPU that compiles it for its signature into the disk cache)."""
+def test_kernel_tasks_get_their_kernels(monkeypatch):
+    """The worker's side: a ``long_kernel`` task asks
+    :func:`s2g.trace.long.launch.get_kernel` for its key's kernel at the default strip
+    height, a ``fast_kernel`` task :func:`s2g.variants.fast.get_kernel` for its key's, the
+    window form where the key's 7th element says so (on a GPU each compiles its kernel
+    for its signature into the disk cache)."""
     from s2g import warmup_worker
     from s2g.trace.long import launch
+    from s2g.variants import fast
     seen = []
     monkeypatch.setattr(launch, "get_kernel", lambda *a: seen.append(a))
-    warmup_worker.run_task({"kind": "long_kernel", "key": [True, True, True]})
-    assert seen == [(None, True, True, True)]
+    monkeypatch.setattr(fast, "get_kernel", lambda *a: seen.append(a))
+    for key in ([True, False, True], [False, True, False]):
+        warmup_worker.run_task({"kind": "long_kernel", "key": key})
+    warmup_worker.run_task({"kind": "fast_kernel", "key": [8, 19, 1, False, False, 0, True]})
+    warmup_worker.run_task({"kind": "fast_kernel", "key": [4, 38, 0, True, True, 1]})
+    assert seen == [(None, True, False, True), (None, False, True, False),
+                    (8, 19, 1, False, False, 0, True), (4, 38, 0, True, True, 1, False)]
+
+
+def test_kernel_probes_are_what_the_run_compiles(monkeypatch):
+    """The cold probe of a ``long_kernel`` or window-form ``fast_kernel`` task is the
+    source :func:`get_kernel` itself hands ``cuda.jit`` (a probe of another source is cold
+    on every warm run: "compiling (first run)" and a worker each time), also under a
+    register cap or the shared-memory exchange, which go into the source's text."""
+    import types
+
+    import numba.cuda
+    from s2g.trace.long import launch
+    from s2g.trace.long import plan as lplan
+    from s2g.variants.fast import kernel as fk
+    jitted = []
+
+    def jit(*a, **k):            # records the kernels (the generated modules' functions)
+        return lambda fn: (jitted.append(fn) if hasattr(fn, "__s2g_source__") else None) or fn
+    monkeypatch.setattr(launch, "cuda", types.SimpleNamespace(jit=jit))
+    monkeypatch.setattr(launch, "loaded", lambda d: d)
+    monkeypatch.setattr(launch, "_KERNELS", {})
+    monkeypatch.setattr(numba.cuda, "jit", jit)
+    monkeypatch.setattr(fk, "loaded", lambda d: d)
+    monkeypatch.setattr(fk, "_KERNELS", {})
+    for maxreg in (0, 96):
+        monkeypatch.setattr(lplan, "MAXREG", maxreg)
+        for key in ([True, True, True], [True, False, False], [False, True, False]):
+            jitted.clear()
+            launch._KERNELS.clear()            # (its key leaves the process's cap out)
+            launch.get_kernel(None, *key)
+            (probe,) = warmup._dispatchers({"kind": "long_kernel", "key": key})
+            assert jitted[0].__s2g_source__ == jitted[1].__s2g_source__, (maxreg, key)
+            assert probe is jitted[1]          # (the fake jit hands the function back)
+    for maxreg, exchange in ((0, "shfl"), (64, "shfl"), (0, "shared")):
+        monkeypatch.setattr(fk, "MAX_REGISTERS", maxreg)
+        monkeypatch.setattr(fk, "EXCHANGE", exchange)
+        for key in ([8, 19, 0, True, False, 0, True], [32, 24, 1, False, False, 0, True]):
+            jitted.clear()
+            fk._KERNELS.clear()
+            fk.get_kernel(*key)
+            (probe,) = warmup._dispatchers({"kind": "fast_kernel", "key": key})
+            assert jitted[0].__s2g_source__ == jitted[1].__s2g_source__, (maxreg, key)
+            assert probe is jitted[1]
+
+
+def test_kernel_tasks_follow_the_scoring_and_the_traceback():
+    """Scores beyond the PRMT byte tables take the compare + select kernels (the key's
+    ``prmt`` False, as the launches decide); ``--no-traceback`` plans no traced
+    long-window kernel in local mode."""
+    from s2g.trace.long import source
+    from s2g.variants import fast
+    big = [200, 4, 4, 2]
+    assert not source.prmt_fits(200, 4) and not fast.prmt_scores(*big)
+    keys = [t["key"] for t, _ in warmup.long_kernel_tasks(Mode.LOCAL, big, 10_000)]
+    assert keys == [[True, False, True], [True, False, False]]
+    assert [t["key"] for t, _ in warmup.long_kernel_tasks(Mode.LOCAL, big, 10_000,
+                                                         traceback=False)] == [[True, False, True]]
+    (win, _), = warmup.window_kernel_tasks(Mode.LOCAL, big, 150)
+    assert win["key"][3] is False
+    seeded = warmup.seeded_plan("fast", Mode.LOCAL, Scoring(), 10_000, traceback=False)
+    assert [t["key"] for t, _ in seeded if t["kind"] == "long_kernel"] == [[True, True, True]]
 
 
 def test_long_seeded_gpu_probe_skips_find_mode():

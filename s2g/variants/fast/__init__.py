@@ -55,8 +55,8 @@ from .geometry import (BIG_G, BIG_K, BIG_UNITS_PER_SM, BLOCK, BLOCKS_PER_SM,  # 
                        PIPE_MAX_P, PIPE_UNITS_PER_SM, SHORT_G, SMEM_BLOCK_RESERVED,
                        SMEM_PER_SM, choose_config, choose_ranges, launch_shape, pair_fits,
                        pipe_groups, plan, prmt_scores, shared_slots, sm_count)
-from .kernel import (EXCHANGE, MAX_REGISTERS, get_kernel, kernel_source,  # noqa: F401
-                     kernel_signature, shared_exchange, sim)
+from .kernel import (EXCHANGE, MAX_REGISTERS, compiled_source, get_kernel,  # noqa: F401
+                     kernel_signature, kernel_source, shared_exchange, sim)
 from .render import module_text, render  # noqa: F401
 from .tables import (GraphOnDevice, column_cuts, column_ranges, column_sub,  # noqa: F401
                      column_tables, fast_slots, graph_tables, kernel_constants, kernel_slots,

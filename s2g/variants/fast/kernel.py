@@ -99,16 +99,25 @@ def get_kernel(G, K, mode, prmt_sub=True, pair=False, pipe=0, win=False):
         return _KERNELS[key]
 
 
-def _compile(key):
-    """The dispatcher of :func:`get_kernel`'s ``key``."""
-    from numba import cuda
-    G, K, mode, exchange, _, _, prmt_sub, pair, pipe, win = key
+def compiled_source(G, K, mode, prmt_sub=True, pair=False, pipe=0, win=False):
+    """(the Python function, ``cuda.jit`` options) :func:`get_kernel` compiles for these
+    arguments under this process's knobs (``fast_exchange``, ``fast_maxreg``): also the
+    source whose disk cache :func:`s2g.warmup.cold` looks at."""
+    exchange = shared_exchange()
     opts = {"max_registers": MAX_REGISTERS} if MAX_REGISTERS and not exchange else {}
     # numba's on-disk cache keys on the source, not on max_registers: a cap goes in
     # the source's text (a cached cubin of another cap was loaded silently before)
     fn = kernel_source(G, K, int(mode), sim=exchange, prmt_sub=bool(prmt_sub),
                        pair=bool(pair), note=f"max_registers={MAX_REGISTERS}" if opts else "",
                        pipe=int(pipe), win=bool(win))
+    return fn, opts
+
+
+def _compile(key):
+    """The dispatcher of :func:`get_kernel`'s ``key``."""
+    from numba import cuda
+    G, K, mode, _, _, _, prmt_sub, pair, pipe, win = key     # (exchange: this process's)
+    fn, opts = compiled_source(G, K, mode, prmt_sub, pair, pipe, win)
     if sim():
         return cuda.jit(fn)
     if fn.__s2g_cached__ and not NO_CACHE:
