@@ -227,7 +227,7 @@ def band_of(way, nw, m, lo, hi, gcol, ptr, idx, slack):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--graph", required=True)
     ap.add_argument("--reads", required=True)
     ap.add_argument("--slack", type=int, default=16)

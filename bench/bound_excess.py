@@ -70,7 +70,7 @@ def _actual(capture, a, h):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("gaf")
     ap.add_argument("capture", nargs="?")
     ap.add_argument("--q", default="6,8,10,12,14")

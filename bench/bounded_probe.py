@@ -341,7 +341,7 @@ def main(argv=None):
     from s2g.window import align_windows_ref
 
     from bench.seeded import sample
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--graph", required=True)
     ap.add_argument("--read-len", type=int, default=10_000)
     ap.add_argument("--reads", type=int, default=10)

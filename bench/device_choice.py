@@ -120,7 +120,7 @@ HEADER = ("| case | reads | gpu process s (s2g wall) | cpu | auto | faster | aut
 
 def main(argv=None) -> int:
     argv, extra = split_extra(argv)
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()),
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--case", action="append", required=True,
                     help="NAME:GRAPH:READS:N1,N2,... (the first N reads of READS)")

@@ -192,7 +192,7 @@ def markdown(doc) -> str:
 
 def main(argv=None) -> int:
     argv, extra = split_extra(argv)
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()),
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--graph", required=True, help="GFA")
     ap.add_argument("--reads", required=True, help="FASTQ/FASTA (plain or gzipped)")

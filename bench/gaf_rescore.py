@@ -47,7 +47,7 @@ def best_scores(path: str, sc) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("first")
     ap.add_argument("second")
     ap.add_argument("--scoring", default="2,4,4,2", help="a,b,o,e")

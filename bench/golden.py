@@ -117,7 +117,7 @@ def run(threads: int, gpu: bool = False):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--save", metavar="FILE")
     g.add_argument("--check", metavar="FILE")

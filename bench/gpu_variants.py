@@ -72,7 +72,7 @@ def time_variant(mod, g, reads, sc, mode, reps=3):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--out", default=None, help="folder for gpu_variants.json and .md")
     ap.add_argument("--mode", default="local")
     ap.add_argument("--v1-reads", type=int, default=2)

@@ -120,7 +120,7 @@ def run_graph(spec, args, rng):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()),
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--graph", action="append", required=True,
                     help="GFA path or rep:N (repeatable)")

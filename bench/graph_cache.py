@@ -66,7 +66,7 @@ def hash_costs(path):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("gfa", nargs="+")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--out", default=None)

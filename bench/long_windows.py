@@ -36,7 +36,7 @@ from bench.seeded import sample
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--graph", required=True)
     ap.add_argument("--read-len", type=int, default=10_000)
     ap.add_argument("--reads", type=int, default=40)

@@ -17,7 +17,7 @@ import warnings
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--graph", required=True)
     ap.add_argument("--reads", required=True)
     ap.add_argument("--parts", type=int, default=2)

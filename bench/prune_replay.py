@@ -170,7 +170,7 @@ def main(argv=None) -> int:
     if "--" in argv:
         k = argv.index("--")
         argv, rest = argv[:k], argv[k + 1:]
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("what", choices=["capture", "replay", "shape", "xdrop"])
     ap.add_argument("file")
     ap.add_argument("--call", type=int, default=0)

@@ -47,7 +47,7 @@ def instructions(sass):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--strip", type=int, default=None, help="rows a strip (default S)")
     ap.add_argument("--mode", choices=("local", "global"), default="local",
                     help="the local kernel or the global/semiglobal one")

@@ -117,7 +117,7 @@ def _gpus():
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--graph", required=True)
     ap.add_argument("--reads", required=True, help="FASTQ (plain or gzip)")
     ap.add_argument("--repeat", type=int, default=1, help="the reads this many times over")

@@ -52,7 +52,7 @@ def _proc(code: str) -> tuple:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args(argv)
     rows: dict = {}

@@ -11,7 +11,7 @@ import argparse
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--variant", default="fast")
     ap.add_argument("--mode", default="local")
     ap.add_argument("--read-len", type=int, default=10000)

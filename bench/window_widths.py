@@ -19,7 +19,7 @@ import numpy as np
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--graph", required=True)
     ap.add_argument("--reads", required=True, help="FASTA/FASTQ (gzip too)")
     ap.add_argument("--n", type=int, default=1000, help="reads (the first N)")
