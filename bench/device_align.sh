@@ -20,11 +20,25 @@
 # A part `ARGS=--opt,value` of a word adds `--opt value` to that run's command line
 # (ENVS="ARGS=--batch-size,100000 X=1").
 # Each log ends with `# process wall S s` (the command's own wall: imports, CUDA start).
+# At the end (also when a step fails) OUT/summary.md gathers what the logs say: the
+# per-configuration medians (bench.env_medians) and every run's --timings lines, so that
+# one file can come back where a call returns at most 8 (give OUT under /tmp and copy
+# OUT/summary.md to the device's $OUT).
 set -uo pipefail
 . bench/device_env.sh || exit 1
 out=$1 graph=$2 reads=$3
 shift 3
 mkdir -p "$out" /tmp/da
+summary() {
+  { echo "# device_align.sh summary"; cat "$out/device.log" 2>/dev/null; echo
+    python3 -m bench.env_medians "$out"/*.log 2>&1; echo
+    for f in "$out"/*.log; do
+      [ "$(basename "$f")" = device.log ] && continue
+      echo "## $(basename "$f")"
+      grep -v "Warn\|warn(" "$f" | grep "^# env\|^s2g: \|^# process wall\|GAF" | cut -c1-400
+    done; } > "$out/summary.md" 2>&1
+}
+trap summary EXIT
 cp "$graph" /tmp/da/g.gfa        # the graph cache and index are written beside the GFA
 if [ "${REPEAT:-1}" -gt 1 ]; then
   for k in $(seq 1 "$REPEAT"); do
@@ -67,7 +81,8 @@ for spec in ${ENVS:-}; do
     -o /tmp/da/env.gaf --timings "$@" $more >> "$out/env_$k.log" 2>&1
   echo "# process wall $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s" >> "$out/env_$k.log"
   grep -v "Warn\|warn(" "$out/env_$k.log" | grep "reads/s\|per stage\|threading"
-  cmp -s /tmp/da/env.gaf /tmp/da/gpu_warm.gaf && echo "GAF identical to gpu_warm" || echo "GAF DIFFERS"
+  { cmp -s /tmp/da/env.gaf /tmp/da/gpu_warm.gaf && echo "# GAF identical to gpu_warm" ||
+    echo "# GAF DIFFERS from gpu_warm"; } | tee -a "$out/env_$k.log"
 done
 [ "${CPU:-1}" = 0 ] && exit 0
 timeout "$t" python3 -m s2g align /tmp/da/g.gfa "$reads" -o /tmp/da/cpu.gaf --timings \
