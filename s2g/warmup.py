@@ -346,14 +346,14 @@ def _dispatchers(task):
             # long windows: scored on the long-window kernel, traced from their end cells;
             # summarize_sel (find mode's walks) never runs (probing it kept every warm
             # 10 kbp GPU run waiting 2.5 s on a task, H200, session 35); in local mode
-            # pruned (its host half and its kernel)
+            # pruned (its host half; its kernel is probed by the long_kernel task
+            # seeded_plan plans beside this one: probed here too, a cold kernel alone
+            # would start this task as well and compile it twice)
             ds = ds + [gpu_program.sizes]
             if cfg.gpu_prune and int(task["mode"]) == LOCAL:
-                from .trace.long import launch, prune, source
-                a, b = int(task["scoring"][0]), int(task["scoring"][1])
+                from .trace.long import prune
                 ds += [prune._bounds, prune.strip_thresholds, prune.envelope,
-                       prune.gather_rows,
-                       launch.cache_probe(True, source.prmt_fits(a, b), prune=True)]
+                       prune.gather_rows]
                 if cfg.gpu_prune_handoff:         # the hand-offs sized by a kernel
                     ds.append(prune.ranges_probe())
                 # the programs: per node on the host, spread by a kernel (gpu_long_programs;

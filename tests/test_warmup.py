@@ -320,6 +320,9 @@ def test_long_seeded_gpu_probe_skips_find_mode():
     from s2g.trace.long import programs_gpu, prune
     assert prune.walk_bounds not in long and programs_gpu.node_records in long
     assert any(getattr(d, "py_func", None) is programs_gpu.spread_body for d in long)
+    # not the pruned long-window kernel: a long_kernel task of its own probes it
+    assert not [d for d in long if "IS_LOCAL" in getattr(getattr(d, "py_func", None),
+                                                         "__s2g_source__", "")]
     # the hand-offs' ranges kernel (gpu_prune_handoff, on by default)
     assert sum(getattr(getattr(d, "py_func", None), "__name__", "") == "prune_ranges"
                for d in long) == 1
