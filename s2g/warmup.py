@@ -287,19 +287,10 @@ def _dispatchers(task):
         return [cpu_parallel._align_all]
     if k == "trace":
         if task["gpu"]:
-            from .config import settings
-            from .dp import LOCAL
             from .trace import gpu_program
-            from .trace.gpu import max_cells
-            from .trace.long import launch, source
-            ds = [gpu_program.sizes, gpu_program.fill_into]
-            # reads whose windows go to the long-window kernel: its cache too (a new
-            # kernel with warm host code would otherwise compile in the run, ~30-50 s)
-            if settings().gpu_long and int(task["read_len"]) ** 2 > max_cells():
-                a, b = int(task["scoring"][0]), int(task["scoring"][1])
-                ds.append(launch.cache_probe(int(task["mode"]) == LOCAL,
-                                             source.prmt_fits(a, b)))
-            return ds
+            # (reads whose windows go to the long-window kernel: its cache is probed by
+            # the long_kernel task plan() puts beside this one)
+            return [gpu_program.sizes, gpu_program.fill_into]
         from .trace import lanes
         return [lanes.run_lanes]
     if k == "gaf":

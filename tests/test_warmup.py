@@ -165,20 +165,28 @@ def test_probes_name_cached_dispatchers(task):
 
 
 def test_long_reads_probe_the_long_window_kernel():
-    """Reads whose traceback windows go to the long-window kernel (s2g/trace/long/): the
-    cold probe also looks at that kernel's cache (the generated source get_kernel compiles),
-    so a new kernel is compiled ahead even where the host code is warm."""
+    """Reads whose traceback windows go to the long-window kernel (s2g/trace/long/): a
+    full-graph GPU run plans that kernel's own task beside the trace task, whose probe is
+    the kernel's cache (the generated source get_kernel compiles), so a new kernel is
+    compiled ahead even where the host code is warm; the trace task's probe is its host
+    code alone (a cold kernel does not start it too)."""
     from s2g.trace.long import plan, source
-    short = {"kind": "trace", "gpu": True, "mode": 0, "scoring": [2, 4, 4, 2], "read_len": 900}
-    long = dict(short, read_len=3000)
-    assert len(warmup._dispatchers(short)) == 2
-    ds = warmup._dispatchers(long)
-    assert len(ds) == 3
-    src = ds[2].py_func.__s2g_source__
-    assert src == source.kernel_source(plan.S, True, True, sim=False,
-                                       note=f"max_registers={plan.MAXREG}").__s2g_source__
-    assert "IS_LOCAL = 1" in src
-
+    sc = Scoring()
+    for n in (900, 3000):
+        tasks = [t for t, _ in warmup.plan("fast", Mode.LOCAL, sc, n, traceback=True,
+                                           tb_gpu=True)]
+        (trace,) = [t for t in tasks if t["kind"] == "trace"]
+        assert len(warmup._dispatchers(trace)) == 2
+        longs = [t for t in tasks if t["kind"] == "long_kernel"]
+        if n == 900:
+            assert not longs
+            continue
+        assert longs == [{"kind": "long_kernel", "key": [True, True, False]}]
+        (probe,) = warmup._dispatchers(longs[0])
+        src = probe.py_func.__s2g_source__
+        assert src == source.kernel_source(plan.S, True, True, sim=False,
+                                           note=f"max_registers={plan.MAXREG}").__s2g_source__
+        assert "IS_LOCAL = 1" in src
 
 @pytest.mark.parametrize("mode", [Mode.LOCAL, Mode.SEMIGLOBAL])
 def test_long_reads_compile_their_long_window_kernels_in_tasks_of_their_own(mode):
