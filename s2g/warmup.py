@@ -589,19 +589,31 @@ def _windows_form(task) -> bool:
     return task["kind"] == "fast_kernel" and len(key) > 6 and bool(key[6])
 
 
+#: reads :func:`_first_len` looks at, and bases at most: the `fast` kernel's shape is the
+#: first batch's longest read's, and reads of mixed lengths (trimmed) whose first one was
+#: short had the note probe a shape no run compiles, "compiling (first run)" on every
+#: warm run
+NOTE_READS, NOTE_BASES = 1000, 4_000_000
+
+
 def _first_len(path, default: int) -> int:
-    """The length of the first read of the FASTA/FASTQ file ``path`` (``default`` where
-    it is none, not a regular file, or cannot be read)."""
+    """The longest of the first :data:`NOTE_READS` reads (:data:`NOTE_BASES` at most) of
+    the FASTA/FASTQ file ``path`` (``default`` where there is none, it is not a regular
+    file, or cannot be read)."""
     if path is None or path == "-" or not os.path.isfile(path):
         return default
+    n = bases = 0
     try:
         from .reads import _open
         with _open(path) as fh:
-            for rec in fh:
-                return max(len(rec.sequence), 1)
+            for k, rec in enumerate(fh):
+                n = max(n, len(rec.sequence))
+                bases += len(rec.sequence)
+                if k + 1 >= NOTE_READS or bases >= NOTE_BASES:
+                    break
     except Exception:            # noqa: BLE001 - a note only; the run reports bad input
-        pass
-    return default
+        return default
+    return max(n, 1) if n else default
 
 
 # ------------------------------------------------------------------ ahead: s2g warmup

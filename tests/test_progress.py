@@ -178,9 +178,10 @@ def test_compile_note_leaves_out_the_window_kernels_shape(monkeypatch, capsys):
 
 
 def test_compile_note_probes_the_first_reads_length(monkeypatch, capsys, tmp_path):
-    """The note's probes take the read length of the reads file's first record (every warm
-    10 kbp run said it compiled: the 150-base probes were cold); stdin, a missing file or
-    an empty one: 150."""
+    """The note's probes take the longest of the reads file's first NOTE_READS records
+    (every warm 10 kbp run said it compiled: the 150-base probes were cold; a short first
+    read among longer ones probed a `fast` kernel shape no run compiles); stdin, a missing
+    file or an empty one: 150."""
     from s2g.scoring import Mode, Scoring
 
     class Al:
@@ -191,11 +192,18 @@ def test_compile_note_probes_the_first_reads_length(monkeypatch, capsys, tmp_pat
                         lambda al, read_len: lens.append(read_len) or [])
     fq = tmp_path / "r.fq"
     fq.write_text("@a\n" + "A" * 9000 + "\n+\n" + "I" * 9000 + "\n@b\nAC\n+\nII\n")
+    mixed = tmp_path / "m.fq"            # trimmed reads: the first one is not the longest
+    mixed.write_text("".join(f"@r{k}\n{'C' * n}\n+\n{'I' * n}\n"
+                             for k, n in enumerate((90, 150, 120, 151))))
     empty = tmp_path / "e.fq"
     empty.write_text("")
-    for reads in (str(fq), "-", str(tmp_path / "none.fq"), str(empty), None):
+    for reads in (str(fq), str(mixed), "-", str(tmp_path / "none.fq"), str(empty), None):
         assert not warmup.compile_note(Al(), reads=reads)
-    assert lens == [9000, 150, 150, 150, 150]
+    assert lens == [9000, 151, 150, 150, 150, 150]
+    monkeypatch.setattr(warmup, "NOTE_READS", 2)       # the longest of the first ones only
+    lens.clear()
+    assert not warmup.compile_note(Al(), reads=str(mixed))
+    assert lens == [150]
 
 
 def test_index_says_it_compiles_when_cold(example, tmp_path, capsys, monkeypatch):
