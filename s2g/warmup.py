@@ -227,18 +227,14 @@ def long_kernel_tasks(mode, scoring, read_len, traceback=True):
     from .config import settings
     from .dp import LOCAL
     from .trace.gpu import window_max_cells
-    from .trace.long import source
     cfg = settings()
     if not (cfg.gpu_long and cfg.long_score_first) or \
             int(max(1, read_len)) ** 2 <= window_max_cells():
         return []
-    local = int(mode) == LOCAL
-    prmt = bool(source.prmt_fits(int(scoring[0]), int(scoring[1])))
-    if local and cfg.gpu_prune:
-        return [({"kind": "long_kernel", "key": [True, prmt, True]}, ("align",))] + (
-            [({"kind": "long_kernel", "key": [True, prmt, False]}, ("traceback",))]
-            if traceback else [])
-    return [({"kind": "long_kernel", "key": [local, prmt, False]}, ("align", "traceback"))]
+    if int(mode) == LOCAL and cfg.gpu_prune:
+        return [(_long_task(mode, scoring, True), ("align",))] + (
+            [(_long_task(mode, scoring), ("traceback",))] if traceback else [])
+    return [(_long_task(mode, scoring), ("align", "traceback"))]
 
 
 def _trace_long_kernel(mode, scoring, read_len):
@@ -246,13 +242,27 @@ def _trace_long_kernel(mode, scoring, read_len):
     ``read_len`` (:func:`s2g.trace.gpu.prepare`'s condition), as a task of its own (see
     :func:`long_kernel_tasks`); none for shorter reads."""
     from .config import settings
-    from .dp import LOCAL
     from .trace.gpu import max_cells
-    from .trace.long import source
     if not settings().gpu_long or int(max(1, read_len)) ** 2 <= max_cells():
         return []
+    return [_long_task(mode, scoring)]
+
+
+def _long_task(mode, scoring, prune=False):
+    """The ``long_kernel`` task of the kernel :func:`s2g.trace.long.launch.get_kernel`
+    gives a run in ``mode`` with ``scoring`` (pruned or not): key (local, PRMT tables,
+    pruned)."""
+    from .dp import LOCAL
+    from .trace.long import source
     prmt = bool(source.prmt_fits(int(scoring[0]), int(scoring[1])))
-    return [{"kind": "long_kernel", "key": [int(mode) == LOCAL, prmt, False]}]
+    return {"kind": "long_kernel", "key": [int(mode) == LOCAL, prmt, bool(prune)]}
+
+
+def fast_args(key):
+    """:func:`s2g.variants.fast.get_kernel`'s arguments (G, K, mode, prmt_sub, pair, pipe,
+    win) from a ``fast_kernel`` task's key (its 7th element, the windows' form, optional)."""
+    G, K, mode, prmt, pair, pipe, *win = key
+    return G, K, mode, prmt, pair, pipe, bool(win and win[0])
 
 
 def task_name(task) -> str:
@@ -267,8 +277,7 @@ def _dispatchers(task):
         from numba import cuda
 
         from .variants import fast
-        G, K, mode, prmt, pair, pipe, *win = task["key"]     # win: the windows' form
-        fn, _ = fast.compiled_source(G, K, mode, prmt, pair, pipe, bool(win and win[0]))
+        fn, _ = fast.compiled_source(*fast_args(task["key"]))
         if not fn.__s2g_cached__:
             return []
         return [cuda.jit(cache=True)(fn)]          # lazy: only its cache is looked at
@@ -585,8 +594,7 @@ def compile_note(aligner, quiet=False, read_len=150, file=None, reads=None) -> b
 
 def _windows_form(task) -> bool:
     """Whether ``task`` is the `fast` kernel's window form (:func:`window_kernel_tasks`)."""
-    key = task.get("key") or ()
-    return task["kind"] == "fast_kernel" and len(key) > 6 and bool(key[6])
+    return task["kind"] == "fast_kernel" and fast_args(task["key"])[6]
 
 
 #: reads :func:`_first_len` looks at, and bases at most: the `fast` kernel's shape is the

@@ -12,7 +12,7 @@ import tempfile
 import time
 
 from .warmup import (KINDS, LONG_LEN, LONG_READS, LONG_SLACK, TINY_BASES, TINY_READS,
-                     warm_len)
+                     fast_args, warm_len)
 
 
 def tiny_size(read_len):
@@ -97,8 +97,7 @@ def run_task(task):
         raise ValueError(f"unknown warm-up task {task!r}")
     if k == "fast_kernel":
         from .variants import fast
-        G, K, mode, prmt, pair, pipe, *win = task["key"]     # win: the windows' form
-        fast.get_kernel(G, K, mode, prmt, pair, pipe, bool(win and win[0]))
+        fast.get_kernel(*fast_args(task["key"]))
         return
     if k == "long_kernel":         # compiled for its signature (a GPU) into the disk cache
         from .trace.long import launch
