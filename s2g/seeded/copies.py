@@ -195,7 +195,7 @@ def _align_masked(sa, reads, mwg, t_read, todo, floor):
     ran there (:func:`s2g.trace.gpu.run_windows`; a 30 kbp read's masked window at 10%
     errors took 6.6 s of one host thread, H200) unless the batch has fewer than
     ``copies_gpu_min`` of them (a knob: a few hundred short windows may finish on the CPU
-    before the GPU, busy with the next batch's windows, takes them), what it leaves and all
+    before the GPU, busy with other threads' kernels, takes them), what it leaves and all
     on the CPU with ``sa.window_kernel``. Scores and end cells are the same on both (exact
     windows, V0's end cell); a window below ``floor``, which some kernels stop at and others
     score, comes back as none (NEG_INF) from all (:func:`s2g.seeded.mapq.add_competitor`
