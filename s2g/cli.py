@@ -424,15 +424,20 @@ def _align(args, out, options, kernel) -> int:
         batches = iter_read_batches(args.reads, args.batch_size, qualities=sam,
                                     max_bases=knobs().batch_bases)
     run = None              # the whole input's size (auto: its method; with a GPU, its device)
+    marks = []              # --timings: (milestone, seconds from t0) of the start-up
     if kernel is None:      # auto with a GPU driver: read first; CUDA starts now if it is clear
         batches, run = peek_input(batches, args.reads)
+        marks.append(("first batch read", time.perf_counter() - t0))
         kernel = resolve_kernel(*options.kernel_args) if gpu_clearly(run, options) else None
+        if kernel is not None and kernel.device == "cuda":
+            marks.append(("CUDA started", time.perf_counter() - t0))
     if pre is not None and kernel is not None and kernel.device == "cuda":
         from .seeded import chains_gpu     # seeded on a GPU, most likely: its kernels
         chains_gpu.preload()               # loaded meanwhile too (knob gpu_seeds)
     graph = _open_graph(args, options.scoring, options.mode,    # a FlatGraph, or a CyclicGraph
                         keep_paths=sam)
     spent = {"load graph": time.perf_counter() - t0}
+    marks.append(("graph loaded", spent["load graph"]))
     if sam:                         # a graph SAM/BAM cannot use: say so before the index
         from .sam.refpath import path_name
         path_name(graph, args.ref_path)
@@ -458,9 +463,11 @@ def _align(args, out, options, kernel) -> int:
     from .aligner import Aligner
     from .warmup import compile_note
 
+    marks.append(("planned", time.perf_counter() - t0))
     aligner = Aligner.from_plan(run)
     counts = [0, 0]
     compile_note(aligner, args.quiet, reads=args.reads)   # cold: say so before the wait
+    marks.append(("pipeline starts", time.perf_counter() - t0))
     bar = pipeline.input_progress(args.progress, args.reads)   # bytes of a file, else reads
 
     def write(item):
@@ -488,7 +495,7 @@ def _align(args, out, options, kernel) -> int:
             bar.close()
     out.commit()
     _index_bam(args, out, writer)
-    report(args, aligner, counts, time.perf_counter() - t0, spent)
+    report(args, aligner, counts, time.perf_counter() - t0, spent, marks, t0)
     return 0
 
 

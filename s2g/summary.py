@@ -8,8 +8,10 @@ import sys
 import warnings
 
 
-def report(args, aligner, counts, dt, spent):
-    """The run's warnings, its closing line and, with --timings, its seconds per stage."""
+def report(args, aligner, counts, dt, spent, marks=(), t0=None):
+    """The run's warnings, its closing line and, with --timings, its seconds per stage
+    (``marks``: the CLI's start-up milestones, (name, seconds from ``t0``), a
+    ``time.perf_counter()``)."""
     n, n_hit = counts
     seeded = aligner.seeded
     if aligner.too_long:
@@ -32,6 +34,34 @@ def report(args, aligner, counts, dt, spent):
               f"{dt:.2f} s ({n / dt:,.{0 if n / dt >= 10 else 1}f} reads/s)", file=sys.stderr)
     if args.timings:
         _timings(args, aligner, aligner.stats(), dt, spent)
+        line = startup_line(marks, aligner, t0)
+        if line:
+            print(line, file=sys.stderr)
+
+
+#: seed_batches' first calls, as the start-up line names them
+_FIRST = {"chains": "first chains", "candidates": "first batch seeded",
+          "windows_of": "first batch seeded"}
+
+
+def startup_line(marks, aligner, t0):
+    """--timings: when the run's start-up milestones were reached, seconds from ``t0``
+    (the CLI's own ``marks``, then the seeding's first batch (``chains``: a seeding
+    thread's first chains), the align stage's first call and the first output written),
+    in time order; None without ``t0``."""
+    if t0 is None:
+        return None
+    got = list(marks)
+    seeded = aligner.seeded
+    for name, at in (getattr(seeded, "first_at", None) or {}).items():
+        got.append((_FIRST.get(name, name), at - t0))
+    for stage, what in (("align", "aligning"), ("write", "first output")):
+        sp = aligner.span.get(stage)
+        if sp:
+            got.append((what, sp[0]))
+    got.sort(key=lambda m: m[1])
+    return "s2g: start-up, seconds from the start: " + ", ".join(
+        f"{name} {at:.2f}" for name, at in got)
 
 
 def _timings(args, aligner, st, dt, spent):

@@ -80,6 +80,13 @@ def test_timings_and_traceback_on_cpu(files, tmp_path):
         and "wall" in line[0], p.stderr
     mem = [ln for ln in p.stderr.splitlines() if ln.startswith("s2g: memory: peak RSS ")]
     assert len(mem) == 1 and int(mem[0].split()[4].replace(",", "")) > 10, p.stderr
+    # the start-up's milestones, in time order, ending with the first output
+    up = [ln for ln in p.stderr.splitlines() if ln.startswith("s2g: start-up, seconds ")]
+    assert len(up) == 1, p.stderr
+    names = [m.rsplit(" ", 1) for m in up[0].split(": ", 2)[2].split(", ")]
+    at = [float(v) for _, v in names]
+    assert at == sorted(at) and [n for n, _ in names][-3:] == [
+        "pipeline starts", "aligning", "first output"], up
     q = s2g_cli("align", gfa, fq, "-o", b, "--variant", "cpu", "--traceback-on", "cpu",
                 "--batch-size", "2")
     assert q.returncode == 0, q.stderr

@@ -117,6 +117,7 @@ class SeededAligner:
         #: other copies inside the best window count in MAPQ (s2g.seeded.copies); a
         #: mate placed by its pair counts them in its pair MAPQ (s2g.seeded.pair_copies)
         self.copies_mapq = settings().copies_mapq
+        self.first_at = {}
         self.totals = {"reads": 0, "windows": 0, "window_cells": 0, "unseeded": 0,
                        "unseeded full DP": 0, "unseeded weak windows": 0,
                        "unseeded unaligned": 0, "windows left to the CPU": 0,
@@ -129,6 +130,10 @@ class SeededAligner:
         self._totals_lock = threading.Lock()   # the stages' threads count at once
         self._succ = None
         self._dix = None          # the index on the GPU (chains_gpu.DeviceIndex; False: none)
+
+    #: --timings' start-up line: method name (``chains``, ``windows_of``, ``candidates``)
+    #: -> the ``time.perf_counter()`` its first call in :meth:`seed_batches` ended
+    first_at: dict
 
     def _count(self, key, value):
         """``totals[key] += value`` (the seeding and aligning threads count at once)."""
@@ -241,7 +246,9 @@ class SeededAligner:
         def timed(fn, *args):
             t0 = time.perf_counter()
             out = fn(*args)
-            self._count("seconds seeds+chains", time.perf_counter() - t0)
+            t1 = time.perf_counter()
+            self._count("seconds seeds+chains", t1 - t0)
+            self.first_at.setdefault(fn.__name__, t1)    # --timings' start-up line
             return out
 
         if settings().seed_stages >= 2:
