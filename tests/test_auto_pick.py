@@ -174,3 +174,45 @@ def test_no_driver_skips_importing_numba_cuda(monkeypatch):
     monkeypatch.delenv("NUMBA_CUDA_DRIVER")
     monkeypatch.setattr(ctypes, "CDLL", lambda name: object())
     assert not registry._no_driver()
+
+
+def test_start_cuda_thread_answers_once(monkeypatch):
+    """registry.start_cuda: CUDA's start-up in a thread; a cuda_available() called while it
+    runs waits for that thread's answer (the state is computed once), and a known state
+    starts no thread."""
+    import threading
+
+    calls, gate = [], threading.Event()
+
+    def slow_state():
+        calls.append(threading.current_thread().name)
+        gate.wait(5)
+        registry._CUDA_STATE = (False, "test: no GPU")
+        return registry._CUDA_STATE
+    monkeypatch.setattr(registry, "_CUDA_STATE", None)
+    monkeypatch.setattr(registry, "_cuda_state", slow_state)
+    t = registry.start_cuda()
+    assert t is not None
+    got = []
+    waiter = threading.Thread(target=lambda: got.append(registry.cuda_available()))
+    waiter.start()
+    waiter.join(0.2)
+    assert waiter.is_alive() and not got       # waits for the starting thread
+    gate.set()
+    waiter.join(5)
+    t.join(5)
+    assert got == [(False, "test: no GPU")] and calls == ["s2g-cuda-start"]
+    assert registry.start_cuda() is None
+
+
+def test_large_input_by_size_and_suffix(tmp_path):
+    """cli._large_input: a reads file of at least N MB starts CUDA early (a compressed one
+    counts 4 bytes a byte); standard input, a missing file and N = 0 never do."""
+    from s2g.cli import _large_input
+    plain, gz = tmp_path / "r.fq", tmp_path / "r.fq.gz"
+    plain.write_bytes(b"@r\nACGT\n+\nIIII\n" * 70_000)       # 1.05 MB
+    gz.write_bytes(b"\0" * 300_000)
+    assert _large_input(str(plain), 1) and not _large_input(str(plain), 2)
+    assert _large_input(str(gz), 1) and not _large_input(str(gz), 2)
+    assert not _large_input(str(plain), 0) and not _large_input("-", 1)
+    assert not _large_input(str(tmp_path / "none.fq"), 1)
