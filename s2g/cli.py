@@ -413,9 +413,6 @@ def _align(args, out, options, kernel) -> int:
     dask = getattr(args, "dask", None)
     sam = args.output_format != "gaf"
     pre = None
-    if kernel is None and _large_input(args.reads, knobs().cuda_early_mb):
-        from .variants.registry import start_cuda   # the GPU's, surely: CUDA starts while
-        start_cuda()                                # the first batch is read
     if args.method != "exact" and not dask:
         from .index import index_path, preload_index    # read it while the graph parses
         pre = preload_index(args.index or index_path(args.graph))
@@ -500,18 +497,6 @@ def _align(args, out, options, kernel) -> int:
     _index_bam(args, out, writer)
     report(args, aligner, counts, time.perf_counter() - t0, spent, marks, t0)
     return 0
-
-
-def _large_input(path, mb) -> bool:
-    """Whether the reads file ``path`` holds at least ``mb`` MB (a compressed file, by
-    its suffix: 4 bytes a compressed byte); False for standard input and ``mb`` 0."""
-    from .reads import input_size
-    size = input_size(path) if mb > 0 else None
-    if size is None:
-        return False
-    if path.lower().endswith((".gz", ".bgz", ".bgzf", ".zst", ".bz2", ".xz")):
-        size *= 4
-    return size >= mb * 1_000_000
 
 
 def _index_bam(args, out, writer) -> int:

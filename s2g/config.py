@@ -71,10 +71,6 @@ KNOBS = (
          "streams), so a thread's copies wait for its own kernels, not every thread's"),
     Knob("tb_inline", True, bool, "run",
          "the GPU half of the traceback runs in the aligning thread after each kernel"),
-    Knob("cuda_early_mb", 128, int, "run",
-         "auto with a CUDA driver: a reads file of at least this many MB (compressed: 4 "
-         "a compressed MB) starts CUDA in a thread while the first batch is read, before "
-         "its size says GPU (0: only after it)"),
     Knob("seed_threads", 0, int, "run",
          "Numba threads of the seeding stage (0: as every stage, --threads or all)"),
     Knob("align_threads", 0, int, "run",

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import threading
 from dataclasses import dataclass
 
 from ..errors import S2GError
@@ -109,7 +108,6 @@ def get_variant(name: str):
 
 
 _CUDA_STATE = None
-_CUDA_LOCK = threading.Lock()      # cuda_available: one thread starts CUDA
 
 
 def _no_driver() -> bool:
@@ -135,29 +133,7 @@ def _no_driver() -> bool:
 
 def cuda_available():
     """(True, device name) or (False, reason); imports numba.cuda only when called, and
-    not at all where there is no CUDA driver (:func:`_no_driver`). Once per process: a
-    thread that calls it while another (:func:`start_cuda`'s) is starting CUDA waits
-    for that one's answer."""
-    if _CUDA_STATE is not None:
-        return _CUDA_STATE
-    with _CUDA_LOCK:
-        return _CUDA_STATE if _CUDA_STATE is not None else _cuda_state()
-
-
-def start_cuda():
-    """Start CUDA (:func:`cuda_available`: numba.cuda's import, the driver, the primary
-    context; ~0.5 s on the GPU machine's host) in a background thread, to overlap what
-    the caller does meanwhile (``s2g align`` reads its first batch and the seed index);
-    the caller's first :func:`cuda_available` waits for it. Returns the thread, or None
-    where CUDA's state is already known."""
-    if _CUDA_STATE is not None:
-        return None
-    t = threading.Thread(target=cuda_available, name="s2g-cuda-start", daemon=True)
-    t.start()
-    return t
-
-
-def _cuda_state():
+    not at all where there is no CUDA driver (:func:`_no_driver`)."""
     global _CUDA_STATE
     if _CUDA_STATE is None and _no_driver():
         _CUDA_STATE = (False, "no CUDA GPU or driver found")
