@@ -21,7 +21,7 @@ import warnings
 
 from . import __version__
 from .errors import S2GError
-from .output import output, same_file
+from .output import align_inputs, output, same_file
 from .plan import is_cyclic
 from .summary import report
 
@@ -313,7 +313,7 @@ def cmd_align(args) -> int:
         if args.strands != "both":
             raise S2GError("paired-end reads need both strands of the graph (--strands both): "
                            "the mates of a pair lie on opposite strands")
-    with output(args.output, inputs=_align_inputs(args)) as out:
+    with output(args.output, inputs=align_inputs(args)) as out:
         return _align(args, out, options, kernel)
 
 
@@ -385,23 +385,6 @@ def _check_graph_path(path):
         raise S2GError("the graph cannot come from standard input ('-'): s2g opens it by "
                        "name (its graph cache and seed index are found beside it, and it may "
                        "be read more than once); give the GFA file's path")
-
-
-def _align_inputs(args):
-    """(path, what) of every file ``-o`` must not replace: the graph, the reads (or the
-    file standard input reads from), the seed index in use, the graph's index and cache."""
-    from .graph_cache import cache_path
-    from .index import index_path
-
-    g = args.graph
-    out = [(g, f"the input file {g}"), (args.reads, f"the input file {args.reads}"),
-           (index_path(g), f"the seed index of {g} ({index_path(g)})"),
-           (cache_path(g), f"the graph cache of {g} ({cache_path(g)})")]
-    if getattr(args, "reads2", None):
-        out.append((args.reads2, f"the input file {args.reads2}"))
-    if getattr(args, "index", None):
-        out.append((args.index, f"the seed index in use ({args.index})"))
-    return out
 
 
 def _align(args, out, options, kernel) -> int:

@@ -169,3 +169,20 @@ def umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def align_inputs(args):
+    """(path, what) of every file ``-o`` must not replace: the graph, the reads (or the
+    file standard input reads from), the seed index in use, the graph's index and cache."""
+    from .graph_cache import cache_path
+    from .index import index_path
+
+    g = args.graph
+    out = [(g, f"the input file {g}"), (args.reads, f"the input file {args.reads}"),
+           (index_path(g), f"the seed index of {g} ({index_path(g)})"),
+           (cache_path(g), f"the graph cache of {g} ({cache_path(g)})")]
+    if getattr(args, "reads2", None):
+        out.append((args.reads2, f"the input file {args.reads2}"))
+    if getattr(args, "index", None):
+        out.append((args.index, f"the seed index in use ({args.index})"))
+    return out
