@@ -32,6 +32,10 @@ from .graph_core import BASE_CODE
 _VALID = np.zeros(256, bool)
 for _c in IUPAC.decode():           # the graph's alphabet too (graph.py)
     _VALID[ord(_c)] = _VALID[ord(_c.lower())] = True
+#: byte -> its base code (BASE_CODE), or _BAD where the byte is not IUPAC: one look-up
+#: both encodes a batch and finds its bad characters
+_BAD = 255
+_CODE_OR_BAD = np.where(_VALID, BASE_CODE, _BAD).astype(np.uint8)
 
 
 @dataclass
@@ -102,20 +106,39 @@ class ReadBatch:
 
     @classmethod
     def from_sequences(cls, names, seqs, first_index=0, source="<input>") -> "ReadBatch":
-        """Encode sequences (str or bytes), checking every character (see module doc)."""
-        raw = [s.encode() if isinstance(s, str) else bytes(s) for s in seqs]
-        lens = np.fromiter((len(s) for s in raw), np.int64, len(raw))
-        offsets = np.zeros(len(raw) + 1, np.int64)
+        """Encode sequences (str or bytes), checking every character (see module doc).
+        ASCII str (what dnaio gives) is joined and encoded once, not read by read: the
+        reader thread holds the GIL for it (~1 us a read, 0.9 s of a 1,000,000-read GPU
+        run's parse thread on the GPU machine's host, session 52's py-spy)."""
+        buf = _joined_ascii(seqs)
+        if buf is not None:
+            lens = np.fromiter(map(len, seqs), np.int64, len(seqs))
+        else:
+            raw = [s.encode() if isinstance(s, str) else bytes(s) for s in seqs]
+            lens = np.fromiter((len(s) for s in raw), np.int64, len(raw))
+            buf = b"".join(raw)
+        offsets = np.zeros(len(lens) + 1, np.int64)
         np.cumsum(lens, out=offsets[1:])
-        buf = np.frombuffer(b"".join(raw), np.uint8)
-        bad = np.nonzero(~_VALID[buf])[0]
-        if len(bad):
-            p = int(bad[0])
+        buf = np.frombuffer(buf, np.uint8)
+        codes = _CODE_OR_BAD[buf]
+        if codes.max(initial=0) == _BAD:
+            p = int(np.argmax(codes == _BAD))
             r = int(np.searchsorted(offsets, p, side="right") - 1)
             ch = chr(buf[p])
             raise ReadError(f"{source}: read {names[r]!r} (record {first_index + r + 1}) has invalid "
                             f"character {ch!r} at position {p - offsets[r] + 1}; reads must be IUPAC nucleotides")
-        return cls(list(names), BASE_CODE[buf], offsets, first_index)
+        return cls(list(names), codes, offsets, first_index)
+
+
+def _joined_ascii(seqs):
+    """``seqs`` (a list of str) joined into one bytes object, one byte a character, when
+    every one is an ASCII str; else None (bytes among them, or a non-ASCII character,
+    whose UTF-8 bytes the caller counts read by read)."""
+    try:
+        joined = "".join(seqs)
+    except TypeError:                   # bytes (or other objects) among them
+        return None
+    return joined.encode("ascii") if joined.isascii() else None
 
 
 def _label(path) -> str:

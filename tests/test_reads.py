@@ -115,6 +115,30 @@ def test_non_iupac_character_names_read_and_position(reads_file):
         ReadBatch.from_sequences(["r"], ["AC1"])
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet="ACGTNacgtnRYKMSWBDHVU", max_size=40), max_size=12),
+       st.data())
+def test_sequences_as_str_bytes_or_mixed_encode_alike(seqs, data):
+    """from_sequences joins ASCII str in one piece (reads.py's fast path); bytes, or str and
+    bytes mixed, take the read-by-read path: codes and offsets the same every way."""
+    names = [f"r{i}" for i in range(len(seqs))]
+    as_str = ReadBatch.from_sequences(names, seqs)
+    as_bytes = ReadBatch.from_sequences(names, [s.encode() for s in seqs])
+    mixed = ReadBatch.from_sequences(names, [s.encode() if data.draw(st.booleans()) else s
+                                             for s in seqs])
+    for b in (as_bytes, mixed):
+        assert np.array_equal(b.codes_flat, as_str.codes_flat)
+        assert np.array_equal(b.offsets, as_str.offsets)
+    assert as_str.codes_flat.tolist() == [c for s in seqs for c in expect_codes(s)]
+
+
+def test_non_ascii_character_is_refused_in_its_read():
+    """A non-ASCII character sends the batch down the read-by-read path: the error names
+    its read and its position there (the first of its UTF-8 bytes)."""
+    with pytest.raises(ReadError, match=r"'r2' \(record 2\).*position 3"):
+        ReadBatch.from_sequences(["r1", "r2"], ["ACGT", "ACé"])
+
+
 def test_missing_file_directory_and_non_fasta(tmp_path):
     with pytest.raises(ReadError, match="no such file"):
         s2g.read_reads(str(tmp_path / "nope.fq"))
