@@ -110,6 +110,8 @@ class ReadBatch:
         ASCII str (what dnaio gives) is joined and encoded once, not read by read: the
         reader thread holds the GIL for it (~1 us a read, 0.9 s of a 1,000,000-read GPU
         run's parse thread on the GPU machine's host, session 52's py-spy)."""
+        if not isinstance(seqs, (list, tuple)):
+            seqs = list(seqs)           # a generator: joined below and maybe read again
         buf = _joined_ascii(seqs)
         if buf is not None:
             lens = np.fromiter(map(len, seqs), np.int64, len(seqs))

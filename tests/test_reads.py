@@ -130,6 +130,11 @@ def test_sequences_as_str_bytes_or_mixed_encode_alike(seqs, data):
         assert np.array_equal(b.codes_flat, as_str.codes_flat)
         assert np.array_equal(b.offsets, as_str.offsets)
     assert as_str.codes_flat.tolist() == [c for s in seqs for c in expect_codes(s)]
+    # a one-shot iterable (a generator) of str, or of str and bytes, is read once
+    mixed_gen = ReadBatch.from_sequences(names, (s if i % 2 else s.encode()
+                                                 for i, s in enumerate(seqs)))
+    assert np.array_equal(mixed_gen.codes_flat, as_str.codes_flat)
+    assert np.array_equal(mixed_gen.offsets, as_str.offsets)
 
 
 def test_non_ascii_character_is_refused_in_its_read():

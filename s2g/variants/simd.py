@@ -633,8 +633,9 @@ def _col_node(graph):
     thread, 2-core VM, py-spy --gil)."""
     cn = graph.__dict__.get("_simd_col_node")
     if cn is None:
-        cn = np.empty(graph.n_bases, np.int32)
-        _fill_col_node(np.asarray(graph.node_start, np.int64), cn)
+        ns = np.asarray(graph.node_start, np.int64)
+        cn = np.empty(int(ns[-1]) if len(ns) else 0, np.int32)
+        _fill_col_node(ns, cn)
         graph.__dict__["_simd_col_node"] = cn
     return cn
 
