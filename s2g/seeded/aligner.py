@@ -117,6 +117,9 @@ class SeededAligner:
         #: other copies inside the best window count in MAPQ (s2g.seeded.copies); a
         #: mate placed by its pair counts them in its pair MAPQ (s2g.seeded.pair_copies)
         self.copies_mapq = settings().copies_mapq
+        #: --timings' start-up line: method name (``chains``, ``windows_of``,
+        #: ``candidates``) -> the ``time.perf_counter()`` its first call in
+        #: :meth:`seed_batches` ended
         self.first_at = {}
         self.totals = {"reads": 0, "windows": 0, "window_cells": 0, "unseeded": 0,
                        "unseeded full DP": 0, "unseeded weak windows": 0,
@@ -130,10 +133,6 @@ class SeededAligner:
         self._totals_lock = threading.Lock()   # the stages' threads count at once
         self._succ = None
         self._dix = None          # the index on the GPU (chains_gpu.DeviceIndex; False: none)
-
-    #: --timings' start-up line: method name (``chains``, ``windows_of``, ``candidates``)
-    #: -> the ``time.perf_counter()`` its first call in :meth:`seed_batches` ended
-    first_at: dict
 
     def _count(self, key, value):
         """``totals[key] += value`` (the seeding and aligning threads count at once)."""
