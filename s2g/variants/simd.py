@@ -85,6 +85,7 @@ from numba.np.numpy_support import as_dtype
 from .._numba import NJIT, PARALLEL
 from ..dp import GLOBAL, LOCAL, SEMIGLOBAL
 from ..errors import S2GError
+from ..graph_core import column_nodes
 from ..result import BatchResult
 from ..scoring import NEG_INF
 from ..lanes import (GRAPH_N, INT16_BOUND, NEG16, NEG32, PAD_CODE, cast, dealt, graph_codes,
@@ -627,24 +628,12 @@ def _group_ranges(groups, lens, lo, hi, nb):
 
 
 def _col_node(graph):
-    """Column -> node of ``graph`` (cached on it). A seeded batch's window graph is new
-    every batch (~9 M columns a 20,000-read batch on MHC): filled by a Numba loop without
-    the GIL, where ``np.repeat`` held it ~20 ms a batch (0.2 s of 100,000 reads' align
-    thread, 2-core VM, py-spy --gil)."""
+    """Column -> node of ``graph`` (cached on it; a seeded batch's window graph is new
+    every batch: :func:`s2g.graph_core.column_nodes`, without the GIL)."""
     cn = graph.__dict__.get("_simd_col_node")
     if cn is None:
-        ns = np.asarray(graph.node_start, np.int64)
-        cn = np.empty(int(ns[-1]) if len(ns) else 0, np.int32)
-        _fill_col_node(ns, cn)
-        graph.__dict__["_simd_col_node"] = cn
+        cn = graph.__dict__["_simd_col_node"] = column_nodes(graph.node_start)
     return cn
-
-
-@numba.njit(**NJIT)
-def _fill_col_node(node_start, out):
-    for v in range(len(node_start) - 1):
-        for j in range(node_start[v], node_start[v + 1]):
-            out[j] = v
 
 
 def run_tasks(graph, codes, offs, task_read, task_lo, task_hi, scoring, mode, window,
