@@ -167,12 +167,46 @@ def _oriented_blob(graph):
     """Every node's GAF path step as one UTF-8 byte string with offsets, built once."""
     hit = graph.__dict__.get("_oriented_blob")
     if hit is None:
-        enc = [x.encode("utf-8", "surrogateescape") for x in graph.oriented_names()]
-        off = np.zeros(len(enc) + 1, np.int64)
-        np.cumsum([len(x) for x in enc], out=off[1:])
-        hit = (np.frombuffer(b"".join(enc) or b"\0", np.uint8), off)
+        hit = oriented_blob(graph.seg_names, graph.node_seg, graph.node_rev)
         graph.__dict__["_oriented_blob"] = hit
     return hit
+
+
+def oriented_blob(seg_names, node_seg, node_rev):
+    """(bytes as uint8, int64 offsets): node ``v``'s ``>name`` or ``<name`` at
+    ``[off[v], off[v + 1])``. The names are joined and encoded once and the steps filled
+    by a Numba loop; a str and its encoding a node took 2.3 s of the first batch's GAF
+    text on a 1 Gbp graph (2,000,000 nodes, 2-core VM). A name holding a newline (a
+    graph built in code: GFA fields hold no white space) is encoded name by name."""
+    joined = "\n".join(seg_names)
+    if joined.count("\n") != max(len(seg_names) - 1, 0):
+        enc = [(b"<" if r else b">") + seg_names[s].encode("utf-8", "surrogateescape")
+               for r, s in zip(np.asarray(node_rev).tolist(), np.asarray(node_seg).tolist())]
+        off = np.zeros(len(enc) + 1, np.int64)
+        np.cumsum([len(x) for x in enc], out=off[1:])
+        return np.frombuffer(b"".join(enc) or b"\0", np.uint8), off
+    sb = np.frombuffer((joined + "\n").encode("utf-8", "surrogateescape"), np.uint8)
+    ends = np.flatnonzero(sb == 10)              # UTF-8 has byte 10 for a newline only
+    starts = np.zeros(len(ends), np.int64)
+    starts[1:] = ends[:-1] + 1
+    seg = np.asarray(node_seg, np.int64)
+    off = np.zeros(len(seg) + 1, np.int64)
+    if len(seg):
+        np.cumsum(1 + (ends - starts)[seg], out=off[1:])
+    out = np.empty(max(int(off[-1]), 1), np.uint8)
+    out[0] = 0
+    _fill_oriented(sb, starts, seg, np.asarray(node_rev, np.uint8), off, out)
+    return out, off
+
+
+@numba.njit(**NJIT)
+def _fill_oriented(sb, starts, seg, rev, off, out):
+    for v in range(len(seg)):
+        o = off[v]
+        out[o] = 60 if rev[v] else 62               # '<' or '>'
+        a = starts[seg[v]]
+        for k in range(off[v + 1] - o - 1):
+            out[o + 1 + k] = sb[a + k]
 
 
 def gaf_text(graph, batch) -> str:

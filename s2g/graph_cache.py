@@ -10,8 +10,9 @@ Why
 What is cached
     * an acyclic graph (or one made acyclic by ``break_cycles``): the whole
       :class:`~s2g.graph.FlatGraph`, every field (arrays with their dtypes, segment
-      names, ``paths`` when ``keep_paths``, counts); ``source`` is the path it is opened
-      by now.
+      names, ``paths`` when ``keep_paths``, counts) and its checksum (what the seed
+      index records, :func:`~s2g.graph_core.graph_checksum`: a 1 Gbp graph's 2.2 GB
+      are not hashed again at each run); ``source`` is the path it is opened by now.
     * a cyclic graph: what :class:`~s2g.cyclic.CyclicGraph` is built from (the parsed
       records: names, sequences, links, paths; the doubled graph's edges), so the parse
       is skipped; its components and back edges are recomputed (compiled, fast) and
@@ -258,6 +259,10 @@ class GraphCache:
         g = FlatGraph(**kw)
         if len(g.seg_len) != g.n_segments or len(g.node_start) != len(g.node_seg) + 1:
             raise ValueError("inconsistent array sizes")
+        if isinstance(meta.get("checksum"), str):
+            # the arrays passed their CRC-32s: they are those the checksum was taken of
+            # (graph_core.py, which computes it, is in the key's code digest)
+            g.__dict__["_s2g_checksum"] = meta["checksum"]
         return g
 
     def _read_cyclic(self, z, meta):
@@ -328,7 +333,9 @@ class GraphCache:
 
     @staticmethod
     def _pack_flat(g, arrays, meta):
-        meta.update(kind="flat", none=[], scalars={})
+        from .graph_core import graph_checksum
+        # the seed index's check of the graph, stored: no run hashes the graph again
+        meta.update(kind="flat", none=[], scalars={}, checksum=graph_checksum(g))
         for f in dataclasses.fields(g):
             name, v = f.name, getattr(g, f.name)
             if name == "source":

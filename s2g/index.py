@@ -66,7 +66,6 @@ On disk (``GRAPH.s2gi``, format 4)
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -77,6 +76,7 @@ import numpy as np
 
 from ._numba import NJIT, PARALLEL
 from .errors import S2GError
+from .graph_core import graph_checksum
 
 FORMAT_VERSION = 4
 MAGIC = b"S2GINDEX"
@@ -372,19 +372,6 @@ def sort_by_hash(h, c, bits, n_part):
             th[a:z] = sh
             tc[a:z] = sc
     return th, tc
-
-
-def graph_checksum(graph) -> str:
-    """Digest of what the DP sees: bases, node starts, edges, strands (computed once per
-    graph object)."""
-    got = graph.__dict__.get("_s2g_checksum")
-    if got is None:
-        h = hashlib.blake2b(digest_size=16)
-        for arr in (graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx):
-            h.update(np.ascontiguousarray(arr).view(np.uint8).data)
-        h.update(graph.strands.encode())
-        got = graph.__dict__["_s2g_checksum"] = h.hexdigest()
-    return got
 
 
 @numba.njit(**PARALLEL)

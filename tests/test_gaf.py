@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import io
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import naive
 import s2g
-from s2g.gaf import gaf_line, write_gaf
+from s2g.gaf import gaf_line, oriented_blob, write_gaf
 from s2g.reads import ReadBatch
 
 GFA = "S\t1\tACGTAC\nS\t2\tG\nS\t3\tTTGCA\nL\t1\t+\t2\t+\t0M\nL\t2\t+\t3\t+\t0M\n"
@@ -103,3 +106,22 @@ def test_batch_writer_equals_line_writer(tmp_path, mode):
     assert fast == slow
     assert fast.count("\n") == len(seqs)
     assert sum("cg:Z:" in ln for ln in fast.splitlines()) >= 50
+
+
+@settings(max_examples=60, deadline=None)
+@given(names=st.lists(st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
+                      | st.just("x\udcff"), min_size=0, max_size=8),
+       steps=st.lists(st.tuples(st.integers(0, 7), st.booleans()), max_size=20))
+def test_oriented_blob_is_each_step_encoded(names, steps):
+    """The GAF path steps in one blob (names joined and encoded once, a Numba fill) ==
+    each ``>name``/``<name`` encoded on its own: non-ASCII and surrogate-escaped bytes,
+    empty names, a name with a newline (encoded one by one), no nodes."""
+    steps = [(s, r) for s, r in steps if s < len(names)]
+    seg = np.array([s for s, _ in steps], np.int64)
+    rev = np.array([r for _, r in steps], np.uint8)
+    blob, off = oriented_blob(names, seg, rev)
+    want = [(("<" if r else ">") + names[s]).encode("utf-8", "surrogateescape")
+            for s, r in steps]
+    assert off.tolist() == np.cumsum([0] + [len(w) for w in want]).tolist()
+    assert [blob[off[v]:off[v + 1]].tobytes() for v in range(len(steps))] == want
+    assert len(blob) >= 1

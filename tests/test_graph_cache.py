@@ -23,6 +23,7 @@ from s2g import graph_cache
 from s2g.cyclic import CyclicGraph
 from s2g.errors import GraphError
 from s2g.graph import FlatGraph, load_graph, open_graph
+from s2g.graph_core import graph_checksum
 
 IN_REPO = sorted(glob.glob(str(REPO / "graphs" / "*.gfa"))
                  + glob.glob(str(REAL_DATA / "*" / "*.gfa*")))
@@ -38,6 +39,8 @@ def assert_same_flat(a: FlatGraph, b: FlatGraph):
         else:
             assert type(x) is type(y) and x == y, f.name
     assert a.oriented_names() == b.oriented_names()
+    if "_s2g_checksum" in b.__dict__:          # read from the cache: that of its arrays
+        assert b.__dict__["_s2g_checksum"] == graph_checksum(dataclasses.replace(a))
 
 
 def assert_same_cyclic(a: CyclicGraph, b: CyclicGraph):
@@ -101,6 +104,8 @@ def test_round_trip_in_repo_graphs(src, opts, tmp_path, no_parse):
     assert notes.events() == ["hit"]
     assert_same(parsed, cached)
     assert not glob.glob(str(tmp_path / "*.tmp"))
+    # a cached flat graph brings the seed index's checksum (no run hashes it again)
+    assert isinstance(cached, CyclicGraph) or "_s2g_checksum" in cached.__dict__
 
 
 def test_in_repo_graphs_include_cyclic_and_compressed():
