@@ -231,7 +231,8 @@ class GraphCache:
 
     def _read(self, cyclic):
         """(meta, graph), or (None, None) when the cache is of the wrong kind."""
-        with np.load(self.path, allow_pickle=False) as z:
+        from .fileio import NpzReader
+        with NpzReader(self.path) as z:
             meta = json.loads(z["meta"].tobytes().decode())
             if not isinstance(meta, dict) or meta.get("key", {}).get("format") != FORMAT_VERSION:
                 return None, None

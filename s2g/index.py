@@ -76,6 +76,7 @@ import numpy as np
 
 from ._numba import NJIT, PARALLEL
 from .errors import S2GError
+from .fileio import pread_into
 from .graph_core import graph_checksum
 
 FORMAT_VERSION = 4
@@ -638,14 +639,11 @@ def _read_index(path: str) -> SeedIndex:
 
 
 def _fill(fh, buf) -> None:
-    """Fill ``buf`` from ``fh`` (a raw file: one read returns at most 2 GiB on Linux)."""
-    view = memoryview(buf).cast("B")
-    got = 0
-    while got < len(view):
-        n = fh.readinto(view[got:])
-        if not n:
-            raise ValueError("the file is shorter than its header says")
-        got += n
+    """Fill ``buf`` from ``fh`` (a raw file) at its position, which moves past it; large
+    buffers in threads (:func:`s2g.fileio.pread_into`)."""
+    at = fh.tell()
+    pread_into(fh.fileno(), buf, at)
+    fh.seek(at + memoryview(buf).nbytes)
 
 
 def _read_exact(fh, n: int) -> bytes:

@@ -295,7 +295,14 @@ def _corrupt_short_array(p):
                                     _corrupt_empty, _corrupt_missing_member, _corrupt_meta,
                                     _corrupt_pickle, _corrupt_short_array],
                          ids=lambda f: f.__name__[9:])
-def test_damaged_cache_falls_back(damage, tmp_path):
+@pytest.mark.parametrize("fast", [False, True], ids=["numpy_reads", "threaded_reads"])
+def test_damaged_cache_falls_back(damage, fast, tmp_path, monkeypatch):
+    """``threaded_reads``: every member read by s2g.fileio.NpzReader's own path (in
+    threads, 64-byte pieces, its CRC-32 check), as a large graph's are."""
+    if fast:
+        from s2g import fileio
+        monkeypatch.setattr(fileio, "NPZ_FAST_BYTES", 0)
+        monkeypatch.setattr(fileio, "PIECE", 64)
     path, parsed = cached_copy(str(REPO / "graphs" / "example.gfa"), tmp_path)
     damage(path + ".s2gg")
     notes = Notes()
