@@ -42,22 +42,29 @@ def pread_into(fd: int, buf, offset: int) -> None:
             at += got
 
     threads = read_threads()
-    if n <= PIECE or threads == 1 or not hasattr(os, "preadv"):
-        if hasattr(os, "preadv"):
-            for at in range(0, n, PIECE):
-                piece(at)
-            return
-        at = 0                                   # pragma: no cover - no preadv
+    if not hasattr(os, "preadv"):                # pragma: no cover - e.g. Windows
+        os.lseek(fd, offset, os.SEEK_SET)
+        at = 0
         while at < n:
-            got = os.pread(fd, min(n - at, PIECE), offset + at)
+            got = os.readv(fd, [view[at:]]) if hasattr(os, "readv") else \
+                _read_into(fd, view[at:])
             if not got:
                 raise ValueError("the file is shorter than its header says")
-            view[at:at + len(got)] = got
-            at += len(got)
+            at += got
+        return
+    if n <= PIECE or threads == 1:
+        for at in range(0, n, PIECE):
+            piece(at)
         return
     with ThreadPoolExecutor(min(threads, -(-n // PIECE)), thread_name_prefix="s2g-read") as ex:
         for f in [ex.submit(piece, at) for at in range(0, n, PIECE)]:
             f.result()
+
+
+def _read_into(fd, view) -> int:                 # pragma: no cover - no readv
+    data = os.read(fd, min(len(view), PIECE))
+    view[:len(data)] = data
+    return len(data)
 
 
 try:        # zlib-ng's CRC-32 (25 GB/s on the 2-core VM; s2g.index says more), else zlib's
@@ -65,25 +72,27 @@ try:        # zlib-ng's CRC-32 (25 GB/s on the 2-core VM; s2g.index says more), 
 except ImportError:                              # pragma: no cover - other platforms
     from zlib import crc32
 
-#: a member smaller than this is read by numpy as usual
-NPZ_FAST_BYTES = 1 << 20
 
 
 class NpzReader:
     """What ``np.load(path, allow_pickle=False)`` gives for an ``.npz`` (``z[name]``,
-    ``name in z``, a context manager), its large uncompressed members read straight into
-    their arrays by :func:`pread_into` and checked against the CRC-32 the zip file keeps
-    for them, as zipfile checks it (a mismatch raises ``zipfile.BadZipFile``). numpy reads
-    a member in 256 KiB pieces, copying each twice: the 2.2 GB cache of a 1 Gbp graph
-    took 2.65 s to load that way on the 2-core VM (docs/performance.md, "Genome scale")."""
+    ``name in z``, a context manager), its uncompressed members read straight into their
+    arrays by :func:`pread_into`, their size checked against their array header and their
+    bytes against the CRC-32 the zip file keeps for them (a mismatch raises
+    ``zipfile.BadZipFile``). numpy reads a member in 256 KiB pieces, copying each twice: the
+    2.2 GB cache of a 1 Gbp graph took 2.65 s to load that way on the 2-core VM
+    (docs/performance.md, "Genome scale"). Other members (compressed, Fortran order,
+    objects, datetimes, npy format 3) go through numpy, read to their end so that zipfile
+    checks their CRC-32 too and a header that claims fewer bytes than the member holds is
+    refused (numpy alone stops where the header says and checks nothing)."""
 
     def __init__(self, path: str):
         import zipfile
-        self._zf = zipfile.ZipFile(path)
-        try:
-            self._raw = open(path, "rb", buffering=0)
-        except OSError:
-            self._zf.close()
+        self._raw = open(path, "rb", buffering=0)
+        try:                     # one open file: the directory and the bytes agree
+            self._zf = zipfile.ZipFile(self._raw)
+        except BaseException:
+            self._raw.close()
             raise
         self._info = {i.filename[:-4]: i for i in self._zf.infolist()
                       if i.filename.endswith(".npy")}
@@ -95,8 +104,10 @@ class NpzReader:
         self.close()
 
     def close(self):
-        self._raw.close()
-        self._zf.close()
+        try:
+            self._zf.close()
+        finally:
+            self._raw.close()
 
     def __contains__(self, name) -> bool:
         return name in self._info
@@ -111,9 +122,8 @@ class NpzReader:
         import numpy as np
         from numpy.lib import format as npf
         info = self._info[name]
-        if info.compress_type != zipfile.ZIP_STORED or info.file_size < NPZ_FAST_BYTES:
-            with self._zf.open(info) as member:
-                return npf.read_array(member, allow_pickle=False)
+        if info.compress_type != zipfile.ZIP_STORED:
+            return self._numpy_read(info)
         raw = self._raw
         raw.seek(info.header_offset)
         local = raw.read(30)
@@ -123,20 +133,33 @@ class NpzReader:
             + int.from_bytes(local[28:30], "little")
         raw.seek(start)
         version = npf.read_magic(raw)
+        if version not in ((1, 0), (2, 0)):
+            return self._numpy_read(info)
         read_header = npf.read_array_header_1_0 if version == (1, 0) else \
             npf.read_array_header_2_0
         shape, fortran, dtype = read_header(raw)
-        if dtype.hasobject or fortran:
-            with self._zf.open(info) as member:
-                return npf.read_array(member, allow_pickle=False)
+        if dtype.hasobject or fortran or dtype.kind in "mM":
+            return self._numpy_read(info)
         data_at = raw.tell()
-        arr = np.empty(shape, dtype)
-        if data_at - start + arr.nbytes != info.file_size:
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if data_at - start + nbytes != info.file_size:
             raise zipfile.BadZipFile(f"{info.filename!r}: its array header does not match "
                                      "its size")
-        pread_into(raw.fileno(), arr, data_at)
+        arr = np.empty(shape, dtype)
+        if nbytes:
+            pread_into(raw.fileno(), arr.reshape(-1), data_at)
         raw.seek(start)
         head = raw.read(data_at - start)
-        if crc32(arr, crc32(head)) != info.CRC:
+        if crc32(arr.reshape(-1) if nbytes else b"", crc32(head)) != info.CRC:
             raise zipfile.BadZipFile(f"Bad CRC-32 for file {info.filename!r}")
+        return arr
+
+    def _numpy_read(self, info):
+        import zipfile
+
+        from numpy.lib import format as npf
+        with self._zf.open(info) as member:
+            arr = npf.read_array(member, allow_pickle=False)
+            if member.read(1):
+                raise zipfile.BadZipFile(f"{info.filename!r} holds more than its array")
         return arr

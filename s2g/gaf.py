@@ -195,7 +195,7 @@ def oriented_blob(seg_names, node_seg, node_rev):
         np.cumsum(1 + (ends - starts)[seg], out=off[1:])
     out = np.empty(max(int(off[-1]), 1), np.uint8)
     out[0] = 0
-    _fill_oriented(sb, starts, seg, np.asarray(node_rev, np.uint8), off, out)
+    _fill_oriented(sb, starts, seg, (np.asarray(node_rev) != 0).view(np.uint8), off, out)
     return out, off
 
 

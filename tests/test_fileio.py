@@ -29,10 +29,11 @@ def test_pread_into_pieces_in_threads(tmp_path, monkeypatch, piece, offset):
 
 
 def test_npz_reader_equals_np_load(tmp_path, monkeypatch):
-    monkeypatch.setattr(fileio, "NPZ_FAST_BYTES", 0)
     monkeypatch.setattr(fileio, "PIECE", 100)
     arrays = {"a": np.arange(5_000, dtype=np.int64), "b": np.frombuffer(b"xyz", np.uint8),
-              "e": np.zeros(0, np.int32), "m": np.arange(600, dtype=np.int32).reshape(20, 30)}
+              "e": np.zeros(0, np.int32), "m": np.arange(600, dtype=np.int32).reshape(20, 30),
+              "z": np.zeros((0, 3)), "s": np.array(7), "f": np.asfortranarray(np.ones((3, 2))),
+              "t": np.array(["2026-12-06"], "datetime64[D]"), ">": np.arange(9, dtype=">i4")}
     p = tmp_path / "a.npz"
     np.savez(p, **arrays)
     with fileio.NpzReader(str(p)) as z, np.load(p) as ref:

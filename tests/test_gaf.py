@@ -5,7 +5,7 @@ import io
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import naive
@@ -109,6 +109,8 @@ def test_batch_writer_equals_line_writer(tmp_path, mode):
 
 
 @settings(max_examples=60, deadline=None)
+@example(names=["a\nb", "", "\u00e9"], steps=[(0, True), (1, False), (2, True)])
+@example(names=["x", "\r"], steps=[(1, True), (0, False)])
 @given(names=st.lists(st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
                       | st.just("x\udcff"), min_size=0, max_size=8),
        steps=st.lists(st.tuples(st.integers(0, 7), st.booleans()), max_size=20))
@@ -120,6 +122,8 @@ def test_oriented_blob_is_each_step_encoded(names, steps):
     seg = np.array([s for s, _ in steps], np.int64)
     rev = np.array([r for _, r in steps], np.uint8)
     blob, off = oriented_blob(names, seg, rev)
+    b32, o32 = oriented_blob(names, seg.astype(np.int32), rev.astype(bool))
+    assert np.array_equal(o32, off) and b32.tobytes() == blob.tobytes()
     want = [(("<" if r else ">") + names[s]).encode("utf-8", "surrogateescape")
             for s, r in steps]
     assert off.tolist() == np.cumsum([0] + [len(w) for w in want]).tolist()
