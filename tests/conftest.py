@@ -26,9 +26,15 @@ REAL_DATA_REPO = TESTS / "data" / "real"
 REAL_DATA = REAL_DATA_REPO if REAL_DATA_REPO.is_dir() else (REPO / ".." / "shared" / "data" / "real").resolve()
 
 
+from crash_dumps import pytest_sessionstart  # noqa: E402,F401 - a hook (tests/crash_dumps.py)
+from crash_dumps import pytest_configure as _crash_configure  # noqa: E402
+from crash_dumps import pytest_terminal_summary as _crash_summary  # noqa: E402
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a CUDA GPU")
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
+    _crash_configure(config)
 
 
 def write_text(path: Path, text: str) -> str:
@@ -367,7 +373,12 @@ def _watch_compiles():
         mod._kernel = timed(v, mod._kernel)
 
 
-def pytest_terminal_summary(terminalreporter):
+def pytest_terminal_summary(terminalreporter, config):
+    _gpu_summary(terminalreporter)
+    _crash_summary(terminalreporter, config)      # last: CI keeps the output's tail
+
+
+def _gpu_summary(terminalreporter):
     if not _GPU_REPORT:
         return
     w = terminalreporter.write_line
