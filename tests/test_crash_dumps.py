@@ -15,7 +15,9 @@ def test_a_crashed_workers_frames_come_last(tmp_path):
     (tmp_path / "test_boom.py").write_text(
         "import faulthandler\n\ndef test_ok():\n    pass\n\n"
         "def test_segfault_here():\n    faulthandler._sigsegv()\n")
-    env = {k: v for k, v in os.environ.items() if k != "S2G_TEST_CRASH_DIR"}
+    # a fresh controller: not this run's crash folder, nor its xdist worker identity
+    env = {k: v for k, v in os.environ.items()
+           if k != "S2G_TEST_CRASH_DIR" and not k.startswith("PYTEST_XDIST")}
     env["PYTHONPATH"] = str(TESTS) + os.pathsep + env.get("PYTHONPATH", "")
     p = subprocess.run([sys.executable, "-m", "pytest", "-n", "1", "-p", "no:cacheprovider",
                         "-q", str(tmp_path)], cwd=tmp_path, env=env, capture_output=True,
