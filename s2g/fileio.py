@@ -1,8 +1,9 @@
 """Reading large arrays from files at memory speed.
 
 A read from the page cache is a ``memcpy`` in the kernel, one core's worth: the seed
-index of a 1 Gbp graph (5.6 GB) took 0.9-1.3 s to read in one thread on the 2-core VM,
-0.51-0.53 s in two (``bench`` numbers in docs/performance.md, "Genome scale"). So the
+index of a 1 Gbp graph (5.6 GB) took 2.80 s to load in one thread on the 2-core VM, 0.80 s
+with its reads in threads (``python -m bench.load_scale``; docs/performance.md, "Genome
+scale"). So the
 index (:mod:`s2g.index`) and the graph cache (:mod:`s2g.graph_cache`) read their big
 arrays in pieces, in threads (``os.preadv`` releases the GIL), each into its own part
 of the destination: nothing is copied twice, and the file position is not shared.
