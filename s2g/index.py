@@ -76,7 +76,8 @@ import numpy as np
 
 from ._numba import NJIT, PARALLEL
 from .errors import S2GError
-from .fileio import pread_into
+from .fileio import FAST_CRC, pread_into
+from .fileio import crc32 as _crc32
 from .graph_core import graph_checksum
 
 FORMAT_VERSION = 4
@@ -87,12 +88,9 @@ MAX_KMERS = 16
 SUFFIX = ".s2gi"
 #: bytes per CRC-32 of the body (module doc)
 CHUNK = 4 << 20
-try:        # zlib-ng: 25 GB/s on the 2-core VM, 3.9 for zlib (xopen, dnaio's, requires it
-    from zlib_ng.zlib_ng import crc32 as _crc32     # on x86-64 and aarch64); same CRC-32
-    CRC_THREADS = 1                                 # memory-bound: 2 threads gain nothing
-except ImportError:                                 # pragma: no cover - other platforms
-    _crc32 = zlib.crc32
-    CRC_THREADS = 2                                 # zlib releases the GIL
+#: CRC-32s in threads: zlib-ng's (s2g.fileio.crc32) is memory-bound, 2 threads gain
+#: nothing; stdlib zlib's releases the GIL
+CRC_THREADS = 1 if FAST_CRC else 2
 
 
 class IndexDamaged(S2GError):
