@@ -278,6 +278,36 @@ def test_unseeded_reads_get_a_line_or_full_dp(sim):
         assert sa.full_cells == FULL_FALLBACK_CELLS
 
 
+def test_few_unseeded_reads_skip_the_simd_lane_group(sim, monkeypatch):
+    """A seedless read or two (one or two a batch) take the ``cpu`` variant, not a simd
+    lane group of 128 lanes' work (5.2 against 0.83 s for one 150 bp read on a 2.56 M-column
+    graph); many take simd; both give V0's scores and ends; a GPU's kernel is kept."""
+    from s2g.variants import cpu_parallel, simd
+    gfa, _ = sim
+    g = s2g.load_graph(gfa)
+    ix = build_index(g)
+    rng = np.random.default_rng(5)
+    junk = ["".join(rng.choice(list("ACGT"), 150)) for _ in range(300)]
+    reads = ReadBatch.from_sequences([f"j{k}" for k in range(300)], junk)
+    sa = SeededAligner(g, ix, Scoring(), Mode.LOCAL)
+    assert sa.full_module is simd
+    assert sa._full_module(reads, np.arange(2)) is cpu_parallel
+    assert sa._full_module(reads, np.arange(300)) is simd
+    ran = []
+    for mod in (simd, cpu_parallel):
+        monkeypatch.setattr(mod, "align_batch",
+                            lambda *a, _f=mod.align_batch, _n=mod.__name__, **k:
+                            ran.append(_n) or _f(*a, **k))
+    few = reads.subset(np.arange(2))
+    res = sa.align_batch(few)
+    assert sa.totals["unseeded full DP"] == 2 and ran == ["s2g.variants.cpu_parallel"]
+    exact = v0_cpu.align_batch(g, few, Scoring(), Mode.LOCAL)
+    for k in ("score", "end_i", "end_j"):
+        np.testing.assert_array_equal(getattr(res, k), getattr(exact, k))
+    gpu = SeededAligner(g, ix, Scoring(), Mode.LOCAL, device="gpu")
+    assert gpu._full_module(reads, np.arange(1)) is gpu.full_module
+
+
 def test_chain_ends_joined_by_jumps_are_trimmed():
     """Read 7800 of ``bench.seeded --graph rep:400000:1000`` (1,000 Alu-like copies): 23
     anchors on its true copy (columns 264,400-264,503) and one stray anchor of another

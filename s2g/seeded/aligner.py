@@ -37,9 +37,11 @@ MAX_CAND = 5
 DROP_MISMATCHES = MAPQ_FAR
 #: reads without a usable chain (``--unseeded auto``): full-graph DP when it costs at most
 #: this many cells (graph columns x read length) per read; otherwise the windows of their
-#: weak chains, or a no-hit line when they have no anchor. CPU: ~0.3 s a read on one
-#: thread of the simd kernel. The same on a GPU, so both devices write the same GAF: there
-#: the cost is latency, not cells (a read's DP crosses every column of its strand in one
+#: weak chains, or a no-hit line when they have no anchor. CPU: 0.83 s a 150 bp read on a
+#: 2.56 M-column graph (3.8e8 cells; one thread of the ``cpu`` variant, which aligns a
+#: batch's few such reads: :meth:`SeededAligner._full_module`; 2-core VM, 2026-12-06).
+#: The same on a GPU, so both devices write the same GAF: there the cost is latency, not
+#: cells (a read's DP crosses every column of its strand in one
 #: warp: on the 5.3 Mbp MHC graph ~2.6 s a batch however few the reads, H200 2026-11-28,
 #: where the batch's other 39,000 reads took 0.26 s); 5e8 cells of 150 bp reads is 3.3 M
 #: columns, under a second.
@@ -336,13 +338,30 @@ class SeededAligner:
         self._count("unseeded full DP", len(idx))
         if not len(idx):
             return
-        full = self.full_module.align_batch(self.graph, reads.subset(idx), self.scoring,
-                                            self.mode)
+        full = self._full_module(reads, idx).align_batch(self.graph, reads.subset(idx),
+                                                         self.scoring, self.mode)
         res.score[idx] = full.score
         res.end_i[idx] = full.end_i
         res.end_j[idx] = full.end_j
         res.mapq[idx] = 255
         res.col_lo[idx] = 0
+
+    def _full_module(self, reads, idx):
+        """``full_module``, or where that is ``simd`` and the reads ``idx`` are few, the
+        ``cpu`` variant (V0's recurrence, one read a thread; the same scores and ends):
+        whichever :func:`~s2g.variants.registry.cpu_costs` says is faster. A simd lane
+        group costs its 128 lanes' work however few are live: one seedless 150 bp read on
+        the 2.56 M-column M. bovis graph took 5.2 s in simd, 0.83 s in ``cpu`` (2-core VM,
+        2026-12-06), and such reads come one or two a batch."""
+        mod = self.full_module
+        if getattr(mod, "__name__", "") != "s2g.variants.simd":
+            return mod
+        from ..variants import registry
+        c = registry.cpu_costs(reads.lengths()[idx], self.graph.n_bases, int(self.mode),
+                               self.scoring)
+        if c["cpu"] < c["simd"]:
+            return registry.get_variant("cpu")
+        return mod
 
     def _align_tasks(self, cand, reads, sel, out, floor=None):
         """Align the windows ``sel`` (a task mask) into ``out = [ts, tei, tej, wr,
