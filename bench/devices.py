@@ -4,6 +4,10 @@ the same run" and issue #45's GraphAligner row, with one command.
 
     python -m bench.devices --graph MHC.gfa --reads reads.fq.gz [--repeat 5] [--runs 3]
     s2g bench devices --graph ... --reads ...   # the same
+    s2g bench devices --graph A.gfa --reads a.fq --graph B.gfa --reads b.fq   # one table
+
+``--graph`` and ``--reads`` may be given several times, in pairs (the k-th reads on the
+k-th graph): each graph runs every row in turn, and the table has a row per graph and run.
 
 What runs (each a fresh process, as a user runs it; the graph is copied into a work folder
 so that its cache and index are built there, timed, by `s2g index`):
@@ -17,10 +21,12 @@ so that its cache and index are built there, timed, by `s2g index`):
 
 Per row: the median wall of its runs (s2g's own closing line, in process; GraphAligner:
 the process), reads/s, and s2g's stage seconds of the median run; s2g's GAFs are compared
-byte for byte (``gaf identical``). ``--repeat N`` aligns the reads N times over (one FASTQ,
-names suffixed ``_1``..``_N``; 200,000 reads make a 1,000,000-read run). Writes
-``OUT/devices.json`` and ``OUT/devices.md`` (default OUT: bench/results/<device>/devices/)
-and prints the table. Extra ``s2g align`` options after ``--``.
+byte for byte (``gaf identical``), and each row's time is set against the CPU row's
+(``x CPU``: the CPU row's median wall over the row's). ``--repeat N`` aligns the reads N
+times over (one FASTQ, names suffixed ``_1``..``_N``; 200,000 reads make a 1,000,000-read
+run). Writes ``OUT/devices.json`` (``meta`` and one entry a graph in ``graphs``) and
+``OUT/devices.md`` (default OUT: bench/results/<device>/devices/) and prints the table.
+Extra ``s2g align`` options after ``--``.
 """
 from __future__ import annotations
 
@@ -163,76 +169,60 @@ def _same(a: str, b: str) -> bool:
                 return True
 
 
+def _cpu_wall(g):
+    cpu = next((r for r in g["rows"] if r["name"] == "cpu" and r["status"] == "ok"), None)
+    return cpu["wall_s"] if cpu else None
+
+
 def markdown(doc) -> str:
     m = doc["meta"]
-    lines = [f"# s2g align on the GPU and CPU paths: {os.path.basename(doc['graph'])}, "
-             f"{doc['n_reads']:,} reads", "",
-             f"{m['device']} ({m['nvidia_smi'] or 'no GPU'}), {m['cpu']}, {m['date']}, commit "
-             f"{m['commit']}; `{m['command']}`; index built in {doc['index'].get('build_s', '?')} s.",
-             "", "| run | wall (median) | reads/s | align stage | traceback | runs | notes |",
-             "|---|---:|---:|---:|---:|---|---|"]
-    for r in doc["rows"]:
-        if r["status"] != "ok":
-            lines.append(f"| {r['name']} | - | - | - | - | - | {r['status']}: {r.get('reason')} |")
-            continue
-        st = r.get("stages") or {}
-        walls = ", ".join(f"{w:.2f}" for w in r["walls_s"])
-        note = []
-        if r.get("gpu_peak_mb"):
-            note.append(f"GPU buffers {r['gpu_peak_mb']:,.0f} MB")
-        if r["name"] in doc.get("gaf_identical_to_cpu", {}):
-            note.append("GAF identical to cpu" if doc["gaf_identical_to_cpu"][r["name"]]
-                        else "GAF DIFFERS from cpu")
-        tb = st.get("traceback")
-        lines.append(f"| {r['name']} | {r['wall_s']:.2f} s | {r['reads_per_s']:,.0f} | "
-                     f"{st.get('align', float('nan')):.2f} | "
-                     f"{'-' if tb is None else f'{tb:.2f}'} | {walls} | {'; '.join(note)} |")
+    gs = doc["graphs"]
+    lines = ["# s2g align on the GPU and CPU paths: "
+             + ", ".join(f"{os.path.basename(g['graph'])} ({g['n_reads']:,} reads)" for g in gs),
+             "", f"{m['device']} ({m['nvidia_smi'] or 'no GPU'}), {m['cpu']}, {m['date']}, "
+             f"commit {m['commit']}; `{m['command']}`; index built in "
+             + ", ".join(f"{g['index'].get('build_s', '?')} s" for g in gs) + ".", "",
+             "| graph | run | wall (median) | reads/s | x CPU | align stage | traceback | runs "
+             "| notes |", "|---|---|---:|---:|---:|---:|---:|---|---|"]
+    for g in gs:
+        name, cpu_wall = os.path.basename(g["graph"]), _cpu_wall(g)
+        for r in g["rows"]:
+            if r["status"] != "ok":
+                lines.append(f"| {name} | {r['name']} | - | - | - | - | - | - | "
+                             f"{r['status']}: {r.get('reason')} |")
+                continue
+            st = r.get("stages") or {}
+            walls = ", ".join(f"{w:.2f}" for w in r["walls_s"])
+            note = []
+            if r.get("gpu_peak_mb"):
+                note.append(f"GPU buffers {r['gpu_peak_mb']:,.0f} MB")
+            if r["name"] in g.get("gaf_identical_to_cpu", {}):
+                note.append("GAF identical to cpu" if g["gaf_identical_to_cpu"][r["name"]]
+                            else "GAF DIFFERS from cpu")
+            tb = st.get("traceback")
+            x = f"{cpu_wall / r['wall_s']:.2f}" if cpu_wall and r["wall_s"] else "-"
+            lines.append(f"| {name} | {r['name']} | {r['wall_s']:.2f} s | "
+                         f"{r['reads_per_s']:,.0f} | {x} | "
+                         f"{st.get('align', float('nan')):.2f} | "
+                         f"{'-' if tb is None else f'{tb:.2f}'} | {walls} | {'; '.join(note)} |")
     return "\n".join(lines) + "\n"
 
 
-def main(argv=None) -> int:
-    argv, extra = split_extra(argv)
-    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()),
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--graph", required=True, help="GFA")
-    ap.add_argument("--reads", required=True, help="FASTQ/FASTA (plain or gzipped)")
-    ap.add_argument("--repeat", type=int, default=1, help="align the reads this many times over")
-    ap.add_argument("--runs", type=int, default=3, help="timed runs per row (median reported)")
-    ap.add_argument("--rows", default="gpu,cpu,graphaligner",
-                    help="which rows (gpu is skipped without a GPU, graphaligner without it)")
-    ap.add_argument("--graphaligner", default=shutil.which("GraphAligner") or "",
-                    help="GraphAligner executable")
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
-                    help="GraphAligner's threads (s2g uses every thread)")
-    ap.add_argument("--timeout", type=float, default=900, help="seconds a run")
-    ap.add_argument("--out", default=None, help="output folder (default "
-                    "bench/results/<device>/devices/)")
-    ap.add_argument("--work", default=None, help="work folder (default: a temporary one)")
-    args = ap.parse_args(argv)
-    if args.repeat < 1 or args.runs < 1:
-        ap.error("--repeat and --runs must be >= 1")
-    for p in (args.graph, args.reads):
-        if not os.path.isfile(p):
-            ap.error(f"{p}: no such file")
-    rows = [r.strip() for r in args.rows.split(",") if r.strip()]
-    meta, slug = run_meta("devices", argv, extra)
-    out = args.out or os.path.join(harness.REPO, "bench", "results", slug, "devices")
-    os.makedirs(out, exist_ok=True)
-    work = args.work or tempfile.mkdtemp(prefix="s2g-devices-")
-    os.makedirs(work, exist_ok=True)
-    log = os.path.join(out, "devices.log")
-    graph = os.path.join(work, os.path.basename(args.graph))
-    if not os.path.exists(graph):
-        shutil.copy(args.graph, graph)
-    reads = args.reads
+def run_graph(graph_path, reads_path, args, rows, extra, log, work) -> dict:
+    """Every row of ``rows`` on one graph and its reads (a work folder of its own under
+    ``work``): the graph's entry of ``devices.json``."""
+    work = tempfile.mkdtemp(prefix="graph-", dir=work)
+    graph = os.path.join(work, os.path.basename(graph_path))
+    shutil.copy(graph_path, graph)
+    reads = reads_path
     if args.repeat > 1:
         reads = os.path.join(work, "reads.fq")
-        n_reads = _fastq_repeat(args.reads, args.repeat, reads)
+        n_reads = _fastq_repeat(reads_path, args.repeat, reads)
     else:
         n_reads = _count_reads(reads)
     py = [sys.executable, "-m", "s2g"]
     ix = run_cli(py + ["index", graph], args.timeout, log)
-    doc = {"meta": meta, "graph": args.graph, "reads": args.reads, "repeat": args.repeat,
+    doc = {"graph": graph_path, "reads": reads_path, "repeat": args.repeat,
            "n_reads": n_reads, "index": parse_index(ix["stderr"]), "rows": [],
            "gaf_identical_to_cpu": {}}
     base = py + ["align", graph, reads]
@@ -256,16 +246,57 @@ def main(argv=None) -> int:
         if cpu is not None and r is not cpu and r["status"] == "ok" and r.get("gaf") \
                 and r["name"] != "graphaligner":
             doc["gaf_identical_to_cpu"][r["name"]] = _same(r["gaf"], cpu["gaf"])
-    with open(os.path.join(out, "devices.json"), "w") as fh:
-        json.dump(doc, fh, indent=1, default=str)
+    return doc
+
+
+def main(argv=None) -> int:
+    argv, extra = split_extra(argv)
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()),
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap.add_argument("--graph", required=True, action="append",
+                    help="GFA (several: one table; each with its --reads, in order)")
+    ap.add_argument("--reads", required=True, action="append",
+                    help="FASTQ/FASTA (plain or gzipped), one a --graph")
+    ap.add_argument("--repeat", type=int, default=1, help="align the reads this many times over")
+    ap.add_argument("--runs", type=int, default=3, help="timed runs per row (median reported)")
+    ap.add_argument("--rows", default="gpu,cpu,graphaligner",
+                    help="which rows (gpu is skipped without a GPU, graphaligner without it)")
+    ap.add_argument("--graphaligner", default=shutil.which("GraphAligner") or "",
+                    help="GraphAligner executable")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                    help="GraphAligner's threads (s2g uses every thread)")
+    ap.add_argument("--timeout", type=float, default=900, help="seconds a run")
+    ap.add_argument("--out", default=None, help="output folder (default "
+                    "bench/results/<device>/devices/)")
+    ap.add_argument("--work", default=None, help="work folder (default: a temporary one)")
+    args = ap.parse_args(argv)
+    if args.repeat < 1 or args.runs < 1:
+        ap.error("--repeat and --runs must be >= 1")
+    if len(args.graph) != len(args.reads):
+        ap.error(f"{len(args.graph)} --graph but {len(args.reads)} --reads: give one a graph")
+    for p in args.graph + args.reads:
+        if not os.path.isfile(p):
+            ap.error(f"{p}: no such file")
+    rows = [r.strip() for r in args.rows.split(",") if r.strip()]
+    meta, slug = run_meta("devices", argv, extra)
+    out = args.out or os.path.join(harness.REPO, "bench", "results", slug, "devices")
+    os.makedirs(out, exist_ok=True)
+    work = args.work or tempfile.mkdtemp(prefix="s2g-devices-")
+    os.makedirs(work, exist_ok=True)
+    log = os.path.join(out, "devices.log")
+    doc = {"meta": meta, "graphs": []}
+    for graph, reads in zip(args.graph, args.reads):
+        doc["graphs"].append(run_graph(graph, reads, args, rows, extra, log, work))
+        with open(os.path.join(out, "devices.json"), "w") as fh:   # each graph as it ends
+            json.dump(doc, fh, indent=1, default=str)
     text = markdown(doc)
     with open(os.path.join(out, "devices.md"), "w") as fh:
         fh.write(text)
     print(text)
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
-    bad = [r for r in doc["rows"] if r["status"] not in ("ok", "skipped")]
-    differs = [k for k, v in doc["gaf_identical_to_cpu"].items() if not v]
+    bad = [r for g in doc["graphs"] for r in g["rows"] if r["status"] not in ("ok", "skipped")]
+    differs = [k for g in doc["graphs"] for k, v in g["gaf_identical_to_cpu"].items() if not v]
     return 1 if bad or differs else 0
 
 

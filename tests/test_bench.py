@@ -167,24 +167,34 @@ def test_devices_bench_rows_and_table(tmp_path, capsys):
     ga = tmp_path / "GraphAligner"
     ga.write_text("#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -a ] && : > \"$2\"; shift; done\n")
     ga.chmod(ga.stat().st_mode | stat.S_IEXEC)
-    argv = ["bench", "devices", "--graph", os.path.join(repo, "graphs", "example.gfa"),
-            "--reads", os.path.join(repo, "graphs", "example.fq"), "--repeat", "2", "--runs",
+    g = os.path.join(repo, "graphs")
+    argv = ["bench", "devices", "--graph", os.path.join(g, "example.gfa"), "--reads",
+            os.path.join(g, "example.fq"), "--graph", os.path.join(g, "cactus-BRCA2.gfa"),
+            "--reads", os.path.join(g, "cactus-BRCA2.100.fq"), "--repeat", "2", "--runs",
             "1", "--graphaligner", str(ga), "--out", str(tmp_path / "out")]
     assert main(argv) == 0
     doc = json.load(open(tmp_path / "out" / "devices.json"))
-    rows = {r["name"]: r for r in doc["rows"]}
-    n = sum(1 for _ in open(os.path.join(repo, "graphs", "example.fq"))) // 4
-    assert doc["n_reads"] == 2 * n
-    assert rows["cpu"]["status"] == "ok" and rows["cpu"]["n_reads"] == 2 * n
-    assert rows["cpu"]["reads_per_s"] > 0 and rows["cpu"]["stages"]["align"] > 0
-    assert rows["graphaligner"]["status"] == "ok" and rows["graphaligner"]["reads_per_s"] > 0
-    if rows["gpu"]["status"] == "ok":
-        assert doc["gaf_identical_to_cpu"]["gpu"]
-    else:
-        assert rows["gpu"]["reason"] == "no GPU"
-    assert "| cpu |" in capsys.readouterr().out
+    assert [os.path.basename(x["graph"]) for x in doc["graphs"]] == ["example.gfa",
+                                                                   "cactus-BRCA2.gfa"]
+    for gd, fq in zip(doc["graphs"], ("example.fq", "cactus-BRCA2.100.fq")):
+        rows = {r["name"]: r for r in gd["rows"]}
+        n = sum(1 for _ in open(os.path.join(g, fq))) // 4
+        assert gd["n_reads"] == 2 * n
+        assert rows["cpu"]["status"] == "ok" and rows["cpu"]["n_reads"] == 2 * n
+        assert rows["cpu"]["reads_per_s"] > 0 and rows["cpu"]["stages"]["align"] > 0
+        assert rows["graphaligner"]["status"] == "ok" and rows["graphaligner"]["reads_per_s"] > 0
+        if rows["gpu"]["status"] == "ok":
+            assert gd["gaf_identical_to_cpu"]["gpu"]
+        else:
+            assert rows["gpu"]["reason"] == "no GPU"
+    out = capsys.readouterr().out
+    assert "| example.gfa | cpu |" in out and "| cactus-BRCA2.gfa | cpu |" in out
+    assert "| 1.00 |" in out                       # the CPU row against itself
     ga.write_text("#!/bin/sh\nexit 3\n")
     assert main(argv[:-1] + [str(tmp_path / "out2")]) == 1
+    with pytest.raises(SystemExit) as e:                    # a --graph without its --reads
+        main(argv[:-2] + ["--graph", os.path.join(g, "example.gfa")])
+    assert e.value.code == 2
 
 
 def test_device_choice_bench_rows(tmp_path, capsys):
