@@ -5,7 +5,10 @@
 #        --modes local --threads 1,16 --v0-reads 8 --out {out}
 # BASE is checked out with `git worktree` (it must be in the machine's copy of .git) into
 # /tmp/s2g-ab-base; the command then runs ROUNDS times in each tree, alternating (base
-# first), with {out} replaced by $OUT/<base|new>_<round>; stdout+stderr of each run in
+# first), with {out} replaced by $OUT/<base|new>_<round> and {side} by base or new (a file
+# each side keeps across rounds, e.g. a graph whose cache and index each side builds once:
+# `cp MHC.gfa /tmp/base.gfa; cp MHC.gfa /tmp/new.gfa` first, then `... s2g align
+# /tmp/{side}.gfa reads.fq -o {out}.gaf --timings`); stdout+stderr of each run in
 # $OUT/<base|new>_<round>.log. The carried wheels go on PYTHONPATH after the tree itself.
 set -uo pipefail
 if [ $# -lt 4 ]; then
@@ -34,6 +37,7 @@ for r in $(seq 1 "$rounds"); do
     dest="$out/${side}_$r"
     mkdir -p "$dest"
     cmd=("${@//\{out\}/$dest}")
+    cmd=("${cmd[@]//\{side\}/$side}")
     echo "== $side round $r: ${cmd[*]}" | tee -a "$out/ab.log"
     (cd "$tree" && PYTHONPATH="$tree:/tmp/site" "${cmd[@]}") > "$dest.log" 2>&1
     echo "exit $?" >> "$dest.log"
