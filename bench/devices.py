@@ -208,12 +208,15 @@ def markdown(doc) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_graph(graph_path, reads_path, args, rows, extra, log, work) -> dict:
-    """Every row of ``rows`` on one graph and its reads (a work folder of its own under
-    ``work``): the graph's entry of ``devices.json``."""
-    work = tempfile.mkdtemp(prefix="graph-", dir=work)
+def run_graph(k, graph_path, reads_path, args, rows, extra, log, work) -> dict:
+    """Every row of ``rows`` on the ``k``-th graph and its reads (in ``work``'s folder
+    ``graph<k>``, where a graph copied by an earlier run with the same ``--work`` keeps its
+    cache and index): the graph's entry of ``devices.json``."""
+    work = os.path.join(work, f"graph{k}")
+    os.makedirs(work, exist_ok=True)
     graph = os.path.join(work, os.path.basename(graph_path))
-    shutil.copy(graph_path, graph)
+    if not os.path.exists(graph):
+        shutil.copy(graph_path, graph)
     reads = reads_path
     if args.repeat > 1:
         reads = os.path.join(work, "reads.fq")
@@ -285,8 +288,8 @@ def main(argv=None) -> int:
     os.makedirs(work, exist_ok=True)
     log = os.path.join(out, "devices.log")
     doc = {"meta": meta, "graphs": []}
-    for graph, reads in zip(args.graph, args.reads):
-        doc["graphs"].append(run_graph(graph, reads, args, rows, extra, log, work))
+    for k, (graph, reads) in enumerate(zip(args.graph, args.reads)):
+        doc["graphs"].append(run_graph(k, graph, reads, args, rows, extra, log, work))
         with open(os.path.join(out, "devices.json"), "w") as fh:   # each graph as it ends
             json.dump(doc, fh, indent=1, default=str)
     text = markdown(doc)
