@@ -1,5 +1,6 @@
 """What ``s2g align`` prints when a run ends: its warnings (reads longer than a cyclic
-graph's unrolling, reads without a seed hit), the closing line, and with ``--timings`` the
+graph's unrolling, reads without a seed hit or aligned by full-graph DP instead), the
+closing line, and with ``--timings`` the
 seconds per stage, seeded alignment's parts, memory peaks and the GPU kernels' counters
 (:class:`s2g.aligner.AlignStats`)."""
 from __future__ import annotations
@@ -26,6 +27,12 @@ def report(args, aligner, counts, dt, spent, marks=(), t0=None):
                "cells a read")
         warnings.warn(f"{lost} read(s) had no seed hit ({why}): written as no-hit lines; "
                       "'--unseeded full' or '--exact' aligns them")
+    full = seeded.totals["unseeded full DP"] if seeded is not None else 0
+    if full:
+        warnings.warn(f"{full} read(s) without a seed chain were aligned by full-graph DP: "
+                      "MAPQ 255 (not computed; 'samtools view -q' keeps it), and a read from "
+                      "outside the graph gets its best chance match that way; "
+                      "'--unseeded unmapped' writes such reads as no-hit lines")
     if n == 0:
         print(f"s2g: warning: {args.reads} contains no reads; the GAF output is empty", file=sys.stderr)
     elif not args.quiet:

@@ -81,6 +81,8 @@ def test_noisy_reads_are_aligned_by_default_seeded_or_not(noisy, capsys):
     seeded = _gaf(d / "seeded.gaf")
     assert [v[1] for v in seeded.values()] == [v[1] for v in exact.values()], err
     assert "by full-graph DP" in err        # the summary counts them
+    n_full = sum(1 for r in range(16) if seeded[f"r{r}"][2] == 255)
+    assert f"{n_full} read(s) without a seed chain were aligned by full-graph DP" in err
     noisy_mapq = [seeded[f"r{r}"][2] for r in range(16)]
     assert 255 in noisy_mapq
 
@@ -95,6 +97,7 @@ def test_unmapped_noisy_reads_are_counted_not_silent(noisy, capsys):
     assert lost, "15-20% errors leave some reads without any seed hit"
     assert f"{len(lost)} read(s) had no seed hit" in err
     assert "left unaligned" in err
+    assert "were aligned by full-graph DP" not in err
 
 
 @pytest.mark.gpu
