@@ -169,9 +169,9 @@ def _same(a: str, b: str) -> bool:
                 return True
 
 
-def _cpu_wall(g):
-    cpu = next((r for r in g["rows"] if r["name"] == "cpu" and r["status"] == "ok"), None)
-    return cpu["wall_s"] if cpu else None
+def _cpu_row(rows):
+    """The CPU row of a graph's ``rows`` when it ran, else None."""
+    return next((r for r in rows if r["name"] == "cpu" and r["status"] == "ok"), None)
 
 
 def markdown(doc) -> str:
@@ -185,7 +185,8 @@ def markdown(doc) -> str:
              "| graph | run | wall (median) | reads/s | x CPU | align stage | traceback | runs "
              "| notes |", "|---|---|---:|---:|---:|---:|---:|---|---|"]
     for g in gs:
-        name, cpu_wall = os.path.basename(g["graph"]), _cpu_wall(g)
+        cpu = _cpu_row(g["rows"])
+        name, cpu_wall = os.path.basename(g["graph"]), cpu["wall_s"] if cpu else None
         for r in g["rows"]:
             if r["status"] != "ok":
                 lines.append(f"| {name} | {r['name']} | - | - | - | - | - | - | "
@@ -244,7 +245,7 @@ def run_graph(k, graph_path, reads_path, args, rows, extra, log, work) -> dict:
         else:
             doc["rows"].append({"name": "graphaligner", "status": "skipped",
                                 "reason": "not installed (--graphaligner PATH)"})
-    cpu = next((r for r in doc["rows"] if r["name"] == "cpu" and r["status"] == "ok"), None)
+    cpu = _cpu_row(doc["rows"])
     for r in doc["rows"]:
         if cpu is not None and r is not cpu and r["status"] == "ok" and r.get("gaf") \
                 and r["name"] != "graphaligner":

@@ -76,7 +76,6 @@ except ImportError:                              # pragma: no cover - other plat
     FAST_CRC = False
 
 
-
 class NpzReader:
     """What ``np.load(path, allow_pickle=False)`` gives for an ``.npz`` (``z[name]``,
     ``name in z``, a context manager), its uncompressed members read straight into their

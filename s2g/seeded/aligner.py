@@ -349,7 +349,8 @@ class SeededAligner:
     def _full_module(self, reads, idx):
         """``full_module``, or where that is ``simd`` and the reads ``idx`` are few, the
         ``cpu`` variant (V0's recurrence, one read a thread; the same scores and ends):
-        whichever :func:`~s2g.variants.registry.cpu_costs` says is faster. A simd lane
+        what ``auto`` picks among the CPU variants for them
+        (:func:`~s2g.variants.registry.pick_auto`, by its cost model). A simd lane
         group costs its 128 lanes' work however few are live: one seedless 150 bp read on
         the 2.56 M-column M. bovis graph took 5.2 s in simd, 0.83 s in ``cpu`` (2-core VM,
         2026-12-06), and such reads come one or two a batch."""
@@ -357,11 +358,9 @@ class SeededAligner:
         if getattr(mod, "__name__", "") != "s2g.variants.simd":
             return mod
         from ..variants import registry
-        c = registry.cpu_costs(reads.lengths()[idx], self.graph.n_bases, int(self.mode),
-                               self.scoring)
-        if c["cpu"] < c["simd"]:
-            return registry.get_variant("cpu")
-        return mod
+        name = registry.pick_auto(lengths=reads.lengths()[idx], n_cols=self.graph.n_bases,
+                                  mode=int(self.mode), scoring=self.scoring, cpu_only=True)
+        return mod if name == "simd" else registry.get_variant(name)
 
     def _align_tasks(self, cand, reads, sel, out, floor=None):
         """Align the windows ``sel`` (a task mask) into ``out = [ts, tei, tej, wr,
