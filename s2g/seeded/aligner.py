@@ -16,6 +16,7 @@ import numba
 import numpy as np
 
 from ..config import settings
+from ..plan import FULL_FALLBACK_CELLS
 from ..result import BatchResult
 from ..scoring import NEG_INF
 from ..window import WindowGraph, check_mode
@@ -35,19 +36,6 @@ MAX_CAND = 5
 #: the best (:data:`.mapq.MAPQ_FAR`). 200 until 2026-12-05 (a term 0.0 in float64): 30 x 10
 #: kbp reads at 10% errors on MHC, the later windows' passes 3.6 -> 1.5 s on one core
 DROP_MISMATCHES = MAPQ_FAR
-#: reads without a usable chain (``--unseeded auto``): full-graph DP when it costs at most
-#: this many cells (graph columns x read length) per read; otherwise the windows of their
-#: weak chains, or a no-hit line when they have no anchor. CPU: 0.83 s a 150 bp read on a
-#: 2.56 M-column graph (3.8e8 cells; one thread of the ``cpu`` variant, which aligns a
-#: batch's few such reads: :meth:`SeededAligner._full_module`; 2-core VM, 2026-12-06).
-#: The same on a GPU, so both devices write the same GAF: there the cost is latency, not
-#: cells (a read's DP crosses every column of its strand in one
-#: warp: on the 5.3 Mbp MHC graph ~2.6 s a batch however few the reads, H200 2026-11-28,
-#: where the batch's other 39,000 reads took 0.26 s); 5e8 cells of 150 bp reads is 3.3 M
-#: columns, under a second.
-FULL_FALLBACK_CELLS = 500_000_000
-
-
 class TaskResults(NamedTuple):
     """Every window's DP result in a batch (task ``t``): score, end cell in the window graph
     (row ``end_i``, column ``end_j``), end column in the graph (``col``), window start

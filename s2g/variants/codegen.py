@@ -6,6 +6,7 @@ it; neither imports the other for these.
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 
 from ..config import settings
@@ -85,15 +86,31 @@ _LOADED: dict = {}
 
 
 def allow_shared(kern, nbytes) -> bool:
-    """Raise the kernel's dynamic shared memory limit above 48 KB (cuKernelSetAttribute)."""
-    try:
-        from numba.cuda.cudadrv import driver as drv
-        attr = drv.binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-        for k in kern.overloads.values():
-            f = k._codelibrary.get_cufunc()
-            drv.driver.cuKernelSetAttribute(attr, int(nbytes), f.handle, f.device.id)
+    """Raise the kernel's dynamic shared memory limit above 48 KB (cuKernelSetAttribute).
+
+    The limit only ever rises (to the largest ``nbytes`` asked for), under a lock: the
+    attribute belongs to the function, not to a launch, so a thread that set a smaller
+    limit between another thread's call and its launch made that launch fail with
+    CUDA_ERROR_INVALID_VALUE (4Sim, 1 M reads, session 55)."""
+    with _SHARED_LOCK:
+        key = id(kern)
+        if _SHARED.get(key, 0) >= nbytes:
+            return True
+        try:
+            from numba.cuda.cudadrv import driver as drv
+            attr = drv.binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            for k in kern.overloads.values():
+                f = k._codelibrary.get_cufunc()
+                drv.driver.cuKernelSetAttribute(attr, int(nbytes), f.handle, f.device.id)
+        except Exception as exc:                        # noqa: BLE001 - private API
+            warnings.warn(f"fast: cannot raise the shared-memory limit ({exc}); using 48 KB",
+                          RuntimeWarning, stacklevel=3)
+            return False
+        _SHARED[key] = int(nbytes)
         return True
-    except Exception as exc:                            # noqa: BLE001 - private API
-        warnings.warn(f"fast: cannot raise the shared-memory limit ({exc}); using 48 KB",
-                      RuntimeWarning, stacklevel=3)
-        return False
+
+
+#: allow_shared's limits by kernel (id of the dispatcher, which lives as long as the
+#: process's kernel tables hold it)
+_SHARED: dict = {}
+_SHARED_LOCK = threading.Lock()

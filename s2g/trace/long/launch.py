@@ -344,18 +344,10 @@ def _prune_args(dev, prune, coff, poff, prog):
     return tuple(dev(x) for x in (pth, pthoff, pl, pr, B, boff, T))
 
 
-_RAISED: dict = {}          # per kernel: the dynamic shared bytes it was allowed
-
-
 def _raise_shared(kern, nbytes) -> bool:
     """Allow ``nbytes`` of dynamic shared memory per block (above 48 KB: an opt-in)."""
     from numba import config
     if config.ENABLE_CUDASIM:
         return True
-    if _RAISED.get(id(kern), 0) >= nbytes:
-        return True
     from ...variants.codegen import allow_shared
-    ok = allow_shared(kern, nbytes)
-    if ok:
-        _RAISED[id(kern)] = nbytes
-    return ok
+    return allow_shared(kern, nbytes)

@@ -151,6 +151,17 @@ def _resident_groups(G):
     return dev.MULTIPROCESSOR_COUNT * BLOCKS_PER_SM * BLOCK // G
 
 
+def _static_shared(kern) -> int:
+    """The kernel's static shared memory per block (its exchange buffers: 3 words a
+    lane of a warp), as compiled where the dispatcher says."""
+    if not sim():
+        try:
+            return max(int(kern.get_shared_mem_per_block()), 3 * 4 * WARP)
+        except Exception:                               # noqa: BLE001 - API varies by version
+            pass
+    return 3 * 4 * WARP
+
+
 def shared_slots(kern, G, K, n_slots, block):
     """(slots in shared memory, dynamic shared bytes per block) for a launch.
 
@@ -159,6 +170,7 @@ def shared_slots(kern, G, K, n_slots, block):
     """
     words = -(-block // WARP) * (2 * K + 1) * WARP     # one slot, every warp of a block
     n_slots = max(n_slots - 1, 0)                       # candidates for shared memory
+    static = _static_shared(kern)
     nsh = settings().fast_nsh     # slots kept in shared memory: "auto" = as many as fit
     if nsh != "auto":              # without lowering the occupancy the registers allow
         n_sh = min(n_slots, int(nsh))
@@ -175,10 +187,10 @@ def shared_slots(kern, G, K, n_slots, block):
         regs = max(1, kern.get_regs_per_thread())
         warps = 65536 // (-(-regs // 8) * 8 * WARP)
         blocks = max(1, min(32, warps // (block // WARP)))
-        budget = min(per_block, per_sm // blocks - SMEM_BLOCK_RESERVED)
+        # a block's static and dynamic shared memory together stay within the opt-in
+        budget = min(per_block - static, per_sm // blocks - SMEM_BLOCK_RESERVED - static)
         n_sh = max(0, min(n_slots, budget // (4 * words)))
     nbytes = 4 * words * n_sh
-    static = 3 * 4 * WARP                               # the kernel's exchange buffers
     if nbytes + static > 48 * 1024 and not sim() and not allow_shared(kern, nbytes):
         n_sh = min(n_sh, (48 * 1024 - static) // (4 * words))
         nbytes = 4 * words * n_sh

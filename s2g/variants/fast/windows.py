@@ -206,10 +206,16 @@ def run(wgraph, piece_at, codes, offsets, t_read, t_lo, t_hi, scoring, mode):
         d_ord = dp.put("fastw.order", order)
         if mine:
             mine[0].record()
-        kern[blocks, block, cuda.default_stream(), sh_bytes](
-            d_ci, d_sub, d_mw, d_mp, d_ms, d_row0, d_codes, d_off, d_len, d_ord, d_rng,
-            len(order), 1, n_gl, n_sh, np.int32(a), np.int32(b), np.int32(o), np.int32(e), *consts,
-            store, bnd, bnd, out_s, out_i, out_j, status)
+        try:
+            kern[blocks, block, cuda.default_stream(), sh_bytes](
+                d_ci, d_sub, d_mw, d_mp, d_ms, d_row0, d_codes, d_off, d_len, d_ord, d_rng,
+                len(order), 1, n_gl, n_sh, np.int32(a), np.int32(b), np.int32(o), np.int32(e),
+                *consts, store, bnd, bnd, out_s, out_i, out_j, status)
+        except Exception as exc:                        # noqa: BLE001 - the driver's errors
+            raise RuntimeError(
+                f"fast windows: launch of {blocks} blocks x {block} threads (G={G}, K={K}, "
+                f"{n_slots} slots, {n_sh} in {sh_bytes} bytes of dynamic shared memory) "
+                f"failed: {exc}") from exc
         if mine:
             mine[1].record()
         # this thread's stream only (with per-thread default streams, other threads'
