@@ -90,8 +90,9 @@ def allow_shared(kern, nbytes) -> bool:
 
     The limit only ever rises (to the largest ``nbytes`` asked for), under a lock: the
     attribute belongs to the function, not to a launch, so a thread that set a smaller
-    limit between another thread's call and its launch made that launch fail with
-    CUDA_ERROR_INVALID_VALUE (4Sim, 1 M reads, session 55)."""
+    limit between another thread's call and its launch would make that launch fail with
+    CUDA_ERROR_INVALID_VALUE (one of two suspects when a window launch failed so on the 4Sim
+    graph, bench/results/nvidia-h100/seeded/s55/)."""
     with _SHARED_LOCK:
         key = id(kern)
         if _SHARED.get(key, 0) >= nbytes:
