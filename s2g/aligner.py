@@ -408,6 +408,7 @@ class Aligner:
                  f"{t['unseeded']} reads without a seed chain"]
         for key, what in (("unseeded rescued", "rescued beside their mates"),
                           ("unseeded full DP", "by full-graph DP"),
+                          ("unseeded below min score", "under --unseeded-min-score"),
                           ("unseeded weak windows", "in single-anchor windows"),
                           ("unseeded unaligned", "left unaligned")):
             if t.get(key):

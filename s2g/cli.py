@@ -22,7 +22,7 @@ import warnings
 from . import __version__
 from .errors import S2GError
 from .output import align_inputs, output, same_file
-from .plan import FULL_FALLBACK_CELLS, is_cyclic
+from .plan import FULL_FALLBACK_CELLS, UNSEEDED_MIN_MATCHES, is_cyclic
 from .summary import report
 
 BATCH = 20_000
@@ -187,6 +187,12 @@ def build_parser() -> argparse.ArgumentParser:
                          "else the windows of their single-anchor hits (MAPQ <= 3), else a "
                          "no-hit line with a warning; full = full-graph DP always; unmapped = "
                          "never full-graph DP")
+    sd.add_argument("--unseeded-min-score", type=int, default=None, metavar="S",
+                    help="a read that full-graph DP aligns for want of a seed chain is "
+                         "written only when it scores at least S, else as a no-hit line "
+                         f"(default: {UNSEEDED_MIN_MATCHES} matches' worth, "
+                         f"{UNSEEDED_MIN_MATCHES} x --match, as BWA-MEM's -T 30: a read "
+                         "from outside the graph always has a chance best match)")
     sd.add_argument("-N", "--secondary", type=int, default=0, metavar="N",
                     help="also write up to N secondary alignments per read (other windows "
                          "scoring >= --secondary-ratio x the best; MAPQ 0; GAF: tp:A:S, the "
@@ -353,7 +359,7 @@ def run_options(args):
         args.variant, args.method, traceback=not args.no_traceback,
         traceback_on=args.traceback_on, max_traceback_cells=args.max_traceback_cells,
         seeded=SeededOptions(args.index, args.max_occ, args.max_windows, args.unseeded,
-                             args.secondary, args.secondary_ratio),
+                             args.secondary, args.secondary_ratio, args.unseeded_min_score),
         threads=args.threads, graph_path=args.graph, strands=args.strands, pairs=pairs,
         break_cycles=args.break_cycles, max_read_len=args.max_read_len,
         sam=None if args.output_format == "gaf" else SamOptions(

@@ -77,6 +77,14 @@ EXACT_GPU_FULL_READS = 16_384
 #: such read by full-graph DP. The same budget on both devices: both write the same GAF.
 FULL_FALLBACK_CELLS = 50_000_000
 
+#: a read without a seed chain that full-graph DP aligns (``--unseeded``) is reported
+#: when it scores at least this many matches' worth (x the match score), else a no-hit
+#: line: its score is its only evidence, and a read from outside the graph always has a
+#: best chance match (random 150 bp reads on the 2.5 M-column M. bovis graph: AS 24-38,
+#: i.e. 12-19 matches' worth, 2/4/4/2 scoring). BWA-MEM's ``-T 30`` (minimum score to
+#: output, match 1) is the same bar; ``--unseeded-min-score`` sets the score itself.
+UNSEEDED_MIN_MATCHES = 30
+
 METHODS = ("auto", "seeded", "exact")
 
 
@@ -93,6 +101,9 @@ class SeededOptions:
     unseeded: str = "auto"
     secondary: int = 0
     secondary_ratio: float = 0.8
+    #: reads aligned by full-graph DP for want of a seed chain: the least score reported
+    #: (None: :data:`UNSEEDED_MIN_MATCHES` x the match score)
+    unseeded_min_score: int | None = None
 
 
 @dataclass(frozen=True)
@@ -469,7 +480,8 @@ def seeded_aligner(graph, options: RunOptions, kernel: Kernel, say=None, index=N
                        max_cand=so.max_windows, unseeded=so.unseeded,
                        full_module=kernel.module,
                        device="gpu" if kernel.device == "cuda" else "cpu",
-                       n_secondary=so.secondary, secondary_ratio=so.secondary_ratio)
+                       n_secondary=so.secondary, secondary_ratio=so.secondary_ratio,
+                       unseeded_min_score=so.unseeded_min_score)
     if options.pairs is None:
         return sa
     from .seeded.pairs import PairedAligner

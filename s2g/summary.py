@@ -27,6 +27,12 @@ def report(args, aligner, counts, dt, spent, marks=(), t0=None):
                "cells a read")
         warnings.warn(f"{lost} read(s) had no seed hit ({why}): written as no-hit lines; "
                       "'--unseeded full' or '--exact' aligns them")
+    low = seeded.totals["unseeded below min score"] if seeded is not None else 0
+    if low:
+        warnings.warn(f"{low} read(s) without a seed chain scored under "
+                      f"--unseeded-min-score {seeded.unseeded_min_score} by full-graph DP (a "
+                      "chance match, as a read from outside the graph gets): written as no-hit "
+                      "lines")
     full = seeded.totals["unseeded full DP"] if seeded is not None else 0
     if full:
         warnings.warn(f"{full} read(s) without a seed chain were aligned by full-graph DP: "

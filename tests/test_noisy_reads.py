@@ -109,3 +109,33 @@ def test_noisy_reads_on_the_gpu_equal_the_cpu(noisy, capsys):
         _run(capsys, "align", gfa, fq, "--seeded", "--variant", variant,
              "-o", d / f"{dev}.gaf", "--no-graph-cache")
     assert (d / "gpu.gaf").read_text() == (d / "cpu.gaf").read_text()
+
+
+def test_reads_from_outside_the_graph_get_no_hit_lines_not_chance_matches(noisy, capsys):
+    """Random reads have no seed chain; full-graph DP (affordable on this graph) finds a
+    chance match for each, which is written as a no-hit line unless it scores at least
+    --unseeded-min-score (default 30 matches' worth); the noisy reads, aligned the same
+    way, score far above it and stay aligned."""
+    gfa, fq, d = noisy
+    rng = np.random.default_rng(7)
+    junk = d / "junk.fq"
+    with open(junk, "w") as fh:
+        fh.write(open(fq).read())
+        for k in range(6):
+            seq = "".join(rng.choice(list(BASES), 150))
+            fh.write(f"@junk{k}\n{seq}\n+\n{'I' * 150}\n")
+    err = _run(capsys, "align", gfa, junk, "--seeded", "-o", d / "junk.gaf", "--no-graph-cache")
+    rows = _gaf(d / "junk.gaf")
+    assert len(rows) == 30
+    assert all(rows[f"junk{k}"][0] == "*" for k in range(6)), rows
+    assert "6 read(s) without a seed chain scored under --unseeded-min-score 60" in err
+    assert all(rows[f"r{r}"][0] != "*" for r in range(24))
+    # with no minimum: full-graph DP's chance match, MAPQ 255, counted in the warning
+    err = _run(capsys, "align", gfa, junk, "--seeded", "--unseeded-min-score", "0",
+               "-o", d / "junk0.gaf", "--no-graph-cache")
+    rows0 = _gaf(d / "junk0.gaf")
+    chance = [rows0[f"junk{k}"] for k in range(6)]
+    assert all(v[0] != "*" and v[2] == 255 and 0 < v[1] < 60 for v in chance), chance
+    assert "scored under --unseeded-min-score" not in err
+    assert {k: v for k, v in rows0.items() if not k.startswith("junk")} == \
+        {k: v for k, v in rows.items() if not k.startswith("junk")}

@@ -253,18 +253,29 @@ def test_unseeded_reads_get_a_line_or_full_dp(sim):
     assert list(res.n_windows[:3]) == [0, 0, 0]
     assert res.score[0] == NEG_INF and res.score[1] == NEG_INF
     assert sa.totals["unseeded unaligned"] == 2     # j1, short; the empty read is not lost
-    # the default (auto) aligns them by full-graph DP on a graph this small ...
+    # the default (auto) aligns them by full-graph DP on a graph this small, and writes
+    # those scoring under 30 matches' worth (chance matches) as no-hit lines ...
     auto = SeededAligner(g, ix, Scoring(), Mode.LOCAL, full_module=v0_cpu)
+    assert auto.unseeded_min_score == 30 * Scoring().match
     ares = auto.align_batch(reads)
     exact0 = v0_cpu.align_batch(g, reads, Scoring(), Mode.LOCAL)
-    np.testing.assert_array_equal(ares.score[:3], exact0.score[:3])
-    assert auto.totals["unseeded full DP"] == auto.totals["unseeded"] >= 2
-    assert ares.mapq[0] == 255
+    low = (exact0.score[:3] > NEG_INF) & (exact0.score[:3] < auto.unseeded_min_score)
+    assert low[0] and low[2], "a random 150 bp read and ACGT score like chance here"
+    np.testing.assert_array_equal(ares.score[:3], np.where(low, NEG_INF, exact0.score[:3]))
+    assert not ares.aligned()[:3].any() and (ares.mapq[:3][low] == 0).all()
+    assert auto.totals["unseeded below min score"] == int(low.sum())
+    assert auto.totals["unseeded full DP"] + int(low.sum()) == auto.totals["unseeded"] >= 2
+    # ... and with no minimum, reports full-graph DP's best as it is (MAPQ 255)
+    bare = SeededAligner(g, ix, Scoring(), Mode.LOCAL, full_module=v0_cpu, unseeded_min_score=0)
+    bres = bare.align_batch(reads)
+    np.testing.assert_array_equal(bres.score[:3], exact0.score[:3])
+    assert bare.totals["unseeded full DP"] == bare.totals["unseeded"] >= 2
+    assert bres.mapq[0] == 255
     # ... and counts them as left unaligned where full DP costs more than it allows
     tight = SeededAligner(g, ix, Scoring(), Mode.LOCAL, full_module=v0_cpu, full_cells=0)
     assert tight.align_batch(reads).score[0] == NEG_INF
     assert tight.totals["unseeded unaligned"] == 2
-    full = SeededAligner(g, ix, Scoring(), Mode.LOCAL, unseeded="full",
+    full = SeededAligner(g, ix, Scoring(), Mode.LOCAL, unseeded="full", unseeded_min_score=0,
                          full_module=v0_cpu).align_batch(reads)
     exact = v0_cpu.align_batch(g, reads, Scoring(), Mode.LOCAL)
     np.testing.assert_array_equal(full.score[:3], exact.score[:3])
@@ -289,7 +300,7 @@ def test_few_unseeded_reads_skip_the_simd_lane_group(sim, monkeypatch):
     rng = np.random.default_rng(5)
     junk = ["".join(rng.choice(list("ACGT"), 150)) for _ in range(300)]
     reads = ReadBatch.from_sequences([f"j{k}" for k in range(300)], junk)
-    sa = SeededAligner(g, ix, Scoring(), Mode.LOCAL)
+    sa = SeededAligner(g, ix, Scoring(), Mode.LOCAL, unseeded_min_score=0)
     assert sa.full_module is simd
     assert sa._full_module(reads, np.arange(2)) is cpu_parallel
     assert sa._full_module(reads, np.arange(300)) is simd

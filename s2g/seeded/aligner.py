@@ -16,7 +16,7 @@ import numba
 import numpy as np
 
 from ..config import settings
-from ..plan import FULL_FALLBACK_CELLS
+from ..plan import FULL_FALLBACK_CELLS, UNSEEDED_MIN_MATCHES
 from ..result import BatchResult
 from ..scoring import NEG_INF
 from ..window import WindowGraph, check_mode
@@ -77,7 +77,7 @@ class SeededAligner:
     def __init__(self, graph, index, scoring, mode, max_occ=MAX_OCC, max_cand=MAX_CAND,
                  min_chain=None, max_window=MAX_WINDOW, window_kernel=None,
                  unseeded="auto", full_module=None, device="cpu", n_secondary=0,
-                 secondary_ratio=0.8, full_cells=None):
+                 secondary_ratio=0.8, full_cells=None, unseeded_min_score=None):
         check_mode(mode)
         self.graph, self.index, self.scoring, self.mode = graph, index, scoring, mode
         self.max_occ, self.max_cand, self.max_window = int(max_occ), int(max_cand), int(max_window)
@@ -100,6 +100,8 @@ class SeededAligner:
             raise ValueError(f"device must be 'cpu' or 'gpu', got {device!r}")
         self.device = device
         self.full_cells = FULL_FALLBACK_CELLS if full_cells is None else int(full_cells)
+        self.unseeded_min_score = (UNSEEDED_MIN_MATCHES * scoring.match
+                                   if unseeded_min_score is None else int(unseeded_min_score))
         self.n_secondary, self.secondary_ratio = int(n_secondary), float(secondary_ratio)
         #: long reads' windows dropped by their bound (:meth:`_windows`); a pairing
         #: wrapper turns it off (every window is a pair candidate)
@@ -113,6 +115,7 @@ class SeededAligner:
         self.first_at = {}
         self.totals = {"reads": 0, "windows": 0, "window_cells": 0, "unseeded": 0,
                        "unseeded full DP": 0, "unseeded weak windows": 0,
+                       "unseeded below min score": 0,
                        "unseeded unaligned": 0, "windows left to the CPU": 0,
                        "windows dropped by bound": 0, "windows dropped by chain": 0,
                        "windows realigned for copies": 0, "secondaries of copies": 0,
@@ -322,16 +325,19 @@ class SeededAligner:
 
     def full_dp(self, reads, res, idx):
         """Full-graph DP (``full_module``) of reads ``idx`` into ``res`` (MAPQ 255, no
-        window: traced on the graph by :meth:`traceback`)."""
-        self._count("unseeded full DP", len(idx))
+        window: traced on the graph by :meth:`traceback`); those scoring under
+        ``unseeded_min_score`` are left unaligned (a no-hit line), counted apart."""
         if not len(idx):
             return
         full = self._full_module(reads, idx).align_batch(self.graph, reads.subset(idx),
                                                          self.scoring, self.mode)
-        res.score[idx] = full.score
-        res.end_i[idx] = full.end_i
-        res.end_j[idx] = full.end_j
-        res.mapq[idx] = 255
+        low = (full.score > NEG_INF) & (full.score < self.unseeded_min_score)
+        self._count("unseeded full DP", int(np.count_nonzero(~low)))
+        self._count("unseeded below min score", int(np.count_nonzero(low)))
+        res.score[idx] = np.where(low, NEG_INF, full.score)
+        res.end_i[idx] = np.where(low, -1, full.end_i)
+        res.end_j[idx] = np.where(low, -1, full.end_j)
+        res.mapq[idx] = np.where(low, 0, 255)
         res.col_lo[idx] = 0
 
     def _full_module(self, reads, idx):
