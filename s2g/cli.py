@@ -22,7 +22,8 @@ import warnings
 from . import __version__
 from .errors import S2GError
 from .output import align_inputs, output, same_file
-from .plan import FULL_FALLBACK_CELLS, UNSEEDED_MIN_MATCHES, is_cyclic
+from .plan import is_cyclic, short_e
+from .unseeded import FULL_FALLBACK_CELLS, UNSEEDED_MIN_MATCHES
 from .summary import report
 
 BATCH = 20_000
@@ -182,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="candidate windows aligned per read (MAPQ compares them)")
     sd.add_argument("--unseeded", choices=("auto", "full", "unmapped"), default="auto",
                     help="reads without a usable seed chain (two anchors' worth): auto = "
-                         f"full-graph DP where it costs at most {FULL_FALLBACK_CELLS:.0e} cells "
+                         f"full-graph DP where it costs at most {short_e(FULL_FALLBACK_CELLS)} cells "
                          "(graph columns x read bases) a read, "
                          "else the windows of their single-anchor hits (MAPQ <= 3), else a "
                          "no-hit line with a warning; full = full-graph DP always; unmapped = "

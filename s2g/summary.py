@@ -8,6 +8,8 @@ from __future__ import annotations
 import sys
 import warnings
 
+from .plan import short_e
+
 
 def report(args, aligner, counts, dt, spent, marks=(), t0=None):
     """The run's warnings, its closing line and, with --timings, its seconds per stage
@@ -23,7 +25,7 @@ def report(args, aligner, counts, dt, spent, marks=(), t0=None):
     lost = seeded.totals["unseeded unaligned"] if seeded is not None else 0
     if lost:
         why = ("--unseeded unmapped" if seeded.unseeded == "unmapped" else
-               f"full-graph DP costs more than --unseeded auto allows, {seeded.full_cells:.0e} "
+               f"full-graph DP costs more than --unseeded auto allows, {short_e(seeded.full_cells)} "
                "cells a read")
         warnings.warn(f"{lost} read(s) had no seed hit ({why}): written as no-hit lines; "
                       "'--unseeded full' or '--exact' aligns them")

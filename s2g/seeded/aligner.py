@@ -16,7 +16,7 @@ import numba
 import numpy as np
 
 from ..config import settings
-from ..plan import FULL_FALLBACK_CELLS, UNSEEDED_MIN_MATCHES
+from ..unseeded import FULL_FALLBACK_CELLS, UNSEEDED_MIN_MATCHES
 from ..result import BatchResult
 from ..scoring import NEG_INF
 from ..window import WindowGraph, check_mode

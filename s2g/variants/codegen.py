@@ -91,11 +91,12 @@ def allow_shared(kern, nbytes) -> bool:
     The limit only ever rises (to the largest ``nbytes`` asked for), under a lock: the
     attribute belongs to the function, not to a launch, so a thread that set a smaller
     limit between another thread's call and its launch would make that launch fail with
-    CUDA_ERROR_INVALID_VALUE (one of two suspects when a window launch failed so on the 4Sim
+    CUDA_ERROR_INVALID_VALUE (the likely cause when a window launch failed so on the 4Sim
     graph, bench/results/nvidia-h100/seeded/s55/)."""
     with _SHARED_LOCK:
         key = id(kern)
-        if _SHARED.get(key, 0) >= nbytes:
+        held = _SHARED.get(key)
+        if held is not None and held[0] is kern and held[1] >= nbytes:
             return True
         try:
             from numba.cuda.cudadrv import driver as drv
@@ -107,11 +108,11 @@ def allow_shared(kern, nbytes) -> bool:
             warnings.warn(f"fast: cannot raise the shared-memory limit ({exc}); using 48 KB",
                           RuntimeWarning, stacklevel=3)
             return False
-        _SHARED[key] = int(nbytes)
+        _SHARED[key] = (kern, int(nbytes))
         return True
 
 
-#: allow_shared's limits by kernel (id of the dispatcher, which lives as long as the
-#: process's kernel tables hold it)
+#: allow_shared's limits: id of the dispatcher -> (the dispatcher, bytes); the dispatcher
+#: is held so that its id cannot pass to another kernel, and checked by identity
 _SHARED: dict = {}
 _SHARED_LOCK = threading.Lock()

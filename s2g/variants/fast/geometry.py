@@ -152,11 +152,12 @@ def _resident_groups(G):
 
 
 def _static_shared(kern) -> int:
-    """The kernel's static shared memory per block (its exchange buffers: 3 words a
-    lane of a warp), as compiled where the dispatcher says."""
+    """The kernel's static shared memory per block as compiled (0 for the warp-shuffle
+    kernels, whose exchange buffers are optimised away); where the dispatcher cannot say,
+    the shared-exchange form's 3 words a lane of a warp."""
     if not sim():
         try:
-            return max(int(kern.get_shared_mem_per_block()), 3 * 4 * WARP)
+            return int(kern.get_shared_mem_per_block())
         except Exception:                               # noqa: BLE001 - API varies by version
             pass
     return 3 * 4 * WARP
