@@ -14,13 +14,24 @@ import os
 import tempfile
 
 import numpy as np
-import parasail
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import naive
 import s2g
+
+try:
+    import parasail
+except ImportError:
+    # the GPU machine's Python has no parasail and the carried wheels leave no room for it
+    # (bench/device_env.sh sets S2G_NO_PARASAIL=1 there): its two oracle tests skip, and
+    # the GPU tests here and in the modules importing this one run. Anywhere else
+    # (CI installs the test extras) a missing parasail is an error, not a skip.
+    if os.environ.get("S2G_NO_PARASAIL") != "1":
+        raise
+    parasail = None
+NO_PARASAIL = pytest.mark.skipif(parasail is None, reason="S2G_NO_PARASAIL=1, parasail absent")
 from s2g.reads import ReadBatch
 from s2g.scoring import Mode
 from s2g.variants import cpu_parallel, registry, v0_cpu
@@ -145,6 +156,7 @@ def parasail_score(read, ref, mode, sc):
     return fn(read, ref, o + e, e, matrix).score
 
 
+@NO_PARASAIL
 def test_parasail_sg_dx_is_our_semiglobal():
     """Documented empirically: which parasail function frees only the reference ends."""
     sc = s2g.Scoring(2, 4, 4, 2)
@@ -180,6 +192,7 @@ def chains(draw):
     return text, ref, reads
 
 
+@NO_PARASAIL
 @SETTINGS
 @given(case=chains(), mode=st.sampled_from(MODES), sc=scorings)
 def test_v0_equals_parasail_on_linear_graphs(case, mode, sc):
