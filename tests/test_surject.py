@@ -11,11 +11,11 @@ import os
 import re
 
 import numpy as np
-import parasail
 import pytest
 
 import s2g
 from s2g.errors import S2GError
+from test_v0 import NO_PARASAIL, parasail  # None only where S2G_NO_PARASAIL=1 (GPU machine)
 from s2g.reads import ReadBatch
 from s2g.simulate import sample_reads, snp_graph
 from s2g.sam import RefPath, SamWriter, choose_path, write_sam
@@ -293,6 +293,7 @@ def _linear_case(tmp_path, seed, rev_step=False):
     return write_text(tmp_path, f"lin{seed}.gfa", gfa), refseq, names, reads, truth
 
 
+@NO_PARASAIL
 @pytest.mark.parametrize("mode,seed,rev_step", [("local", 1, False), ("semiglobal", 2, False),
                                                 ("local", 3, True)])
 def test_linear_graph_scores_equal_parasail_and_the_graph(tmp_path, mode, seed, rev_step):
