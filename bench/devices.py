@@ -135,6 +135,8 @@ def _s2g_row(name, argv_base, extra, runs, timeout, log, work):
         t = parse_timings(r["stderr"])
         t["process_s"] = r["process_s"]
         recs.append(t)
+    # the median run (of an even number of runs, the slower of the middle two: its stages
+    # are one run's, so no average is taken)
     med = sorted(recs, key=lambda t: t.get("wall_s", 1e18))[len(recs) // 2]
     return {"name": name, "status": "ok", "argv": shlex.join(argv), "gaf": gaf,
             "walls_s": [t.get("wall_s") for t in recs],
@@ -182,7 +184,9 @@ def markdown(doc) -> str:
              "", f"{m['device']} ({m['nvidia_smi'] or 'no GPU'}), {m['cpu']}, {m['date']}, "
              f"commit {m['commit']}; `{m['command']}`; index built in "
              + ", ".join(f"{g['index'].get('build_s', '?')} s" for g in gs) + ".", "",
-             "| graph | run | wall (median) | reads/s | x CPU | align stage | traceback | runs "
+             "| graph | run | wall (median run" + (", the slower middle one" if
+                                                 m.get("runs", 1) % 2 == 0 else "")
+             + ") | reads/s | x CPU | align stage | traceback | runs "
              "| notes |", "|---|---|---:|---:|---:|---:|---:|---|---|"]
     for g in gs:
         cpu = _cpu_row(g["rows"])
@@ -283,6 +287,7 @@ def main(argv=None) -> int:
             ap.error(f"{p}: no such file")
     rows = [r.strip() for r in args.rows.split(",") if r.strip()]
     meta, slug = run_meta("devices", argv, extra)
+    meta["runs"] = args.runs
     out = args.out or os.path.join(harness.REPO, "bench", "results", slug, "devices")
     os.makedirs(out, exist_ok=True)
     work = args.work or tempfile.mkdtemp(prefix="s2g-devices-")
