@@ -15,8 +15,8 @@ if [ -d .whld ] && ! python3 -c "import distributed" 2>/dev/null; then
   export PYTHONPATH=${PYTHONPATH:-$PWD}:/tmp/site_dask
 fi
 export PYTHONUNBUFFERED=1
-# tests/test_v0.py's two parasail oracle tests skip where parasail is absent only with this
-# set (the device's Python lacks it; its wheel does not fit beside the others in a carry)
+# tests/test_v0.py's and test_surject.py's parasail oracle tests skip where parasail is
+# absent only with this set (the device's Python lacks it; its wheel does not fit beside the others in a carry)
 python3 -c "import parasail" 2>/dev/null || export S2G_NO_PARASAIL=1
 # S2G_DEVICE_CACHE=DIR: Numba's cache and the generated kernels' files under DIR (a carried
 # folder, so that a later call of a session loads what an earlier call compiled; pack it

@@ -20,21 +20,21 @@ from hypothesis import strategies as st
 
 import naive
 import s2g
+from s2g.reads import ReadBatch
+from s2g.scoring import Mode
+from s2g.variants import cpu_parallel, registry, v0_cpu
 
 try:
     import parasail
 except ImportError:
     # the GPU machine's Python has no parasail and the carried wheels leave no room for it
-    # (bench/device_env.sh sets S2G_NO_PARASAIL=1 there): its two oracle tests skip, and
+    # (bench/device_env.sh sets S2G_NO_PARASAIL=1 there): the parasail oracle tests skip, and
     # the GPU tests here and in the modules importing this one run. Anywhere else
     # (CI installs the test extras) a missing parasail is an error, not a skip.
     if os.environ.get("S2G_NO_PARASAIL") != "1":
         raise
     parasail = None
 NO_PARASAIL = pytest.mark.skipif(parasail is None, reason="S2G_NO_PARASAIL=1, parasail absent")
-from s2g.reads import ReadBatch
-from s2g.scoring import Mode
-from s2g.variants import cpu_parallel, registry, v0_cpu
 
 MODES = ["local", "semiglobal", "global"]
 #: S2G_EXAMPLES=2000 for a thorough run; the default keeps the suite fast
