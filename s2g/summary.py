@@ -22,24 +22,22 @@ def report(args, aligner, counts, dt, spent, marks=(), t0=None):
                       f"{aligner.seeded_read_len}: seeded "
                       "alignment used the cyclic graph unrolled for that length, which may lack "
                       "walks round a cycle that such a read needs; rerun with a larger one")
-    lost = seeded.totals["unseeded unaligned"] if seeded is not None else 0
-    if lost:
+    t = seeded.totals if seeded is not None else {}
+    if t.get("unseeded unaligned"):
         why = ("--unseeded unmapped" if seeded.unseeded == "unmapped" else
                f"full-graph DP costs more than --unseeded auto allows, {short_e(seeded.full_cells)} "
                "cells a read")
-        warnings.warn(f"{lost} read(s) had no seed hit ({why}): written as no-hit lines; "
-                      "'--unseeded full' or '--exact' aligns them")
-    low = seeded.totals["unseeded below min score"] if seeded is not None else 0
-    if low:
-        warnings.warn(f"{low} read(s) without a seed chain scored under "
+        warnings.warn(f"{t['unseeded unaligned']} read(s) had no seed hit ({why}): written as "
+                      "no-hit lines; '--unseeded full' or '--exact' aligns them")
+    if t.get("unseeded below min score"):
+        warnings.warn(f"{t['unseeded below min score']} read(s) without a seed chain scored under "
                       f"--unseeded-min-score {seeded.unseeded_min_score} by full-graph DP (a "
                       "chance match, as a read from outside the graph gets): written as no-hit "
                       "lines")
-    full = seeded.totals["unseeded full DP"] if seeded is not None else 0
-    if full:
-        warnings.warn(f"{full} read(s) without a seed chain were aligned by full-graph DP: "
-                      "MAPQ 255 (not computed; 'samtools view -q' keeps it), and a read from "
-                      "outside the graph gets its best chance match that way; "
+    if t.get("unseeded full DP"):
+        warnings.warn(f"{t['unseeded full DP']} read(s) without a seed chain were aligned by "
+                      "full-graph DP: MAPQ 255 (not computed; 'samtools view -q' keeps it), each "
+                      f"scoring at least --unseeded-min-score {seeded.unseeded_min_score}; "
                       "'--unseeded unmapped' writes such reads as no-hit lines")
     if n == 0:
         print(f"s2g: warning: {args.reads} contains no reads; the GAF output is empty", file=sys.stderr)
