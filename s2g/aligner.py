@@ -361,7 +361,8 @@ class Aligner:
                                 timed("write", write),
                                 format_one=timed("GAF text", format_one),
                                 finish_workers=settings().finish_workers,
-                                align_workers=settings().align_workers)
+                                align_workers=settings().align_workers,
+                                format_workers=settings().format_workers)
         finally:
             sys.setswitchinterval(switch)
             self.close_prewarm()

@@ -117,6 +117,9 @@ KNOBS = (
     Knob("finish_workers", 2, int, "run",
          "batches traced at once (threads of the traceback stage; output stays in input "
          "order)"),
+    Knob("format_workers", 1, int, "run",
+         "batches formatted at once (threads of the GAF-text stage, which also completes "
+         "late_packing's tracebacks; output stays in input order)"),
     # ---- fast (full-graph GPU kernel), s2g/variants/fast.py
     Knob("fast_block", 128, int, "compile", "fast: threads per block"),
     Knob("fast_maxreg", 0, int, "compile", "fast: register cap for ptxas (0: its choice)"),

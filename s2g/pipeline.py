@@ -61,14 +61,14 @@ def prefetch(iterable, depth: int = 2, name: str = "s2g-reader"):
 
 
 def run(batches, align_one, finish_one, write, depth: int = 2, format_one=None,
-        finish_workers: int = 1, align_workers: int = 1):
+        finish_workers: int = 1, align_workers: int = 1, format_workers: int = 1):
     """``write(format_one(batch, finish_one(batch, align_one(batch))))`` for every batch
     (without ``format_one``: ``write(finish_one(...))``), stages overlapped.
 
     ``align_one`` runs in ``align_workers`` aligner threads (several batches aligned at
     once: a stage that mostly waits on its GPU work and copies), ``finish_one`` in
     ``finish_workers`` worker threads (several batches traced at once) and ``format_one``
-    in one more; results are formatted and written in input order whatever order the
+    in ``format_workers`` more; results are formatted and written in input order whatever order the
     workers end in (each batch's future waits in a queue); ``write`` runs in the
     calling thread, which otherwise only waits: a kernel holds its thread until it
     returns, and Python handles signals in the main thread only, so Ctrl-C (and the
@@ -83,7 +83,8 @@ def run(batches, align_one, finish_one, write, depth: int = 2, format_one=None,
     n_align = max(1, int(align_workers))
     aligner = ThreadPoolExecutor(n_align, thread_name_prefix="s2g-align")
     pool = ThreadPoolExecutor(max(1, int(finish_workers)), thread_name_prefix="s2g-finish")
-    fmt = ThreadPoolExecutor(1, thread_name_prefix="s2g-format")
+    n_fmt = max(1, int(format_workers))
+    fmt = ThreadPoolExecutor(n_fmt, thread_name_prefix="s2g-format")
     ok = False
     try:
         for batch in prefetch(batches, depth + n_align - 1):
@@ -96,7 +97,7 @@ def run(batches, align_one, finish_one, write, depth: int = 2, format_one=None,
                 fut = fmt.submit(lambda b=batch, f=fut: format_one(b, f.result()))
             pending.append(fut)
             n += 1
-            while pending and (len(pending) > depth + finish_workers + n_align - 2
+            while pending and (len(pending) > depth + finish_workers + n_align + n_fmt - 3
                                or pending[0].done()):
                 write(pending.popleft().result())
         while pending:

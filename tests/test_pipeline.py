@@ -93,6 +93,20 @@ def test_several_finish_workers_trace_at_once_and_keep_the_order():
     assert most[0] >= 2 and len(names) >= 2
 
 
+def test_several_format_workers_format_at_once_and_keep_the_order():
+    """format_workers=2: batches formatted in two threads at once (the GAF-text stage, which
+    completes late_packing's tracebacks), written in input order, none lost."""
+    rng = random.Random(5)
+    out = []
+    format_one, names, most = _overlap_counted(lambda k, r: (k, r),
+                                               [rng.random() * 0.01 for _ in range(50)])
+    n = pipeline.run(iter(range(50)), lambda k: 10 * k, lambda k, r: r + 1, out.append,
+                     depth=2, format_one=format_one, finish_workers=2, format_workers=2)
+    assert n == 50 and out == [(k, 10 * k + 1) for k in range(50)]
+    assert most[0] == 2 and len(names) == 2
+    assert all(t.startswith("s2g-format") for t in names)
+
+
 def _overlap_counted(fn, delay):
     """``fn`` wrapped to sleep ``delay[k]`` (``k`` its first argument) and count the
     threads it ran in and the most calls at once: (wrapped, names, [most])."""
