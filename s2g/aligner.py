@@ -29,6 +29,7 @@ What the driver owns (and nothing else does):
 """
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -67,6 +68,9 @@ class AlignStats:
     #: and seconds), ``fast_windows`` (its window form's, seeded), ``gpu_traceback`` (seconds per part, long-window kernel), ``devpool``
     #: (the most device and pinned bytes held at once)
     profiles: dict = field(default_factory=dict)
+    #: the process's CPU use while :meth:`Aligner.run`'s pipeline ran: (wall seconds,
+    #: user seconds, system seconds), every thread's (os.times)
+    cpu: tuple | None = None
 
 
 def gpu_profiles() -> dict:
@@ -144,6 +148,7 @@ class Aligner:
         self.threads = threads
         #: :meth:`run`'s stage seconds and spans (:class:`AlignStats`)
         self.seconds, self.span = {}, {}
+        self.cpu = None             # AlignStats.cpu
 
     @classmethod
     def from_plan(cls, plan):
@@ -161,7 +166,7 @@ class Aligner:
                           self.first_batch_s, {k: list(v) for k, v in self.ran.items()},
                           self.too_long,
                           dict(self.seeded.totals) if self.seeded is not None else None,
-                          gpu_profiles())
+                          gpu_profiles(), self.cpu)
 
     def _use_threads(self, stage=None):
         """This thread's Numba threads: ``--threads`` (None: all), or for ``stage``
@@ -354,6 +359,7 @@ class Aligner:
         switch = sys.getswitchinterval()
         if settings().switch_us > 0:        # the stages' threads take the GIL in turn
             sys.setswitchinterval(settings().switch_us / 1e6)
+        c0, w0 = os.times(), time.perf_counter()
         try:
             late = settings().late_packing
             return pipeline.run(self.batches(batches), timed("align", self.align_scores),
@@ -364,6 +370,8 @@ class Aligner:
                                 align_workers=settings().align_workers,
                                 format_workers=settings().format_workers)
         finally:
+            c1 = os.times()
+            self.cpu = (time.perf_counter() - w0, c1.user - c0.user, c1.system - c0.system)
             sys.setswitchinterval(switch)
             self.close_prewarm()
 

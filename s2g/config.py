@@ -117,6 +117,11 @@ KNOBS = (
     Knob("finish_workers", 2, int, "run",
          "batches traced at once (threads of the traceback stage; output stays in input "
          "order)"),
+    Knob("cuda_early_bytes", 64 << 20, int, "run",
+         "auto on a GPU machine: a reads file of at least this many bytes starts CUDA before "
+         "its first batch is read (smaller: once that batch says the GPU is clearly worth it, "
+         "while the graph loads; 0: the latter only; -1: then, in the main thread, before the "
+         "graph loads, as before session 56)"),
     Knob("format_workers", 1, int, "run",
          "batches formatted at once (threads of the GAF-text stage, which also completes "
          "late_packing's tracebacks; output stays in input order)"),

@@ -25,6 +25,7 @@ import warnings
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
+from .config import settings
 from .errors import S2GError
 from .scoring import Mode, Scoring
 
@@ -382,6 +383,46 @@ def threads_of(options: RunOptions) -> int:
         return int(options.threads)
     from numba import config
     return max(1, min(cores(), int(config.NUMBA_NUM_THREADS)))
+
+
+def start_cuda_soon(preload_seeds: bool):
+    """CUDA started in a background thread (:func:`s2g.variants.registry.start_cuda`) and,
+    with ``preload_seeds`` (a seed index found), the seeding kernels loaded after it
+    (:func:`s2g.seeded.chains_gpu.preload`): ``s2g align`` reads its first reads and loads
+    its graph meanwhile, where it used to wait for CUDA (0.7-1.1 s on the GPU machine).
+    Returns True."""
+    from .variants import registry
+
+    def seeds():
+        from .seeded import chains_gpu      # (imports numba.cuda: in that thread)
+        chains_gpu.preload()
+    registry.start_cuda(seeds if preload_seeds else None)
+    return True
+
+
+def cuda_early(path) -> bool:
+    """Whether the reads file ``path`` is large enough (knob ``cuda_early_bytes``) that
+    ``auto`` will most likely align it on the GPU: then CUDA starts before its first batch
+    is read (a wrong guess costs a background thread's start-up, not the run's output)."""
+    from .reads import input_size
+    least = settings().cuda_early_bytes
+    return least > 0 and (input_size(path) or 0) >= least
+
+
+def peek_start_cuda(batches, reads, options: RunOptions, preload_seeds: bool):
+    """``auto`` with a CUDA driver: (``batches`` with their first put back, its
+    :func:`estimate_input`, whether the GPU is :func:`gpu_clearly` worth it), CUDA started
+    in a background thread where it is (:func:`start_cuda_soon`; a large reads file,
+    :func:`cuda_early`: before the first batch is read)."""
+    from .variants import registry
+    early = cuda_early(reads) and start_cuda_soon(preload_seeds)
+    batches, run = peek_input(batches, reads)
+    clear = gpu_clearly(run, options)
+    if clear and not early:
+        if settings().cuda_early_bytes < 0:     # the order before (A/B): CUDA started here
+            registry.cuda_available()
+        start_cuda_soon(preload_seeds)
+    return batches, run, clear
 
 
 def gpu_clearly(run, options: RunOptions) -> bool:

@@ -101,6 +101,8 @@ def _timings(args, aligner, st, dt, spent):
             + f"; first batch {st.first_batch_s or 0:.2f}",
             file=sys.stderr)
     print("s2g: memory: " + memory_report(st.profiles.get("devpool")), file=sys.stderr)
+    if st.cpu is not None and st.cpu[0] > 0:
+        print("s2g: " + cpu_report(*st.cpu), file=sys.stderr)
     names = _pool_names()
     if names:
         print("s2g: GPU buffers by name, largest (MB): " + names, file=sys.stderr)
@@ -184,6 +186,19 @@ def _pool_names(top: int = 16) -> str:
         return ""
     big = sorted(mod.NAMES.items(), key=lambda kv: -kv[1])[:top]
     return ", ".join(f"{k} {v / 2**20:,.0f}" for k, v in big)
+
+
+def cpu_report(wall, user, system) -> str:
+    """The process's CPU use over the ``wall`` seconds the pipeline ran (``user`` and
+    ``system`` seconds, every thread's): how many cores it kept busy on average, of how
+    many this process may use — near that many, the stages wait for cores, not the GPU."""
+    import os
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return (f"CPU: {(user + system) / wall:.1f} of {n} cores busy on average while the "
+            f"pipeline ran ({wall:.2f} s: user {user:.2f} s, system {system:.2f} s)")
 
 
 def memory_report(devpool=None) -> str:

@@ -197,3 +197,81 @@ def test_a_small_gfa_waits_for_its_graph(tmp_path):
     big.write_bytes(b"#" * 600_000)
     assert P.gpu_clearly(run, P.RunOptions(method="auto", threads=16, graph_path=str(big)))
     assert P.gpu_clearly(None, small)           # size unknown: the GPU, as before
+
+
+def test_cuda_starts_in_one_background_thread_and_callers_wait_for_its_answer(monkeypatch):
+    """start_cuda: CUDA's start (numba.cuda's import, the driver's) in a thread of its own,
+    so that s2g align reads its first reads and loads its graph meanwhile; a
+    cuda_available call during it waits for that thread's answer (one start, not two);
+    ``then`` runs once, after a start that found a GPU, and never where none was found."""
+    import threading
+    import time
+    calls, then = [], []
+    gate = threading.Event()
+
+    def slow_probe():                   # stands in for numba.cuda's import and start
+        calls.append(threading.current_thread().name)
+        gate.wait(5)
+        return True, "Fake GPU"
+    for found in (True, False):
+        calls.clear(), then.clear(), gate.clear()
+        monkeypatch.setattr(registry, "_CUDA_STATE", None)
+        monkeypatch.setattr(registry, "_probe", slow_probe if found else
+                            lambda: (calls.append(1), gate.wait(5), (False, "none"))[2])
+        t = registry.start_cuda(lambda: then.append(threading.current_thread().name))
+        assert t is not None and t.name == "s2g-cuda-start"
+        got = []
+        waiter = threading.Thread(target=lambda: got.append(registry.cuda_available()))
+        waiter.start()
+        time.sleep(0.05)
+        assert not got                               # waiting for the starting thread
+        gate.set()
+        t.join(5)
+        waiter.join(5)
+        assert len(calls) == 1                       # one start, not two
+        assert got == [(True, "Fake GPU") if found else (False, "none")]
+        assert then == (["s2g-cuda-start"] if found else [])
+        registry.start_cuda(lambda: then.append(2)).join(5)     # known: answered at once
+        assert len(calls) == 1 and then == (["s2g-cuda-start", 2] if found else [])
+        assert registry.cuda_at() <= time.perf_counter()
+
+
+def test_a_large_reads_file_starts_cuda_before_its_first_batch(monkeypatch, tmp_path):
+    """peek_start_cuda: a reads file of at least cuda_early_bytes starts CUDA before its
+    first batch is read; a smaller one once that batch says the GPU is clearly worth it
+    (and never where it does not: few reads)."""
+    from s2g.config import configure, settings
+    events = []
+    monkeypatch.setattr(P, "start_cuda_soon", lambda seeds: events.append(("cuda", seeds)) or True)
+    monkeypatch.setattr(P, "gpu_clearly", lambda run, opts: run.reads > 100)
+
+    def batches(n):
+        events.append("read")
+        b = ReadBatch.from_sequences([f"r{k}" for k in range(n)], ["ACGT" * 40] * n)
+        b.is_last = True                # the input ends here: counted (estimate_input)
+        yield b
+    old = settings().cuda_early_bytes
+    small, big = tmp_path / "small.fq", tmp_path / "big.fq"
+    small.write_bytes(b"x" * 1000)
+    big.write_bytes(b"x" * 5000)
+    try:
+        configure(cuda_early_bytes=4000)
+        for path, n, want in ((big, 1000, [("cuda", True), "read"]),
+                              (small, 1000, ["read", ("cuda", True)]),
+                              (small, 10, ["read"]),
+                              (big, 10, [("cuda", True), "read"])):
+            events.clear()
+            got, run, clear = P.peek_start_cuda(batches(n), str(path), options(), True)
+            assert events == want and clear == (n > 100)
+            assert sum(b.n_reads for b in got) == n
+        configure(cuda_early_bytes=0)
+        events.clear()
+        P.peek_start_cuda(batches(1000), str(big), options(), False)
+        assert events == ["read", ("cuda", False)]
+        configure(cuda_early_bytes=-1)          # as before: CUDA started in this thread
+        monkeypatch.setattr(registry, "cuda_available", lambda: events.append("sync"))
+        events.clear()
+        P.peek_start_cuda(batches(1000), str(big), options(), True)
+        assert events == ["read", "sync", ("cuda", True)]
+    finally:
+        configure(cuda_early_bytes=old)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import threading
 from dataclasses import dataclass
 
 from ..errors import S2GError
@@ -108,6 +109,9 @@ def get_variant(name: str):
 
 
 _CUDA_STATE = None
+_CUDA_LOCK = threading.Lock()       # cuda_available: one thread starts CUDA, others wait
+#: time.perf_counter() when cuda_available's answer was found (--timings' start-up line)
+CUDA_AT = None
 
 
 def _no_driver() -> bool:
@@ -133,22 +137,56 @@ def _no_driver() -> bool:
 
 def cuda_available():
     """(True, device name) or (False, reason); imports numba.cuda only when called, and
-    not at all where there is no CUDA driver (:func:`_no_driver`)."""
-    global _CUDA_STATE
-    if _CUDA_STATE is None and _no_driver():
-        _CUDA_STATE = (False, "no CUDA GPU or driver found")
-    if _CUDA_STATE is None:
-        try:
-            from numba import cuda
-            if cuda.is_available():
-                # the simulator's FakeCUDADevice has no name in numba-cuda 0.30
-                name = getattr(cuda.get_current_device(), "name", None) or "CUDA simulator"
-                _CUDA_STATE = (True, name.decode() if isinstance(name, bytes) else str(name))
-            else:
-                _CUDA_STATE = (False, "no CUDA GPU or driver found")
-        except Exception as exc:  # a broken CUDA install must not break CPU use
-            _CUDA_STATE = (False, f"CUDA unavailable ({type(exc).__name__}: {exc})")
-    return _CUDA_STATE
+    not at all where there is no CUDA driver (:func:`_no_driver`). Thread-safe: a call
+    while :func:`start_cuda`'s thread is starting CUDA waits for its answer."""
+    global _CUDA_STATE, CUDA_AT
+    if _CUDA_STATE is not None:
+        return _CUDA_STATE
+    with _CUDA_LOCK:
+        if _CUDA_STATE is None:
+            _CUDA_STATE = _probe()
+            import time
+            CUDA_AT = time.perf_counter()
+        return _CUDA_STATE
+
+
+def _probe():
+    """:func:`cuda_available`'s answer, found: CUDA started where there is a GPU."""
+    if _no_driver():
+        return False, "no CUDA GPU or driver found"
+    try:
+        from numba import cuda
+        if not cuda.is_available():
+            return False, "no CUDA GPU or driver found"
+        # the simulator's FakeCUDADevice has no name in numba-cuda 0.30
+        name = getattr(cuda.get_current_device(), "name", None) or "CUDA simulator"
+        return True, name.decode() if isinstance(name, bytes) else str(name)
+    except Exception as exc:  # a broken CUDA install must not break CPU use
+        return False, f"CUDA unavailable ({type(exc).__name__}: {exc})"
+
+
+def cuda_at() -> float:
+    """``time.perf_counter()`` when :func:`cuda_available` found its answer (now if not yet)."""
+    import time
+    return CUDA_AT if CUDA_AT is not None else time.perf_counter()
+
+
+def start_cuda(then=None):
+    """:func:`cuda_available` in a background thread (``s2g-cuda-start``; then ``then()``
+    where a GPU was found, its errors ignored), so that CUDA's start (numba.cuda's import,
+    the driver's and the context's start: ~0.7-1.1 s on the GPU machine) overlaps what the
+    caller does meanwhile (``s2g align``: the first reads, the graph); a later
+    :func:`cuda_available` waits for it. Returns the thread."""
+    def run():
+        ok, _ = cuda_available()
+        if ok and then is not None:
+            try:
+                then()
+            except Exception:           # noqa: BLE001 - an optimisation: the run redoes it
+                pass
+    t = threading.Thread(target=run, name="s2g-cuda-start", daemon=True)
+    t.start()
+    return t
 
 
 def traceback_on_gpu(where, info) -> bool:
