@@ -378,6 +378,7 @@ class Aligner:
     def _timer(self, t0):
         """``timed(name, fn)``: ``fn`` adding its seconds to :attr:`seconds` and its span
         (from ``t0``) to :attr:`span` under ``name``."""
+        from .pipeline import log_stage
         spent, span = self.seconds, self.span
         lock = threading.Lock()          # stages of several workers (finish_workers)
 
@@ -388,6 +389,7 @@ class Aligner:
                     return fn(*a)
                 finally:
                     t1 = time.perf_counter()
+                    log_stage(name, t, t1)
                     with lock:
                         spent[name] = spent.get(name, 0.0) + t1 - t
                         sp = span.setdefault(name, [t - t0, 0.0])

@@ -80,6 +80,9 @@ KNOBS = (
     Knob("switch_us", 0, int, "run",
          "microseconds a thread holds the GIL before another may take it, while the stages "
          "run (sys.setswitchinterval; 0: Python's own, 5000)"),
+    Knob("stage_log", False, bool, "run",
+         "--timings also prints every stage call of the pipeline (stage, thread, start and "
+         "end in seconds from the start, in start order): which stage waits for which"),
     Knob("cand_min_pct", 0, int, "run",
          "seeded: chains under this percent of a read's best chain get no window (not "
          "aligned, not counted in MAPQ; at most 50; 0: every chain up to max_cand)"),

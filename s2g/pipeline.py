@@ -25,6 +25,18 @@ from concurrent.futures import ThreadPoolExecutor
 _DONE = object()
 
 
+#: (stage, thread name, perf_counter at start, at end) of every timed stage call, where the
+#: knob ``stage_log`` is on (:func:`log_stage`; printed by ``--timings``)
+STAGE_LOG: list = []
+
+
+def log_stage(name, t0, t1):
+    """Record a stage call in :data:`STAGE_LOG` (knob ``stage_log``; list.append is atomic)."""
+    from .config import settings
+    if settings().stage_log:
+        STAGE_LOG.append((name, threading.current_thread().name, t0, t1))
+
+
 def prefetch(iterable, depth: int = 2, name: str = "s2g-reader"):
     """Iterate ``iterable`` in a background thread (``name``), ``depth`` items ahead; errors
     re-raised here."""

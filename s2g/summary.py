@@ -50,6 +50,18 @@ def report(args, aligner, counts, dt, spent, marks=(), t0=None):
         line = startup_line(marks, aligner, t0)
         if line:
             print(line, file=sys.stderr)
+        stage_log(t0)
+
+
+def stage_log(t0):
+    """--timings with knob ``stage_log``: every stage call (:data:`s2g.pipeline.STAGE_LOG`),
+    in start order, seconds from ``t0``, one line each."""
+    from .pipeline import STAGE_LOG
+    if t0 is None or not STAGE_LOG:
+        return
+    for name, thread, a, b in sorted(STAGE_LOG, key=lambda x: x[2]):
+        print(f"s2g: stage {name:<12} {thread:<16} {a - t0:8.3f} {b - t0:8.3f} "
+              f"{b - a:7.3f}", file=sys.stderr)
 
 
 #: seed_batches' first calls, as the start-up line names them

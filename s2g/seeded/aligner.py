@@ -16,6 +16,7 @@ import numba
 import numpy as np
 
 from ..config import settings
+from ..pipeline import log_stage
 from ..unseeded import FULL_FALLBACK_CELLS, UNSEEDED_MIN_MATCHES
 from ..result import BatchResult
 from ..scoring import NEG_INF
@@ -239,6 +240,7 @@ class SeededAligner:
             t0 = time.perf_counter()
             out = fn(*args)
             t1 = time.perf_counter()
+            log_stage(fn.__name__, t0, t1)
             self._count("seconds seeds+chains", t1 - t0)
             self.first_at.setdefault(fn.__name__, t1)    # --timings' start-up line
             return out
