@@ -69,7 +69,8 @@ class AlignStats:
     #: (the most device and pinned bytes held at once)
     profiles: dict = field(default_factory=dict)
     #: the process's CPU use while :meth:`Aligner.run`'s pipeline ran: (wall seconds,
-    #: user seconds, system seconds), every thread's (os.times)
+    #: user seconds, system seconds), every thread's (os.times); with knob ``gil_probe``
+    #: also :meth:`s2g.pipeline.GilProbe.stop`'s (samples, mean late, 95th percentile)
     cpu: tuple | None = None
 
 
@@ -360,6 +361,7 @@ class Aligner:
         if settings().switch_us > 0:        # the stages' threads take the GIL in turn
             sys.setswitchinterval(settings().switch_us / 1e6)
         c0, w0 = os.times(), time.perf_counter()
+        probe = pipeline.GilProbe() if settings().gil_probe else None
         try:
             late = settings().late_packing
             return pipeline.run(self.batches(batches), timed("align", self.align_scores),
@@ -372,6 +374,8 @@ class Aligner:
         finally:
             c1 = os.times()
             self.cpu = (time.perf_counter() - w0, c1.user - c0.user, c1.system - c0.system)
+            if probe is not None:
+                self.cpu += probe.stop()
             sys.setswitchinterval(switch)
             self.close_prewarm()
 

@@ -83,6 +83,10 @@ KNOBS = (
     Knob("stage_log", False, bool, "run",
          "--timings also prints every stage call of the pipeline (stage, thread, start and "
          "end in seconds from the start, in start order): which stage waits for which"),
+    Knob("gil_probe", False, bool, "run",
+         "--timings also says how long a thread that sleeps 1 ms waits for the GIL to run "
+         "again while the pipeline runs (mean, 95th percentile): near the switch interval "
+         "(5 ms), the stages queue for the GIL"),
     Knob("cand_min_pct", 0, int, "run",
          "seeded: chains under this percent of a read's best chain get no window (not "
          "aligned, not counted in MAPQ; at most 50; 0: every chain up to max_cand)"),

@@ -37,6 +37,34 @@ def log_stage(name, t0, t1):
         STAGE_LOG.append((name, threading.current_thread().name, t0, t1))
 
 
+class GilProbe:
+    """A thread that sleeps 1 ms at a time and records how much later than that it ran
+    again (knob ``gil_probe``): with the GIL free it wakes within tens of microseconds;
+    where the stages' threads queue for it, up to the switch interval (5 ms)."""
+
+    def __init__(self):
+        self.late = []
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, name="s2g-gil-probe", daemon=True)
+        self._t.start()
+
+    def _run(self):
+        import time
+        while not self._stop.is_set():
+            t = time.perf_counter()
+            time.sleep(0.001)
+            self.late.append(time.perf_counter() - t - 0.001)
+
+    def stop(self):
+        """(samples, mean seconds late, 95th percentile) once stopped."""
+        self._stop.set()
+        self._t.join(1.0)
+        late = sorted(self.late)
+        if not late:
+            return 0, 0.0, 0.0
+        return len(late), sum(late) / len(late), late[int(0.95 * (len(late) - 1))]
+
+
 def prefetch(iterable, depth: int = 2, name: str = "s2g-reader"):
     """Iterate ``iterable`` in a background thread (``name``), ``depth`` items ahead; errors
     re-raised here."""

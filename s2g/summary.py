@@ -114,7 +114,11 @@ def _timings(args, aligner, st, dt, spent):
             file=sys.stderr)
     print("s2g: memory: " + memory_report(st.profiles.get("devpool")), file=sys.stderr)
     if st.cpu is not None and st.cpu[0] > 0:
-        print("s2g: " + cpu_report(*st.cpu), file=sys.stderr)
+        print("s2g: " + cpu_report(*st.cpu[:3]), file=sys.stderr)
+    if st.cpu is not None and len(st.cpu) > 3 and st.cpu[3]:
+        print(f"s2g: GIL probe: a 1 ms sleep ran again {1e3 * st.cpu[4]:.2f} ms late on "
+              f"average, {1e3 * st.cpu[5]:.2f} ms at the 95th percentile ({st.cpu[3]:,} "
+              "samples while the pipeline ran)", file=sys.stderr)
     names = _pool_names()
     if names:
         print("s2g: GPU buffers by name, largest (MB): " + names, file=sys.stderr)
