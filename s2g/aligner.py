@@ -355,11 +355,13 @@ class Aligner:
         fmt = text or self.gaf_text
 
         def format_one(batch, res):
+            self._use_threads("traceback")      # late_packing's tracebacks run here
             return (batch.n_reads, int(np.count_nonzero(res.aligned())), fmt(batch, res))
 
         switch = sys.getswitchinterval()
         if settings().switch_us > 0:        # the stages' threads take the GIL in turn
             sys.setswitchinterval(settings().switch_us / 1e6)
+        pipeline.STAGE_LOG.clear()           # (knob stage_log: this run's calls only)
         c0, w0 = os.times(), time.perf_counter()
         probe = pipeline.GilProbe() if settings().gil_probe else None
         try:

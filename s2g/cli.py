@@ -417,8 +417,8 @@ def _align(args, out, options, kernel) -> int:
                                     max_bases=knobs().batch_bases)
     run = None              # the whole input's size (auto: its method; with a GPU, its device)
     marks = []              # --timings: (milestone, seconds from t0) of the start-up
-    clear = False           # auto with a GPU driver: read first; CUDA starts in a thread where
-    if kernel is None:      # the GPU is clearly worth it, and the graph loads meanwhile
+    clear, auto = False, kernel is None   # auto with a GPU driver: read first; CUDA starts
+    if kernel is None:      # in a thread where the GPU is clearly worth it (the graph meanwhile)
         batches, run, clear = peek_start_cuda(batches, args.reads, options, pre is not None)
         marks.append(("first batch read", time.perf_counter() - t0))
     elif pre is not None and kernel.device == "cuda":
@@ -427,11 +427,8 @@ def _align(args, out, options, kernel) -> int:
     graph = _open_graph(args, options.scoring, options.mode,    # a FlatGraph, or a CyclicGraph
                         keep_paths=sam)
     spent = {"load graph": time.perf_counter() - t0}
-    if clear:                       # (waits for CUDA's start)
-        kernel = resolve_kernel(*options.kernel_args)
-        if kernel.device == "cuda":
-            marks.append(("CUDA started", cuda_at() - t0))
     t_graph = time.perf_counter()
+    kernel = resolve_kernel(*options.kernel_args) if clear else kernel   # (waits for CUDA)
     marks.append(("graph loaded", spent["load graph"]))
     if sam:                         # a graph SAM/BAM cannot use: say so before the index
         from .sam.refpath import path_name
@@ -440,6 +437,10 @@ def _align(args, out, options, kernel) -> int:
     if run is None and args.method == "auto" and not dask and options.pairs is None:
         batches, run = peek_input(batches, args.reads)   # a small input: full-graph DP
     kernel = kernel or choose_device(graph, options, run, say)
+    if auto and kernel.device == "cuda":        # its start overlapped the graph's load
+        spent["wait for CUDA"] = time.perf_counter() - t_graph
+        marks.append(("CUDA started", cuda_at() - t0))
+    t_graph = time.perf_counter()
     run = plan(graph, options, None, say, index=pre, kernel=kernel, estimate=run)
     if run.seeded is not None:
         spent["index"] = time.perf_counter() - t_graph

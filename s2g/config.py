@@ -329,6 +329,8 @@ def _check(knob: Knob, value):
         raise ValueError("batch_ramp_ends must be both, first or last")
     if knob.name in ("align_workers", "batch_ramp") and not 0 <= value <= 16:
         raise ValueError(f"{knob.name} must be 0 to 16")
+    if knob.name == "format_workers" and not 1 <= value <= 16:
+        raise ValueError("format_workers must be 1 to 16")
     if knob.name == "batch_bases" and value < 0:
         raise ValueError("batch_bases must be >= 0")
     if knob.name == "fast_exchange" and value not in ("shfl", "shared"):

@@ -413,14 +413,16 @@ def peek_start_cuda(batches, reads, options: RunOptions, preload_seeds: bool):
     """``auto`` with a CUDA driver: (``batches`` with their first put back, its
     :func:`estimate_input`, whether the GPU is :func:`gpu_clearly` worth it), CUDA started
     in a background thread where it is (:func:`start_cuda_soon`; a large reads file,
-    :func:`cuda_early`: before the first batch is read)."""
+    :func:`cuda_early`: before the first batch is read, the seeding kernels loaded only
+    once the batch says the GPU is clear: a CPU run after a wrong guess does not wait on
+    Numba's compiler lock for them)."""
     from .variants import registry
-    early = cuda_early(reads) and start_cuda_soon(preload_seeds)
+    early = cuda_early(reads) and start_cuda_soon(False)
     batches, run = peek_input(batches, reads)
     clear = gpu_clearly(run, options)
-    if clear and not early:
-        if settings().cuda_early_bytes < 0:     # the order before (A/B): CUDA started here
-            registry.cuda_available()
+    if clear and not early and settings().cuda_early_bytes < 0:
+        registry.cuda_available()               # the order before (A/B): CUDA started here
+    if clear:                   # (early: a second thread waits for the first, then loads)
         start_cuda_soon(preload_seeds)
     return batches, run, clear
 
@@ -471,8 +473,9 @@ def cpu_faster(graph, options: RunOptions, run, say=None) -> bool:
 
 def choose_device(graph, options: RunOptions, run, say=None) -> Kernel:
     """``auto``'s kernel where :func:`input_decides`: ``auto`` among the CPU variants when
-    :func:`cpu_faster` (CUDA is then never started: its start-up and exit are most of
-    what the GPU path loses on a small input), else the machine's default (``run`` None,
+    :func:`cpu_faster` (CUDA is then not started, unless a large reads file started it in
+    a background thread, :func:`cuda_early`: its start-up and exit are most of what the GPU
+    path loses on a small input), else the machine's default (``run`` None,
     an input of unknown size: the default)."""
     if run is None or not cpu_faster(graph, options, run, say):
         return resolve_kernel(options.variant, options.traceback_on)

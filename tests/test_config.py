@@ -315,3 +315,14 @@ def test_loaded_loads_each_kernel_module_once_and_never_in_two_threads_at_once()
     assert state["calls"] == 8 and state["most"] == 1
     assert _numba.loaded(k) is k
     assert _numba.loaded(object()) is not None       # the simulator's: nothing to load
+
+
+def test_worker_and_cuda_knobs_are_checked(env):
+    """format_workers is 1 to 16 (its stage needs a thread); cuda_early_bytes takes -1 (the
+    old synchronous order of CUDA's start, for A/B runs) as well as sizes."""
+    env(S2G_CONFIG="format_workers=0")
+    with pytest.raises(S2GError, match="format_workers must be 1 to 16"):
+        config.settings()
+    env(S2G_CONFIG="format_workers=2,cuda_early_bytes=-1")
+    s = config.settings()
+    assert (s.format_workers, s.cuda_early_bytes) == (2, -1)

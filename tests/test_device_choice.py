@@ -216,6 +216,8 @@ def test_cuda_starts_in_one_background_thread_and_callers_wait_for_its_answer(mo
     for found in (True, False):
         calls.clear(), then.clear(), gate.clear()
         monkeypatch.setattr(registry, "_CUDA_STATE", None)
+        monkeypatch.setattr(registry, "CUDA_AT", None)
+        t_start = time.perf_counter()
         monkeypatch.setattr(registry, "_probe", slow_probe if found else
                             lambda: (calls.append(1), gate.wait(5), (False, "none"))[2])
         t = registry.start_cuda(lambda: then.append(threading.current_thread().name))
@@ -233,13 +235,14 @@ def test_cuda_starts_in_one_background_thread_and_callers_wait_for_its_answer(mo
         assert then == (["s2g-cuda-start"] if found else [])
         registry.start_cuda(lambda: then.append(2)).join(5)     # known: answered at once
         assert len(calls) == 1 and then == (["s2g-cuda-start", 2] if found else [])
-        assert registry.cuda_at() <= time.perf_counter()
+        assert t_start < registry.CUDA_AT < time.perf_counter()   # when the answer came
 
 
 def test_a_large_reads_file_starts_cuda_before_its_first_batch(monkeypatch, tmp_path):
     """peek_start_cuda: a reads file of at least cuda_early_bytes starts CUDA before its
-    first batch is read; a smaller one once that batch says the GPU is clearly worth it
-    (and never where it does not: few reads)."""
+    first batch is read (the seeding kernels loaded only once that batch says the GPU is
+    clearly worth it); a smaller one once the batch says so, and never where it does not
+    (few reads)."""
     from s2g.config import configure, settings
     events = []
     monkeypatch.setattr(P, "start_cuda_soon", lambda seeds: events.append(("cuda", seeds)) or True)
@@ -256,10 +259,11 @@ def test_a_large_reads_file_starts_cuda_before_its_first_batch(monkeypatch, tmp_
     big.write_bytes(b"x" * 5000)
     try:
         configure(cuda_early_bytes=4000)
-        for path, n, want in ((big, 1000, [("cuda", True), "read"]),
+        # early: CUDA alone; its seeding kernels only once the batch says the GPU is clear
+        for path, n, want in ((big, 1000, [("cuda", False), "read", ("cuda", True)]),
                               (small, 1000, ["read", ("cuda", True)]),
                               (small, 10, ["read"]),
-                              (big, 10, [("cuda", True), "read"])):
+                              (big, 10, [("cuda", False), "read"])):
             events.clear()
             got, run, clear = P.peek_start_cuda(batches(n), str(path), options(), True)
             assert events == want and clear == (n > 100)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import threading
+import time
 from dataclasses import dataclass
 
 from ..errors import S2GError
@@ -144,9 +145,9 @@ def cuda_available():
         return _CUDA_STATE
     with _CUDA_LOCK:
         if _CUDA_STATE is None:
-            _CUDA_STATE = _probe()
-            import time
-            CUDA_AT = time.perf_counter()
+            state = _probe()
+            CUDA_AT = time.perf_counter()      # before the answer is visible lock-free
+            _CUDA_STATE = state
         return _CUDA_STATE
 
 
@@ -167,7 +168,6 @@ def _probe():
 
 def cuda_at() -> float:
     """``time.perf_counter()`` when :func:`cuda_available` found its answer (now if not yet)."""
-    import time
     return CUDA_AT if CUDA_AT is not None else time.perf_counter()
 
 
