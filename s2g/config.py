@@ -83,6 +83,10 @@ KNOBS = (
     Knob("stage_log", False, bool, "run",
          "--timings also prints every stage call of the pipeline (stage, thread, start and "
          "end in seconds from the start, in start order): which stage waits for which"),
+    Knob("serial_stages", False, bool, "run",
+         "the align, traceback, GAF-text and write stages of each batch one after another in "
+         "one thread (the seeding threads still run ahead): their seconds without each other "
+         "running at once, for comparison with the threaded run's"),
     Knob("gil_probe", False, bool, "run",
          "--timings also says how long a thread that sleeps 1 ms waits for the GIL to run "
          "again while the pipeline runs (mean, 95th percentile): near the switch interval "

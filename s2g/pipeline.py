@@ -115,8 +115,19 @@ def run(batches, align_one, finish_one, write, depth: int = 2, format_one=None,
     CLI's SIGTERM) interrupts the caller at once, whatever the batch size. At most
     ``align_workers`` batches are being aligned and ``depth`` finished-but-unwritten
     batches are held. On an error or interrupt the workers are not waited for (the CLI
-    exits without joining them). Returns the number of batches.
+    exits without joining them). Knob ``serial_stages``: every stage in the calling thread,
+    batch after batch (how long the stages take when they do not share the host: compare
+    ``--timings``' seconds per stage with the threaded run's). Returns the number of
+    batches.
     """
+    from .config import settings
+    if settings().serial_stages:            # every stage of a batch here, one after another
+        n = 0
+        for batch in batches:
+            res = finish_one(batch, align_one(batch))
+            write(res if format_one is None else format_one(batch, res))
+            n += 1
+        return n
     n = 0
     pending: deque = deque()
     aligning: deque = deque()

@@ -204,3 +204,25 @@ def test_gil_probe_sees_a_thread_that_holds_the_gil():
     assert n > 10 and 0 <= mean <= p95
     assert p95 > 0.5e-3                        # switch interval 5 ms: it waited
     assert not probe._t.is_alive()
+
+
+def test_serial_stages_run_every_stage_in_the_calling_thread():
+    """Knob serial_stages: align, finish, format and write of each batch one after another
+    in the calling thread, in input order, none lost."""
+    from s2g.config import configure
+    where, out = set(), []
+
+    def mark(fn):
+        def run(*a):
+            where.add(threading.current_thread().name)
+            return fn(*a)
+        return run
+    configure(serial_stages=True)
+    try:
+        n = pipeline.run(iter(range(20)), mark(lambda k: 10 * k), mark(lambda k, r: r + 1),
+                         out.append, format_one=mark(lambda k, r: (k, r)), finish_workers=3,
+                         format_workers=2)
+    finally:
+        configure(serial_stages=False)
+    assert n == 20 and out == [(k, 10 * k + 1) for k in range(20)]
+    assert where == {threading.current_thread().name}
