@@ -108,8 +108,8 @@ def run(batches, align_one, finish_one, write, depth: int = 2, format_one=None,
     ``align_one`` runs in ``align_workers`` aligner threads (several batches aligned at
     once: a stage that mostly waits on its GPU work and copies), ``finish_one`` in
     ``finish_workers`` worker threads (several batches traced at once) and ``format_one``
-    in ``format_workers`` more; results are formatted and written in input order whatever order the
-    workers end in (each batch's future waits in a queue); ``write`` runs in the
+    in ``format_workers`` more; results are formatted and written in input order whatever
+    order the workers end in (each batch's future waits in a queue); ``write`` runs in the
     calling thread, which otherwise only waits: a kernel holds its thread until it
     returns, and Python handles signals in the main thread only, so Ctrl-C (and the
     CLI's SIGTERM) interrupts the caller at once, whatever the batch size. At most
