@@ -679,3 +679,30 @@ def test_device_pool_growth_falls_back_to_the_size_asked(monkeypatch):
     monkeypatch.setattr(cuda, "device_array", lambda size, dtype: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         pool.empty("z", 10, np.int32)
+
+
+def test_cuda_simulator_matches_cpu_traceback_with_packed_uploads():
+    """Knob gpu_pack_uploads: a chunk's small inputs in one upload and its outputs in one
+    download (typed views at 256-byte offsets of one buffer): the same tracebacks."""
+    _sim_check("9", gpu_pack_uploads=1)
+
+
+def test_packed_layout_and_views_keep_each_array():
+    """put_packed's and empty_packed's layout: every piece at a 256-byte boundary, none
+    overlapping, an empty array given one element; typed views read back what was packed."""
+    from s2g.variants._devpool import host_views, packed_layout, typed_view
+    arrays = [np.arange(5, dtype=np.int64), np.zeros(0, np.int32),
+              np.array([1, 2, 3], np.uint8), np.arange(7, dtype=np.int16) - 3]
+    sizes = [max(a.size, 1) * a.itemsize for a in arrays]
+    offs, total = packed_layout(sizes)
+    assert all(o % 256 == 0 for o in offs)
+    assert all(offs[k] + sizes[k] <= offs[k + 1] for k in range(len(offs) - 1))
+    assert total == offs[-1] + sizes[-1]
+    buf = np.zeros(total, np.uint8)
+    for a, o in zip(arrays, offs):
+        buf[o:o + a.nbytes] = a.view(np.uint8)
+    for a, o in zip(arrays, offs):
+        v = typed_view(buf, o, a.dtype, max(a.size, 1))
+        assert v.dtype == a.dtype and np.array_equal(v[:a.size], a)
+    got = host_views(buf, offs, [(a.size, a.dtype) for a in arrays])
+    assert [len(g) for g in got] == [5, 1, 3, 7] and np.array_equal(got[3], arrays[3])

@@ -220,6 +220,7 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None,
     # host side of the uploads in page-locked buffers, also reused (a pageable upload is
     # staged by the driver at a few GB/s: ~300 MB per 50,000 seeded windows)
     dp = _devpool.pool()
+    packed = settings().gpu_pack_uploads
     t1 = time.perf_counter()
     names = itertools.count()
     pre = "long" if long else "tb"        # the long kernel's (large) buffers apart
@@ -239,17 +240,26 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None,
     else:
         from numba import cuda
         d_live = None
-        args = [d(np.ascontiguousarray(codes, np.uint8)), d(qoff), d(rows.astype(np.int32)),
-                d(score_c.astype(np.int32))]
-        args += [d(x) for x in (coff, poff, hoff, soff, doff, xoff, oo, co)]
+        small = [qoff, rows.astype(np.int32), score_c.astype(np.int32), coff, poff, hoff, soff,
+                 doff, xoff, oo, co, np.full(n, -1, np.int32)]
+        if packed:      # the small inputs in one upload, the outputs in one download
+            *small_d, d_st = dp.put_packed(f"{pre}.small", small)
+        else:
+            *small_d, d_st = [d(x) for x in small]
+        args = [d(np.ascontiguousarray(codes, np.uint8))] + small_d
         args += [d(x) for x in prog]
         args += [emp(h_size, np.int32), emp(h_size, np.int32), emp(soff[-1], np.int32),
                  emp(soff[-1], np.int32), emp(doff[-1], np.uint8), emp(xoff[-1], np.int16),
                  emp(xoff[-1], np.int16)]
-        d_ops, d_cols = emp(oo[-1], np.uint8), emp(co[-1], np.int32)
-        d_n, d_start = emp(2 * n, np.int32), emp(n, np.int32)
-        d_st = d(np.full(n, -1, np.int32))
-        d_best = emp(3 * n, np.int32) if win is not None else d_st
+        outs = [(oo[-1], np.uint8), (co[-1], np.int32), (2 * n, np.int32), (n, np.int32)]
+        if win is not None:
+            outs.append((3 * n, np.int32))
+        if packed:
+            d_out, views, out_offs = dp.empty_packed(f"{pre}.out", outs)
+        else:
+            views = [emp(size, dt) for size, dt in outs]
+        d_ops, d_cols, d_n, d_start = views[:4]
+        d_best = views[4] if win is not None else d_st
         ev0, ev1 = cuda.event(), cuda.event()
         ev0.record()
         kern[-(-n // BLOCK), BLOCK](np.int32(n), np.int32(mode), np.int32(a), np.int32(b),
@@ -282,9 +292,14 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None,
                   + ("" if store else ", scores only")
                   + (", its host half made in the worker thread" if on_launch else ""),
                   file=sys.stderr)
-    ops, cols = d_ops.copy_to_host(), d_cols.copy_to_host()
-    nn, start = d_n.copy_to_host(), d_start.copy_to_host()
-    best = d_best.copy_to_host().reshape(n, 3) if win is not None else None
+    if packed and not long:         # (a new host array: summarize may run after the next
+        got = _devpool.host_views(d_out.copy_to_host(), out_offs, outs)    # chunk)
+        ops, cols, nn, start = got[:4]
+        best = got[4].reshape(n, 3) if win is not None else None
+    else:
+        ops, cols = d_ops.copy_to_host(), d_cols.copy_to_host()
+        nn, start = d_n.copy_to_host(), d_start.copy_to_host()
+        best = d_best.copy_to_host().reshape(n, 3) if win is not None else None
     live = None if d_live is None else d_live.copy_to_host()[:2 * len(prune[0])]
     t2 = time.perf_counter()
     if long:                    # the outputs are on the host: the buffers may go

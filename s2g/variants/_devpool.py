@@ -187,6 +187,31 @@ class DevicePool:
         d.copy_to_device(host)
         return d
 
+    def put_packed(self, name: str, hosts):
+        """Device copies of the 1-D host arrays ``hosts`` in one upload (knob
+        ``gpu_pack_uploads``): packed, each at a 256-byte boundary, into this thread's
+        page-locked staging buffer ``name``, copied into one device buffer ``name`` and
+        returned as typed views of it (an empty array: one element, as :meth:`put`'s). One
+        copy instead of one per array: each is a driver call that gives up the GIL and
+        waits to take it back."""
+        hosts = [np.ascontiguousarray(h).reshape(-1) for h in hosts]
+        offs, total = packed_layout([max(h.size, 1) * h.itemsize for h in hosts])
+        stage = self.host_empty(name + ".stage", total, np.uint8)
+        for h, o in zip(hosts, offs):
+            stage[o:o + h.nbytes] = h.view(np.uint8)
+        dev = self.empty(name, total, np.uint8)
+        dev.copy_to_device(stage)
+        return [typed_view(dev, o, h.dtype, max(h.size, 1)) for h, o in zip(hosts, offs)]
+
+    def empty_packed(self, name: str, specs):
+        """(one device buffer, typed views of it, their byte offsets) for ``specs`` =
+        [(size, dtype), ...] (sizes at least 1), each at a 256-byte boundary: a launch's
+        outputs, downloaded in one copy (:func:`host_views` makes the host side)."""
+        specs = [(max(int(n), 1), np.dtype(dt)) for n, dt in specs]
+        offs, total = packed_layout([n * dt.itemsize for n, dt in specs])
+        dev = self.empty(name, total, np.uint8)
+        return dev, [typed_view(dev, o, dt, n) for (n, dt), o in zip(specs, offs)], offs
+
     def held(self, *names) -> int:
         """Bytes held by the named buffers (``fast.plan`` counts them as free)."""
         return sum(b.size * b.dtype.itemsize for k, b in self._bufs.items()
@@ -194,6 +219,29 @@ class DevicePool:
 
     def clear(self):
         _release(self._bufs)
+
+
+def packed_layout(nbytes, align=256):
+    """(byte offset of each of ``nbytes``'s pieces, total bytes): each piece at an
+    ``align``-byte boundary (at least one byte in all)."""
+    offs, t = [], 0
+    for nb in nbytes:
+        t = -(-t // align) * align
+        offs.append(t)
+        t += int(nb)
+    return offs, max(t, 1)
+
+
+def typed_view(buf, off, dtype, size):
+    """``size`` elements of ``dtype`` at byte ``off`` of the uint8 array ``buf`` (device or
+    host), as an array of that type sharing its memory."""
+    dtype = np.dtype(dtype)
+    return buf[off:off + size * dtype.itemsize].view(dtype)
+
+
+def host_views(host, offs, specs):
+    """:meth:`DevicePool.empty_packed`'s views on the host: ``host`` the downloaded bytes."""
+    return [typed_view(host, o, dt, max(int(n), 1)) for (n, dt), o in zip(specs, offs)]
 
 
 def _release(bufs):
