@@ -216,9 +216,9 @@ KNOBS = (
          "largest seeded window (cells) for the long-window kernel (and one launch's memory)"),
     Knob("gpu_tb_chunk_bytes", 1 << 30, int, "run", "device bytes for one chunk of reads"),
     Knob("gpu_pack_uploads", False, bool, "run",
-         "GPU traceback chunks: the small inputs in one upload and the outputs in one "
-         "download (fewer driver calls, each of which gives up the GIL; not yet timed on a "
-         "GPU)"),
+         "GPU traceback chunks and fast window launches: the small inputs in one upload and "
+         "the outputs in one download (fewer driver calls, each of which gives up the GIL; "
+         "not yet timed on a GPU)"),
     Knob("gpu_tb_interleave", True, bool, "run",
          "column scratch interleaved across the reads of a chunk"),
     Knob("gpu_long", True, bool, "run", "use the long-window kernel (else: CPU)"),

@@ -259,6 +259,22 @@ def test_fast_kernel_windows_under_the_cuda_simulator_match_the_reference():
     assert p.stdout.startswith("OK 6"), p.stdout
 
 
+def test_fast_kernel_windows_with_packed_uploads_under_the_cuda_simulator():
+    """Knob gpu_pack_uploads: a window launch's small inputs in one upload and its outputs
+    in one download (typed views of one buffer): the same scores and end cells."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    repo = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(repo),
+               S2G_CONFIG="gpu_pack_uploads=1")
+    p = subprocess.run([sys.executable, str(repo / "tests" / "fast_windows_cudasim_check.py"),
+                        "2"], env=env, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.startswith("OK 2"), p.stdout
+
+
 @pytest.mark.gpu
 def test_gpu_fast_kernel_windows_equal_the_reference():
     """On a real GPU: the fast kernel's window form == align_windows_ref on every seeded

@@ -167,12 +167,15 @@ def run(wgraph, piece_at, codes, offsets, t_read, t_lo, t_hi, scoring, mode):
     PROFILE["tables"] += time.perf_counter() - t0
     t0 = time.perf_counter()
     d_codes = dp.put("fastw.codes", codes if len(codes) else np.zeros(1, np.uint8))
-    d_off = dp.put("fastw.off", offsets[:-1][t_read])        # per window: its read's codes
-    d_len = dp.put("fastw.len", lens.astype(np.int32))
     rng = np.empty(2 * n, np.int32)
     rng[0::2] = t_lo
     rng[1::2] = t_hi
-    d_rng = dp.put("fastw.rng", rng)
+    # per window: its read's codes, length, columns (knob gpu_pack_uploads: in one copy)
+    small = [offsets[:-1][t_read], lens.astype(np.int32), rng]
+    packed = settings().gpu_pack_uploads
+    d_off, d_len, d_rng = (dp.put_packed("fastw.small", small) if packed else
+                           [dp.put(f"fastw.{nm}", x) for nm, x in zip(("off", "len", "rng"),
+                                                                      small)])
     d_row0 = dp.empty("fastw.row0", 1, np.int32)              # window modes: row 0 is -o-e
     consts = kernel_constants(scoring, False)
     PROFILE["upload"] += time.perf_counter() - t0
@@ -199,11 +202,15 @@ def run(wgraph, piece_at, codes, offsets, t_read, t_lo, t_hi, scoring, mode):
         n_gl = n_slots - n_sh
         store = dp.empty("fastw.store", blocks * block * n_gl * (2 * K + 1), np.int32)
         bnd = dp.empty("fastw.bnd", 1, np.int32)
-        out_s = dp.empty("fastw.out_s", n, np.int32)
-        out_i = dp.empty("fastw.out_i", n, np.int32)
-        out_j = dp.empty("fastw.out_j", n, np.int32)
-        status = dp.put("fastw.status", np.full(n, ST_NOT_RUN, np.int32))
-        d_ord = dp.put("fastw.order", order)
+        outs = [(n, np.int32)] * 3
+        if packed:                  # the outputs come back in one copy
+            d_outs, (out_s, out_i, out_j), out_offs = dp.empty_packed("fastw.outs", outs)
+            status, d_ord = dp.put_packed("fastw.launch",
+                                          [np.full(n, ST_NOT_RUN, np.int32), order])
+        else:
+            out_s, out_i, out_j = (dp.empty(f"fastw.out_{x}", n, np.int32) for x in "sij")
+            status = dp.put("fastw.status", np.full(n, ST_NOT_RUN, np.int32))
+            d_ord = dp.put("fastw.order", order)
         if mine:
             mine[0].record()
         try:
@@ -230,7 +237,11 @@ def run(wgraph, piece_at, codes, offsets, t_read, t_lo, t_hi, scoring, mode):
             from ...errors import S2GError
             raise S2GError(f"fast windows: GPU kernel left {int((st != ST_OK).sum())} "
                            "window(s) unprocessed; please report this")
-        s, i, j = (x.copy_to_host()[sel] for x in (out_s, out_i, out_j))
+        if packed:
+            s, i, j = (x[sel] for x in _devpool.host_views(d_outs.copy_to_host(), out_offs,
+                                                           outs))
+        else:
+            s, i, j = (x.copy_to_host()[sel] for x in (out_s, out_i, out_j))
         ok = j >= 0
         score[sel] = np.where(ok, s, NEG_INF)
         end_i[sel] = np.where(ok, i, -1)
