@@ -426,8 +426,8 @@ def _align(args, out, options, kernel) -> int:
         chains_gpu.preload()               # loaded meanwhile too (knob gpu_seeds)
     graph = _open_graph(args, options.scoring, options.mode,    # a FlatGraph, or a CyclicGraph
                         keep_paths=sam)
-    spent = {"load graph": time.perf_counter() - t0}
     t_graph = time.perf_counter()
+    spent = {"load graph": t_graph - t0}
     kernel = resolve_kernel(*options.kernel_args) if clear else kernel   # (waits for CUDA)
     marks.append(("graph loaded", spent["load graph"]))
     if sam:                         # a graph SAM/BAM cannot use: say so before the index

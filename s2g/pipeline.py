@@ -19,8 +19,11 @@ from __future__ import annotations
 import queue
 import sys
 import threading
+import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+
+from .config import settings
 
 _DONE = object()
 
@@ -32,7 +35,6 @@ STAGE_LOG: list = []
 
 def log_stage(name, t0, t1):
     """Record a stage call in :data:`STAGE_LOG` (knob ``stage_log``; list.append is atomic)."""
-    from .config import settings
     if settings().stage_log:
         STAGE_LOG.append((name, threading.current_thread().name, t0, t1))
 
@@ -49,7 +51,6 @@ class GilProbe:
         self._t.start()
 
     def _run(self):
-        import time
         while not self._stop.is_set():
             t = time.perf_counter()
             time.sleep(0.001)
@@ -120,7 +121,6 @@ def run(batches, align_one, finish_one, write, depth: int = 2, format_one=None,
     ``--timings``' seconds per stage with the threaded run's). Returns the number of
     batches.
     """
-    from .config import settings
     if settings().serial_stages:            # every stage of a batch here, one after another
         n = 0
         for batch in batches:

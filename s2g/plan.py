@@ -389,15 +389,13 @@ def start_cuda_soon(preload_seeds: bool):
     """CUDA started in a background thread (:func:`s2g.variants.registry.start_cuda`) and,
     with ``preload_seeds`` (a seed index found), the seeding kernels loaded after it
     (:func:`s2g.seeded.chains_gpu.preload`): ``s2g align`` reads its first reads and loads
-    its graph meanwhile, where it used to wait for CUDA (0.7-1.1 s on the GPU machine).
-    Returns True."""
+    its graph meanwhile, where it used to wait for CUDA (0.7-1.1 s on the GPU machine)."""
     from .variants import registry
 
     def seeds():
         from .seeded import chains_gpu      # (imports numba.cuda: in that thread)
         chains_gpu.preload()
     registry.start_cuda(seeds if preload_seeds else None)
-    return True
 
 
 def cuda_early(path) -> bool:
@@ -417,7 +415,9 @@ def peek_start_cuda(batches, reads, options: RunOptions, preload_seeds: bool):
     once the batch says the GPU is clear: a CPU run after a wrong guess does not wait on
     Numba's compiler lock for them)."""
     from .variants import registry
-    early = cuda_early(reads) and start_cuda_soon(False)
+    early = cuda_early(reads)
+    if early:
+        start_cuda_soon(False)
     batches, run = peek_input(batches, reads)
     clear = gpu_clearly(run, options)
     if clear and not early and settings().cuda_early_bytes < 0:
