@@ -105,6 +105,9 @@ KNOBS = (
     Knob("align_workers", 1, int, "run",
          "batches aligned at once (threads of the align stage, each with its own GPU "
          "stream and buffers; output stays in input order)"),
+    Knob("fast_fastq", True, bool, "run",
+         "plain four-line FASTQ read by s2g's own pass (s2g/fastq_blocks.py; anything else "
+         "by dnaio, as with this off)"),
     Knob("batch_bases", 25_000_000, int, "run",
          "a batch of reads also ends at this many bases (--batch-size counts reads): long "
          "reads' batches stay small enough for the pipeline's stages to overlap (0: no bound)"),

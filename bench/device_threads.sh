@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Why do the GPU pipeline's stages take 2-4x their serial seconds when they run in threads
+# (issue #42; session 57's bench/device_contention.sh)? One device call (carry .whl,
+# .whlx, .devcache, .devdata/bac2):
+#   bash bench/device_threads.sh "$OUT"
+# 1. bench/thread_probe.py: Numba's threading layer, and what a small parallel region, a
+#    nogil function and a few numpy calls cost a call from 1, 2 and 4 threads at once.
+# 2. MHC and M. bovis, 1,000,000 x 150 bp reads (bench/device_align.sh, CPU=0, REPEAT=10),
+#    each configuration of $CONFIGS twice, interleaved (default: the default, the packed
+#    uploads, OpenMP's passive wait policy); on MHC also a py-spy run (--idle, 200 Hz;
+#    OUT/MHC_prof.json.gz, line numbers in its frames: where each thread's wall goes).
+# Writes OUT/probe.txt, OUT/<graph>_summary.md, OUT/MHC_prof.{txt,json.gz}.
+set -uo pipefail
+out=$1
+export S2G_DEVICE_CACHE=/tmp/dc
+mkdir -p /tmp/dc /tmp/g "$out"
+[ -f .devcache/dc.tgz ] && tar xzf .devcache/dc.tgz -C /tmp/dc
+. bench/device_env.sh || exit 1
+timeout 120 python3 -m bench.thread_probe 300 2>&1 | tee "$out/probe.txt"
+D="X=1"
+P="S2G_CONFIG=gpu_pack_uploads=1"
+W="OMP_WAIT_POLICY=PASSIVE"
+CONFIGS=${CONFIGS:-"$D $P $W"}
+for pair in MHC:mhc100k Mbovis:Mbovis100k; do
+  g=${pair%%:*} r=${pair##*:}
+  zcat ".devdata/bac2/$g.gfa.gz" > "/tmp/g/$g.gfa" || exit 1
+  rm -rf "/tmp/th/$g"
+  prof=
+  [ "$g" = MHC ] && [ -d .whlx ] && prof=1
+  PROFILE=$prof CPU=0 REPEAT=10 ALIGN_TIMEOUT=120 ENVS="$CONFIGS $CONFIGS" \
+    bash bench/device_align.sh "/tmp/th/$g" "/tmp/g/$g.gfa" ".devdata/bac2/$r.fq.gz" \
+    > "/tmp/th_$g.out" 2>&1
+  cp "/tmp/th/$g/summary.md" "$out/${g}_summary.md"
+  [ -f "/tmp/th/$g/gpu_prof.json" ] && gzip -c "/tmp/th/$g/gpu_prof.json" > "$out/${g}_prof.json.gz" &&
+    cp "/tmp/th/$g/gpu_prof.txt" "$out/${g}_prof.txt"
+  grep -A3 "^| configuration" "$out/${g}_summary.md" | head -6
+  grep -A6 "^| configuration" "$out/${g}_summary.md" | tail -3
+done

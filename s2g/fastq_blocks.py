@@ -1,0 +1,209 @@
+"""Plain FASTQ parsed in blocks by one Numba pass, everything else left to dnaio.
+
+Why: dnaio makes a Python record (three str objects) a read, and s2g's reader loop then
+encodes them; that held the GIL for ~2 us a read on the GPU machine's host, beside the
+GPU pipeline's threads (py-spy, session 57: the reader thread the busiest holder of the
+GIL). Most FASTQ is the plain four-line form: ``@name[ comment]``, the bases, a lone
+``+``, the qualities, each line ended by ``\\n``. :func:`blocks` reads such a file in
+8 MiB pieces and :func:`_parse` turns each piece's records into base codes, lengths,
+names and qualities without a Python object a read (the GIL released).
+
+Exactly dnaio's reading, or dnaio itself: the pass stops at the first record that is not
+plain (a ``\\r``, a control or non-ASCII byte, an empty name, text after the ``+``,
+qualities of another length or outside ``!``..``~``, a byte of the bases that is not
+IUPAC, a blank line) and dnaio reads the file on from that record (:class:`_Chained`:
+the unread bytes, then the rest of the file), so what dnaio accepts, s2g accepts as
+before, and its errors are the same, record numbers and line numbers included. The
+tests compare both ways on random and damaged files (tests/test_fastq_blocks.py).
+"""
+from __future__ import annotations
+
+import io
+import os
+import stat
+
+import numba
+import numpy as np
+
+from ._numba import NJIT
+
+#: bytes read from the file at once
+PIECE = 8 << 20
+_AT, _PLUS, _NL, _TAB, _SPACE = 64, 43, 10, 9, 32
+
+
+@numba.njit(**NJIT)
+def _parse(buf, n, at_eof, table, bad, codes, lens, names, quals):
+    """The plain FASTQ records at the start of ``buf[:n]`` (``at_eof``: the file ends at
+    ``n``): their bases' codes (``table``; ``bad``: not a base) into ``codes``, lengths
+    into ``lens``, names (the header's first word) into ``names`` each ended by ``\\n``,
+    qualities into ``quals``. Returns (records, bytes of ``buf`` they take, bytes of
+    ``names``, plain): ``plain`` False where a record that is whole but not plain stops
+    the pass (it starts at the bytes returned); True where the records ran to a record
+    cut by the piece's end (or to ``n``)."""
+    i = 0
+    r = 0
+    c = 0
+    m = 0
+    while i < n:
+        if buf[i] != _AT:
+            return r, i, m, False
+        j = i + 1
+        name_end = -1
+        while j < n and buf[j] != _NL:
+            b = buf[j]
+            if (b < _SPACE and b != _TAB) or b >= 127:
+                return r, i, m, False
+            if name_end < 0 and (b == _SPACE or b == _TAB):
+                name_end = j
+            j += 1
+        if j >= n:
+            return r, i, m, not at_eof
+        if name_end < 0:
+            name_end = j
+        if name_end == i + 1:
+            return r, i, m, False               # no name: dnaio's reader names it
+        s0 = j + 1
+        k = s0
+        while k < n and buf[k] != _NL:
+            k += 1
+        if k >= n:
+            return r, i, m, not at_eof
+        p0 = k + 1
+        if p0 + 1 >= n:
+            return r, i, m, not at_eof
+        if buf[p0] != _PLUS or buf[p0 + 1] != _NL:
+            return r, i, m, False
+        q0 = p0 + 2
+        q1 = q0 + (k - s0)
+        if q1 > n or (q1 == n and not at_eof):
+            return r, i, m, not at_eof
+        if q1 < n and buf[q1] != _NL:
+            return r, i, m, False
+        for t in range(k - s0):                 # (a record cut short leaves what it
+            x = table[buf[s0 + t]]              # wrote past c: the next one writes over)
+            q = buf[q0 + t]
+            if x == bad or q < 33 or q > 126:
+                return r, i, m, False
+            codes[c + t] = x
+            quals[c + t] = q
+        c += k - s0
+        lens[r] = k - s0
+        for t in range(i + 1, name_end):
+            names[m] = buf[t]
+            m += 1
+        names[m] = _NL
+        m += 1
+        r += 1
+        i = q1 + 1 if q1 < n else n
+    return r, i, m, True
+
+
+class Block:
+    """Consecutive reads: ``names`` (list of str), ``codes`` (uint8, all bases),
+    ``lens`` (int64 a read), ``quals`` (uint8 aligned with ``codes``, or None)."""
+
+    __slots__ = ("names", "codes", "lens", "quals", "unnamed_at")
+
+    def __init__(self, names, codes, lens, quals):
+        self.names, self.codes, self.lens, self.quals = names, codes, lens, quals
+        self.unnamed_at = ()                # reads named by their record number (dnaio's)
+
+
+class _Chained(io.RawIOBase):
+    """``head`` (bytes), then the binary file ``tail``: where dnaio reads on from the
+    first record that is not plain. ``fileno`` is the file's (progress)."""
+
+    def __init__(self, head, tail):
+        super().__init__()
+        self._head = memoryview(bytes(head))
+        self._tail = tail
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        if len(self._head):
+            k = min(len(b), len(self._head))
+            b[:k] = self._head[:k]
+            self._head = self._head[k:]
+            return k
+        return self._tail.readinto(b)
+
+    def fileno(self):
+        return self._tail.fileno()
+
+    def close(self):
+        try:
+            self._tail.close()
+        finally:
+            super().close()
+
+
+def plain_fastq(reader) -> bool:
+    """Whether the dnaio ``reader`` (just opened) reads FASTQ: :func:`blocks` may read
+    its file instead (knob ``fast_fastq``)."""
+    import dnaio
+    return isinstance(reader, dnaio.FastqReader)
+
+
+def open_raw(path):
+    """The decompressed bytes of ``path`` as dnaio.open reads them (xopen, no threads)."""
+    from xopen import xopen
+    return xopen(path, "rb", threads=0)
+
+
+def position(raw):
+    """Bytes of ``raw``'s file read so far (of a compressed one, the compressed bytes), or
+    None where it is not a regular file (:func:`s2g.reads.input_position`'s)."""
+    try:
+        fd = raw.fileno()
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.lseek(fd, 0, os.SEEK_CUR)
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+
+
+def blocks(raw, table, bad, want_quals: bool, piece: int = 0):
+    """Blocks of plain FASTQ records of the binary file ``raw``, in order; where a record
+    is not plain, the last item is ``(records before it, a binary file of the rest)``:
+    the caller reads that with dnaio. ``table``/``bad``: s2g.reads' byte -> base code
+    table and its not-a-base code; ``piece``: bytes read at once (0: :data:`PIECE`)."""
+    buf = np.empty(piece or PIECE, np.uint8)
+    have = 0
+    eof = False
+    done = 0
+    while True:
+        if not eof and have < len(buf):
+            got = raw.readinto(memoryview(buf)[have:])
+            if not got:
+                eof = True
+            else:
+                have += got
+                if have < len(buf):
+                    continue                    # fill the piece before parsing
+        if have == 0 and eof:
+            return
+        cap = have // 4 + 1                     # a record is at least 4 bytes
+        codes = np.empty(have, np.uint8)
+        quals = np.empty(have, np.uint8)
+        lens = np.empty(cap, np.int64)
+        names = np.empty(have, np.uint8)
+        r, used, m, plain = _parse(buf, have, eof, table, bad, codes, lens, names, quals)
+        if r:
+            c = int(lens[:r].sum())
+            yield Block(names[:m - 1].tobytes().decode("ascii").split("\n"),
+                        codes[:c].copy(), lens[:r].copy(),
+                        quals[:c].copy() if want_quals else None)
+            done += r
+        if not plain:
+            yield done, _Chained(buf[used:have].tobytes(), raw)
+            return
+        if used == 0 and not eof:               # one record longer than the piece
+            buf = np.concatenate([buf[:have], np.empty(len(buf), np.uint8)])
+            continue
+        buf[:have - used] = buf[used:have]
+        have -= used
+        if eof and have == 0:
+            return

@@ -1,0 +1,168 @@
+"""s2g's own pass over plain FASTQ (s2g/fastq_blocks.py) reads what dnaio reads.
+
+Every file is read twice by ``iter_read_batches``: with the ``fast_fastq`` knob on (the
+pass, dnaio from the first record that is not plain) and off (dnaio alone); the batches
+(names, codes, qualities, first record, last-batch mark, unnamed count) or the error
+message must be the same. Pieces of a few bytes put records across piece ends.
+"""
+import gzip
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+
+from s2g import config, fastq_blocks
+from s2g.errors import ReadError
+from s2g.reads import iter_read_batches
+
+
+def _read(path, knob, batch_size=3, max_bases=0, qualities=True):
+    config.reset()
+    config.configure(fast_fastq=knob)
+    try:
+        out = []
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            for b in iter_read_batches(str(path), batch_size, qualities=qualities,
+                                       max_bases=max_bases):
+                out.append((list(b.names), b.codes_flat.tolist(), b.offsets.tolist(),
+                            None if b.quals is None else b.quals.tolist(), b.first_index,
+                            getattr(b, "is_last", False), b.unnamed))
+        return out + [str(w.message) for w in said]
+    except ReadError as exc:
+        return str(exc)
+    finally:
+        config.reset()
+
+
+def _same(path, **kw):
+    fast, slow = _read(path, True, **kw), _read(path, False, **kw)
+    assert fast == slow
+    return fast
+
+
+def _record(draw_name, seq, qual, plus="+"):
+    return f"@{draw_name}\n{seq}\n{plus}\n{qual}\n"
+
+
+PLAIN = "".join(_record(f"r{k} comment", "ACGTNacgtnRYU"[: 3 + k % 9], "I" * (3 + k % 9))
+                for k in range(40))
+
+
+@pytest.fixture(params=[7, 64, 1 << 20])
+def small_pieces(request, monkeypatch):
+    monkeypatch.setattr(fastq_blocks, "PIECE", request.param)
+    return request.param
+
+
+def test_plain_fastq_is_read_by_the_pass(tmp_path, monkeypatch, small_pieces):
+    """The pass reads every record of a plain file (dnaio is never asked for one), and
+    the batches are dnaio's."""
+    p = tmp_path / "r.fq"
+    p.write_text(PLAIN)
+    calls = []
+    real = fastq_blocks._parse
+
+    def spy(*args):
+        got = real(*args)
+        calls.append(got[0])
+        return got
+    monkeypatch.setattr(fastq_blocks, "_parse", spy)
+    out = _same(p, batch_size=7)
+    assert sum(calls) == 40 and len(out) == 6 and out[-1][5]    # (no warning)
+    assert out[0][0][:2] == ["r0", "r1"]
+
+
+@pytest.mark.parametrize("max_bases", [1, 10, 50])
+def test_batches_bounded_by_bases(tmp_path, max_bases, small_pieces):
+    p = tmp_path / "r.fq"
+    p.write_text(PLAIN)
+    _same(p, batch_size=5, max_bases=max_bases)
+
+
+def test_gzip_and_no_final_newline(tmp_path, small_pieces):
+    p = tmp_path / "r.fq.gz"
+    p.write_bytes(gzip.compress(PLAIN[:-1].encode()))
+    out = _same(p)
+    assert sum(len(b[0]) for b in out) == 40
+
+
+# each damages one record (the 13th of 30) so that the pass must hand over to dnaio there
+DAMAGE = {
+    "crlf": lambda r: r.replace("\n", "\r\n"),
+    "plus name": lambda r: r.replace("\n+\n", "\n+" + r[1:r.index("\n")] + "\n"),
+    "plus other name": lambda r: r.replace("\n+\n", "\n+zz\n"),
+    "no name": lambda r: "@" + r[r.index("\n"):],
+    "blank name, comment": lambda r: "@ c" + r[r.index("\n"):],
+    "tab": lambda r: r.replace(" ", "\t", 1),
+    "vertical tab": lambda r: r.replace(" ", "\x0b", 1),
+    "short qualities": lambda r: r[:-2] + "\n",
+    "long qualities": lambda r: r[:-1] + "I\n",
+    "space quality": lambda r: r[:-2] + " \n",
+    "bad base": lambda r: r.replace("\nA", "\nX", 1),
+    "empty read": lambda r: r[:r.index("\n") + 1] + "\n+\n\n",
+    "non-ASCII name": lambda r: r.replace("r12", "r\u00e912", 1),
+    "no @": lambda r: r[1:],
+    "blank line": lambda r: "\n" + r,
+    "cut": lambda r: r[: len(r) // 2],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(DAMAGE))
+def test_a_record_that_is_not_plain_reads_as_with_dnaio(tmp_path, kind, small_pieces):
+    recs = [_record(f"r{k} c", "ACGTACGTAC"[: 2 + k % 8], "IIIIIIIIII"[: 2 + k % 8])
+            for k in range(30)]
+    recs[12] = DAMAGE[kind](recs[12])
+    if kind == "cut":
+        recs = recs[:13]
+    p = tmp_path / "r.fq"
+    p.write_bytes("".join(recs).encode())
+    out = _same(p, batch_size=4)
+    if isinstance(out, str):
+        assert "record" in out or "line" in out
+    elif kind == "no name":
+        assert out[3][0][0] == "read13" and "1 read(s) without a name" in out[-1]
+
+
+@hsettings(max_examples=60, deadline=None,
+           suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(recs=st.lists(st.tuples(
+    st.text("ACGTNacgu", max_size=12),
+    st.text("ab1 \t", min_size=0, max_size=5),
+    st.sampled_from(["", "\r", "x"]),
+    st.booleans()), min_size=0, max_size=25),
+    piece=st.integers(4, 80), batch=st.integers(1, 6), bases=st.sampled_from([0, 5, 17]))
+def test_random_files_read_as_with_dnaio(tmp_path_factory, recs, piece, batch, bases):
+    """Random names (spaces, tabs, empty), bases, now and then a carriage return or a
+    stray byte: the same batches or the same error either way."""
+    text = ""
+    for seq, name, odd, plus in recs:
+        qual = "F" * len(seq)
+        text += f"@{name}\n{seq}{odd if odd == 'x' else ''}\n{'+' if plus else '+' + name}\n{qual}{odd if odd == chr(13) else ''}\n"
+    p = tmp_path_factory.mktemp("fq") / "r.fq"
+    p.write_bytes(text.encode())
+    old = fastq_blocks.PIECE
+    fastq_blocks.PIECE = piece
+    try:
+        _same(p, batch_size=batch, max_bases=bases)
+    finally:
+        fastq_blocks.PIECE = old
+
+
+def test_the_pass_leaves_fasta_and_pipes_to_dnaio(tmp_path, monkeypatch):
+    p = tmp_path / "r.fa"
+    p.write_text(">a x\nACGT\nAC\n>b\nGG\n")
+    monkeypatch.setattr(fastq_blocks, "_parse", None)      # would fail if called
+    out = _same(p)
+    assert out[0][0] == ["a", "b"]
+
+
+def test_long_record_grows_the_piece(tmp_path, monkeypatch):
+    monkeypatch.setattr(fastq_blocks, "PIECE", 16)
+    p = tmp_path / "r.fq"
+    seq = "ACGT" * 50
+    p.write_text(_record("long", seq, "I" * len(seq)) + _record("s", "A", "I"))
+    out = _same(p)
+    assert out[0][0] == ["long", "s"] and len(out[0][1]) == 201
+    assert np.all(np.asarray(out[0][1][:4]) == [0, 1, 2, 3])
