@@ -5,7 +5,7 @@ encodes them; that held the GIL for ~2 us a read on the GPU machine's host, besi
 GPU pipeline's threads (py-spy, session 57: the reader thread the busiest holder of the
 GIL). Most FASTQ is the plain four-line form: ``@name[ comment]``, the bases, a lone
 ``+``, the qualities, each line ended by ``\\n``. :func:`blocks` reads such a file in
-8 MiB pieces and :func:`_parse` turns each piece's records into base codes, lengths,
+8 MiB pieces (:class:`Pieces`) and :func:`_parse` turns each piece's records into base codes, lengths,
 names and qualities without a Python object a read (the GIL released).
 
 Exactly dnaio's reading, or dnaio itself: the pass stops at the first record that is not
@@ -15,6 +15,9 @@ IUPAC, a blank line) and dnaio reads the file on from that record (:class:`_Chai
 the unread bytes, then the rest of the file), so what dnaio accepts, s2g accepts as
 before, and its errors are the same, record numbers and line numbers included. The
 tests compare both ways on random and damaged files (tests/test_fastq_blocks.py).
+
+:func:`assemble` cuts the blocks (these, or dnaio's, :func:`s2g.reads._dnaio_blocks`)
+into the batches :func:`s2g.reads.iter_read_batches` yields.
 """
 from __future__ import annotations
 
@@ -103,11 +106,12 @@ class Block:
     """Consecutive reads: ``names`` (list of str), ``codes`` (uint8, all bases),
     ``lens`` (int64 a read), ``quals`` (uint8 aligned with ``codes``, or None)."""
 
-    __slots__ = ("names", "codes", "lens", "quals", "unnamed_at")
+    __slots__ = ("names", "codes", "lens", "quals", "unnamed_at", "span")
 
     def __init__(self, names, codes, lens, quals):
         self.names, self.codes, self.lens, self.quals = names, codes, lens, quals
         self.unnamed_at = ()                # reads named by their record number (dnaio's)
+        self.span = None                    # (Pieces) its records' decompressed bytes
 
 
 class _Chained(io.RawIOBase):
@@ -165,45 +169,148 @@ def position(raw):
         return None
 
 
-def blocks(raw, table, bad, want_quals: bool, piece: int = 0):
-    """Blocks of plain FASTQ records of the binary file ``raw``, in order; where a record
-    is not plain, the last item is ``(records before it, a binary file of the rest)``:
-    the caller reads that with dnaio. ``table``/``bad``: s2g.reads' byte -> base code
-    table and its not-a-base code; ``piece``: bytes read at once (0: :data:`PIECE`)."""
-    buf = np.empty(piece or PIECE, np.uint8)
-    have = 0
-    eof = False
-    done = 0
-    while True:
-        if not eof and have < len(buf):
-            got = raw.readinto(memoryview(buf)[have:])
-            if not got:
-                eof = True
-            else:
-                have += got
-                if have < len(buf):
-                    continue                    # fill the piece before parsing
-        if have == 0 and eof:
-            return
-        cap = have // 4 + 1                     # a record is at least 4 bytes
-        codes = np.empty(have, np.uint8)
-        quals = np.empty(have, np.uint8)
-        lens = np.empty(cap, np.int64)
-        names = np.empty(have, np.uint8)
-        r, used, m, plain = _parse(buf, have, eof, table, bad, codes, lens, names, quals)
-        if r:
-            c = int(lens[:r].sum())
-            yield Block(names[:m - 1].tobytes().decode("ascii").split("\n"),
-                        codes[:c].copy(), lens[:r].copy(),
-                        quals[:c].copy() if want_quals else None)
-            done += r
-        if not plain:
-            yield done, _Chained(buf[used:have].tobytes(), raw)
-            return
-        if used == 0 and not eof:               # one record longer than the piece
-            buf = np.concatenate([buf[:have], np.empty(len(buf), np.uint8)])
+class Pieces:
+    """Blocks of plain FASTQ records of the binary file ``raw``, in order (iterate); where
+    a record is not plain, the last item is ``(records before it, a binary file of the
+    rest)``: the caller reads that with dnaio. ``table``/``bad``: s2g.reads' byte -> base
+    code table and its not-a-base code; ``piece``: bytes read at once (0: :data:`PIECE`).
+    Each block's ``span``: where its records lie in the decompressed bytes
+    (:meth:`position` turns an offset there into bytes of the file, for progress)."""
+
+    def __init__(self, raw, table, bad, want_quals: bool, piece: int = 0):
+        self.raw, self.table, self.bad, self.want_quals = raw, table, bad, want_quals
+        self.piece = piece or PIECE
+        self.read = 0                   # decompressed bytes read from raw
+
+    def position(self, offset):
+        """Bytes of the file read to reach decompressed ``offset`` (of a compressed file,
+        scaled by the compressed bytes read so far), or None (not a regular file)."""
+        p = position(self.raw)
+        if p is None or self.read <= 0:
+            return p
+        return min(p, int(p * offset / self.read))
+
+    def __iter__(self):
+        buf = np.empty(self.piece, np.uint8)
+        have = 0
+        eof = False
+        done = 0
+        at = 0                          # decompressed offset of buf[0]
+        while True:
+            if not eof and have < len(buf):
+                got = self.raw.readinto(memoryview(buf)[have:])
+                if not got:
+                    eof = True
+                else:
+                    have += got
+                    self.read += got
+                    if have < len(buf):
+                        continue                # fill the piece before parsing
+            if have == 0 and eof:
+                return
+            cap = have // 4 + 1                 # a record is at least 4 bytes
+            codes = np.empty(have, np.uint8)
+            quals = np.empty(have, np.uint8)
+            lens = np.empty(cap, np.int64)
+            names = np.empty(have, np.uint8)
+            r, used, m, plain = _parse(buf, have, eof, self.table, self.bad, codes, lens,
+                                       names, quals)
+            if r:
+                c = int(lens[:r].sum())
+                blk = Block(names[:m - 1].tobytes().decode("ascii").split("\n"),
+                            codes[:c].copy(), lens[:r].copy(),
+                            quals[:c].copy() if self.want_quals else None)
+                blk.span = (at, at + used)
+                yield blk
+                done += r
+            if not plain:
+                yield done, _Chained(buf[used:have].tobytes(), self.raw)
+                return
+            if used == 0 and not eof:           # one record longer than the piece
+                buf = np.concatenate([buf[:have], np.empty(len(buf), np.uint8)])
+                continue
+            buf[:have - used] = buf[used:have]
+            have -= used
+            at += used
+            if eof and have == 0:
+                return
+
+
+def assemble(src, batch_size, max_bases, qualities, make):
+    """Batches (``make(names, codes, offsets, first)``: s2g.reads.ReadBatch) of the blocks
+    ``src``: ``batch_size`` reads each, or (``max_bases`` > 0) as many as first reach that
+    many bases (at least one); the last, shorter one has ``is_last`` set."""
+    pending, n, first = [], 0, 0
+    for blk in src:
+        if not len(blk.names):
             continue
-        buf[:have - used] = buf[used:have]
-        have -= used
-        if eof and have == 0:
-            return
+        pending.append(blk)
+        n += len(blk.names)
+        while True:
+            k = _batch_end(pending, n, batch_size, max_bases)
+            if k is None:
+                break
+            yield _take(pending, k, first, qualities, make)
+            n -= k
+            first += k
+    while n:
+        k = _batch_end(pending, n, batch_size, max_bases) or n
+        batch = _take(pending, k, first, qualities, make)
+        n -= k
+        first += k
+        if n == 0:
+            batch.is_last = True
+        yield batch
+
+
+def _batch_end(pending, n, batch_size, max_bases):
+    """Reads of the next batch among the ``n`` of ``pending``, or None while they are
+    too few to tell."""
+    if n == 0:
+        return None
+    if max_bases > 0:
+        lens = np.concatenate([b.lens for b in pending])[:batch_size]
+        k = int(np.searchsorted(np.cumsum(lens), max_bases))  # the first reaching it
+        if k < len(lens):
+            return k + 1
+    return batch_size if n >= batch_size else None
+
+
+def _take(pending, k, first, qualities, make):
+    """The first ``k`` reads of the blocks ``pending`` as a batch (taken off)."""
+    names, codes, lens, quals, unnamed, end = [], [], [], [], 0, None
+    while k:
+        b = pending[0]
+        m = len(b.names)
+        cut = min(k, m)
+        c = int(b.lens[:cut].sum())
+        names.extend(b.names[:cut] if cut < m else b.names)
+        codes.append(b.codes[:c])
+        lens.append(b.lens[:cut])
+        quals.append(None if b.quals is None else b.quals[:c])
+        at = getattr(b, "unnamed_at", ())
+        unnamed += sum(1 for i in at if i < cut)
+        end = None
+        if cut == m:
+            pending.pop(0)
+            if b.span is not None:
+                end = b.span[1]
+        else:
+            rest = Block(b.names[cut:], b.codes[c:], b.lens[cut:],
+                         None if b.quals is None else b.quals[c:])
+            rest.unnamed_at = [i - cut for i in at if i >= cut]
+            if b.span is not None:          # (its records' bytes taken as even)
+                end = b.span[0] + (b.span[1] - b.span[0]) * cut // m
+                rest.span = (end, b.span[1])
+            pending[0] = rest
+        k -= cut
+    lens = np.concatenate(lens)
+    offsets = np.zeros(len(lens) + 1, np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    codes = codes[0] if len(codes) == 1 else np.concatenate(codes)
+    batch = make(names, codes, offsets, first)
+    if qualities and all(q is not None for q in quals):
+        batch.quals = quals[0] if len(quals) == 1 else np.concatenate(quals)
+    batch.unnamed = unnamed
+    batch.span_end = end            # decompressed bytes to its end (plain FASTQ) or None
+    return batch

@@ -26,7 +26,7 @@ import numpy as np
 
 from .config import settings
 from .errors import ReadError
-from .fastq_blocks import Block, blocks, open_raw, plain_fastq, position
+from .fastq_blocks import Block, Pieces, assemble, open_raw, plain_fastq
 from .graph import _STREAM_ERRORS, IUPAC  # (what a damaged compressed input raises)
 from .graph_core import BASE_CODE
 
@@ -300,18 +300,19 @@ def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = Fals
             fast = None
             if part is None and _regular(path) and settings().fast_fastq and plain_fastq(fh):
                 fh.close()                      # (dnaio said FASTQ; the bytes are read here)
-                fast = open_raw(path)
-            batches = _assemble(_read_blocks(fh, fast, qualities, max_bases, part, label,
-                                                got), batch_size, max_bases, qualities)
+                fast = Pieces(open_raw(path), _CODE_OR_BAD, _BAD, qualities)
+            batches = assemble(_read_blocks(fh, fast, qualities, max_bases, part, label,
+                                                got), batch_size, max_bases, qualities, ReadBatch)
             for batch in batches:
                 if getattr(batch, "is_last", False):
                     batch.input_pos = input_size(path) if part is None else None
                 elif part is None:
-                    batch.input_pos = position(fast) if fast is not None else input_position(fh)
+                    batch.input_pos = (input_position(fh) if batch.span_end is None else
+                                       fast.position(batch.span_end))
                 unnamed += batch.unnamed
                 yield batch
             if fast is not None:
-                fast.close()
+                fast.raw.close()
     except (dnaio.exceptions.FileFormatError, UnicodeDecodeError) as exc:
         # (UnicodeDecodeError: FASTA is read as text, and a byte that is not UTF-8...)
         _raise_non_ascii(path, exc, got[0])
@@ -339,14 +340,14 @@ _DNAIO_BLOCK = 1024
 
 def _read_blocks(fh, fast, qualities, max_bases, part, label, got):
     """:class:`~s2g.fastq_blocks.Block` objects of the reads, in order: of the binary file
-    ``fast`` by :func:`s2g.fastq_blocks.blocks` while its records are plain FASTQ, of the
+    ``fast`` (:class:`s2g.fastq_blocks.Pieces`) while its records are plain FASTQ, of the
     dnaio reader ``fh`` (or of dnaio on the rest of ``fast``) otherwise. ``got[0]``
     counts the records read (what an error message says)."""
     import dnaio
     line0 = 0
     if fast is not None:
         rest = None
-        for item in blocks(fast, _CODE_OR_BAD, _BAD, qualities):
+        for item in fast:
             if isinstance(item, Block):
                 got[0] += len(item.names)
                 yield item
@@ -401,79 +402,6 @@ def _block(names, seqs, quals, first, label, unnamed_at):
     out = Block(b.names, b.codes_flat, np.diff(b.offsets), b.quals)
     out.unnamed_at = unnamed_at
     return out
-
-
-def _assemble(src, batch_size, max_bases, qualities):
-    """Batches of the blocks ``src``: ``batch_size`` reads each, or (``max_bases`` > 0)
-    as many as first reach that many bases (at least one); the last, shorter one has
-    ``is_last`` set."""
-    pending, n, first = [], 0, 0
-    for blk in src:
-        if not len(blk.names):
-            continue
-        pending.append(blk)
-        n += len(blk.names)
-        while True:
-            k = _batch_end(pending, n, batch_size, max_bases)
-            if k is None:
-                break
-            yield _take(pending, k, first, qualities)
-            n -= k
-            first += k
-    while n:
-        k = _batch_end(pending, n, batch_size, max_bases) or n
-        batch = _take(pending, k, first, qualities)
-        n -= k
-        first += k
-        if n == 0:
-            batch.is_last = True
-        yield batch
-
-
-def _batch_end(pending, n, batch_size, max_bases):
-    """Reads of the next batch among the ``n`` of ``pending``, or None while they are
-    too few to tell."""
-    if n == 0:
-        return None
-    if max_bases > 0:
-        lens = np.concatenate([b.lens for b in pending])[:batch_size]
-        k = int(np.searchsorted(np.cumsum(lens), max_bases))  # the first reaching it
-        if k < len(lens):
-            return k + 1
-    return batch_size if n >= batch_size else None
-
-
-def _take(pending, k, first, qualities):
-    """The first ``k`` reads of the blocks ``pending`` as a ReadBatch (taken off)."""
-    names, codes, lens, quals, unnamed = [], [], [], [], 0
-    while k:
-        b = pending[0]
-        m = len(b.names)
-        cut = min(k, m)
-        c = int(b.lens[:cut].sum())
-        names.extend(b.names[:cut] if cut < m else b.names)
-        codes.append(b.codes[:c])
-        lens.append(b.lens[:cut])
-        quals.append(None if b.quals is None else b.quals[:c])
-        at = getattr(b, "unnamed_at", ())
-        unnamed += sum(1 for i in at if i < cut)
-        if cut == m:
-            pending.pop(0)
-        else:
-            rest = Block(b.names[cut:], b.codes[c:], b.lens[cut:],
-                         None if b.quals is None else b.quals[c:])
-            rest.unnamed_at = [i - cut for i in at if i >= cut]
-            pending[0] = rest
-        k -= cut
-    lens = np.concatenate(lens)
-    offsets = np.zeros(len(lens) + 1, np.int64)
-    np.cumsum(lens, out=offsets[1:])
-    codes = codes[0] if len(codes) == 1 else np.concatenate(codes)
-    batch = ReadBatch(names, codes, offsets, first)
-    if qualities and all(q is not None for q in quals):
-        batch.quals = quals[0] if len(quals) == 1 else np.concatenate(quals)
-    batch.unnamed = unnamed
-    return batch
 
 
 def ramp_batches(batches, steps: int, ends: str = "both"):
