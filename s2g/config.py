@@ -221,7 +221,13 @@ KNOBS = (
     Knob("gpu_pack_uploads", False, bool, "run",
          "GPU traceback chunks and fast window launches: the small inputs in one upload and "
          "the outputs in one download (fewer driver calls, each of which gives up the GIL; "
-         "not yet timed on a GPU)"),
+         "no gain on an H100, 2026-12-06)"),
+    Knob("gpu_reuse_events", False, bool, "run",
+         "the CUDA events that time the window, traceback and chaining kernels made once a "
+         "thread (py-spy: creating them took 0.36 s of a 1M-read run's threads)"),
+    Knob("gpu_sync_first", False, bool, "run",
+         "wait for a thread's stream before a copy back that waits for its kernel (the "
+         "traceback chunk's, the chaining's), not inside the copy"),
     Knob("gpu_tb_interleave", True, bool, "run",
          "column scratch interleaved across the reads of a chunk"),
     Knob("gpu_long", True, bool, "run", "use the long-window kernel (else: CPU)"),

@@ -650,8 +650,7 @@ def batch_chains(dix, codes, offs, max_occ, max_chains, min_chain, max_window, d
     ``times``: a dict that gets each kernel's milliseconds added (CUDA events;
     "count", "chain": both chaining kernels) and the anchors ("anchors"). Reads of more
     than ``heavy`` anchors are chained by a block each (:func:`heavy_body`)."""
-    from ..variants._devpool import pool
-    dp = pool() if dp is None else dp
+    dp = _devpool.pool() if dp is None else dp
     offs = np.ascontiguousarray(offs, np.int64)
     n = len(offs) - 1
     ch = np.zeros((n, max_chains, 6), np.float64)
@@ -672,13 +671,14 @@ def batch_chains(dix, codes, offs, max_occ, max_chains, min_chain, max_window, d
     d_skip = dp.empty("seed.skip", n, np.int64)
     blocks = -(-n // BLOCK)
     k, s = dix.k, dix.s
-    ev = [cuda.event() for _ in range(4)] if times is not None else None
+    ev = _devpool.events("chains", 4) if times is not None else None
     if ev:
         ev[0].record()
     count[blocks, BLOCK](d_codes, d_offs, dix.keys, dix.starts, dix.shift, k, s,
                          int(max_occ), d_nanc, d_skip, n)
     if ev:
         ev[1].record()
+    _devpool.sync_first()
     nanc = d_nanc.copy_to_host()
     if nanc.max() >= MAX_READ_ANCHORS or nanc.sum() > MAX_BATCH_ANCHORS:
         return None
@@ -714,6 +714,8 @@ def batch_chains(dix, codes, offs, max_occ, max_chains, min_chain, max_window, d
         for name, a, b in (("count", 0, 1), ("chain", 2, 3)):
             times[name] = times.get(name, 0.0) + max(ev[a].elapsed_time(ev[b]), 0.0)
         times["anchors"] = times.get("anchors", 0) + int(aoff[-1])
+    else:
+        _devpool.sync_first()
     d_ch.copy_to_host(ch)
     d_nch.copy_to_host(nch)
     d_stats.copy_to_host(stats)

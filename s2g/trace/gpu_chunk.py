@@ -260,7 +260,7 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None,
             views = [emp(size, dt) for size, dt in outs]
         d_ops, d_cols, d_n, d_start = views[:4]
         d_best = views[4] if win is not None else d_st
-        ev0, ev1 = cuda.event(), cuda.event()
+        ev0, ev1 = _devpool.events("tb", 2)
         ev0.record()
         kern[-(-n // BLOCK), BLOCK](np.int32(n), np.int32(mode), np.int32(a), np.int32(b),
                                     np.int32(o), np.int32(e), np.int32(hs), *args, d_ops,
@@ -269,6 +269,7 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None,
         ev1.record()
     if on_launch is not None:
         on_launch()
+    _devpool.sync_first()
     st = d_st.copy_to_host()
     ms = max(ev0.elapsed_time(ev1), 0.0)      # the simulator says -1
     PROFILE["kernel"] += ms / 1e3

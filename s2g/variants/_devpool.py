@@ -257,3 +257,27 @@ def pool() -> DevicePool:
     if p is None:
         p = _LOCAL.pool = DevicePool()
     return p
+
+
+def events(site: str, k: int):
+    """``k`` CUDA events for the kernel timings of ``site``: made once a thread and site
+    (knob ``gpu_reuse_events``; each call's must be read before the next call of the site
+    in the thread), else new."""
+    from numba import cuda
+    if not settings().gpu_reuse_events:
+        return [cuda.event() for _ in range(k)]
+    got = getattr(_LOCAL, "events", None)
+    if got is None:
+        got = _LOCAL.events = {}
+    ev = got.get(site)
+    if ev is None or len(ev) < k:
+        ev = got[site] = [cuda.event() for _ in range(k)]
+    return ev[:k]
+
+
+def sync_first():
+    """Wait for this thread's stream (knob ``gpu_sync_first``) before a copy back that
+    would wait for its kernels inside the driver's copy."""
+    if settings().gpu_sync_first:
+        from numba import cuda
+        cuda.default_stream().synchronize()

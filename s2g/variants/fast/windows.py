@@ -183,7 +183,7 @@ def run(wgraph, piece_at, codes, offsets, t_read, t_lo, t_hi, scoring, mode):
     # have similar rows and columns (sorted by rows, then window columns)
     width = np.asarray(t_hi, np.int64) - np.asarray(t_lo, np.int64)
     cls = lens[run_t] > SHORT_G * MAX_K
-    mine = None if sim() else (cuda.event(), cuda.event())
+    mine = None if sim() else _devpool.events("fastw", 2)
     kernel_s = 0.0
     for c in (False, True):
         sel = run_t[cls == c]
