@@ -171,16 +171,50 @@ def position(raw):
 
 class Pieces:
     """Blocks of plain FASTQ records of the binary file ``raw``, in order (iterate); where
-    a record is not plain, the last item is ``(records before it, a binary file of the
-    rest)``: the caller reads that with dnaio. ``table``/``bad``: s2g.reads' byte -> base
+    a record is not plain, the last item is ``("rest", a binary file of the rest)``: the
+    caller reads that with dnaio (and the first, with ``head``, ``("head", bytes)``). ``table``/``bad``: s2g.reads' byte -> base
     code table and its not-a-base code; ``piece``: bytes read at once (0: :data:`PIECE`).
     Each block's ``span``: where its records lie in the decompressed bytes
     (:meth:`position` turns an offset there into bytes of the file, for progress)."""
 
-    def __init__(self, raw, table, bad, want_quals: bool, piece: int = 0):
+    def __init__(self, raw, table, bad, want_quals: bool, piece: int = 0, head=(0, 0)):
         self.raw, self.table, self.bad, self.want_quals = raw, table, bad, want_quals
         self.piece = piece or PIECE
         self.read = 0                   # decompressed bytes read from raw
+        #: (records, bases): the first item is ``("head", bytes)``, the file's first
+        #: records up to that many (or as many as first reach that many bases), for dnaio
+        #: to read: the first batch then waits for no Numba (whose start, 0.3-0.7 s on the
+        #: GPU machine, the graph's load would otherwise wait behind: s2g align reads the
+        #: first batch first)
+        self.head = head
+
+    def _read_head(self):
+        """(the head's bytes, the bytes read after them, end of file reached). FASTQ that
+        dnaio reads has four lines a record, so the head ends after the 4k-th newline."""
+        recs, bases = self.head
+        data = bytearray()
+        eof = False
+        while True:
+            nl = np.flatnonzero(np.frombuffer(bytes(data), np.uint8) == _NL)
+            k = min(recs, len(nl) // 4)
+            if bases > 0 and k:
+                seq = nl[1:4 * k:4] - nl[0:4 * k:4] - 1
+                j = int(np.searchsorted(np.cumsum(seq), bases))
+                if j < k:
+                    k = recs = j + 1
+            if k and k >= recs:
+                cut = int(nl[4 * k - 1]) + 1
+                break
+            if eof:
+                cut = len(data)                 # (a last record may lack its newline)
+                break
+            more = self.raw.read(self.piece)
+            if more:
+                data += more
+                self.read += len(more)
+            else:
+                eof = True
+        return bytes(data[:cut]), bytes(data[cut:]), eof
 
     def position(self, offset):
         """Bytes of the file read to reach decompressed ``offset`` (of a compressed file,
@@ -194,8 +228,16 @@ class Pieces:
         buf = np.empty(self.piece, np.uint8)
         have = 0
         eof = False
-        done = 0
         at = 0                          # decompressed offset of buf[0]
+        if self.head[0] > 0:
+            head, rest, eof = self._read_head()
+            if head:
+                yield "head", head
+            at = len(head)
+            if len(rest) > len(buf):
+                buf = np.empty(len(rest) + self.piece, np.uint8)
+            buf[:len(rest)] = np.frombuffer(rest, np.uint8)
+            have = len(rest)
         while True:
             if not eof and have < len(buf):
                 got = self.raw.readinto(memoryview(buf)[have:])
@@ -222,9 +264,8 @@ class Pieces:
                             quals[:c].copy() if self.want_quals else None)
                 blk.span = (at, at + used)
                 yield blk
-                done += r
             if not plain:
-                yield done, _Chained(buf[used:have].tobytes(), self.raw)
+                yield "rest", _Chained(buf[used:have].tobytes(), self.raw)
                 return
             if used == 0 and not eof:           # one record longer than the piece
                 buf = np.concatenate([buf[:have], np.empty(len(buf), np.uint8)])

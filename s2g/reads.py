@@ -300,7 +300,8 @@ def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = Fals
             fast = None
             if part is None and _regular(path) and settings().fast_fastq and plain_fastq(fh):
                 fh.close()                      # (dnaio said FASTQ; the bytes are read here)
-                fast = Pieces(open_raw(path), _CODE_OR_BAD, _BAD, qualities)
+                fast = Pieces(open_raw(path), _CODE_OR_BAD, _BAD, qualities,
+                              head=(batch_size, max_bases))
             batches = assemble(_read_blocks(fh, fast, qualities, max_bases, part, label,
                                                 got), batch_size, max_bases, qualities, ReadBatch)
             for batch in batches:
@@ -351,11 +352,13 @@ def _read_blocks(fh, fast, qualities, max_bases, part, label, got):
             if isinstance(item, Block):
                 got[0] += len(item.names)
                 yield item
+            elif item[0] == "head":         # the first batch's records, by dnaio
+                yield from _head_blocks(item[1], qualities, max_bases, label, got)
             else:                           # a record that is not plain: dnaio reads on
-                done, rest = item
+                rest = item[1]
+                line0 = 4 * got[0]          # (four lines a record before it)
         if rest is None:
             return
-        line0 = 4 * done
     try:
         if fast is not None:
             fh = dnaio.FastqReader(rest)
@@ -365,6 +368,21 @@ def _read_blocks(fh, fast, qualities, max_bases, part, label, got):
         if exc.line is not None:            # lines of the whole file, not of the rest
             exc.line += line0
         raise
+
+
+def _head_blocks(head, qualities, max_bases, label, got):
+    """Blocks of the bytes ``head`` (the file's first records) read by dnaio, each with
+    its share of the bytes as its ``span`` (progress)."""
+    import io
+    import dnaio
+    with dnaio.FastqReader(io.BytesIO(head)) as fh:
+        out = list(_dnaio_blocks(fh, qualities, max_bases, None, label, got))
+    total = sum(len(b.names) for b in out)
+    done = 0
+    for b in out:
+        b.span = (len(head) * done // total, len(head) * (done + len(b.names)) // total)
+        done += len(b.names)
+    return out
 
 
 def _dnaio_blocks(fh, qualities, max_bases, part, label, got):
