@@ -32,6 +32,8 @@ from ._numba import NJIT
 
 #: bytes read from the file at once
 PIECE = 8 << 20
+#: most bytes of the first records read by dnaio (:class:`Pieces`' head)
+HEAD_BYTES = 64 << 20
 _AT, _PLUS, _NL, _TAB, _SPACE = 64, 43, 10, 9, 32
 
 
@@ -190,19 +192,22 @@ class Pieces:
 
     def _read_head(self):
         """(the head's bytes, the bytes read after them, end of file reached). FASTQ that
-        dnaio reads has four lines a record, so the head ends after the 4k-th newline."""
+        dnaio reads has four lines a record, so the head ends after the 4k-th newline; at
+        most :data:`HEAD_BYTES` (whole records: a larger first batch is read on by the
+        pass)."""
         recs, bases = self.head
         data = bytearray()
+        nls = []                                # newline offsets, piece by piece
         eof = False
         while True:
-            nl = np.flatnonzero(np.frombuffer(bytes(data), np.uint8) == _NL)
+            nl = np.concatenate(nls) if nls else np.zeros(0, np.int64)
             k = min(recs, len(nl) // 4)
             if bases > 0 and k:
                 seq = nl[1:4 * k:4] - nl[0:4 * k:4] - 1
                 j = int(np.searchsorted(np.cumsum(seq), bases))
                 if j < k:
                     k = recs = j + 1
-            if k and k >= recs:
+            if k and (k >= recs or len(data) >= HEAD_BYTES):
                 cut = int(nl[4 * k - 1]) + 1
                 break
             if eof:
@@ -210,6 +215,7 @@ class Pieces:
                 break
             more = self.raw.read(self.piece)
             if more:
+                nls.append(np.flatnonzero(np.frombuffer(more, np.uint8) == _NL) + len(data))
                 data += more
                 self.read += len(more)
             else:
