@@ -168,3 +168,22 @@ def test_long_record_grows_the_piece(tmp_path, monkeypatch):
     out = _same(p)
     assert out[0][0] == ["long", "s"] and len(out[0][1]) == 201
     assert np.all(np.asarray(out[0][1][:4]) == [0, 1, 2, 3])
+
+
+def test_a_head_capped_by_bytes_reads_the_same(tmp_path, monkeypatch):
+    """A first batch larger than HEAD_BYTES: dnaio reads whole records up to the cap, the
+    pass the rest of the batch."""
+    monkeypatch.setattr(fastq_blocks, "HEAD_BYTES", 100)
+    monkeypatch.setattr(fastq_blocks, "PIECE", 64)
+    p = tmp_path / "r.fq"
+    p.write_text(PLAIN)
+    calls = []
+    real = fastq_blocks._parse
+
+    def spy(*args):
+        got = real(*args)
+        calls.append(got[0])
+        return got
+    monkeypatch.setattr(fastq_blocks, "_parse", spy)
+    out = _same(p, batch_size=30)
+    assert 0 < sum(calls) < 40 and [len(b[0]) for b in out] == [30, 10]
