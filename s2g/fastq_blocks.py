@@ -29,11 +29,16 @@ import numba
 import numpy as np
 
 from ._numba import NJIT
+from .graph import _STREAM_ERRORS
 
 #: bytes read from the file at once
 PIECE = 8 << 20
 #: most bytes of the first records read by dnaio (:class:`Pieces`' head)
 HEAD_BYTES = 64 << 20
+#: bytes asked of the (decompressing) file a call, as dnaio's buffer: a stream error (a cut
+#: gzip) loses what the failing call decoded, so the records before it are counted as dnaio
+#: counts them, nearly
+READ_STEP = 128 << 10
 _AT, _PLUS, _NL, _TAB, _SPACE = 64, 43, 10, 9, 32
 
 
@@ -83,6 +88,8 @@ def _parse(buf, n, at_eof, table, bad, codes, lens, names, quals):
         q1 = q0 + (k - s0)
         if q1 > n or (q1 == n and not at_eof):
             return r, i, m, not at_eof
+        if q1 == n and q1 == q0:                # no quality line at all: dnaio's error
+            return r, i, m, False
         if q1 < n and buf[q1] != _NL:
             return r, i, m, False
         for t in range(k - s0):                 # (a record cut short leaves what it
@@ -120,10 +127,11 @@ class _Chained(io.RawIOBase):
     """``head`` (bytes), then the binary file ``tail``: where dnaio reads on from the
     first record that is not plain. ``fileno`` is the file's (progress)."""
 
-    def __init__(self, head, tail):
+    def __init__(self, head, tail, error=None):
         super().__init__()
         self._head = memoryview(bytes(head))
         self._tail = tail
+        self._error = error             # the tail's stream error, met before the hand-over
 
     def readable(self):
         return True
@@ -134,6 +142,8 @@ class _Chained(io.RawIOBase):
             b[:k] = self._head[:k]
             self._head = self._head[k:]
             return k
+        if self._error is not None:
+            raise self._error
         return self._tail.readinto(b)
 
     def fileno(self):
@@ -183,6 +193,12 @@ class Pieces:
         self.raw, self.table, self.bad, self.want_quals = raw, table, bad, want_quals
         self.piece = piece or PIECE
         self.read = 0                   # decompressed bytes read from raw
+        #: (decompressed bytes, bytes of the file) after each read: progress interpolates
+        self.marks = [(0, 0)]
+        #: a stream error met while reading, raised once the records before it are out
+        self.error = None
+        #: dnaio's reader of the rest of the file, after the hand-over (its progress)
+        self.rest_reader = None
         #: (records, bases): the first item is ``("head", bytes)``, the file's first
         #: records up to that many (or as many as first reach that many bases), for dnaio
         #: to read: the first batch then waits for no Numba (whose start, 0.3-0.7 s on the
@@ -210,25 +226,70 @@ class Pieces:
             if k and (k >= recs or len(data) >= HEAD_BYTES):
                 cut = int(nl[4 * k - 1]) + 1
                 break
-            if eof:
-                cut = len(data)                 # (a last record may lack its newline)
+            if eof:                             # (a last record may lack its newline;
+                cut = len(data) if self.error is None else (   # a stream error: whole
+                    int(nl[4 * k - 1]) + 1 if k else 0)        # records only)
                 break
-            more = self.raw.read(self.piece)
+            more = self._more()
             if more:
                 nls.append(np.flatnonzero(np.frombuffer(more, np.uint8) == _NL) + len(data))
                 data += more
-                self.read += len(more)
             else:
                 eof = True
         return bytes(data[:cut]), bytes(data[cut:]), eof
 
+    def _more(self, into=None):
+        """Read a piece (into the buffer ``into``: at most :data:`READ_STEP` bytes; else up
+        to ``piece`` bytes, returned), noting the file's position (:meth:`position`); a
+        stream error is kept (:attr:`error`) and ends the reading as the file's end would,
+        so the records before it come out first."""
+        if into is not None:
+            try:
+                k = self.raw.readinto(into[:READ_STEP])
+            except _STREAM_ERRORS as exc:
+                self.error = exc
+                return 0
+            self._mark(k)
+            return k
+        got = bytearray()
+        while len(got) < self.piece and self.error is None:
+            try:
+                more = self.raw.read(min(READ_STEP, self.piece - len(got)))
+            except _STREAM_ERRORS as exc:
+                self.error = exc
+                break
+            if not more:
+                break
+            got += more
+            self._mark(len(more))
+        return bytes(got)
+
+    def _mark(self, k):
+        if k:
+            self.read += k
+            p = position(self.raw)
+            if p is not None:
+                self.marks.append((self.read, p))
+
     def position(self, offset):
-        """Bytes of the file read to reach decompressed ``offset`` (of a compressed file,
-        scaled by the compressed bytes read so far), or None (not a regular file)."""
-        p = position(self.raw)
-        if p is None or self.read <= 0:
-            return p
-        return min(p, int(p * offset / self.read))
+        """Bytes of the file read to reach decompressed ``offset``: interpolated between
+        the positions after the reads around it (never decreasing), or None (not a
+        regular file)."""
+        if position(self.raw) is None:
+            return None
+        marks = self.marks
+        lo, hi = 0, len(marks) - 1
+        while lo < hi:                          # the first mark at or past offset
+            mid = (lo + hi) // 2
+            if marks[mid][0] < offset:
+                lo = mid + 1
+            else:
+                hi = mid
+        d1, p1 = marks[lo]
+        if lo == 0 or d1 <= offset:
+            return p1
+        d0, p0 = marks[lo - 1]
+        return p0 + (p1 - p0) * (offset - d0) // max(d1 - d0, 1)
 
     def __iter__(self):
         buf = np.empty(self.piece, np.uint8)
@@ -245,24 +306,25 @@ class Pieces:
             buf[:len(rest)] = np.frombuffer(rest, np.uint8)
             have = len(rest)
         while True:
-            if not eof and have < len(buf):
-                got = self.raw.readinto(memoryview(buf)[have:])
+            if not eof and have < len(buf) and self.error is None:
+                got = self._more(memoryview(buf)[have:])
                 if not got:
                     eof = True
                 else:
                     have += got
-                    self.read += got
                     if have < len(buf):
                         continue                # fill the piece before parsing
             if have == 0 and eof:
+                if self.error is not None:
+                    raise self.error
                 return
             cap = have // 4 + 1                 # a record is at least 4 bytes
             codes = np.empty(have, np.uint8)
             quals = np.empty(have, np.uint8)
             lens = np.empty(cap, np.int64)
             names = np.empty(have, np.uint8)
-            r, used, m, plain = _parse(buf, have, eof, self.table, self.bad, codes, lens,
-                                       names, quals)
+            r, used, m, plain = _parse(buf, have, eof and self.error is None, self.table,
+                                       self.bad, codes, lens, names, quals)
             if r:
                 c = int(lens[:r].sum())
                 blk = Block(names[:m - 1].tobytes().decode("ascii").split("\n"),
@@ -270,8 +332,10 @@ class Pieces:
                             quals[:c].copy() if self.want_quals else None)
                 blk.span = (at, at + used)
                 yield blk
+            if self.error is not None and (plain or used == have):
+                raise self.error                # (after the whole records before it)
             if not plain:
-                yield "rest", _Chained(buf[used:have].tobytes(), self.raw)
+                yield "rest", _Chained(buf[used:have].tobytes(), self.raw, self.error)
                 return
             if used == 0 and not eof:           # one record longer than the piece
                 buf = np.concatenate([buf[:have], np.empty(len(buf), np.uint8)])

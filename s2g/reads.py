@@ -131,8 +131,11 @@ class ReadBatch:
         if p >= 0:
             r = int(np.searchsorted(offsets, p, side="right") - 1)
             ch = chr(buf[p])
-            raise ReadError(f"{source}: read {names[r]!r} (record {first_index + r + 1}) has invalid "
-                            f"character {ch!r} at position {p - offsets[r] + 1}; reads must be IUPAC nucleotides")
+            err = ReadError(f"{source}: read {names[r]!r} (record {first_index + r + 1}) has "
+                            f"invalid character {ch!r} at position {p - offsets[r] + 1}; reads "
+                            "must be IUPAC nucleotides")
+            err.s2g_read = r                    # (the batch's reads before it are good)
+            raise err
         return cls(list(names), codes, offsets, first_index)
 
 
@@ -295,9 +298,9 @@ def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = Fals
     label = _label(path) if part is None else part.label()
     got = [0]                   # records read so far (error messages)
     unnamed = 0
+    fast = None
     try:
         with fh:
-            fast = None
             if part is None and _regular(path) and settings().fast_fastq and plain_fastq(fh):
                 fh.close()                      # (dnaio said FASTQ; the bytes are read here)
                 fast = Pieces(open_raw(path), _CODE_OR_BAD, _BAD, qualities,
@@ -307,13 +310,13 @@ def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = Fals
             for batch in batches:
                 if getattr(batch, "is_last", False):
                     batch.input_pos = input_size(path) if part is None else None
-                elif part is None:
-                    batch.input_pos = (input_position(fh) if batch.span_end is None else
-                                       fast.position(batch.span_end))
+                elif part is None and batch.span_end is not None:
+                    batch.input_pos = fast.position(batch.span_end)
+                elif part is None:      # dnaio's reader (of the rest, after a hand-over)
+                    batch.input_pos = input_position(
+                        fh if fast is None or fast.rest_reader is None else fast.rest_reader)
                 unnamed += batch.unnamed
                 yield batch
-            if fast is not None:
-                fast.raw.close()
     except (dnaio.exceptions.FileFormatError, UnicodeDecodeError) as exc:
         # (UnicodeDecodeError: FASTA is read as text, and a byte that is not UTF-8...)
         _raise_non_ascii(path, exc, got[0])
@@ -322,6 +325,11 @@ def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = Fals
     except _STREAM_ERRORS as exc:
         raise ReadError(f"{label}: cannot read {_after(got[0])}: "
                         f"{_stream_error(exc)}") from None
+    finally:
+        if fast is not None:            # (also where the batches were left unread)
+            fast.raw.close()
+            if fast.rest_reader is not None:
+                fast.rest_reader.close()
     if unnamed and part is None:
         warnings.warn(f"{_label(path)}: {unnamed} read(s) without a name, written as "
                       "read<record number>", stacklevel=2)
@@ -361,7 +369,7 @@ def _read_blocks(fh, fast, qualities, max_bases, part, label, got):
             return
     try:
         if fast is not None:
-            fh = dnaio.FastqReader(rest)
+            fh = fast.rest_reader = dnaio.FastqReader(rest)
         with fh:
             yield from _dnaio_blocks(fh, qualities, max_bases, part, label, got)
     except dnaio.exceptions.FileFormatError as exc:
@@ -375,14 +383,15 @@ def _head_blocks(head, qualities, max_bases, label, got):
     its share of the bytes as its ``span`` (progress)."""
     import io
     import dnaio
-    with dnaio.FastqReader(io.BytesIO(head)) as fh:
-        out = list(_dnaio_blocks(fh, qualities, max_bases, None, label, got))
-    total = sum(len(b.names) for b in out)
+    nl = head.count(b"\n")                    # (4 a record: the head's records, about)
+    total = max(1, (nl + 3) // 4)
     done = 0
-    for b in out:
-        b.span = (len(head) * done // total, len(head) * (done + len(b.names)) // total)
-        done += len(b.names)
-    return out
+    with dnaio.FastqReader(io.BytesIO(head)) as fh:
+        for b in _dnaio_blocks(fh, qualities, max_bases, None, label, got):
+            end = min(total, done + len(b.names))
+            b.span = (len(head) * done // total, len(head) * end // total)
+            done = end
+            yield b
 
 
 def _dnaio_blocks(fh, qualities, max_bases, part, label, got):
@@ -392,7 +401,16 @@ def _dnaio_blocks(fh, qualities, max_bases, part, label, got):
     names, seqs, unnamed_at, bases = [], [], [], 0
     quals = [] if qualities else None
     first = got[0]
-    for rec in fh:
+    recs = iter(fh)
+    while True:
+        try:
+            rec = next(recs, None)
+        except Exception:
+            if names:           # the records before the bad one first (batches, and an
+                yield from _block(names, seqs, quals, first, label, unnamed_at)  # earlier
+            raise                                                  # bad base's error)
+        if rec is None:
+            break
         name = rec.name.split(None, 1)
         if not name:            # GAF needs a name: the 1-based record number stands in
             k = got[0] + 1
@@ -405,21 +423,31 @@ def _dnaio_blocks(fh, qualities, max_bases, part, label, got):
         if quals is not None:
             quals.append(rec.qualities)
         if len(names) == _DNAIO_BLOCK or 0 < max_bases <= bases:
-            yield _block(names, seqs, quals, first, label, unnamed_at)
+            yield from _block(names, seqs, quals, first, label, unnamed_at)
             names, seqs, unnamed_at, bases = [], [], [], 0
             quals = [] if qualities else None
             first = got[0]
     if names:
-        yield _block(names, seqs, quals, first, label, unnamed_at)
+        yield from _block(names, seqs, quals, first, label, unnamed_at)
 
 
 def _block(names, seqs, quals, first, label, unnamed_at):
-    b = ReadBatch.from_sequences(names, seqs, first, label)
+    """The block of these records; where one has a character that is not a base, the
+    block of those before it, then the error (so the earliest bad record's error is the
+    one raised, wherever blocks begin)."""
+    try:
+        b = ReadBatch.from_sequences(names, seqs, first, label)
+    except ReadError as exc:
+        r = getattr(exc, "s2g_read", 0)
+        if r:
+            yield from _block(names[:r], seqs[:r], None if quals is None else quals[:r],
+                              first, label, [i for i in unnamed_at if i < r])
+        raise
     if quals is not None:
         b.with_qualities(quals)
     out = Block(b.names, b.codes_flat, np.diff(b.offsets), b.quals)
     out.unnamed_at = unnamed_at
-    return out
+    yield out
 
 
 def ramp_batches(batches, steps: int, ends: str = "both"):
