@@ -340,7 +340,8 @@ READ_AHEAD = 512 << 10
 def estimate_input(first, size=None):
     """The whole input from its first batch: counted where the input ended in it
     (``is_last``), else scaled by the file's ``size`` over the bytes read for it
-    (``input_pos``, :func:`s2g.reads.input_position`, less :data:`READ_AHEAD`); None where
+    (``input_pos``, :func:`s2g.reads.input_position`, less :data:`READ_AHEAD` unless the
+    reader says it is where the batch's records end, ``input_pos_exact``); None where
     neither is known (standard input past one batch, a pipe) or the batch is too small."""
     lengths = first.lengths()
     if getattr(first, "is_last", False):
@@ -349,7 +350,8 @@ def estimate_input(first, size=None):
         pos = getattr(first, "input_pos", None)
         if not pos or not size or pos < 2 * READ_AHEAD:
             return None
-        scale, counted = max(1.0, float(size) / float(pos - READ_AHEAD)), False
+        ahead = 0 if getattr(first, "input_pos_exact", False) else READ_AHEAD
+        scale, counted = max(1.0, float(size) / float(pos - ahead)), False
     cpu, gpu = seeded_costs(lengths)
     return InputEstimate(int(round(len(lengths) * scale)), int(round(lengths.sum() * scale)),
                          cpu * scale, gpu * scale, counted)

@@ -312,6 +312,7 @@ def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = Fals
                     batch.input_pos = input_size(path) if part is None else None
                 elif part is None and batch.span_end is not None:
                     batch.input_pos = fast.position(batch.span_end)
+                    batch.input_pos_exact = True    # (no read-ahead in it: s2g.plan)
                 elif part is None:      # dnaio's reader (of the rest, after a hand-over)
                     batch.input_pos = input_position(
                         fh if fast is None or fast.rest_reader is None else fast.rest_reader)

@@ -129,6 +129,10 @@ def test_estimate_from_the_first_batch():
     e = P.estimate_input(b, size=8 * ra)
     assert not e.counted and e.reads == 8 and e.bases == 1120
     assert e.seeded_cpu == pytest.approx(4 * P.seeded_costs(b.lengths())[0])
+    b.input_pos_exact = True            # s2g's FASTQ pass: where the records end
+    e = P.estimate_input(b, size=9 * ra)
+    assert e.reads == 6 and e.bases == 840
+    b.input_pos_exact = False
     b.input_pos = 2 * ra - 1            # within the read-ahead: too little to scale from
     assert P.estimate_input(b, size=8 * ra) is None
     b.input_pos = None                  # a pipe
