@@ -56,11 +56,9 @@ def small_pieces(request, monkeypatch):
     return request.param
 
 
-def test_plain_fastq_is_read_by_the_pass(tmp_path, monkeypatch, small_pieces):
-    """The pass reads every record of a plain file but the first batch's (dnaio reads
-    those: the first batch waits for no Numba), and the batches are dnaio's."""
-    p = tmp_path / "r.fq"
-    p.write_text(PLAIN)
+@pytest.fixture
+def parsed(monkeypatch):
+    """The records each call of the pass parsed (a list, filled as it runs)."""
     calls = []
     real = fastq_blocks._parse
 
@@ -69,8 +67,16 @@ def test_plain_fastq_is_read_by_the_pass(tmp_path, monkeypatch, small_pieces):
         calls.append(got[0])
         return got
     monkeypatch.setattr(fastq_blocks, "_parse", spy)
+    return calls
+
+
+def test_plain_fastq_is_read_by_the_pass(tmp_path, parsed, small_pieces):
+    """The pass reads every record of a plain file but the first batch's (dnaio reads
+    those: the first batch waits for no Numba), and the batches are dnaio's."""
+    p = tmp_path / "r.fq"
+    p.write_text(PLAIN)
     out = _same(p, batch_size=7)
-    assert sum(calls) == 40 - 7 and len(out) == 6 and out[-1][5]    # (no warning)
+    assert sum(parsed) == 40 - 7 and len(out) == 6 and out[-1][5]    # (no warning)
     assert out[0][0][:2] == ["r0", "r1"]
 
 
@@ -171,23 +177,15 @@ def test_long_record_grows_the_piece(tmp_path, monkeypatch):
     assert np.all(np.asarray(out[0][1][:4]) == [0, 1, 2, 3])
 
 
-def test_a_head_capped_by_bytes_reads_the_same(tmp_path, monkeypatch):
+def test_a_head_capped_by_bytes_reads_the_same(tmp_path, monkeypatch, parsed):
     """A first batch larger than HEAD_BYTES: dnaio reads whole records up to the cap, the
     pass the rest of the batch."""
     monkeypatch.setattr(fastq_blocks, "HEAD_BYTES", 100)
     monkeypatch.setattr(fastq_blocks, "PIECE", 64)
     p = tmp_path / "r.fq"
     p.write_text(PLAIN)
-    calls = []
-    real = fastq_blocks._parse
-
-    def spy(*args):
-        got = real(*args)
-        calls.append(got[0])
-        return got
-    monkeypatch.setattr(fastq_blocks, "_parse", spy)
     out = _same(p, batch_size=30)
-    assert 0 < sum(calls) < 40 and [len(b[0]) for b in out] == [30, 10]
+    assert 0 < sum(parsed) < 40 and [len(b[0]) for b in out] == [30, 10]
 
 
 def test_last_record_without_its_quality_line(tmp_path):
