@@ -2,7 +2,10 @@
 
 Parsing is dnaio's (the reader behind cutadapt): FASTA and FASTQ detected from the
 content, gzip/bzip2/xz through xopen, multi-line FASTA, and it is several times faster
-than a Python loop. Nothing here is written by hand except the base check.
+than a Python loop. One exception: plain four-line FASTQ in a regular file is parsed by
+s2g's own Numba pass (:mod:`s2g.fastq_blocks`, knob ``fast_fastq``), which hands over to
+dnaio at the first record that is not plain, so that the reads and the errors are dnaio's;
+the first batch's records are dnaio's too (they wait for no Numba start).
 
 Bases: ACGT (either case; U reads as T) keep their codes; the other IUPAC codes
 (N R Y S W K M B D H V) become N, which scores as a mismatch against everything.
