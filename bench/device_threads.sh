@@ -9,8 +9,8 @@
 #    each configuration of $CONFIGS twice, interleaved (default: the default, the packed
 #    uploads, OpenMP's passive wait policy); on MHC also a py-spy run (--idle, 200 Hz;
 #    OUT/MHC_prof.json.gz, line numbers in its frames: where each thread's wall goes).
-# GPU_TESTS="files -k expr": `pytest -m gpu` on them first (GPU_TESTS_TIMEOUT seconds, 300),
-# with the wheels on PYTHONPATH (OUT/gpu_tests.txt).
+# GPU_TESTS="test files" (GPU_K="a -k expression"): `pytest -m gpu` on them first
+# (GPU_TESTS_TIMEOUT seconds, 300), with the wheels on PYTHONPATH (OUT/gpu_tests.txt).
 # Writes OUT/probe.txt, OUT/<graph>_summary.md, OUT/MHC_prof.{txt,json.gz}.
 set -uo pipefail
 out=$1
@@ -18,9 +18,9 @@ export S2G_DEVICE_CACHE=/tmp/dc
 mkdir -p /tmp/dc /tmp/g "$out"
 [ -f .devcache/dc.tgz ] && tar xzf .devcache/dc.tgz -C /tmp/dc
 . bench/device_env.sh || exit 1
-if [ -n "${GPU_TESTS:-}" ]; then   # e.g. GPU_TESTS='tests/test_window.py -k fast_kernel'
-  timeout "${GPU_TESTS_TIMEOUT:-300}" python3 -m pytest -m gpu -q -p no:cacheprovider $GPU_TESTS \
-    2>&1 | tail -5 | tee "$out/gpu_tests.txt"
+if [ -n "${GPU_TESTS:-}" ]; then   # test files; GPU_K: a -k expression
+  timeout "${GPU_TESTS_TIMEOUT:-300}" python3 -m pytest -m gpu -q -p no:cacheprovider \
+    $GPU_TESTS ${GPU_K:+-k "$GPU_K"} 2>&1 | tail -5 | tee "$out/gpu_tests.txt"
 fi
 timeout 120 python3 -m bench.thread_probe 300 2>&1 | tee "$out/probe.txt"
 D="X=1"
