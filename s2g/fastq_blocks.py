@@ -4,9 +4,10 @@ Why: dnaio makes a Python record (three str objects) a read, and s2g's reader lo
 encodes them; that held the GIL for ~2 us a read on the GPU machine's host, beside the
 GPU pipeline's threads (py-spy, session 57: the reader thread the busiest holder of the
 GIL). Most FASTQ is the plain four-line form: ``@name[ comment]``, the bases, a lone
-``+``, the qualities, each line ended by ``\\n``. :func:`blocks` reads such a file in
-8 MiB pieces (:class:`Pieces`) and :func:`_parse` turns each piece's records into base codes, lengths,
-names and qualities without a Python object a read (the GIL released).
+``+``, the qualities, each line ended by ``\\n``. :class:`Pieces` reads such a file in
+8 MiB pieces and :func:`_parse` turns each piece's records into base codes, lengths,
+names and qualities without a Python object a read (the GIL released). The first batch's
+records (the head) are dnaio's, so that the first batch waits for no Numba start.
 
 Exactly dnaio's reading, or dnaio itself: the pass stops at the first record that is not
 plain (a ``\\r``, a control or non-ASCII byte, an empty name, text after the ``+``,
@@ -157,7 +158,7 @@ class _Chained(io.RawIOBase):
 
 
 def plain_fastq(reader) -> bool:
-    """Whether the dnaio ``reader`` (just opened) reads FASTQ: :func:`blocks` may read
+    """Whether the dnaio ``reader`` (just opened) reads FASTQ: :class:`Pieces` may read
     its file instead (knob ``fast_fastq``)."""
     import dnaio
     return isinstance(reader, dnaio.FastqReader)
@@ -184,8 +185,9 @@ def position(raw):
 class Pieces:
     """Blocks of plain FASTQ records of the binary file ``raw``, in order (iterate); where
     a record is not plain, the last item is ``("rest", a binary file of the rest)``: the
-    caller reads that with dnaio (and the first, with ``head``, ``("head", bytes)``). ``table``/``bad``: s2g.reads' byte -> base
-    code table and its not-a-base code; ``piece``: bytes read at once (0: :data:`PIECE`).
+    caller reads that with dnaio (and the first, with ``head``, is ``("head", bytes)``).
+    ``table``/``bad``: s2g.reads' byte -> base code table and its not-a-base code;
+    ``piece``: bytes read at once (0: :data:`PIECE`).
     Each block's ``span``: where its records lie in the decompressed bytes
     (:meth:`position` turns an offset there into bytes of the file, for progress)."""
 
