@@ -224,10 +224,12 @@ KNOBS = (
          "no gain on an H100, 2026-12-06)"),
     Knob("gpu_reuse_events", False, bool, "run",
          "the CUDA events that time the window, traceback and chaining kernels made once a "
-         "thread (py-spy: creating them took 0.36 s of a 1M-read run's threads)"),
+         "thread (py-spy: creating them took 0.36 s of a 1M-read run's threads; no gain on "
+         "an H100, 2026-12-06)"),
     Knob("gpu_sync_first", False, bool, "run",
          "wait for a thread's stream before a copy back that waits for its kernel (the "
-         "traceback chunk's, the chaining's), not inside the copy"),
+         "traceback chunk's, the chaining's), not inside the copy (no gain on an H100, "
+         "2026-12-06)"),
     Knob("gpu_tb_interleave", True, bool, "run",
          "column scratch interleaved across the reads of a chunk"),
     Knob("gpu_long", True, bool, "run", "use the long-window kernel (else: CPU)"),
