@@ -25,6 +25,8 @@ from __future__ import annotations
 import io
 import os
 import stat
+from bisect import bisect_left
+from operator import itemgetter
 
 import numba
 import numpy as np
@@ -48,7 +50,7 @@ def _parse(buf, n, at_eof, table, bad, codes, lens, names, quals):
     """The plain FASTQ records at the start of ``buf[:n]`` (``at_eof``: the file ends at
     ``n``): their bases' codes (``table``; ``bad``: not a base) into ``codes``, lengths
     into ``lens``, names (the header's first word) into ``names`` each ended by ``\\n``,
-    qualities into ``quals``. Returns (records, bytes of ``buf`` they take, bytes of
+    qualities into ``quals`` (where it has room: an empty one keeps none). Returns (records, bytes of ``buf`` they take, bytes of
     ``names``, plain): ``plain`` False where a record that is whole but not plain stops
     the pass (it starts at the bytes returned); True where the records ran to a record
     cut by the piece's end (or to ``n``)."""
@@ -56,6 +58,7 @@ def _parse(buf, n, at_eof, table, bad, codes, lens, names, quals):
     r = 0
     c = 0
     m = 0
+    keep_q = len(quals) > 0
     while i < n:
         if buf[i] != _AT:
             return r, i, m, False
@@ -99,7 +102,8 @@ def _parse(buf, n, at_eof, table, bad, codes, lens, names, quals):
             if x == bad or q < 33 or q > 126:
                 return r, i, m, False
             codes[c + t] = x
-            quals[c + t] = q
+            if keep_q:
+                quals[c + t] = q
         c += k - s0
         lens[r] = k - s0
         for t in range(i + 1, name_end):
@@ -172,7 +176,7 @@ def open_raw(path):
 
 def position(raw):
     """Bytes of ``raw``'s file read so far (of a compressed one, the compressed bytes), or
-    None where it is not a regular file (:func:`s2g.reads.input_position`'s)."""
+    None where it is not a regular file or ``raw`` has no file (a pipe, None)."""
     try:
         fd = raw.fileno()
         if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -280,14 +284,8 @@ class Pieces:
         if position(self.raw) is None:
             return None
         marks = self.marks
-        lo, hi = 0, len(marks) - 1
-        while lo < hi:                          # the first mark at or past offset
-            mid = (lo + hi) // 2
-            if marks[mid][0] < offset:
-                lo = mid + 1
-            else:
-                hi = mid
-        d1, p1 = marks[lo]
+        lo = min(bisect_left(marks, offset, key=itemgetter(0)), len(marks) - 1)
+        d1, p1 = marks[lo]                      # (the first mark at or past offset)
         if lo == 0 or d1 <= offset:
             return p1
         d0, p0 = marks[lo - 1]
@@ -322,7 +320,7 @@ class Pieces:
                 return
             cap = have // 4 + 1                 # a record is at least 4 bytes
             codes = np.empty(have, np.uint8)
-            quals = np.empty(have, np.uint8)
+            quals = np.empty(have if self.want_quals else 0, np.uint8)
             lens = np.empty(cap, np.int64)
             names = np.empty(have, np.uint8)
             r, used, m, plain = _parse(buf, have, eof and self.error is None, self.table,

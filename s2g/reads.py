@@ -29,7 +29,7 @@ import numpy as np
 
 from .config import settings
 from .errors import ReadError
-from .fastq_blocks import Block, Pieces, assemble, open_raw, plain_fastq
+from .fastq_blocks import Block, Pieces, assemble, open_raw, plain_fastq, position
 from .graph import _STREAM_ERRORS, IUPAC  # (what a damaged compressed input raises)
 from .graph_core import BASE_CODE
 
@@ -543,13 +543,7 @@ def input_position(reader):
     compressed bytes; a little ahead of the records parsed: its buffers), or None where
     the file is not a regular one (a pipe) or the reader does not tell. Set on each batch
     :func:`iter_read_batches` yields as ``input_pos``."""
-    try:
-        fd = reader._file.fileno()      # a compressed file's fileno() is the raw file's
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.lseek(fd, 0, os.SEEK_CUR)
-    except (AttributeError, OSError, ValueError):
-        return None
+    return position(getattr(reader, "_file", None))    # (a compressed one's: the raw's)
 
 
 def read_reads(path: str) -> ReadBatch:
