@@ -22,7 +22,7 @@ if [ -n "${GPU_TESTS:-}" ]; then   # test files; GPU_K: a -k expression
   timeout "${GPU_TESTS_TIMEOUT:-300}" python3 -m pytest -m gpu -q -p no:cacheprovider \
     $GPU_TESTS ${GPU_K:+-k "$GPU_K"} 2>&1 | tail -5 | tee "$out/gpu_tests.txt"
 fi
-timeout 120 python3 -m bench.thread_probe 300 2>&1 | tee "$out/probe.txt"
+[ -z "${NO_PROBE:-}" ] && timeout 120 python3 -m bench.thread_probe 300 2>&1 | tee "$out/probe.txt"
 D="X=1"
 P="S2G_CONFIG=gpu_pack_uploads=1"
 W="OMP_WAIT_POLICY=PASSIVE"

@@ -218,6 +218,14 @@ KNOBS = (
     Knob("gpu_window_long_cells", 1 << 40, int, "run",
          "largest seeded window (cells) for the long-window kernel (and one launch's memory)"),
     Knob("gpu_tb_chunk_bytes", 1 << 30, int, "run", "device bytes for one chunk of reads"),
+    Knob("gpu_tb_warp", False, bool, "run",
+         "trace the fast kernel's chosen seeded windows (reads up to 192 bases) by running "
+         "them again in its traceback form, 8 lanes a window, and walking the stored codes "
+         "(s2g/trace/gpu_warp.py); off: the one-thread traceback kernel and its host column "
+         "programs"),
+    Knob("gpu_tbw_chunk_bytes", 1 << 30, int, "run",
+         "device bytes for one launch of gpu_tb_warp's windows (direction codes, choices, "
+         "walks)"),
     Knob("gpu_pack_uploads", False, bool, "run",
          "GPU traceback chunks and fast window launches: the small inputs in one upload and "
          "the outputs in one download (fewer driver calls, each of which gives up the GIL; "

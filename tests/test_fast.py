@@ -97,6 +97,25 @@ def test_ptx_window_form_cell_loop_is_32bit(G, K, mode):
     assert "shfl.sync.bfly" in ptx       # the warp's longest range, by shuffles
 
 
+@pytest.mark.parametrize("K,mode", [(13, Mode.LOCAL)])
+def test_ptx_window_traceback_form_is_32bit(K, mode):
+    """The window form's traceback form (s2g/variants/fast/render_tb.py, knob gpu_tb_warp):
+    the cell loop with its direction codes still 32-bit (int32 shift counts: a Python
+    literal made every code's shift and mask 64-bit), no local memory, and the codes
+    stored as whole 32-bit words (ceil(K / 8) a lane and step, uint64 offsets)."""
+    from s2g.variants import fast
+    ptx = _ptx(fast.kernel_source(8, K, int(mode), win=True, tb=True),
+               fast.kernel_signature(True))
+    wide, maxes, n = cell_loop_stats(ptx, K)
+    assert maxes >= 3 * K, f"cell loop not found/unrolled: {maxes} max.s32"
+    blk = max(_blocks(ptx), key=lambda b: sum(op == "max.s32" for op in b))
+    assert blk.count("st.global.u32") == (K + 7) // 8, "code words stored with the cells"
+    # the store's address: doff + s * NW * G + t + w * G (a few 64-bit adds a step, not a cell)
+    assert wide <= 6, f"{wide} 64-bit arithmetic ops in the cell loop ({n} instructions)"
+    assert "ld.local" not in ptx and "st.local" not in ptx
+    assert n / K < 36, f"{n / K:.1f} PTX instructions per cell"
+
+
 def _slot_store_offsets(ptx, K):
     """Word offsets, relative to the first, of the first run of 2K+1 int32 stores whose
     addresses are one base register plus an immediate (the node_bound slot write)."""

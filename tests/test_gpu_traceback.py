@@ -52,6 +52,60 @@ def _sim_check(*args, **knobs):
     return p
 
 
+def test_warp_walk_ptx_compiles_without_local_memory(monkeypatch):
+    """The traceback form's walk (s2g/trace/warp_walk.py) compiles for sm_90 with its
+    signature, no per-thread arrays."""
+    from s2g.trace import warp_walk
+    _sm90(monkeypatch)
+    try:
+        ptx = warp_walk.compile_ptx((9, 0))
+    except Exception as exc:  # no NVVM: the toolchain is a test dependency (pyproject)
+        pytest.skip(f"compile_ptx unavailable: {type(exc).__name__}: {exc}")
+    assert ".entry" in ptx and ".local" not in ptx
+
+
+def test_traceback_form_under_the_cuda_simulator_matches_cpu():
+    """The fast kernel's traceback form and its walk (knob gpu_tb_warp,
+    tests/tbw_cudasim_check.py): the CPU traceback's paths and CIGARs, ties included."""
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO))
+    p = subprocess.run([sys.executable, str(REPO / "tests" / "tbw_cudasim_check.py"), "2"],
+                       env=env, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0 and p.stdout.startswith("OK 2"), p.stdout[-2000:] + p.stderr[-4000:]
+
+
+def test_traceback_form_premises():
+    """What the walk relies on: a window graph's predecessor lists ascend (the kept
+    predecessor, v - 1, is the last, so a choice byte k names pred_idx's k-th entry), and
+    only local and semiglobal reads of 1 to 192 rows take the path (gpu_warp.fits)."""
+    import tempfile
+
+    from s2g.graph import load_graph
+    from s2g.index import build_index
+    from s2g.reads import ReadBatch
+    from s2g.seeded import SeededAligner
+    from s2g.simulate import sample_reads, snp_graph
+    from s2g.trace import gpu_warp
+    with tempfile.TemporaryDirectory() as tmp:
+        sg, ref = snp_graph(400, 4, 3, 5)
+        path = os.path.join(tmp, "g.gfa")
+        sg.write_gfa(path, ref)
+        g = load_graph(path, strands="both")
+    ix = build_index(g, k=11, s=5)
+    reads = ReadBatch.from_sequences([f"r{k}" for k in range(6)],
+                                     [s for _, s, _ in sample_reads(sg, 6, 40, 0.05, 0.5, 3)])
+    wg = SeededAligner(g, ix, Scoring(), Mode.LOCAL, min_chain=11).candidates(reads).wg
+    ptr, idx = np.asarray(wg.graph.pred_ptr), np.asarray(wg.graph.pred_idx)
+    merges = 0
+    for v in range(len(ptr) - 1):
+        lst = idx[ptr[v]:ptr[v + 1]]
+        assert (np.diff(lst) > 0).all() and (lst < v).all(), (v, lst)
+        merges += len(lst) > 1
+    assert merges > 0
+    assert list(gpu_warp.fits([0, 1, 150, 192, 193], Mode.LOCAL)) == [False, True, True, True,
+                                                                      False]
+    assert not gpu_warp.fits([150], Mode.GLOBAL).any()
+
+
 #: the long-kernel checks: 8-row strips, blocks of 1-2 threads (several rounds a window)
 LONG_SIM = dict(long_strip=8, long_max_t=2)
 

@@ -543,7 +543,7 @@ class SeededAligner:
             sflat = FlatTracebacks(len(sec))
             sidx = np.arange(len(sec), dtype=np.int64)
             if wr is not None:
-                sidx = _gpu_traces(wr, wg.graph, sub, self.scoring, self.mode, sres,
+                sidx = _gpu_traces(wr, wg, sub, self.scoring, self.mode, sres,
                                    sec.task, sidx, sflat, max_cells)
             traceback_batch(wg.graph, sub, self.scoring, self.mode, sres, max_cells=max_cells,
                             threads=threads, col_lo=sec.col_lo, flat=sflat, idx=sidx)
@@ -555,7 +555,7 @@ class SeededAligner:
         flat = FlatTracebacks(len(res))
         idx = win.astype(np.int64)
         if wr is not None:
-            idx = _gpu_traces(wr, wg.graph, reads, self.scoring, self.mode, tres,
+            idx = _gpu_traces(wr, wg, reads, self.scoring, self.mode, tres,
                               res.best_task[win], idx, flat, max_cells)
             res.window_run = None                  # the walks are no longer needed
         full = aligned[bt == -1]                   # full-graph DP (unseeded="full"; -2:
@@ -655,19 +655,27 @@ def weak_chains_dropped(ch, nch, pct):
     return np.minimum(nch, ok.sum(axis=1)).astype(nch.dtype)
 
 
-def _gpu_traces(wr, wgraph, reads, scoring, mode, tres, tasks, rows, flat, max_cells):
+def _gpu_traces(wr, wg, reads, scoring, mode, tres, tasks, rows, flat, max_cells):
     """Tracebacks on the GPU of rows ``rows`` of ``tres`` (window-graph end cells), whose
-    windows are ``tasks`` of the :class:`~s2g.trace.gpu.WindowRun` ``wr``: the walks the
-    find-mode kernel made (``wr.walked``), and for windows the ``fast`` kernel scored, the
-    traceback kernel run from the end cell on the window graph (:func:`s2g.trace.gpu.run`);
-    returns the rows left to the CPU (windows the GPU did not run, or too large for it)."""
+    windows are ``tasks`` of the :class:`~s2g.trace.gpu.WindowRun` ``wr`` on the
+    :class:`~s2g.window.WindowGraph` ``wg``: the walks the find-mode kernel made
+    (``wr.walked``), and for windows the ``fast`` kernel scored, the traceback kernel run
+    from the end cell on the window graph (:func:`s2g.trace.gpu.run`; with the
+    ``gpu_tb_warp`` knob, short reads' windows in the ``fast`` kernel's traceback form,
+    :func:`s2g.trace.gpu_warp.run`); returns the rows left to the CPU (windows the GPU
+    did not run, or too large for it)."""
     from ..trace import gpu
+    wgraph = wg.graph
     walked = wr.walked[tasks]
     if walked.any():
         wr.add_tracebacks(wgraph, tasks[walked], rows[walked], flat,
                           np.asarray(tres.end_i, np.int64))
     by_end = wr.on_gpu[tasks] & ~walked
     left = rows[~walked & ~by_end]
+    if by_end.any() and settings().gpu_tb_warp:
+        from ..trace import gpu_warp
+        rest = gpu_warp.run(wg, reads, scoring, mode, tres, tasks[by_end], rows[by_end], flat)
+        by_end &= np.isin(rows, rest)
     if by_end.any():
         more = gpu.run(wgraph, reads, scoring, mode, tres, rows[by_end], flat,
                        max_cells=min(gpu.max_cells(), max_cells), long_cells=2 * max_cells,

@@ -39,7 +39,7 @@ NO_CACHE = compile_time("no_cache")
 
 def kernel_source(G: int, K: int, mode: int, sim: bool = False, cache: bool = True,
                   prmt_sub: bool = True, pair: bool = False, note: str = "", pipe: int = 0,
-                  win: bool = False):
+                  win: bool = False, tb: bool = False):
     """The Python function of the kernel for ``G`` lanes x ``K`` rows in ``mode``.
 
     ``sim``: build the CUDA-simulator form (shared-memory exchange + syncthreads in
@@ -54,7 +54,7 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False, cache: bool = Tr
     """
     assert WARP % G == 0 and K >= 1
     text = module_text(G, K, int(mode), bool(sim), bool(prmt_sub), bool(pair), int(pipe),
-                       bool(win))
+                       bool(win), bool(tb))
     if note:          # compile options: part of the file's hash, so of the cache's key
         text = f"# {note}\n" + text
     fn = load_source(text, "s2g_fast_", "fast_kernel",
@@ -62,14 +62,16 @@ def kernel_source(G: int, K: int, mode: int, sim: bool = False, cache: bool = Tr
     return fn
 
 
-def kernel_signature():
-    """Explicit argument types of :func:`kernel_source`'s kernel (for compile_ptx)."""
+def kernel_signature(tb: bool = False):
+    """Explicit argument types of :func:`kernel_source`'s kernel (for compile_ptx); ``tb``:
+    the traceback form's, with its stores (:data:`.render_tb.PARAMS`)."""
     from numba import types as T
     i32a = T.int32[::1]
     return (i32a, i32a, i32a, i32a, i32a, i32a, T.uint8[::1], T.int64[::1], T.int32[::1], i32a,
             i32a, T.int64, T.int64, T.int64, T.int64, T.int32, T.int32, T.int32, T.int32,
             T.int32, T.int32,
-            T.int32, i32a, i32a, i32a, i32a, i32a, i32a, i32a)
+            T.int32, i32a, i32a, i32a, i32a, i32a, i32a, i32a) + (
+            (i32a, T.uint8[::1], T.uint8[::1], i32a, T.uint64[::1], T.uint64[::1]) if tb else ())
 
 
 _KERNELS: dict = {}
@@ -88,18 +90,19 @@ def sim() -> bool:
     return bool(config.ENABLE_CUDASIM)
 
 
-def get_kernel(G, K, mode, prmt_sub=True, pair=False, pipe=0, win=False):
+def get_kernel(G, K, mode, prmt_sub=True, pair=False, pipe=0, win=False, tb=False):
     """The compiled kernel; ``pipe``: groups a stage of the pipelined kernel (0: off);
-    ``win``: the seeded-window form (:mod:`.windows`)."""
+    ``win``: the seeded-window form (:mod:`.windows`); ``tb``: its traceback form
+    (:mod:`.render_tb`)."""
     key = (G, K, int(mode), shared_exchange(), MAX_REGISTERS, sim(), bool(prmt_sub),
-           bool(pair), int(pipe), bool(win))
+           bool(pair), int(pipe), bool(win), bool(tb))
     with _KERNELS_LOCK:           # the stages' threads ask for kernels (s2g._numba.loaded)
         if key not in _KERNELS:
             _KERNELS[key] = _compile(key)
         return _KERNELS[key]
 
 
-def compiled_source(G, K, mode, prmt_sub=True, pair=False, pipe=0, win=False):
+def compiled_source(G, K, mode, prmt_sub=True, pair=False, pipe=0, win=False, tb=False):
     """(the Python function, ``cuda.jit`` options) :func:`get_kernel` compiles for these
     arguments under this process's knobs (``fast_exchange``, ``fast_maxreg``): also the
     source whose disk cache :func:`s2g.warmup.cold` looks at."""
@@ -109,17 +112,17 @@ def compiled_source(G, K, mode, prmt_sub=True, pair=False, pipe=0, win=False):
     # the source's text (a cached cubin of another cap was loaded silently before)
     fn = kernel_source(G, K, int(mode), sim=exchange, prmt_sub=bool(prmt_sub),
                        pair=bool(pair), note=f"max_registers={MAX_REGISTERS}" if opts else "",
-                       pipe=int(pipe), win=bool(win))
+                       pipe=int(pipe), win=bool(win), tb=bool(tb))
     return fn, opts
 
 
 def _compile(key):
     """The dispatcher of :func:`get_kernel`'s ``key``."""
     from numba import cuda
-    G, K, mode, _, _, _, prmt_sub, pair, pipe, win = key     # (exchange: this process's)
-    fn, opts = compiled_source(G, K, mode, prmt_sub, pair, pipe, win)
+    G, K, mode, _, _, _, prmt_sub, pair, pipe, win, tb = key     # (exchange: this process's)
+    fn, opts = compiled_source(G, K, mode, prmt_sub, pair, pipe, win, tb)
     if sim():
         return cuda.jit(fn)
     if fn.__s2g_cached__ and not NO_CACHE:
         opts["cache"] = True
-    return loaded(cuda.jit(kernel_signature(), **opts)(fn))
+    return loaded(cuda.jit(kernel_signature(tb), **opts)(fn))

@@ -61,6 +61,7 @@ from types import SimpleNamespace
 from ...dp import LOCAL, SEMIGLOBAL
 from ...scoring import NEG_INF
 from ..codegen import emit_rows
+from . import render_tb
 from .constants import (CI_BASE, CI_KEEP, CI_MERGE, CI_SINK, CI_SLOT_SHIFT, CI_VIRT, NEG_INF16,
                         PIPE_MAX_GROUPS, PUBLISH_EVERY, READ_PAD, SLOT_BITS, SLOT_MASK, ST_OK,
                         WARP, pack16)
@@ -413,11 +414,12 @@ def _head(p) -> str:
     column range and best)."""
     nbuf, pipe_decl, consts, pair, IS_LOCAL = p.nbuf, p.pipe_decl, p.consts, p.pair, p.IS_LOCAL
     unit_loop, fetch, unit_start, best_init = p.unit_loop, p.fetch, p.unit_start, p.best_init
+    tb_params = p.tb_params
     ind = _ind
     return f'''
 def fast_kernel(colinfo, colsub, mword, mptr, mslot, row0, codes, roff, rlen, order, rlo,
                 n_reads, n_rng, n_slots, n_sh, a, b, o, e, kNEGE, kNOE, kMISW, store, bndH, bndF, out_s, out_i,
-                out_j, status):
+                out_j, status{tb_params}):
     N = colinfo.shape[0]
     N32 = uint32(N)
     tid = cuda.threadIdx.x
@@ -511,6 +513,24 @@ def _columns(p) -> str:
                                                        p.publish_step, p.track_init)
     wait, xchg_step, ncl = p.wait, p.xchg_step, p.ncl
     X, ind = _fmt, _ind
+    tb = p.tb
+    if tb is None:
+        fold = f'''                            if sl < n_sh32:
+                                sp = uint64(shb + sl * SWW)
+                                dgo = {MX("dgo", "shm[sp]")}
+{R("H{r} = " + MX("H{r}", "shm[sp + W{r1}]"), 32)}
+{R("E{r} = " + MX("E{r}", "shm[sp + W{rk}]"), 32)}
+                            else:
+                                sp = uint64(sbase + (sl - n_sh) * SW)
+                                dgo = {MX("dgo", "store[sp]")}
+{R("H{r} = " + MX("H{r}", "store[sp + U{r1}]"), 32)}
+{R("E{r} = " + MX("E{r}", "store[sp + U{rk}]"), 32)}
+'''.rstrip("\n")
+        cells = R(cell, 20)
+        tb_col = tb_merge = tb_merge_end = tb_stores = ""
+    else:
+        fold, cells = tb.fold, tb.cells
+        tb_col, tb_merge, tb_merge_end, tb_stores = tb.col, tb.merge, tb.merge_end, tb.stores
     return f'''\
             # int32 column counters and unsigned indices: numba's int64 loop index and
             # its negative-index wraparound cost ~20 instructions per column otherwise
@@ -539,7 +559,7 @@ def _columns(p) -> str:
                 bf = NIV
                 if uint32(j) < NC32:
                     {col_sub}
-                    if info & CI_MERGE:
+{tb_col}                    if info & CI_MERGE:
                         # keep: the previous column stays (x 1 + 0); else reset (x 0 + NIV).
                         # Multiply-adds run on the FMA pipe: selects would take 2K + 1
                         # instructions of the ALU pipe, the kernel's bottleneck (ncu)
@@ -547,7 +567,7 @@ def _columns(p) -> str:
                         ka = int32(NIV & (km - 1))
                         dgo = {KA("dgo")}
 {R("H{r} = " + KA("H{r}") + chr(10) + "E{r} = " + KA("E{r}"), 24)}
-                        pw = mw                       # up to 3 slots + 1, packed ...
+{tb_merge}                        pw = mw                       # up to 3 slots + 1, packed ...
                         k = Z
                         kend = Z
                         if mw < 0:                    # ... or the CSR
@@ -561,21 +581,12 @@ def _columns(p) -> str:
                             else:
                                 sl = mslot[uint64(k)]
                                 k = int32(k + 1)
-                            if sl < n_sh32:
-                                sp = uint64(shb + sl * SWW)
-                                dgo = {MX("dgo", "shm[sp]")}
-{R("H{r} = " + MX("H{r}", "shm[sp + W{r1}]"), 32)}
-{R("E{r} = " + MX("E{r}", "shm[sp + W{rk}]"), 32)}
-                            else:
-                                sp = uint64(sbase + (sl - n_sh) * SW)
-                                dgo = {MX("dgo", "store[sp]")}
-{R("H{r} = " + MX("H{r}", "store[sp + U{r1}]"), 32)}
-{R("E{r} = " + MX("E{r}", "store[sp + U{rk}]"), 32)}
-                    f = fu                            # F of the first row (carried down)
+{fold}
+{tb_merge_end}                    f = fu                            # F of the first row (carried down)
                     dd = dgo
                     {track_init}
-{R(cell, 20)}
-                    sl = int32(info >> CI_SLOT_SHIFT)
+{cells}
+{tb_stores}                    sl = int32(info >> CI_SLOT_SHIFT)
                     if sl != 0:
                         sl = int32(sl - 1)
                         if sl < n_sh32:
@@ -619,7 +630,7 @@ def _tail(p) -> str:
 
 
 def render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = False,
-           pipe: int = 0, win: bool = False) -> str:
+           pipe: int = 0, win: bool = False, tb: bool = False) -> str:
     """Source text of the kernel (see the module docstring).
 
     ``pair``: two reads per group, their scores packed in the halves of 32-bit words
@@ -638,6 +649,9 @@ def render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = Fa
     every unit its own read and column range, so the groups of a warp run on different
     columns; their column loop runs to the warp's longest range (``NCW32``: the step's
     shuffle needs every lane), each group computing only its own columns.
+
+    ``tb``: the window form that also stores each cell's direction code and each merge
+    row's predecessor choices, for the walk back (:mod:`.render_tb`).
     """
     ST = G * pipe                         # threads a stage
     IS_LOCAL = mode == LOCAL
@@ -652,6 +666,7 @@ def render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = Fa
     cell, qload, col_sub = _cell(mode, pair, prmt_sub, MX, AD, track)
     consts, fetch, best_init, pass_init, combine, row0_load = _unit(pair, win)
     assert not win or not pipe
+    assert not tb or (win and not pair)
     pl = _pipeline(pipe, sim, ST, halves, xchg_wp)
     if win:           # the warp's longest column range bounds every group's column loop
         pl["unit_start"] += ("\n        ncw = NC\n        for sh in (16, 8, 4, 2, 1):\n"
@@ -665,12 +680,24 @@ def render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = Fa
         reduce_out=_reduce(pair, pipe, halves, xchg_red),
         lane0_row0=(f"nhu = {row0_load}" if row0_load else "nhu = row0[cb64]"),
         lane0_row0_n=(f"nhu = {row0_load}" if row0_load else "nhu = row0[cb64 + uint64(jn)]"),
-        ncl="NCW32" if win else "NC32", **pl)
+        ncl="NCW32" if win else "NC32", tb=_tb_parts(K, mode, prmt_sub, track) if tb else None,
+        tb_params=render_tb.PARAMS if tb else "", **pl)
+    if tb:
+        p.fetch += render_tb.fetch()
     return _head(p) + _strip(p) + _columns(p) + _tail(p)
 
 
+def _tb_parts(K, mode, prmt_sub, track):
+    """The traceback form's pieces (:mod:`.render_tb`)."""
+    subst = "prmt(Q{r}, MISW, gsel)" if prmt_sub else "(sa if Q{r} == gb else sb)"
+    return SimpleNamespace(col=render_tb.col_start(K), merge=render_tb.merge_start(K),
+                           fold=render_tb.fold(K), merge_end=render_tb.merge_end(),
+                           cells=render_tb.cells(K, mode, subst, track),
+                           stores=render_tb.stores(K))
+
+
 def module_text(G: int, K: int, mode: int, sim: bool, prmt_sub: bool = True,
-                pair: bool = False, pipe: int = 0, win: bool = False) -> str:
+                pair: bool = False, pipe: int = 0, win: bool = False, tb: bool = False) -> str:
     """A self-contained module: the kernel's constants, then the kernel."""
     SW = 2 * K + 1                       # words per lane per slot: hu, K x HO, K x E
     ints = {"WARP": WARP, "FULL": 0xFFFFFFFF, "G": G, "K": K, "GK": G * K, "SW": SW,
@@ -683,7 +710,8 @@ def module_text(G: int, K: int, mode: int, sim: bool, prmt_sub: bool = True,
             "GPW": int(pipe) if pipe else WARP // G}   # groups a warp (a stage: a warp)
     from .. import _ptx
     head = [f"# generated by s2g.variants.fast (G={G}, K={K}, mode={mode}, sim={sim}, "
-            f"prmt={prmt_sub}, pair={pair}, pipe={pipe}{', win=True' if win else ''}, "
+            f"prmt={prmt_sub}, pair={pair}, pipe={pipe}{', win=True' if win else ''}"
+            f"{', tb=True' if tb else ''}, "
             f"_ptx v{_ptx.VERSION}); do not edit",
             "import numpy as np", "from numba import cuda, int32, uint32, uint64",
             "from s2g.variants._ptx import " + (
@@ -698,5 +726,7 @@ def module_text(G: int, K: int, mode: int, sim: bool, prmt_sub: bool = True,
     # unsigned offsets: a signed index costs a negative-index wraparound (setp + selp +
     # 64-bit adds) per access in numba; uint64 base + uint64 constant costs none
     head += [f"U{w} = np.uint64({w})\nW{w} = np.uint64({w * WARP})" for w in range(SW + 1)]
+    if tb:
+        head += render_tb.constants(G, K)
     return "\n".join(head) + "\n" + render(G, K, int(mode), bool(sim), bool(prmt_sub),
-                                           bool(pair), int(pipe), bool(win))
+                                           bool(pair), int(pipe), bool(win), bool(tb))

@@ -127,11 +127,13 @@ def parent_bases(base):
         return hit[1]
 
 
-def device_tables(dp, wgraph, piece_at, prmt_sub, tag="fastw"):
+def device_tables(dp, wgraph, piece_at, prmt_sub, tag="fastw", csr=False):
     """:func:`s2g.variants.fast.windows.window_tables` of ``wgraph`` as device arrays in
     the :class:`~s2g.variants._devpool.DevicePool` ``dp`` (buffers ``tag``.*): (colinfo,
     colsub, mword, mptr, mslot, slots a lane needs). The per-node parts (liveness slots,
-    merge-list offsets) are the host builder's (:func:`.tables.window_node_parts`)."""
+    merge-list offsets) are the host builder's (:func:`.tables.window_node_parts`).
+    ``csr``: also the window graph's node starts, predecessor pointers and list on the
+    device (a 7th element: the traceback form's walk, :mod:`s2g.trace.gpu_warp`)."""
     ns, ptr, idx, slot, nsl, off = window_node_parts(wgraph, piece_at)
     off = off.astype(np.int32)
     src = getattr(wgraph, "parent_cols", None)   # its bases gathered from the parent's
@@ -143,19 +145,19 @@ def device_tables(dp, wgraph, piece_at, prmt_sub, tag="fastw"):
     d_mp = dp.empty(f"{tag}.mptr", N + 1, np.int32)
     d_ms = dp.put(f"{tag}.mslot", np.zeros(1, np.int32)) if int(off[n]) == 0 else \
         dp.empty(f"{tag}.mslot", int(off[n]), np.int32)
+    d_csr = (dp.put(f"{tag}.t_ns", ns), dp.put(f"{tag}.t_ptr", ptr),
+             dp.put(f"{tag}.t_idx", idx if len(idx) else np.zeros(1, np.int32)))
     if n == 0 or N == 0:
         if n:
             d_mp[N:N + 1].copy_to_device(off[n:n + 1])
-        return d_ci, d_sub, d_mw, d_mp, d_ms, nsl + 1
-    args = [dp.put(f"{tag}.t_ns", ns), dp.put(f"{tag}.t_ptr", ptr),
-            dp.put(f"{tag}.t_idx", idx if len(idx) else np.zeros(1, np.int32)),
-            *_bases(dp, tag, wgraph, ns, src),
+        return (d_ci, d_sub, d_mw, d_mp, d_ms, nsl + 1) + ((d_csr,) if csr else ())
+    args = [*d_csr, *_bases(dp, tag, wgraph, ns, src),
             dp.put(f"{tag}.t_sink", np.asarray(wgraph.is_sink, np.uint8)),
             dp.put(f"{tag}.t_slot", np.asarray(slot, np.int32)), dp.put(f"{tag}.t_off", off),
             np.int32(nsl), np.int32(bool(prmt_sub)), d_ci, d_sub, d_mw, d_mp, d_ms]
     blocks = min(-(-N // BLOCK), 65536)
     kernel()[blocks, BLOCK](*args)
-    return d_ci, d_sub, d_mw, d_mp, d_ms, nsl + 1
+    return (d_ci, d_sub, d_mw, d_mp, d_ms, nsl + 1) + ((d_csr,) if csr else ())
 
 
 def _bases(dp, tag, wgraph, ns, src):
