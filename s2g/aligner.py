@@ -82,6 +82,7 @@ def gpu_profiles() -> dict:
     for key, mod, name in (("fast", "s2g.variants.fast", "PROFILE"),
                            ("fast_windows", "s2g.variants.fast.windows", "PROFILE"),
                            ("gpu_traceback", "s2g.trace.gpu_chunk", "PROFILE"),
+                           ("gpu_tb_warp", "s2g.trace.gpu_warp", "PROFILE"),
                            ("devpool", "s2g.variants._devpool", "PEAK")):
         m = sys.modules.get(mod)
         if m is not None and hasattr(m, name):

@@ -108,6 +108,9 @@ def _timings(args, aligner, st, dt, spent):
         if aligner.seeded.device == "gpu":
             parts.update({f"GPU {k}": v for k, v in (gt or {}).items()
                           if v and not k.startswith("long")})
+            tw = st.profiles.get("gpu_tb_warp") or {}
+            parts.update({f"GPU tb form {k}": v for k, v in tw.items()
+                          if v and k in ("kernel", "walk", "host", "wall")})
         print("s2g: seeded align stage, seconds: " + ", ".join(
             f"{k} {v:.2f}" for k, v in parts.items())
             + f"; first batch {st.first_batch_s or 0:.2f}",
@@ -138,6 +141,13 @@ def _timings(args, aligner, st, dt, spent):
     fw = st.profiles.get("fast_windows")
     if fw is not None and fw["launches"]:
         print(fast_windows_line(fw), file=sys.stderr)
+    tw = st.profiles.get("gpu_tb_warp")
+    if tw is not None and tw["launches"]:
+        print(f"s2g: traceback form (gpu_tb_warp): {tw['windows']:,} windows in "
+              f"{tw['launches']} launches, {tw['cells']:,} cells, kernel {tw['kernel']:.2f} s "
+              f"({tw['cells'] / max(tw['kernel'], 1e-9) / 1e9:.1f} GCUPS), walk "
+              f"{tw['walk']:.2f} s, host {tw['host']:.2f} s, wall {tw['wall']:.2f} s",
+              file=sys.stderr)
     if gt is not None and st.seeded is None and any(
             v for k, v in gt.items() if not k.startswith("long")):
         print("s2g: GPU traceback, seconds: " + ", ".join(
@@ -184,7 +194,9 @@ def gpu_busy(profiles, span):
     around each launch), or None where no kernel was timed (no GPU, or the simulator)."""
     k = (profiles.get("fast", {}).get("kernel", 0.0)
          + profiles.get("fast_windows", {}).get("kernel", 0.0)
-         + profiles.get("gpu_traceback", {}).get("kernel", 0.0))   # long launches too
+         + profiles.get("gpu_traceback", {}).get("kernel", 0.0)    # long launches too
+         + profiles.get("gpu_tb_warp", {}).get("kernel", 0.0)
+         + profiles.get("gpu_tb_warp", {}).get("walk", 0.0))
     a = span.get("align")
     if k <= 0 or not a or a[1] <= a[0]:
         return None
