@@ -119,11 +119,10 @@ def _launch(dp, tab, n_slots, csr, d_codes, scoring, mode, units, reads, tres, o
     entries, walk bound L, read offset: arrays, a window each)."""
     from numba import cuda
 
-    from ..variants.fast.constants import ST_NOT_RUN, WARP
-    from ..variants.fast.geometry import BLOCK, _resident_groups, shared_slots
-    from ..variants.fast.kernel import get_kernel, shared_exchange, sim
+    from ..variants.fast.constants import ST_NOT_RUN
+    from ..variants.fast.kernel import get_kernel, sim
     from ..variants.fast.tables import kernel_constants
-    from ..variants.fast.windows import shape
+    from ..variants.fast.windows import launch_shape, shape
     from . import warp_walk
     t0 = time.perf_counter()
     rws, cb, nc, ei, ej, sc, v_end, mp0, nm, L, roff = units
@@ -151,12 +150,7 @@ def _launch(dp, tab, n_slots, csr, d_codes, scoring, mode, units, reads, tres, o
     out_s, out_i, out_j = (dp.empty(f"tbw.out_{x}", n, np.int32) for x in "sij")
     status = put("tbw.status", np.full(n, ST_NOT_RUN, np.int32))
     kern = get_kernel(G, K, mode, _prmt(scoring), False, 0, True, True)
-    block = WARP if shared_exchange() else BLOCK
-    groups = min(-(-n // (block // G)) * (block // G), _resident_groups(G))
-    groups = max(groups, block // G)
-    blocks = max(1, groups * G // block)
-    n_sh, sh_bytes = shared_slots(kern, G, K, n_slots, block)
-    n_gl = n_slots - n_sh
+    block, blocks, n_sh, sh_bytes, n_gl = launch_shape(kern, G, K, n, n_slots)
     store = dp.empty("tbw.store", blocks * block * n_gl * (2 * K + 1), np.int32)
     bnd = dp.empty("tbw.bnd", 1, np.int32)
     row0 = dp.empty("tbw.row0", 1, np.int32)

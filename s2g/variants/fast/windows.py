@@ -133,6 +133,18 @@ def _tables_fill(piece_at, ns, ptr, idx, base, is_sink, slot, off, vslot, prmt_s
         mp[N] = off[len(ns) - 1]
 
 
+def launch_shape(kern, G, K, n, n_slots):
+    """(threads a block, blocks, slots in shared memory, its bytes, slots in global memory)
+    of a launch of the window form ``kern`` over ``n`` windows: persistent groups (each
+    strides over windows), at most the resident ones (the slot store is per lane)."""
+    block = WARP if shared_exchange() else BLOCK
+    groups = min(-(-n // (block // G)) * (block // G), _resident_groups(G))
+    groups = max(groups, block // G)
+    blocks = max(1, groups * G // block)
+    n_sh, sh_bytes = shared_slots(kern, G, K, n_slots, block)
+    return block, blocks, n_sh, sh_bytes, n_slots - n_sh
+
+
 def run(wgraph, piece_at, codes, offsets, t_read, t_lo, t_hi, scoring, mode):
     """Best cell of every window (``t_read``, ``[t_lo, t_hi)``: the contract of
     :func:`s2g.window.align_windows_ref`) of a window graph whose window ``w`` owns nodes
@@ -192,14 +204,7 @@ def run(wgraph, piece_at, codes, offsets, t_read, t_lo, t_hi, scoring, mode):
         order = sel[np.lexsort((width[sel], lens[sel]))].astype(np.int32)
         G, K = shape(int(lens[sel].max()))
         kern = get_kernel(G, K, int(mode), prmt_sub, False, 0, True)
-        block = WARP if shared_exchange() else BLOCK
-        # persistent groups (each strides over windows), at most the resident ones: the
-        # slot store is per lane
-        groups = min(-(-len(order) // (block // G)) * (block // G), _resident_groups(G))
-        groups = max(groups, block // G)
-        blocks = max(1, groups * G // block)
-        n_sh, sh_bytes = shared_slots(kern, G, K, n_slots, block)
-        n_gl = n_slots - n_sh
+        block, blocks, n_sh, sh_bytes, n_gl = launch_shape(kern, G, K, len(order), n_slots)
         store = dp.empty("fastw.store", blocks * block * n_gl * (2 * K + 1), np.int32)
         bnd = dp.empty("fastw.bnd", 1, np.int32)
         outs = [(n, np.int32)] * 3
