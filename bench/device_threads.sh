@@ -9,6 +9,7 @@
 #    each configuration of $CONFIGS twice, interleaved (default: the default, the packed
 #    uploads, OpenMP's passive wait policy); on MHC also a py-spy run (--idle, 200 Hz;
 #    OUT/MHC_prof.json.gz, line numbers in its frames: where each thread's wall goes).
+# GRAPHS="MHC:mhc100k" runs one graph (default both; graph:reads of .devdata/bac2).
 # GPU_TESTS="test files" (GPU_K="a -k expression"): `pytest -m gpu` on them first
 # (GPU_TESTS_TIMEOUT seconds, 300), with the wheels on PYTHONPATH (OUT/gpu_tests.txt).
 # Writes OUT/probe.txt, OUT/<graph>_summary.md, OUT/MHC_prof.{txt,json.gz}.
@@ -27,7 +28,7 @@ D="X=1"
 P="S2G_CONFIG=gpu_pack_uploads=1"
 W="OMP_WAIT_POLICY=PASSIVE"
 CONFIGS=${CONFIGS:-"$D $P $W"}
-for pair in MHC:mhc100k Mbovis:Mbovis100k; do
+for pair in ${GRAPHS:-MHC:mhc100k Mbovis:Mbovis100k}; do
   g=${pair%%:*} r=${pair##*:}
   zcat ".devdata/bac2/$g.gfa.gz" > "/tmp/g/$g.gfa" || exit 1
   rm -rf "/tmp/th/$g"

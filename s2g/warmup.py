@@ -207,8 +207,13 @@ def window_kernel_tasks(mode, scoring, read_len):
         return []
     G, K = fast_windows.shape(n)
     prmt = bool(fast.prmt_scores(*(int(x) for x in scoring)))
-    return [({"kind": "fast_kernel", "key": [G, K, int(mode), prmt, False, 0, True]},
-             ("align",))]
+    tasks = [({"kind": "fast_kernel", "key": [G, K, int(mode), prmt, False, 0, True]},
+              ("align",))]
+    if settings().gpu_tb_warp and G == fast_windows.SHORT_G:
+        # its traceback form (s2g/trace/gpu_warp.py): 70-110 s to compile on the H200 host
+        tasks.append(({"kind": "fast_kernel",
+                       "key": [G, K, int(mode), prmt, False, 0, True, True]}, ("align",)))
+    return tasks
 
 
 def long_kernel_tasks(mode, scoring, read_len, traceback=True):
@@ -260,9 +265,11 @@ def _long_task(mode, scoring, prune=False):
 
 def fast_args(key):
     """:func:`s2g.variants.fast.get_kernel`'s arguments (G, K, mode, prmt_sub, pair, pipe,
-    win) from a ``fast_kernel`` task's key (its 7th element, the windows' form, optional)."""
+    win, tb) from a ``fast_kernel`` task's key (its 7th element, the windows' form, and 8th,
+    their traceback form, optional)."""
     G, K, mode, prmt, pair, pipe, *win = key
-    return G, K, mode, prmt, pair, pipe, bool(win and win[0])
+    return (G, K, mode, prmt, pair, pipe, bool(win and win[0]),
+            bool(len(win) > 1 and win[1]))
 
 
 def task_name(task) -> str:

@@ -44,8 +44,8 @@ TIES = [(1, 1, 0, 1), (1, 0, 0, 1), (2, 2, 2, 1)]
 def graph(tmp, seed, rng):
     """A small SNP graph, tiny nodes on odd seeds; a second copy every fourth seed."""
     tiny = seed % 2 == 1
-    sg, ref = snp_graph(int(rng.integers(150, 400)), int(rng.integers(20, 60)) if tiny
-                        else int(rng.integers(3, 30)), int(rng.integers(1, 4)), seed)
+    sg, ref = snp_graph(int(rng.integers(150, 400)), int(rng.integers(1, 6)) if tiny
+                        else int(rng.integers(20, 60)), int(rng.integers(1, 4)), seed)
     path = os.path.join(tmp, f"g{seed}.gfa")
     sg.write_gfa(path, ref)
     if seed % 4 == 3:

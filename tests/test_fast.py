@@ -97,7 +97,7 @@ def test_ptx_window_form_cell_loop_is_32bit(G, K, mode):
     assert "shfl.sync.bfly" in ptx       # the warp's longest range, by shuffles
 
 
-@pytest.mark.parametrize("K,mode", [(13, Mode.LOCAL)])
+@pytest.mark.parametrize("K,mode", [(8, Mode.LOCAL)])
 def test_ptx_window_traceback_form_is_32bit(K, mode):
     """The window form's traceback form (s2g/variants/fast/render_tb.py, knob gpu_tb_warp):
     the cell loop with its direction codes still 32-bit (int32 shift counts: a Python

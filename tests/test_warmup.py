@@ -247,8 +247,30 @@ def test_kernel_tasks_get_their_kernels(monkeypatch):
         warmup_worker.run_task({"kind": "long_kernel", "key": key})
     warmup_worker.run_task({"kind": "fast_kernel", "key": [8, 19, 1, False, False, 0, True]})
     warmup_worker.run_task({"kind": "fast_kernel", "key": [4, 38, 0, True, True, 1]})
+    warmup_worker.run_task({"kind": "fast_kernel",
+                            "key": [8, 19, 0, True, False, 0, True, True]})
     assert seen == [(None, True, False, True), (None, False, True, False),
-                    (8, 19, 1, False, False, 0, True), (4, 38, 0, True, True, 1, False)]
+                    (8, 19, 1, False, False, 0, True, False),
+                    (4, 38, 0, True, True, 1, False, False),
+                    (8, 19, 0, True, False, 0, True, True)]     # the traceback form
+
+
+def test_traceback_form_is_warmed_with_its_knob():
+    """With ``gpu_tb_warp`` on, a seeded run of short reads warms the window form's
+    traceback form beside the window form (it compiled for 70-110 s in the first run that
+    used it, H200, session 58); not for reads over one 8-lane strip, nor with the knob off."""
+    from s2g.config import configure, settings
+    from s2g.warmup import window_kernel_tasks
+    old = settings().gpu_tb_warp
+    try:
+        configure(gpu_tb_warp=True)
+        keys = [t["key"] for t, _ in window_kernel_tasks(0, (2, 4, 4, 2), 150)]
+        assert keys[1][-2:] == [True, True] and keys[1][:7] == keys[0]
+        assert len(window_kernel_tasks(0, (2, 4, 4, 2), 300)) == 1
+        configure(gpu_tb_warp=False)
+        assert len(window_kernel_tasks(0, (2, 4, 4, 2), 150)) == 1
+    finally:
+        configure(gpu_tb_warp=old)
 
 
 def test_kernel_probes_are_what_the_run_compiles(monkeypatch):

@@ -76,6 +76,7 @@ def kernel_signature(tb: bool = False):
 
 _KERNELS: dict = {}
 _KERNELS_LOCK = threading.Lock()
+_KEY_LOCKS: dict = {}
 
 
 def shared_exchange() -> bool:
@@ -97,9 +98,20 @@ def get_kernel(G, K, mode, prmt_sub=True, pair=False, pipe=0, win=False, tb=Fals
     key = (G, K, int(mode), shared_exchange(), MAX_REGISTERS, sim(), bool(prmt_sub),
            bool(pair), int(pipe), bool(win), bool(tb))
     with _KERNELS_LOCK:           # the stages' threads ask for kernels (s2g._numba.loaded)
-        if key not in _KERNELS:
-            _KERNELS[key] = _compile(key)
-        return _KERNELS[key]
+        hit = _KERNELS.get(key)
+        if hit is not None:
+            return hit
+        lock = _KEY_LOCKS.setdefault(key, threading.Lock())
+    # one lock a kernel: a thread compiling one (the traceback form's first use compiled for
+    # 70-110 s on the H200 host) kept every other thread from the kernels it had already
+    # (s58: the align stage stalled as long)
+    with lock:
+        hit = _KERNELS.get(key)
+        if hit is None:
+            hit = _compile(key)
+            with _KERNELS_LOCK:
+                _KERNELS[key] = hit
+        return hit
 
 
 def compiled_source(G, K, mode, prmt_sub=True, pair=False, pipe=0, win=False, tb=False):
