@@ -727,6 +727,6 @@ def module_text(G: int, K: int, mode: int, sim: bool, prmt_sub: bool = True,
     # 64-bit adds) per access in numba; uint64 base + uint64 constant costs none
     head += [f"U{w} = np.uint64({w})\nW{w} = np.uint64({w * WARP})" for w in range(SW + 1)]
     if tb:
-        head += render_tb.constants(G, K)
+        head += render_tb.constants(G, K, sim)
     return "\n".join(head) + "\n" + render(G, K, int(mode), bool(sim), bool(prmt_sub),
                                            bool(pair), int(pipe), bool(win), bool(tb))

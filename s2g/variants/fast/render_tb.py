@@ -34,7 +34,7 @@ from ...dp import LOCAL
 PARAMS = ", dirs, dch, ech, mch, doffs, moffs"
 
 
-def constants(G: int, K: int) -> list:
+def constants(G: int, K: int, sim: bool) -> list:
     """Module constants the traceback form uses (none of the score form's change)."""
     nw = (K + 7) // 8
     out = ["from numba import uint8", f"NW = {nw}", f"NWGU = np.uint64({nw * G})", f"GU = np.uint64({G})",
@@ -43,6 +43,8 @@ def constants(G: int, K: int) -> list:
     # int32 shift counts and bits: a Python literal is int64 to Numba, and so is every
     # operation on it (the cell loop's PTX had K + 2 64-bit instructions)
     out += [f"C{k} = int32({k})" for k in range(32)]
+    out.append("from s2g.variants._ptx import " + (
+        "gtv_py as gtv, gts_py as gts, eqs_py as eqs" if sim else "gtv, gts, eqs"))
     return out
 
 
@@ -108,23 +110,26 @@ def cells(K: int, mode: int, subst: str, track: str) -> str:
     out = []
     for r in range(K):
         hab = "hu" if r == 0 else f"H{r - 1}"
-        # the merge's extension bit r moved to E_EXT's place (4); selects of the bits'
-        # values, not int32(bool) << n (a 16-bit select and a widening multiply a bit)
+        # The bits by compare-and-select intrinsics (s2g.variants._ptx.gtv, gts, eqs): a
+        # Python ``x if c else y`` a bit made Numba's IR a branch each and the form took 72 s
+        # to compile (K = 19, 2-core VM), the score form 7 s; sign masks (``(y - x) >> 31``)
+        # compiled in 31 s but took 37 PTX a cell, not 29. The merge's extension bit r
+        # moved to E_EXT's place (4).
         px = f"(pxm >> C{r - 2})" if r >= 2 else f"(pxm << C{2 - r})"
         lines = [f"ee = int32(E{r} + NEGE)",
-                 f"xb = int32((C4 if ee > H{r} else Z) | ({px} & C4))",
+                 f"xb = int32(gtv(ee, H{r}, C4) | ({px} & C4))",
                  f"ev = max(H{r}, ee)",
                  f"t1 = int32(dd + {subst.format(r=r)})",
                  "dg = max(t1, ev)",
                  "u = max(int32(dg + NOE), NOE)" if local else "u = int32(dg - oe)",
-                 f"xb = int32(xb | (C8 if f > {hab} else Z))",
-                 "cd = C2 if f > dg else (C1 if ev > t1 else Z)",
+                 f"xb = int32(xb | gtv(f, {hab}, C8))",
+                 "cd = gts(f, dg, C2, gtv(ev, t1, C1))",
                  f"dd = H{r}",
                  f"H{r} = max(u, int32(f + NOE))",
                  "f = max(u, int32(f + NEGE))",
                  f"E{r} = ev"]
-        if local:
-            lines.append(f"cd = C3 if H{r} == NOE else cd")
+        if local:   # START: H - o - e == -o-e (it is never below)
+            lines.append(f"cd = eqs(H{r}, NOE, C3, cd)")
         lines.append(f"DW{r // 8} = int32(DW{r // 8} | ((cd | xb) << C{4 * (r % 8)}))")
         lines.append(track.format(r=r))
         out += lines
