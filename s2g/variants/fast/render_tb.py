@@ -73,27 +73,36 @@ def merge_start(K: int) -> str:
 
 
 def fold(K: int) -> str:
-    """One slot predecessor folded into the rows (indent 28), with its choices."""
-    lines = ["insh = sl < n_sh32",
-             "spS = uint64(shb + sl * SWW)",
-             "spG = uint64(sbase + (sl - n_sh) * SW)",
-             "dgo = max(dgo, shm[spS] if insh else store[spG])",
-             "kk = int32(kk + 1)",
-             "code = uint8(kk)"]
-    for r in range(K):
-        bit = 1 << r
-        lines += [f"sh = shm[spS + W{r + 1}] if insh else store[spG + U{r + 1}]",
-                  f"se = shm[spS + W{1 + K + r}] if insh else store[spG + U{1 + K + r}]",
-                  f"if sh > H{r} or (sh == H{r} and (chd & {bit}) == 0):",
-                  f"    H{r} = sh",
-                  f"    chd = int32(chd | {bit})",
-                  f"    dch[mb + U{r}] = code",
-                  "c2 = max(int32(sh - NEGE), se)",
-                  f"if c2 > E{r} or (c2 == E{r} and (che & {bit}) == 0):",
-                  f"    E{r} = c2",
-                  f"    che = int32(che | {bit})",
-                  f"    ech[mb + U{r}] = code",
-                  f"    pxm = int32((pxm & {~bit}) | (int32(se > int32(sh - NEGE)) << {r}))"]
+    """One slot predecessor folded into the rows (indent 28), with its choices: a copy for a
+    slot in shared memory and one for a slot in global memory (as the score form has),
+    each straight-line but for the choice stores. A row takes the slot's H when it is
+    larger, or equal where no slot predecessor gave the row yet (then ``max`` is the new
+    value either way); likewise E in the fold's domain, with the slot's extension bit."""
+    def rows(load):
+        out = []
+        for r in range(K):
+            free = "eqs(int32({m} >> C%d) & C1, Z, C1, Z)" % r    # no slot gave row r yet
+            out += [f"sh = {load(r + 1)}",
+                    f"se = {load(1 + K + r)}",
+                    f"dq = gts(sh, H{r}, C1, eqs(sh, H{r}, {free.format(m='chd')}, Z))",
+                    f"H{r} = max(H{r}, sh)",
+                    f"chd = int32(chd | (dq << C{r}))",
+                    "if dq != Z:",
+                    f"    dch[mb + U{r}] = code",
+                    "c2 = max(int32(sh - NEGE), se)",
+                    f"eq_ = gts(c2, E{r}, C1, eqs(c2, E{r}, {free.format(m='che')}, Z))",
+                    f"E{r} = max(E{r}, c2)",
+                    f"che = int32(che | (eq_ << C{r}))",
+                    f"pxm = eqs(eq_, C1, int32((pxm & ~(C1 << C{r})) | "
+                    f"(gtv(se, int32(sh - NEGE), C1) << C{r})), pxm)",
+                    "if eq_ != Z:",
+                    f"    ech[mb + U{r}] = code"]
+        return ["    " + ln for ln in out]
+    lines = ["kk = int32(kk + 1)", "code = uint8(kk)", "if sl < n_sh32:",
+             "    sp = uint64(shb + sl * SWW)", "    dgo = max(dgo, shm[sp])"]
+    lines += rows(lambda w: f"shm[sp + W{w}]")
+    lines += ["else:", "    sp = uint64(sbase + (sl - n_sh) * SW)", "    dgo = max(dgo, store[sp])"]
+    lines += rows(lambda w: f"store[sp + U{w}]")
     return "\n".join(" " * 28 + ln for ln in lines)
 
 
