@@ -20,6 +20,18 @@ from s2g.scoring import Scoring
 GPU_VARIANTS = ("v1_antidiag", "v2_rolling", "v3_coop", "v4_interread")
 
 
+def append_graph_copy(path):
+    """Append to the GFA at ``path`` a copy of its S and L lines, every segment renamed
+    ``c<name>``: every read then has two equal windows (the simulator checks' repeats)."""
+    with open(path) as fh:
+        text = fh.read()
+    copy = [ln.replace("\t", "\tc", 1) if ln[:1] == "S" else
+            "\t".join(f if i not in (1, 3) else "c" + f for i, f in enumerate(ln.split("\t")))
+            for ln in text.splitlines() if ln[:1] in "SL"]
+    with open(path, "a") as fh:
+        fh.write("\n".join(copy) + "\n")
+
+
 def random_gfa_text(rng, n_seg=None, max_seg_len=4, p_link=0.45):
     """A random GFA1 DAG over segments s0..s{n-1}: links only forward in index order,
     some with a reverse orientation (inversions; cycles of the doubled graph are broken

@@ -29,6 +29,7 @@ import sim_poison  # noqa: E402  (tests/: shared memory poisoned as a GPU's may 
 
 sim_poison.install()
 
+from gpu_cases import append_graph_copy  # noqa: E402
 from s2g.config import configure  # noqa: E402
 from s2g.graph import load_graph  # noqa: E402
 from s2g.index import build_index  # noqa: E402
@@ -60,14 +61,7 @@ def main():
             path = os.path.join(tmp, f"g{seed}.gfa")
             sg.write_gfa(path, ref)
             if seed % 2:        # a second copy of the graph: every read has two equal windows
-                with open(path) as fh:
-                    text = fh.read()
-                copy = [ln.replace("\t", "\tc", 1) if ln[:1] == "S" else
-                        "\t".join(f if i not in (1, 3) else "c" + f for i, f in
-                                  enumerate(ln.split("\t"))) for ln in text.splitlines()
-                        if ln[:1] in "SL"]
-                with open(path, "a") as fh:
-                    fh.write("\n".join(copy) + "\n")
+                append_graph_copy(path)
             g = load_graph(path, strands="both" if seed % 2 else "forward")
             ix = build_index(g, k=11, s=5)
             seqs = [s for _, s, _ in sample_reads(sg, 4, int(rng.integers(20, 40)), 0.05, 0.5,

@@ -29,6 +29,7 @@ if not ON_GPU:
 
     sim_poison.install()
 
+from gpu_cases import append_graph_copy  # noqa: E402
 from s2g.config import configure  # noqa: E402
 from s2g.graph import load_graph  # noqa: E402
 from s2g.index import build_index  # noqa: E402
@@ -49,14 +50,7 @@ def graph(tmp, seed, rng):
     path = os.path.join(tmp, f"g{seed}.gfa")
     sg.write_gfa(path, ref)
     if seed % 4 == 3:
-        with open(path) as fh:
-            text = fh.read()
-        copy = [ln.replace("\t", "\tc", 1) if ln[:1] == "S" else
-                "\t".join(f if i not in (1, 3) else "c" + f for i, f in
-                          enumerate(ln.split("\t"))) for ln in text.splitlines()
-                if ln[:1] in "SL"]
-        with open(path, "a") as fh:
-            fh.write("\n".join(copy) + "\n")
+        append_graph_copy(path)
     g = load_graph(path, strands="both" if seed % 2 else "forward")
     return sg, ref, g, build_index(g, k=11, s=5)
 

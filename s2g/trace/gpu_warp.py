@@ -92,8 +92,8 @@ def run(wg, reads, scoring, mode, tres, tasks, rows, out):
     from ..variants.fast.geometry import prmt_scores
     from ..variants.fast.wtables_gpu import device_tables
     t0 = time.perf_counter()
-    *tab, n_slots, csr = device_tables(dp, wg.graph, wg.piece_at, prmt_scores(a, b, o, e),
-                                       tag="tbw", csr=True)
+    prmt = prmt_scores(a, b, o, e)
+    *tab, n_slots, csr = device_tables(dp, wg.graph, wg.piece_at, prmt, tag="tbw", csr=True)
     d_codes = dp.put("tbw.codes", reads.codes_flat if len(reads.codes_flat)
                      else np.zeros(1, np.uint8))
     PROFILE["host"] += time.perf_counter() - t0
@@ -103,7 +103,7 @@ def run(wg, reads, scoring, mode, tres, tasks, rows, out):
         base = nbytes[c0 - 1] if c0 else 0
         c1 = max(c0 + 1, int(np.searchsorted(nbytes, base + budget, side="right")))
         sel = order[c0:c1]
-        _launch(dp, tab, n_slots, csr, d_codes, scoring, int(mode),
+        _launch(dp, tab, n_slots, csr, d_codes, scoring, prmt, int(mode),
                 (rows[sel], cb[sel], nc[sel], ei[sel], ej[sel], sc[sel], v_end[sel], mp0[sel],
                  nm[sel], L[sel], offs[rows[sel]]), reads, tres, out, wg.graph.node_start)
         c0 = c1
@@ -112,11 +112,12 @@ def run(wg, reads, scoring, mode, tres, tasks, rows, out):
     return left
 
 
-def _launch(dp, tab, n_slots, csr, d_codes, scoring, mode, units, reads, tres, out,
+def _launch(dp, tab, n_slots, csr, d_codes, scoring, prmt, mode, units, reads, tres, out,
             node_start):
     """One launch of the traceback form and one of the walk over ``units`` (rows, first
     column, columns, end row, end column, score, end node, first merge-list offset, merge
-    entries, walk bound L, read offset: arrays, a window each)."""
+    entries, walk bound L, read offset: arrays, a window each); ``prmt``: the tables'
+    substitution form (:func:`~s2g.variants.fast.geometry.prmt_scores`)."""
     from numba import cuda
 
     from ..variants.fast.constants import ST_NOT_RUN
@@ -149,7 +150,7 @@ def _launch(dp, tab, n_slots, csr, d_codes, scoring, mode, units, reads, tres, o
     mch = dp.empty("tbw.mch", n_m * G * 2, np.int32)
     out_s, out_i, out_j = (dp.empty(f"tbw.out_{x}", n, np.int32) for x in "sij")
     status = put("tbw.status", np.full(n, ST_NOT_RUN, np.int32))
-    kern = get_kernel(G, K, mode, _prmt(scoring), False, 0, True, True)
+    kern = get_kernel(G, K, mode, prmt, False, 0, True, True)
     block, blocks, n_sh, sh_bytes, n_gl = launch_shape(kern, G, K, n, n_slots)
     store = dp.empty("tbw.store", blocks * block * n_gl * (2 * K + 1), np.int32)
     bnd = dp.empty("tbw.bnd", 1, np.int32)
@@ -205,8 +206,3 @@ def _launch(dp, tab, n_slots, csr, d_codes, scoring, mode, units, reads, tres, o
         out.add(rws, ei_full, oo, co, h_start, summary)
 
     out.defer(summarize)
-
-
-def _prmt(scoring) -> bool:
-    from ..variants.fast.geometry import prmt_scores
-    return prmt_scores(*scoring.as_tuple())

@@ -181,6 +181,15 @@ def _ends(K, mode, pair, MX):
     return vslot, track, track_init, best_col
 
 
+def _subst(pair, prmt_sub):
+    """Row ``{r}``'s substitution score + o + e against the column's base, as text: the
+    pair kernel's column table (byte c = score against base c) selected by the rows' bases,
+    the row's PRMT table selected by the column's base, or compare + select."""
+    if pair:
+        return "prmt(gt, MISW, Q{r})"
+    return "prmt(Q{r}, MISW, gsel)" if prmt_sub else "(sa if Q{r} == gb else sb)"
+
+
 def _cell(mode, pair, prmt_sub, MX, AD, track):
     """(cell, qload, col_sub): one row's cell, a row's read word, the column's
     substitution word."""
@@ -189,10 +198,7 @@ def _cell(mode, pair, prmt_sub, MX, AD, track):
     # [, -o-e local]) and o >= 0,
     #   H-o-e = max(u, F - o - e)   and   F(next row) = max(H-o-e, F - e) = max(u, F - e)
     # so the only dependency between rows is one max(F - e, u) (one DPX VIADDMNMX).
-    if pair:          # column table (byte c = score against base c), rows select a byte
-        subst = "prmt(gt, MISW, Q{r})"
-    else:
-        subst = "prmt(Q{r}, MISW, gsel)" if prmt_sub else "(sa if Q{r} == gb else sb)"
+    subst = _subst(pair, prmt_sub)
     cell = (f"ev = {MX('H{r}', AD('E{r}', 'NEGE'))}\n"
             f"dg = {MX(AD('dd', subst), 'ev')}\n"
             + (f"u = {MX(AD('dg', 'NOE'), 'NOE')}\n" if IS_LOCAL else "u = int32(dg - oe)\n") +
@@ -689,7 +695,7 @@ def render(G: int, K: int, mode: int, sim: bool, prmt_sub: bool, pair: bool = Fa
 
 def _tb_parts(K, mode, prmt_sub, track):
     """The traceback form's pieces (:mod:`.render_tb`)."""
-    subst = "prmt(Q{r}, MISW, gsel)" if prmt_sub else "(sa if Q{r} == gb else sb)"
+    subst = _subst(False, prmt_sub)
     return SimpleNamespace(col=render_tb.col_start(K), merge=render_tb.merge_start(K),
                            fold=render_tb.fold(K), merge_end=render_tb.merge_end(),
                            cells=render_tb.cells(K, mode, subst, track),
