@@ -218,11 +218,11 @@ KNOBS = (
     Knob("gpu_window_long_cells", 1 << 40, int, "run",
          "largest seeded window (cells) for the long-window kernel (and one launch's memory)"),
     Knob("gpu_tb_chunk_bytes", 1 << 30, int, "run", "device bytes for one chunk of reads"),
-    Knob("gpu_tb_warp", False, bool, "run",
+    Knob("gpu_tb_warp", True, bool, "run",
          "trace the fast kernel's chosen seeded windows (reads up to 192 bases) by running "
          "them again in its traceback form, 8 lanes a window, and walking the stored codes "
-         "(s2g/trace/gpu_warp.py); off: the one-thread traceback kernel and its host column "
-         "programs"),
+         "(s2g/trace/gpu_warp.py; 1,000,000 reads 0.8-1.7 s faster on an H100, GAF "
+         "identical); off: the one-thread traceback kernel and its host column programs"),
     Knob("gpu_tbw_chunk_bytes", 1 << 30, int, "run",
          "device bytes for one launch of gpu_tb_warp's windows (direction codes, choices, "
          "walks)"),

@@ -209,10 +209,15 @@ def window_kernel_tasks(mode, scoring, read_len):
     prmt = bool(fast.prmt_scores(*(int(x) for x in scoring)))
     tasks = [({"kind": "fast_kernel", "key": [G, K, int(mode), prmt, False, 0, True]},
               ("align",))]
-    if settings().gpu_tb_warp and G == fast_windows.SHORT_G:
-        # its traceback form (s2g/trace/gpu_warp.py): 70-110 s to compile on the H200 host
+    from .dp import LOCAL, SEMIGLOBAL
+    if settings().gpu_tb_warp and G == fast_windows.SHORT_G and int(mode) in (LOCAL,
+                                                                           SEMIGLOBAL):
+        # its traceback form (s2g/trace/gpu_warp.py), one shape for all its windows:
+        # 47-80 s to compile on the H100 host
+        from .trace.gpu_warp import form_shape
         tasks.append(({"kind": "fast_kernel",
-                       "key": [G, K, int(mode), prmt, False, 0, True, True]}, ("align",)))
+                       "key": [*form_shape(), int(mode), prmt, False, 0, True, True]},
+                      ("align",)))
     return tasks
 
 

@@ -257,15 +257,24 @@ def test_kernel_tasks_get_their_kernels(monkeypatch):
 
 def test_traceback_form_is_warmed_with_its_knob():
     """With ``gpu_tb_warp`` on, a seeded run of short reads warms the window form's
-    traceback form beside the window form (it compiled for 70-110 s in the first run that
-    used it, H200, session 58); not for reads over one 8-lane strip, nor with the knob off."""
+    traceback form beside the window form (it compiled for 47-110 s in the first run that
+    used it, sessions 58-59), in the one shape every launch of it has (8 lanes x 24 rows:
+    150 bp reads with insertions reach 160 rows, which took a second shape, K = 24, that
+    warm-up had not compiled); not for reads over one 8-lane strip, not in global mode
+    (the form traces local and semiglobal windows), nor with the knob off."""
     from s2g.config import configure, settings
+    from s2g.trace.gpu_warp import form_shape
+    from s2g.variants.fast.geometry import MAX_K, SHORT_G
     from s2g.warmup import window_kernel_tasks
     old = settings().gpu_tb_warp
     try:
         configure(gpu_tb_warp=True)
-        keys = [t["key"] for t, _ in window_kernel_tasks(0, (2, 4, 4, 2), 150)]
-        assert keys[1][-2:] == [True, True] and keys[1][:7] == keys[0]
+        assert form_shape() == (SHORT_G, MAX_K)
+        for mode in (0, 1):
+            for n in (60, 150, 190):
+                keys = [t["key"] for t, _ in window_kernel_tasks(mode, (2, 4, 4, 2), n)]
+                assert keys[1] == [SHORT_G, MAX_K] + keys[0][2:] + [True]
+        assert len(window_kernel_tasks(2, (2, 4, 4, 2), 150)) == 1
         assert len(window_kernel_tasks(0, (2, 4, 4, 2), 300)) == 1
         configure(gpu_tb_warp=False)
         assert len(window_kernel_tasks(0, (2, 4, 4, 2), 150)) == 1

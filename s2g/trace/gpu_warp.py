@@ -45,6 +45,16 @@ def fits(end_i, mode) -> np.ndarray:
     return (end_i >= 1) & (end_i <= SHORT_G * MAX_K)
 
 
+def form_shape():
+    """(G, K) of every launch of the traceback form: one strip of SHORT_G lanes x MAX_K
+    rows whatever the windows' end rows, so that a run compiles one form (its first
+    compile took 47-80 s on the H100 host; by end row, 150 bp reads needed K = 19 and
+    24, two compiles, and warm-up compiled the first only, session 59). Shorter windows
+    pay rows they do not use: the form is ~0.1 s of a 1,000,000-read run."""
+    from ..variants.fast.geometry import MAX_K, SHORT_G
+    return SHORT_G, MAX_K
+
+
 def unit_bytes(nc, nm, rows, L, G, K):
     """Device bytes a window takes: codes (its steps x words x lanes), choices and masks
     (per merge-list entry), walk outputs."""
@@ -84,9 +94,7 @@ def run(wg, reads, scoring, mode, tres, tasks, rows, out):
     nm = off[v_end + 1] - mp0
     L = ei + np.maximum(0, a * ei - sc) // e
     order = np.lexsort((nc, ei))              # a warp's groups end together
-    from ..variants.fast.windows import shape
-    G_all, K_all = shape(int(ei.max()))
-    nbytes = np.cumsum(unit_bytes(nc, nm, ei, L, G_all, K_all)[order])
+    nbytes = np.cumsum(unit_bytes(nc, nm, ei, L, *form_shape())[order])
     budget = settings().gpu_tbw_chunk_bytes
     dp = _devpool.pool()
     from ..variants.fast.geometry import prmt_scores
@@ -123,13 +131,13 @@ def _launch(dp, tab, n_slots, csr, d_codes, scoring, prmt, mode, units, reads, t
     from ..variants.fast.constants import ST_NOT_RUN
     from ..variants.fast.kernel import get_kernel, sim
     from ..variants.fast.tables import kernel_constants
-    from ..variants.fast.windows import launch_shape, shape
+    from ..variants.fast.windows import launch_shape
     from . import warp_walk
     t0 = time.perf_counter()
     rws, cb, nc, ei, ej, sc, v_end, mp0, nm, L, roff = units
     n = len(rws)
     a, b, o, e = scoring.as_tuple()
-    G, K = shape(int(ei.max()))
+    G, K = form_shape()
     nw = (K + 7) // 8
     doffs = cum((nc + G - 1) * nw * G).astype(np.uint64)
     moffs = cum(nm).astype(np.uint64)
