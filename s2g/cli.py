@@ -102,7 +102,7 @@ class _Parser(argparse.ArgumentParser):
         return ns
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(bench: bool = True) -> argparse.ArgumentParser:
     fmt = _HelpFormatter
     ap = _Parser(
         prog="s2g", formatter_class=fmt,
@@ -273,7 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     except ImportError:
         bench_cli = None
     if bench_cli is not None:
-        bench_cli.add_parser(sub)
+        bench_cli.add_parser(sub, bench)     # (its options import bench/: ~25-50 ms)
     return ap
 
 
@@ -683,7 +683,7 @@ def main(argv=None) -> int:
         from .bench_cli import EXPERIMENTS, run_experiment
         if argv[1].replace("-", "_") in EXPERIMENTS:          # s2g bench NAME [options]
             return _run(lambda _: run_experiment(argv[1:]), None)
-    ap = build_parser()
+    ap = build_parser("bench" in argv)
     args = ap.parse_args(argv)
     if args.cmd is None:
         ap.print_help(sys.stderr)

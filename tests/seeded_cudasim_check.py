@@ -84,6 +84,9 @@ def main():
                       gpu_long=bool(long_only or seed % 2 == 0), long_shared=shared,
                       long_round_shared=shared,
                       gpu_window_fast=bool(not long_only and seed % 3 == 0),
+                      # the fast kernel's chosen windows traced by its traceback form (seed
+                      # 3; tests/tbw_cudasim_check.py checks it) or by the traceback kernel
+                      gpu_tb_warp=bool(not long_only and seed % 6 == 3),
                       seed_node_parts=seed == 0,      # the fast kernel's node tables: seeding
                       long_score_first=seed % 2 == 0,
                       gpu_tb_max_cells=0 if long_only else 1 << 21,

@@ -84,7 +84,7 @@ def test_seeded_plan():
     lens = {n: warmup.seeded_plan("simd", Mode.LOCAL, sc, n)[0][0]["read_len"]
             for n in (30, 50_000)}
     assert lens == {30: warmup.SEEDED_MIN_LEN, 50_000: warmup.WARM_MAX_LEN}
-    (gpu, st), (win, wst) = warmup.seeded_plan("fast", Mode.LOCAL, sc, 150)
+    (gpu, st), (win, wst), (tbw, tst) = warmup.seeded_plan("fast", Mode.LOCAL, sc, 150)
     assert gpu == {"kind": "seeded", "gpu": True, "variant": "fast", "mode": 0,
                    "scoring": [2, 4, 4, 2], "read_len": 150}
     assert st == ("seed", "align", "traceback", "gaf")
@@ -94,7 +94,10 @@ def test_seeded_plan():
     G, K = fast_windows.shape(150)
     assert win == {"kind": "fast_kernel",
                    "key": [G, K, 0, bool(fast.prmt_scores(2, 4, 4, 2)), False, 0, True]}
-    assert wst == ("align",)
+    assert wst == tst == ("align",)
+    # and its traceback form (gpu_tb_warp, on by default): one shape whatever the reads
+    from s2g.trace.gpu_warp import form_shape
+    assert tbw["key"] == [*form_shape()] + win["key"][2:] + [True]
     (probe,) = warmup._dispatchers(win)
     assert probe.py_func.__s2g_source__ == fast.kernel_source(
         G, K, 0, prmt_sub=True, win=True).__s2g_source__ != fast.kernel_source(
@@ -336,8 +339,8 @@ def test_kernel_tasks_follow_the_scoring_and_the_traceback():
     assert keys == [[True, False, True], [True, False, False]]
     assert [t["key"] for t, _ in warmup.long_kernel_tasks(Mode.LOCAL, big, 10_000,
                                                          traceback=False)] == [[True, False, True]]
-    (win, _), = warmup.window_kernel_tasks(Mode.LOCAL, big, 150)
-    assert win["key"][3] is False
+    (win, _), (tbw, _) = warmup.window_kernel_tasks(Mode.LOCAL, big, 150)
+    assert win["key"][3] is False and tbw["key"][3] is False
     seeded = warmup.seeded_plan("fast", Mode.LOCAL, Scoring(), 10_000, traceback=False)
     assert [t["key"] for t, _ in seeded if t["kind"] == "long_kernel"] == [[True, True, True]]
 
