@@ -21,7 +21,7 @@ import warnings
 
 from . import __version__
 from .errors import S2GError
-from .output import align_inputs, output, same_file
+from .output import align_inputs, check_graph_path, output, same_file
 from .plan import is_cyclic, short_e
 from .unseeded import FULL_FALLBACK_CELLS, UNSEEDED_MIN_MATCHES
 from .summary import report
@@ -285,13 +285,18 @@ def _add_dask_opts(group):
     distributed.add_arguments(group)
 
 
-def cmd_align(args) -> int:
+def cmd_align(args) -> int:       # in processes of their own where the knob splits the input
+    from .processes import run
+    return run(args, _cmd_align, _run)
+
+
+def _cmd_align(args) -> int:
     from ._numba import start_cpu_target_soon
     from .plan import cores, input_decides, resolve_kernel
 
     start_cpu_target_soon()
     _check_ranges(args)
-    _check_graph_path(args.graph)
+    check_graph_path(args.graph)
     if args.threads is not None:
         if args.threads < 1:
             raise S2GError("--threads must be >= 1")
@@ -388,13 +393,6 @@ def _check_ranges(args):
             raise S2GError(f"{flag} must be >= {lo}, got {v}")
 
 
-def _check_graph_path(path):
-    if path == "-":
-        raise S2GError("the graph cannot come from standard input ('-'): s2g opens it by "
-                       "name (its graph cache and seed index are found beside it, and it may "
-                       "be read more than once); give the GFA file's path")
-
-
 def _align(args, out, options, kernel) -> int:
     from .config import settings as knobs
     from .plan import choose_device, peek_input, peek_start_cuda, plan, resolve_kernel
@@ -413,8 +411,8 @@ def _align(args, out, options, kernel) -> int:
         batches = iter_pair_batches(args.reads, args.reads2, options.pairs.interleaved,
                                     max(2, args.batch_size), qualities=sam)
     else:
-        batches = iter_read_batches(args.reads, args.batch_size, qualities=sam,
-                                    max_bases=knobs().batch_bases)
+        batches = iter_read_batches(args.reads, args.batch_size, qualities=sam, max_bases=knobs(
+            ).batch_bases, part=getattr(args, "reads_part", None))   # (s2g/processes.py)
     run = None              # the whole input's size (auto: its method; with a GPU, its device)
     marks = []              # --timings: (milestone, seconds from t0) of the start-up
     clear, auto = False, kernel is None   # auto with a GPU driver: read first; CUDA starts
@@ -490,6 +488,7 @@ def _align(args, out, options, kernel) -> int:
         if bar is not None:
             bar.close()
     out.commit()
+    args.part_counts = counts                   # (s2g/processes.py)
     _index_bam(args, out, writer)
     report(args, aligner, counts, time.perf_counter() - t0, spent, marks, t0)
     return 0
@@ -558,7 +557,7 @@ def cmd_index(args) -> int:
     from .graph_cache import cache_path
     from .index import build_index, index_path
 
-    _check_graph_path(args.graph)
+    check_graph_path(args.graph)
     if args.output:
         g = args.graph
         for src, what in ((g, f"the input file {g}"),

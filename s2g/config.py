@@ -131,6 +131,13 @@ KNOBS = (
     Knob("finish_workers", 2, int, "run",
          "batches traced at once (threads of the traceback stage; output stays in input "
          "order)"),
+    Knob("processes", 1, int, "run",
+         "s2g align in this many processes (s2g/processes.py): a plain or BGZF reads file cut "
+         "into byte ranges, each aligned by a forked child with a GIL (and a CUDA context) of "
+         "its own, the GAF written in input order; 1: one process"),
+    Knob("processes_min_bytes", 32 << 20, int, "run",
+         "with processes > 1: the least bytes of the reads file a part holds (a smaller file "
+         "stays in fewer processes)"),
     Knob("cuda_early_bytes", 64 << 20, int, "run",
          "auto on a GPU machine: a reads file of at least this many bytes starts CUDA before "
          "its first batch is read (smaller: once that batch says the GPU is clearly worth it, "

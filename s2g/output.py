@@ -171,6 +171,14 @@ def umask() -> int:
     return mask
 
 
+def check_graph_path(path):
+    """Refuse ``-`` as the graph (``s2g align`` and ``s2g index``)."""
+    if path == "-":
+        raise S2GError("the graph cannot come from standard input ('-'): s2g opens it by "
+                       "name (its graph cache and seed index are found beside it, and it may "
+                       "be read more than once); give the GFA file's path")
+
+
 def align_inputs(args):
     """(path, what) of every file ``-o`` must not replace: the graph, the reads (or the
     file standard input reads from), the seed index in use, the graph's index and cache."""

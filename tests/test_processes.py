@@ -1,0 +1,106 @@
+"""``s2g align`` in several processes (knob ``processes``, s2g/processes.py): the same GAF
+as one process, byte for byte; a failing part stops the run with its message and writes
+nothing; inputs that cannot be cut stay in one process."""
+import gzip
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+GRAPH = REPO / "graphs" / "example.gfa"
+READS = REPO / "graphs" / "example.fq"
+
+
+def _align(args, knobs="", cwd=None):
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("S2G_DEBUG", None)
+    if knobs:
+        env["S2G_CONFIG"] = knobs
+    return subprocess.run([sys.executable, "-m", "s2g", "align", *map(str, args)],
+                          capture_output=True, text=True, env=env, timeout=600, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def reads(tmp_path_factory):
+    """The example's reads with two unnamed reads, one in the first part and one later."""
+    d = tmp_path_factory.mktemp("proc")
+    text = READS.read_text().splitlines(keepends=True)
+    recs = ["".join(text[i:i + 4]) for i in range(0, len(text), 4)]
+    nameless = "@\n" + recs[3].split("\n", 1)[1]
+    recs = recs[:5] + [nameless] + recs[5:150] + [nameless] + recs[150:]
+    path = d / "reads.fq"
+    path.write_text("".join(recs))
+    return path
+
+
+@pytest.mark.parametrize("extra", [[], ["--seeded", "-N", "1"]])
+def test_parts_write_what_one_process_writes(reads, tmp_path, extra):
+    one, three = tmp_path / "one.gaf", tmp_path / "three.gaf"
+    p = _align([GRAPH, reads, "-o", one, *extra])
+    assert p.returncode == 0, p.stderr
+    q = _align([GRAPH, reads, "-o", three, *extra],
+               "processes=3,processes_min_bytes=10000")
+    assert q.returncode == 0, q.stderr
+    assert three.read_bytes() == one.read_bytes()
+    assert "[part 3/3]" in q.stderr and "3 processes: 202 reads" in q.stderr, q.stderr
+    assert "2 read(s) without a name" in q.stderr
+    assert b"read6\t" in three.read_bytes() and b"read152\t" in three.read_bytes()
+    assert not [f for f in os.listdir(tmp_path) if f.startswith(".s2g-parts-")]
+
+
+def test_a_failing_part_stops_the_run_and_writes_nothing(reads, tmp_path):
+    bad = tmp_path / "bad.fq"
+    text = reads.read_text()
+    cut = len(text) * 2 // 3
+    cut = text.index("\n@", cut) + 1
+    bad.write_text(text[:cut] + "@broken\nACGT\nXX\nIIII\n" + text[cut:])
+    out = tmp_path / "out.gaf"
+    p = _align([GRAPH, bad, "-o", out], "processes=3,processes_min_bytes=10000")
+    assert p.returncode == 1
+    lines = p.stderr.strip().splitlines()
+    assert re.match(r"s2g: \[part [23]/3\] error: .*malformed input", lines[0]), p.stderr
+    assert re.match(r"s2g: error: part [23] of 3 of .* failed", lines[-1]), p.stderr
+    assert len(lines) == 2 and "Traceback" not in p.stderr
+    assert not out.exists()
+    assert not [f for f in os.listdir(tmp_path) if f.startswith(".s2g-parts-")]
+
+
+def test_inputs_that_cannot_be_cut_stay_in_one_process(reads, tmp_path):
+    gz = tmp_path / "reads.fq.gz"                     # gzip, not BGZF
+    gz.write_bytes(gzip.compress(reads.read_bytes()))
+    want = _align([GRAPH, reads, "-o", tmp_path / "w.gaf"])
+    knobs = "processes=3,processes_min_bytes=10000"
+    for args in ([GRAPH, gz, "-o", tmp_path / "gz.gaf"],                   # not cut
+                 [GRAPH, reads, "-o", tmp_path / "big.gaf"]):               # parts too small
+        p = _align(args, knobs if args[1] == gz else "processes=3")
+        assert p.returncode == 0, p.stderr
+        assert "[part" not in p.stderr and "processes:" not in p.stderr, p.stderr
+        assert Path(args[-1]).read_bytes() == (tmp_path / "w.gaf").read_bytes()
+    assert want.returncode == 0
+    p = _align([GRAPH, reads, "-o", tmp_path / "o.sam"], knobs)          # SAM: one process
+    assert "[part" not in p.stderr
+
+
+def test_no_split_while_threads_run(monkeypatch):
+    """Forking a process that runs threads can leave a child holding a lock forever: the
+    run stays in one process then."""
+    import threading
+    from types import SimpleNamespace
+
+    from s2g import processes
+    from s2g.config import configure, settings
+    old = settings().processes, settings().processes_min_bytes
+    args = SimpleNamespace(reads=str(READS), dask=None, reads2=None, interleaved=False,
+                           output="x.gaf", output_format=None)
+    try:
+        configure(processes=2, processes_min_bytes=10000)
+        monkeypatch.setattr(threading, "active_count", lambda: 1)
+        assert len(processes.parts_of(args)) == 2
+        monkeypatch.setattr(threading, "active_count", lambda: 2)
+        assert processes.parts_of(args) is None
+    finally:
+        configure(processes=old[0], processes_min_bytes=old[1])
