@@ -363,6 +363,10 @@ def _check(knob: Knob, value):
         raise ValueError("batch_ramp_ends must be both, first or last")
     if knob.name in ("align_workers", "batch_ramp") and not 0 <= value <= 16:
         raise ValueError(f"{knob.name} must be 0 to 16")
+    if knob.name == "processes" and not 1 <= value <= 64:
+        raise ValueError("processes must be 1 to 64")
+    if knob.name == "processes_min_bytes" and value < 1:
+        raise ValueError("processes_min_bytes must be >= 1")
     if knob.name == "format_workers" and not 1 <= value <= 16:
         raise ValueError("format_workers must be 1 to 16")
     if knob.name == "batch_bases" and value < 0:

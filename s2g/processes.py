@@ -14,10 +14,12 @@ numbers, as the Dask client does). A child's error stops the run: the others are
 killed, the output is not written, the child's message is said.
 
 Not split (one process, as before): standard input, gzip that is not BGZF, a file too
-small for two parts of :data:`MIN_PART` bytes, paired reads, SAM/BAM output, ``--dask``,
+small for two parts of ``processes_min_bytes`` (knob) each, paired reads, SAM/BAM output, ``--dask``,
 a process that already runs threads, or no ``os.fork``. Each child takes ``--threads``
 (default: the cores over N). Children write their notes and ``--timings`` to a file
-each; the parent says them after they end, each line marked with its part.
+each; the parent says them after they end, each line marked with its part. Each child
+loads the graph and the seed index itself: their memory counts N times (MHC's: ~0.1 GB;
+a 1 Gbp graph's ~8 GB), and so does each child's GPU memory.
 """
 from __future__ import annotations
 
@@ -32,8 +34,8 @@ import time
 from .config import settings
 from .errors import S2GError
 
-#: the least bytes of the reads file a part holds (smaller files stay one process)
-MIN_PART = 32 << 20
+#: bytes of a part's GAF copied at a time (whole lines)
+COPY_STEP = 64 << 20
 
 
 def run(args, align, guard) -> int:
@@ -84,14 +86,18 @@ def _fork(args, align, guard, parts) -> int:
             if pid == 0:
                 _child(args, align, guard, rng, tmp)   # never returns
             kids.append(pid)
-        codes = [_wait(pid) for pid in kids]
-        kids = []
-        bad = [k for k, c in enumerate(codes) if c != 0]
-        if bad:
-            k = bad[0]
-            _relay(tmp, k, len(parts), errors_only=True)
-            raise S2GError(f"part {k + 1} of {len(parts)} of {args.reads} failed "
-                           f"(exit status {codes[k]}); nothing was written")
+        while kids:                     # the first part to fail stops the others
+            pid, status = os.wait()
+            if pid not in kids:
+                continue
+            k, code = kids.index(pid), os.waitstatus_to_exitcode(status)
+            kids[k] = None
+            if code != 0:
+                _relay(tmp, k, len(parts), errors_only=True)
+                raise S2GError(f"part {k + 1} of {len(parts)} of {args.reads} failed "
+                               f"(exit status {code}); nothing was written")
+            if all(p is None for p in kids):
+                kids = []
         n_reads = n_hit = unnamed = 0
         with output(args.output, inputs=_inputs(args)) as out:
             for k, rng in enumerate(parts):
@@ -112,6 +118,8 @@ def _fork(args, align, guard, parts) -> int:
         return 0
     finally:
         for pid in kids:                # an error or an interrupt: the children go too
+            if pid is None:
+                continue
             try:
                 os.kill(pid, signal.SIGTERM)
                 os.waitpid(pid, 0)
@@ -158,11 +166,6 @@ def _die_with_parent():
         pass
 
 
-def _wait(pid) -> int:
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status)
-
-
 def _inputs(args):
     from .output import align_inputs
     return align_inputs(args)
@@ -177,22 +180,26 @@ def _counts(tmp, k):
 def _copy(path, out, first, token) -> int:
     """Part file ``path`` onto ``out``, its unnamed reads named by their record numbers
     (its first record is the input's ``first`` + 1); returns how many it named."""
-    with open(path, "rb") as fh:
-        data = fh.read()
-    named = 0
-    if b"s2g-unnamed-" in data:
-        from .reads import unnamed_marks
-        seen = set()
-        pattern = unnamed_marks(token, binary=True)
+    from .reads import unnamed_marks
+    seen = set()
+    pattern = unnamed_marks(token, binary=True)
 
-        def name(m):
-            seen.add(m.group(1))        # (a read's secondary lines carry its name too)
-            return b"read%d" % (first + int(m.group(1)))
-        data = pattern.sub(name, data)
-        named = len(seen)
-    if data:
-        out.write(data)
-    return named
+    def name(m):
+        seen.add(m.group(1))            # (a read's secondary lines carry its name too)
+        return b"read%d" % (first + int(m.group(1)))
+    rest = b""
+    with open(path, "rb") as fh:
+        while True:
+            more = fh.read(COPY_STEP)
+            data = rest + more
+            cut = data.rfind(b"\n") + 1 if more else len(data)
+            data, rest = data[:cut], data[cut:]
+            if b"s2g-unnamed-" in data:
+                data = pattern.sub(name, data)
+            if data:
+                out.write(data)
+            if not more:
+                return len(seen)
 
 
 def _relay(tmp, k, n, errors_only=False):

@@ -104,3 +104,28 @@ def test_no_split_while_threads_run(monkeypatch):
         assert processes.parts_of(args) is None
     finally:
         configure(processes=old[0], processes_min_bytes=old[1])
+
+
+def test_part_copy_names_unnamed_reads_across_chunk_ends(tmp_path, monkeypatch):
+    """A part's GAF is copied in chunks of whole lines; a stand-in name (its secondary
+    lines carry it too) is numbered wherever the chunks end."""
+    from s2g import processes
+    from s2g.reads import unnamed_mark
+    lines = [f"r{k}\t150\tx\n" for k in range(5)]
+    lines[2] = unnamed_mark(3, "tok") + "\t150\tx\n"
+    lines.insert(3, unnamed_mark(3, "tok") + "\t150\tsecondary\n")
+    path = tmp_path / "0.gaf"
+    path.write_bytes("".join(lines).encode())
+
+    class Out:
+        def __init__(self):
+            self.got = []
+
+        def write(self, data):
+            self.got.append(data)
+    for step in (1, 7, 40, 1 << 20):
+        monkeypatch.setattr(processes, "COPY_STEP", step)
+        out = Out()
+        assert processes._copy(str(path), out, 100, "tok") == 1
+        assert b"".join(out.got) == "".join(lines).replace(
+            unnamed_mark(3, "tok"), "read103").encode()
