@@ -294,12 +294,16 @@ def window_node_parts(wgraph, piece_at):
     owns nodes ``piece_at[t]:piece_at[t + 1]`` (host and GPU builders alike): (node_start,
     pred_ptr, pred_idx) as int32, the keep-merge liveness slots and their count
     (:func:`s2g.window.window_liveness`), and each node's merge-list offset (int64,
-    :func:`window_merge_counts`, nodes + 1). Made once: :func:`keep_node_parts` may have
-    made them already (in the seeding thread, which has the time)."""
+    :func:`window_merge_counts`, nodes + 1). Made once a window graph and ``piece_at``
+    (that very array) and kept on the graph: the score pass's tables, the traceback
+    form's and its walk's all take them (three makings a batch cost the GPU path's align
+    and traceback threads ~0.3 s each a 1,000,000 reads, H100 host, session 59);
+    :func:`keep_node_parts` may have made them already (in the seeding thread)."""
     kept = wgraph.__dict__.get("_s2g_node_parts")
     if kept is not None and kept[0] is piece_at:
         return kept[1]
     from ...window import window_liveness
+    given = piece_at
     ns = np.asarray(wgraph.node_start, np.int32)
     ptr = np.asarray(wgraph.pred_ptr, np.int32)
     idx = np.asarray(wgraph.pred_idx, np.int32)
@@ -310,13 +314,15 @@ def window_node_parts(wgraph, piece_at):
     window_merge_counts(piece_at, ptr, idx, cnt)
     off = np.zeros(n + 1, np.int64)
     np.cumsum(cnt[:n], out=off[1:])
-    return ns, ptr, idx, slot, int(nsl), off
+    parts = ns, ptr, idx, slot, int(nsl), off
+    wgraph.__dict__["_s2g_node_parts"] = (given, parts)
+    return parts
 
 
 def keep_node_parts(wgraph, piece_at):
     """:func:`window_node_parts` of ``wgraph`` made now and kept on it for the window
     kernel's tables (``piece_at``: the very array the kernel's caller will pass)."""
-    wgraph.__dict__["_s2g_node_parts"] = (piece_at, window_node_parts(wgraph, piece_at))
+    window_node_parts(wgraph, piece_at)
 
 
 @numba.njit(parallel=True, **NJIT)
