@@ -79,32 +79,8 @@ def _fork(args, align, guard, parts) -> int:
                            os.access(out_dir, os.W_OK) else None)
     kids = []
     try:
-        for f in (sys.stdout, sys.stderr):
-            f.flush()
-        for rng in parts:
-            pid = os.fork()
-            if pid == 0:
-                _child(args, align, guard, rng, tmp)   # never returns
-            kids.append(pid)
-        while kids:                     # the first part to fail stops the others
-            pid, status = os.wait()
-            if pid not in kids:
-                continue
-            k, code = kids.index(pid), os.waitstatus_to_exitcode(status)
-            kids[k] = None
-            if code != 0:
-                _relay(tmp, k, len(parts), errors_only=True)
-                raise S2GError(f"part {k + 1} of {len(parts)} of {args.reads} failed "
-                               f"(exit status {code}); nothing was written")
-            if all(p is None for p in kids):
-                kids = []
-        n_reads = n_hit = unnamed = 0
-        with output(args.output, inputs=_inputs(args)) as out:
-            for k, rng in enumerate(parts):
-                got = _counts(tmp, k)
-                unnamed += _copy(os.path.join(tmp, f"{k}.gaf"), out, n_reads, rng.token)
-                n_reads += got[0]
-                n_hit += got[1]
+        with output(args.output, inputs=_inputs(args)) as out:   # (its errors before the work)
+            n_reads, n_hit, unnamed = _parts(args, align, guard, parts, tmp, kids, out)
         if unnamed:                     # (one process says it as its reader meets them)
             import warnings
             warnings.warn(f"{args.reads}: {unnamed} read(s) without a name, written as "
@@ -126,6 +102,37 @@ def _fork(args, align, guard, parts) -> int:
             except OSError:
                 pass
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _parts(args, align, guard, parts, tmp, kids, out):
+    """Fork a child a part (their pids into ``kids``), wait for them all, copy their GAF
+    onto ``out`` in order: (reads, aligned, unnamed reads named)."""
+    for f in (sys.stdout, sys.stderr):
+        f.flush()
+    for rng in parts:
+        pid = os.fork()
+        if pid == 0:
+            _child(args, align, guard, rng, tmp)   # never returns
+        kids.append(pid)
+    while kids:                     # the first part to fail stops the others
+        pid, status = os.wait()
+        if pid not in kids:
+            continue
+        k, code = kids.index(pid), os.waitstatus_to_exitcode(status)
+        kids[k] = None
+        if code != 0:
+            _relay(tmp, k, len(parts), errors_only=True)
+            raise S2GError(f"part {k + 1} of {len(parts)} of {args.reads} failed "
+                           f"(exit status {code}); nothing was written")
+        if all(p is None for p in kids):
+            kids.clear()
+    n_reads = n_hit = unnamed = 0
+    for k, rng in enumerate(parts):
+        got = _counts(tmp, k)
+        unnamed += _copy(os.path.join(tmp, f"{k}.gaf"), out, n_reads, rng.token)
+        n_reads += got[0]
+        n_hit += got[1]
+    return n_reads, n_hit, unnamed
 
 
 def _child(args, align, guard, rng, tmp):
