@@ -6,8 +6,9 @@ columns in nodes of 1 kbp).
     python -m bench.summarize_bench [--reads 50000] [--repeat 5]
 
 Prints the fastest of ``--repeat`` calls on one thread and on all of Numba's threads.
-Session 59 (2-core AMD EPYC VM): 49 -> 40 ms a 50,000 walks on one thread when
-`summarize` kept the run being read in registers.
+Session 59 (2-core AMD EPYC VM, idle, `--repeat 7`, 349fe79 in a worktree beside 95ec230):
+`summarize` keeping the run being read in registers took summarize_all from 50.4 to
+43.8-44.9 ms a 50,000 walks on one thread, 28.6 to 23.9-27.0 ms on two.
 """
 from __future__ import annotations
 
