@@ -141,8 +141,10 @@ def summarize(k, op_r, col_r, end_jr, node_start, oo, co, run_op, run_len, n_run
     nc = len(col_r)
     x0 = oo[k]
     nr = 0
-    cur = -1        # the run being read, kept in registers: stored (and counted) when it
-    ln = 0          # ends (a store per op before; 21% of the GAF thread's summaries, VM)
+    # the run being read, kept in registers: stored (and counted) when it ends (a store an
+    # op before: 50.4 -> 44-45 ms a 50,000 walks, one thread, bench/summarize_bench.py)
+    cur = -1
+    ln = 0
     for t in range(no):
         op = op_r[no - 1 - t]
         if op == cur:
