@@ -21,7 +21,7 @@ import warnings
 
 from . import __version__
 from .errors import S2GError
-from .output import align_inputs, check_graph_path, output, same_file
+from .output import align_inputs, check_graph_path, output, requested_format, same_file
 from .plan import is_cyclic, short_e
 from .unseeded import FULL_FALLBACK_CELLS, UNSEEDED_MIN_MATCHES
 from .summary import report
@@ -332,10 +332,7 @@ def _cmd_align(args) -> int:
 
 def output_format(args) -> str:
     """gaf, sam or bam: --output-format, else by the -o suffix; SAM/BAM options checked."""
-    fmt = args.output_format
-    if fmt is None:
-        low = args.output.lower()
-        fmt = "sam" if low.endswith(".sam") else "bam" if low.endswith(".bam") else "gaf"
+    fmt = requested_format(args)
     if fmt == "gaf" and (args.ref_path is not None or args.sort or args.read_group or
                          args.ref_name is not None or args.ref_length is not None):
         raise S2GError("--ref-path, --ref-name, --ref-length, --sort and --read-group are for "

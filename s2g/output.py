@@ -171,6 +171,15 @@ def umask() -> int:
     return mask
 
 
+def requested_format(args) -> str:
+    """gaf, sam or bam: ``--output-format``, else by the ``-o`` suffix (``s2g.cli.output_format``
+    checks the SAM/BAM options against it)."""
+    if args.output_format is not None:
+        return args.output_format
+    low = str(args.output).lower()
+    return "sam" if low.endswith(".sam") else "bam" if low.endswith(".bam") else "gaf"
+
+
 def check_graph_path(path):
     """Refuse ``-`` as the graph (``s2g align`` and ``s2g index``)."""
     if path == "-":

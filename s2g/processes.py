@@ -56,9 +56,8 @@ def parts_of(args):
     if getattr(args, "dask", None) or getattr(args, "reads2", None) is not None or \
             getattr(args, "interleaved", False) or args.reads == "-":
         return None
-    low = str(args.output).lower()          # (as cli.output_format, which checks more later)
-    if (args.output_format or ("sam" if low.endswith(".sam") else "bam" if
-                               low.endswith(".bam") else "gaf")) != "gaf":
+    from .output import requested_format
+    if requested_format(args) != "gaf":
         return None
     from .read_ranges import split_input
     try:
@@ -70,7 +69,7 @@ def parts_of(args):
 
 def _fork(args, align, guard, parts) -> int:
     t0 = time.perf_counter()
-    from .output import output
+    from .output import align_inputs, output
     from .plan import cores
     if args.threads is None:
         args.threads = max(1, cores() // len(parts))
@@ -79,7 +78,7 @@ def _fork(args, align, guard, parts) -> int:
                            os.access(out_dir, os.W_OK) else None)
     kids = []
     try:
-        with output(args.output, inputs=_inputs(args)) as out:   # (its errors before the work)
+        with output(args.output, inputs=align_inputs(args)) as out:   # (its errors before the work)
             n_reads, n_hit, unnamed = _parts(args, align, guard, parts, tmp, kids, out)
         if unnamed:                     # (one process says it as its reader meets them)
             import warnings
@@ -171,11 +170,6 @@ def _die_with_parent():
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)
     except Exception:                   # noqa: BLE001 - elsewhere: the parent's finally
         pass
-
-
-def _inputs(args):
-    from .output import align_inputs
-    return align_inputs(args)
 
 
 def _counts(tmp, k):
