@@ -9,7 +9,9 @@ scorings: the default, random ones and tie-rich ones ((1,1,0,1): opening a gap c
 nothing, so open and extend tie; (1,0,0,1); (2,2,2,1)); local and semiglobal; every other
 case a chunk budget of a few windows (several launches). ``SeededAligner(device="gpu")``
 with the knob on must give the CPU's tracebacks, secondary alignments included, and the
-form must have traced windows (its PROFILE).
+form must have traced windows (its PROFILE). After the cases, every run checks
+:func:`px_case`: a merge whose E-extension tie only the chosen predecessor's bit (px)
+breaks (the form without px fails it).
 Usage: python tests/tbw_cudasim_check.py [n_cases] [first_seed] -> prints "OK <cases>
 <windows traced> <launches>". On a GPU (``S2G_TBW_GPU=1``, no simulator) the same cases run
 the compiled kernels and the registers of the forms used are printed
@@ -36,7 +38,7 @@ from s2g.index import build_index  # noqa: E402
 from s2g.reads import ReadBatch  # noqa: E402
 from s2g.scoring import Mode, Scoring  # noqa: E402
 from s2g.seeded import SeededAligner  # noqa: E402
-from s2g.simulate import sample_reads, snp_graph  # noqa: E402
+from s2g.simulate import SimGraph, sample_reads, snp_graph  # noqa: E402
 from s2g.trace import gpu_warp  # noqa: E402
 
 TIES = [(1, 1, 0, 1), (1, 0, 0, 1), (2, 2, 2, 1)]
@@ -85,6 +87,55 @@ def tie_reads(sg, ref, rng, n):
     return out
 
 
+def compare(g, ix, reads, seqs, sc, mode, chunk, tag):
+    """The CPU's and the form's alignments of ``reads``, secondaries included, must agree."""
+    configure(gpu_window_fast=True, gpu_tb_warp=False, gpu_tbw_chunk_bytes=chunk)
+    cpu = SeededAligner(g, ix, sc, mode, min_chain=11, n_secondary=2, secondary_ratio=0.5)
+    want = cpu.align_batch(reads)
+    cpu.traceback(reads, want)
+    configure(gpu_tb_warp=True)
+    gpu = SeededAligner(g, ix, sc, mode, min_chain=11, device="gpu", n_secondary=2,
+                        secondary_ratio=0.5)
+    got = gpu.align_batch(reads)
+    for f in ("score", "end_i", "end_j", "mapq"):
+        if not np.array_equal(getattr(want, f), getattr(got, f)):
+            raise AssertionError(f"{tag} {mode.name} {f}")
+    gpu.traceback(reads, got)
+    for r, (x, y) in enumerate(zip(want.tracebacks, got.tracebacks)):
+        if x != y:
+            raise AssertionError(f"{tag} {mode.name} {sc} read {r} {seqs[r]!r}: "
+                                 f"gpu {y} != cpu {x}")
+    ws, gs = want.secondary, got.secondary
+    if list(ws.owner) != list(gs.owner) or \
+            list(ws.tracebacks or []) != list(gs.tracebacks or []):
+        raise AssertionError(f"{tag} {mode.name}: secondary alignments differ")
+
+
+#: a merge where the deletion's extension bit (``px``, docs/plans/warp_traceback.md) differs
+#: from the compare ``E - e > H - o - e``. Read ``...TA TC GC...`` on ``...TACTC`` (node 1),
+#: then ``AC`` (2) or ``TC`` (3, the kept predecessor), then ``GGC...`` (4): deleting ``C``,
+#: matching ``TC`` and deleting ``AC`` + ``G`` (the CPU's ``26=1D2=3D26=``) ties deleting
+#: ``CTC``, matching node 3's ``TC`` and opening a deletion of ``G``; at node 4's first
+#: column node 2's extended E equals node 3's ``H - o - e``, so only px says "extend" (the
+#: form without it walks into node 2's H). Found by a search of random bubbles.
+PX_FLANK = ("TGACCTAGGTCATCGGAATCCTGA", "GGCATTCAGCTAACGTTAGCCATC")
+PX_SEQS = [PX_FLANK[0] + "TACTC", "AC", "TC", "GGC" + PX_FLANK[1]]
+PX_READ = PX_FLANK[0] + "TATCGC" + PX_FLANK[1]
+
+
+def px_case(tmp):
+    """The merge's E-extension tie (:data:`PX_SEQS`) under the default scoring and
+    (2,2,2,1), local and semiglobal."""
+    path = os.path.join(tmp, "px.gfa")
+    SimGraph([str(k + 1) for k in range(4)], PX_SEQS, [[1, 2], [3], [3], []]).write_gfa(path)
+    g = load_graph(path, strands="forward")
+    ix = build_index(g, k=11, s=5)
+    reads = ReadBatch.from_sequences(["px"], [PX_READ])
+    for sc in (Scoring(), Scoring(2, 2, 2, 1)):
+        for mode in (Mode.LOCAL, Mode.SEMIGLOBAL):
+            compare(g, ix, reads, [PX_READ], sc, mode, 1 << 30, "px")
+
+
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 6
     first = int(sys.argv[2]) if len(sys.argv) > 2 else 0
@@ -106,28 +157,9 @@ def main():
             sc = (Scoring() if seed % 3 == 0 else Scoring(*TIES[(seed // 3) % 3])
                   if seed % 3 == 1 else Scoring(*[int(x) for x in rng.integers(1, 6, 4)]))
             for mode in (Mode.LOCAL, Mode.SEMIGLOBAL):
-                configure(gpu_window_fast=True, gpu_tb_warp=False,
-                          gpu_tbw_chunk_bytes=60_000 if seed % 2 else 1 << 30)
-                cpu = SeededAligner(g, ix, sc, mode, min_chain=11, n_secondary=2,
-                                    secondary_ratio=0.5)
-                want = cpu.align_batch(reads)
-                cpu.traceback(reads, want)
-                configure(gpu_tb_warp=True)
-                gpu = SeededAligner(g, ix, sc, mode, min_chain=11, device="gpu", n_secondary=2,
-                                    secondary_ratio=0.5)
-                got = gpu.align_batch(reads)
-                for f in ("score", "end_i", "end_j", "mapq"):
-                    if not np.array_equal(getattr(want, f), getattr(got, f)):
-                        raise AssertionError(f"seed {seed} {mode.name} {f}")
-                gpu.traceback(reads, got)
-                for r, (x, y) in enumerate(zip(want.tracebacks, got.tracebacks)):
-                    if x != y:
-                        raise AssertionError(f"seed {seed} {mode.name} {sc} read {r} "
-                                             f"{seqs[r]!r}: gpu {y} != cpu {x}")
-                ws, gs = want.secondary, got.secondary
-                if list(ws.owner) != list(gs.owner) or \
-                        list(ws.tracebacks or []) != list(gs.tracebacks or []):
-                    raise AssertionError(f"seed {seed} {mode.name}: secondary alignments differ")
+                compare(g, ix, reads, seqs, sc, mode, 60_000 if seed % 2 else 1 << 30,
+                        f"seed {seed}")
+        px_case(tmp)
     p = gpu_warp.PROFILE
     assert p["windows"] > 0 and p["launches"] > 0, p
     print("OK", n, p["windows"], p["launches"])
