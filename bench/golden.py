@@ -12,8 +12,14 @@ The cases cover every CPU path a restructuring can move: v0/cpu/simd exact DP wi
 traceback in all three modes, --no-traceback, the seeded path (default and --max-windows
 cuts, unseeded fallbacks), a cyclic graph (unrolled and --break-cycles), and real graphs
 from ../shared/data/real when present. bench/results/golden_cpu.txt: the hashes of
-64ce69c (2-core VM, 2026-11-28), unchanged by the #41 restructuring. About 1.5 minutes
-on a 2-core machine, warm.
+64ce69c (2-core VM, 2026-11-28), unchanged by the #41 restructuring; three seeded cases
+saved again in session 60 (2026-12-06), changed on purpose by two later commits and by
+nothing else (a bisect; at 1b8af67 the old hashes come back with the old settings):
+a863c6b (seedless reads' full-DP budget 5e8 -> 5e7 cells: "sim seeded", 4 reads' MAPQ 255
+-> 3; `--unseeded full` gives the old hash) and d48b52a (`--unseeded-min-score` 60: "brca2
+seeded forward" 39 and "cyclic seeded" 1 chance full-DP hits become no-hit lines;
+`--unseeded-min-score 0` gives the old hashes). About 1.5-3.5 minutes on a 2-core
+machine, warm.
 """
 
 from __future__ import annotations
