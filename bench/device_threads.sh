@@ -9,6 +9,7 @@
 #    each configuration of $CONFIGS twice, interleaved (default: the default, the packed
 #    uploads, OpenMP's passive wait policy); on MHC also a py-spy run (--idle, 200 Hz;
 #    OUT/MHC_prof.json.gz, line numbers in its frames: where each thread's wall goes).
+# NO_PROF=1: no py-spy run; ALIGN_TIMEOUT: seconds a run (120). OUT/dc.tgz: Numba's cache.
 # GRAPHS="MHC:mhc100k" runs one graph (default both; graph:reads of .devdata/bac2).
 # GPU_TESTS="test files" (GPU_K="a -k expression"): `pytest -m gpu` on them first
 # (GPU_TESTS_TIMEOUT seconds, 300), with the wheels on PYTHONPATH (OUT/gpu_tests.txt).
@@ -33,8 +34,8 @@ for pair in ${GRAPHS:-MHC:mhc100k Mbovis:Mbovis100k}; do
   zcat ".devdata/bac2/$g.gfa.gz" > "/tmp/g/$g.gfa" || exit 1
   rm -rf "/tmp/th/$g"
   prof=
-  [ "$g" = MHC ] && [ -d .whlx ] && prof=1
-  PROFILE=$prof CPU=0 REPEAT=10 ALIGN_TIMEOUT=120 ENVS="$CONFIGS $CONFIGS" \
+  [ "$g" = MHC ] && [ -d .whlx ] && [ -z "${NO_PROF:-}" ] && prof=1
+  PROFILE=$prof CPU=0 REPEAT=10 ALIGN_TIMEOUT=${ALIGN_TIMEOUT:-120} ENVS="$CONFIGS $CONFIGS" \
     bash bench/device_align.sh "/tmp/th/$g" "/tmp/g/$g.gfa" ".devdata/bac2/$r.fq.gz" \
     > "/tmp/th_$g.out" 2>&1
   cp "/tmp/th/$g/summary.md" "$out/${g}_summary.md"
@@ -43,3 +44,4 @@ for pair in ${GRAPHS:-MHC:mhc100k Mbovis:Mbovis100k}; do
   grep -A3 "^| configuration" "$out/${g}_summary.md" | head -6
   grep -A6 "^| configuration" "$out/${g}_summary.md" | tail -3
 done
+tar czf "$out/dc.tgz" -C /tmp/dc .    # Numba's cache, for the next call (.devcache/)

@@ -22,7 +22,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-_RUN = re.compile(r"s2g: ([0-9]+) reads, .*; ([0-9.]+) s \(([0-9,]+) reads/s\)")
+_RUN = re.compile(r"s2g: (?:[0-9]+ processes: )?([0-9]+) reads, .*; ([0-9.]+) s \(([0-9,]+) reads/s\)")
 
 
 def records(paths):

@@ -135,6 +135,10 @@ KNOBS = (
          "s2g align in this many processes (s2g/processes.py): a plain or BGZF reads file cut "
          "into byte ranges, each aligned by a forked child with a GIL (and a CUDA context) of "
          "its own, the GAF written in input order; 1: one process"),
+    Knob("processes_import_cuda", True, bool, "run",
+         "with processes > 1 on a machine with a CUDA driver: numba.cuda imported once before "
+         "the children are forked (its import is ~1 s of Python each child would otherwise "
+         "spend holding its GIL at start-up; CUDA itself starts in each child)"),
     Knob("processes_min_bytes", 32 << 20, int, "run",
          "with processes > 1: the least bytes of the reads file a part holds (a smaller file "
          "stays in fewer processes)"),

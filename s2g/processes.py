@@ -20,6 +20,9 @@ a process that already runs threads, or no ``os.fork``. Each child takes ``--thr
 each; the parent says them after they end, each line marked with its part. Each child
 loads the graph and the seed index itself: their memory counts N times (MHC's: ~0.1 GB;
 a 1 Gbp graph's ~8 GB), and so does each child's GPU memory.
+
+Measured (H100 host, 1,000,000 reads, docs/performance.md): no gain over one process
+there (the children's start-ups and their share of the 16 vCPUs); hence off by default.
 """
 from __future__ import annotations
 
@@ -77,6 +80,7 @@ def _fork(args, align, guard, parts) -> int:
     tmp = tempfile.mkdtemp(prefix=".s2g-parts-", dir=out_dir if out_dir and
                            os.access(out_dir, os.W_OK) else None)
     kids = []
+    _import_cuda(args)
     try:
         with output(args.output, inputs=align_inputs(args)) as out:   # (its errors before the work)
             n_reads, n_hit, unnamed = _parts(args, align, guard, parts, tmp, kids, out)
@@ -101,6 +105,21 @@ def _fork(args, align, guard, parts) -> int:
             except OSError:
                 pass
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _import_cuda(args):
+    """Knob ``processes_import_cuda``: numba.cuda's modules imported here, before the
+    fork, where a GPU variant may run and a CUDA driver is there. Only the import: the
+    driver is started (cuInit) lazily, in each child, as a forked child needs."""
+    from .variants.registry import REGISTRY, _no_driver
+    info = REGISTRY.get(args.variant)
+    if not settings().processes_import_cuda or (info is not None and info.device == "cpu") \
+            or _no_driver():
+        return
+    try:
+        import numba.cuda  # noqa: F401
+    except Exception:                   # noqa: BLE001 - each child says what is wrong
+        pass
 
 
 def _parts(args, align, guard, parts, tmp, kids, out):

@@ -129,3 +129,20 @@ def test_part_copy_names_unnamed_reads_across_chunk_ends(tmp_path, monkeypatch):
         assert processes._copy(str(path), out, 100, "tok") == 1
         assert b"".join(out.got) == "".join(lines).replace(
             unnamed_mark(3, "tok"), "read103").encode()
+
+
+@pytest.mark.parametrize("variant, knob, imported", [
+    ("auto", "1", True), ("simd", "1", False), ("auto", "0", False)])
+def test_cuda_modules_imported_before_the_fork_only_where_a_gpu_may_run(variant, knob, imported):
+    """Knob ``processes_import_cuda``: numba.cuda's import (~1 s of each child's start-up
+    on the GPU machine, holding its GIL) done once before the fork where a GPU variant may
+    run and a driver is there (the simulator counts as one); not for a CPU variant."""
+    code = ("import sys, types; from s2g import processes; "
+            f"processes._import_cuda(types.SimpleNamespace(variant={variant!r})); "
+            "print('numba.cuda' in sys.modules)")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", S2G_CONFIG=f"processes_import_cuda={knob}",
+               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == str(imported)
