@@ -70,10 +70,12 @@ class InputRange:
     token: str = ""
 
     def label(self) -> str:
-        """How messages name the range: the file, and where the range starts in it."""
+        """How messages name the range: the file, and where the range starts in it (a
+        reader's record and line numbers count from there, not from the file's start)."""
         if self.parts == 1:
             return self.path
-        return f"{self.path} (part {self.part + 1} of {self.parts}, from byte {self.byte:,})"
+        return (f"{self.path} (part {self.part + 1} of {self.parts}, from byte {self.byte:,}; "
+                "records and lines counted from there)")
 
 
 def file_kind(path) -> str | None:

@@ -305,7 +305,8 @@ def test_parts_name_unnamed_reads_as_one_process(client, tmp_path, capsys):
 
 def test_parts_errors_name_the_read_and_part(client, reads):
     with pytest.raises(S2GError, match=r"read 'read17' \(record \d+ of .*reads\.fq \(part "
-                                       r"\d+ of \d+, from byte [\d,]+\)\): RuntimeError"):
+                                       r"\d+ of \d+, from byte [\d,]+; records and lines counted "
+                                       r"from there\)\): RuntimeError"):
         _run(client, reads, part_bytes=3000, _test={"_fail_read": "read17"})
     with pytest.raises(S2GError, match=r"read 'read\d+'.*--max-traceback-cells"):
         _run(client, reads, part_bytes=3000, max_traceback_cells=10)
