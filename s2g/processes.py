@@ -76,11 +76,11 @@ def _fork(args, align, guard, parts) -> int:
     from .plan import cores
     if args.threads is None:
         args.threads = max(1, cores() // len(parts))
+    _import_cuda(args)
     out_dir = os.path.dirname(os.path.abspath(args.output)) if args.output != "-" else None
     tmp = tempfile.mkdtemp(prefix=".s2g-parts-", dir=out_dir if out_dir and
                            os.access(out_dir, os.W_OK) else None)
     kids = []
-    _import_cuda(args)
     try:
         with output(args.output, inputs=align_inputs(args)) as out:   # (its errors before the work)
             n_reads, n_hit, unnamed = _parts(args, align, guard, parts, tmp, kids, out)
