@@ -408,8 +408,9 @@ def _align(args, out, options, kernel) -> int:
         batches = iter_pair_batches(args.reads, args.reads2, options.pairs.interleaved,
                                     max(2, args.batch_size), qualities=sam)
     else:
-        batches = iter_read_batches(args.reads, args.batch_size, qualities=sam, max_bases=knobs(
-            ).batch_bases, part=getattr(args, "reads_part", None))   # (s2g/processes.py)
+        part = getattr(args, "reads_part", None)         # (s2g/processes.py)
+        batches = iter_read_batches(args.reads, args.batch_size, qualities=sam,
+                                    max_bases=knobs().batch_bases, part=part)
     run = None              # the whole input's size (auto: its method; with a GPU, its device)
     marks = []              # --timings: (milestone, seconds from t0) of the start-up
     clear, auto = False, kernel is None   # auto with a GPU driver: read first; CUDA starts

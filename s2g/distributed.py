@@ -602,15 +602,6 @@ def align_parts(client, spec, graph_data, parts, options, batch_size, window, re
                         f"s2g-part-{uuid.uuid4().hex[:8]}")
 
 
-def name_unnamed(text: bytes, first: int, token: str) -> bytes:
-    """``text`` with each unnamed read's mark (:func:`s2g.reads.unnamed_mark`, the cut's
-    ``token``) replaced by ``read<record number>`` (the part's records numbered from
-    ``first`` + 1), as one process names it."""
-    from .reads import unnamed_marks
-    return unnamed_marks(token, binary=True).sub(
-        lambda m: b"read%d" % (first + int(m.group(1))), text)
-
-
 def write_parts(client, spec, graph_data, parts, options, settings, output, stats,
                 progress=None, _test=None):
     """Align ``parts`` on the cluster and write their GAF to ``output`` in order, counting
@@ -625,6 +616,7 @@ def write_parts(client, spec, graph_data, parts, options, settings, output, stat
         info["written_at"] = time.perf_counter()
         infos.append(info)
         if n_unnamed:
+            from .reads import name_unnamed
             text = name_unnamed(text, stats["reads"], parts[0].token)
             unnamed += n_unnamed
         _written(output, text if binary else text.decode("utf-8", "surrogateescape"), n,

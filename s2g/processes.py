@@ -200,13 +200,8 @@ def _counts(tmp, k):
 def _copy(path, out, first, token) -> int:
     """Part file ``path`` onto ``out``, its unnamed reads named by their record numbers
     (its first record is the input's ``first`` + 1); returns how many it named."""
-    from .reads import unnamed_marks
+    from .reads import name_unnamed
     seen = set()
-    pattern = unnamed_marks(token, binary=True)
-
-    def name(m):
-        seen.add(m.group(1))            # (a read's secondary lines carry its name too)
-        return b"read%d" % (first + int(m.group(1)))
     rest = b""
     with open(path, "rb") as fh:
         while True:
@@ -214,8 +209,7 @@ def _copy(path, out, first, token) -> int:
             data = rest + more
             cut = data.rfind(b"\n") + 1 if more else len(data)
             data, rest = data[:cut], data[cut:]
-            if b"s2g-unnamed-" in data:
-                data = pattern.sub(name, data)
+            data = name_unnamed(data, first, token, seen)
             if data:
                 out.write(data)
             if not more:

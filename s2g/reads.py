@@ -179,6 +179,21 @@ def unnamed_marks(token: str, binary: bool = False):
     return re.compile(pattern.encode() if binary else pattern)
 
 
+def name_unnamed(text: bytes, first: int, token: str, seen: set | None = None) -> bytes:
+    """``text`` with each unnamed read's mark (:func:`unnamed_mark`, the cut's ``token``)
+    replaced by ``read<record number>`` (the part's records numbered from ``first`` + 1),
+    as one process names it (``--dask``'s client, ``processes``' parent); ``seen`` (a
+    set): gains the record numbers met (a read's secondary lines carry its mark too)."""
+    if _MARK_HEAD.encode() not in text:
+        return text
+
+    def name(m):
+        if seen is not None:
+            seen.add(m.group(1))
+        return b"read%d" % (first + int(m.group(1)))
+    return unnamed_marks(token, binary=True).sub(name, text)
+
+
 def _open(path, part=None):
     """dnaio reader for ``path`` (``-`` = standard input; pipes, FIFOs and process
     substitution work: nothing here looks at the file size, and xopen sniffs the

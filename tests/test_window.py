@@ -354,13 +354,13 @@ def test_fast_window_tables_equal_the_graph_tables(tmp_path):
 
 
 def test_window_node_parts_kept_by_the_seeding_thread_are_the_ones_made_later(tmp_path):
-    """keep_node_parts (the seeding thread's) stores what window_node_parts makes, and
-    window_node_parts hands it back for that piece_at only (another array: made afresh)."""
+    """window_node_parts keeps what it makes on the window graph (the seeding thread makes
+    it first) and hands it back for that piece_at only (another array: made afresh)."""
     from s2g.variants.fast import tables as ft
     g, wg = _snp_window_graph(tmp_path, 6, 11, 60, 3)
     w = wg.graph
     fresh = ft.window_node_parts(w, wg.piece_at.copy())
-    ft.keep_node_parts(w, wg.piece_at)
+    ft.window_node_parts(w, wg.piece_at)        # (the seeding thread's call)
     kept = ft.window_node_parts(w, wg.piece_at)
     assert kept is w.__dict__["_s2g_node_parts"][1]
     for x, y in zip(kept, fresh):

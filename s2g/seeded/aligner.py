@@ -195,10 +195,10 @@ class SeededAligner:
                 cfg.gpu_window_tables and n:
             # the window kernel's per-node tables, here (the seeding thread has the time;
             # the align thread, which would make them, sets the pace)
-            from ..variants.fast.tables import keep_node_parts
+            from ..variants.fast.tables import window_node_parts
             from ..variants.fast.windows import MAX_ROWS
             if int(np.diff(offs).min()) <= MAX_ROWS:
-                keep_node_parts(wg.graph, wg.piece_at)
+                window_node_parts(wg.graph, wg.piece_at)   # (kept on the graph)
         return Windows(nwin, info, stats, wg, cut)
 
     def _gpu_chains(self, reads, offs):

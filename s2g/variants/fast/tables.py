@@ -298,31 +298,24 @@ def window_node_parts(wgraph, piece_at):
     (that very array) and kept on the graph: the score pass's tables, the traceback
     form's and its walk's all take them (three makings a batch cost the GPU path's align
     and traceback threads ~0.3 s each a 1,000,000 reads, H100 host, session 59);
-    :func:`keep_node_parts` may have made them already (in the seeding thread)."""
+    the seeding thread makes them first where it has the time."""
     kept = wgraph.__dict__.get("_s2g_node_parts")
     if kept is not None and kept[0] is piece_at:
         return kept[1]
     from ...window import window_liveness
-    given = piece_at
     ns = np.asarray(wgraph.node_start, np.int32)
     ptr = np.asarray(wgraph.pred_ptr, np.int32)
     idx = np.asarray(wgraph.pred_idx, np.int32)
-    piece_at = np.asarray(piece_at, np.int64)
+    pa = np.asarray(piece_at, np.int64)
     n = len(ns) - 1
-    slot, nsl = window_liveness(piece_at, ptr, idx, True)
+    slot, nsl = window_liveness(pa, ptr, idx, True)
     cnt = np.zeros(n + 1, np.int64)
-    window_merge_counts(piece_at, ptr, idx, cnt)
+    window_merge_counts(pa, ptr, idx, cnt)
     off = np.zeros(n + 1, np.int64)
     np.cumsum(cnt[:n], out=off[1:])
     parts = ns, ptr, idx, slot, int(nsl), off
-    wgraph.__dict__["_s2g_node_parts"] = (given, parts)
+    wgraph.__dict__["_s2g_node_parts"] = (piece_at, parts)
     return parts
-
-
-def keep_node_parts(wgraph, piece_at):
-    """:func:`window_node_parts` of ``wgraph`` made now and kept on it for the window
-    kernel's tables (``piece_at``: the very array the kernel's caller will pass)."""
-    window_node_parts(wgraph, piece_at)
 
 
 @numba.njit(parallel=True, **NJIT)
