@@ -415,11 +415,11 @@ def _align(args, out, options, kernel) -> int:
     marks = []              # --timings: (milestone, seconds from t0) of the start-up
     clear, auto = False, kernel is None   # auto with a GPU driver: read first; CUDA starts
     if kernel is None:      # in a thread where the GPU is clearly worth it (the graph meanwhile)
-        batches, run, clear = peek_start_cuda(batches, args.reads, options, pre is not None)
+        batches, run, clear = peek_start_cuda(batches, args.reads, options, pre)
         marks.append(("first batch read", time.perf_counter() - t0))
     elif pre is not None and kernel.device == "cuda":
         from .seeded import chains_gpu     # seeded on a GPU, most likely: its kernels
-        chains_gpu.preload()               # loaded meanwhile too (knob gpu_seeds)
+        chains_gpu.preload(pre)            # loaded meanwhile too (knob gpu_seeds)
     graph = _open_graph(args, options.scoring, options.mode,    # a FlatGraph, or a CyclicGraph
                         keep_paths=sam)
     t_graph = time.perf_counter()

@@ -345,3 +345,33 @@ def graph_checksum(graph) -> str:
         h.update(graph.strands.encode())
         got = graph.__dict__["_s2g_checksum"] = h.hexdigest()
     return got
+
+
+def successors(graph):
+    """(succ_ptr int64[n_nodes + 1], succ_idx int32[n_edges]): node ``u``'s successors
+    ``succ_idx[succ_ptr[u]:succ_ptr[u + 1]]``, ascending (the order a stable argsort of
+    ``pred_idx`` gives), made once per graph object by a counting pass without the GIL
+    (the argsort took 0.8 s of a 1 Gbp graph's first seeded batch, 6 M nodes, 2-core VM)."""
+    got = graph.__dict__.get("_s2g_successors")
+    if got is None:
+        n = int(graph.n_nodes)
+        ptr = np.zeros(n + 1, np.int64)
+        idx = np.empty(len(graph.pred_idx), np.int32)
+        _fill_successors(np.asarray(graph.pred_ptr), np.asarray(graph.pred_idx), ptr, idx)
+        got = graph.__dict__["_s2g_successors"] = (ptr, idx)
+    return got
+
+
+@numba.njit(**NJIT)
+def _fill_successors(pred_ptr, pred_idx, ptr, idx):
+    n = len(ptr) - 1
+    for e in range(len(pred_idx)):
+        ptr[pred_idx[e] + 1] += 1
+    for u in range(n):
+        ptr[u + 1] += ptr[u]
+    at = ptr[:n].copy()
+    for v in range(n):                   # destinations ascending: each list sorted
+        for e in range(pred_ptr[v], pred_ptr[v + 1]):
+            u = pred_idx[e]
+            idx[at[u]] = v
+            at[u] += 1

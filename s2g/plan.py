@@ -387,17 +387,18 @@ def threads_of(options: RunOptions) -> int:
     return max(1, min(cores(), int(config.NUMBA_NUM_THREADS)))
 
 
-def start_cuda_soon(preload_seeds: bool):
+def start_cuda_soon(index):
     """CUDA started in a background thread (:func:`s2g.variants.registry.start_cuda`) and,
-    with ``preload_seeds`` (a seed index found), the seeding kernels loaded after it
+    with ``index`` (the future of a seed index found, :func:`s2g.index.preload_index`), the
+    seeding kernels loaded and the index uploaded after it
     (:func:`s2g.seeded.chains_gpu.preload`): ``s2g align`` reads its first reads and loads
     its graph meanwhile, where it used to wait for CUDA (0.7-1.1 s on the GPU machine)."""
     from .variants import registry
 
     def seeds():
         from .seeded import chains_gpu      # (imports numba.cuda: in that thread)
-        chains_gpu.preload()
-    registry.start_cuda(seeds if preload_seeds else None)
+        chains_gpu.preload(index)
+    registry.start_cuda(seeds if index is not None else None)
 
 
 def cuda_early(path) -> bool:
@@ -409,7 +410,7 @@ def cuda_early(path) -> bool:
     return least > 0 and (input_size(path) or 0) >= least
 
 
-def peek_start_cuda(batches, reads, options: RunOptions, preload_seeds: bool):
+def peek_start_cuda(batches, reads, options: RunOptions, index):
     """``auto`` with a CUDA driver: (``batches`` with their first put back, its
     :func:`estimate_input`, whether the GPU is :func:`gpu_clearly` worth it), CUDA started
     in a background thread where it is (:func:`start_cuda_soon`; a large reads file,
@@ -419,13 +420,13 @@ def peek_start_cuda(batches, reads, options: RunOptions, preload_seeds: bool):
     from .variants import registry
     early = cuda_early(reads)
     if early:
-        start_cuda_soon(False)
+        start_cuda_soon(None)
     batches, run = peek_input(batches, reads)
     clear = gpu_clearly(run, options)
     if clear and not early and settings().cuda_early_bytes < 0:
         registry.cuda_available()               # the order before (A/B): CUDA started here
     if clear:                   # (early: a second thread waits for the first, then loads)
-        start_cuda_soon(preload_seeds)
+        start_cuda_soon(index)
     return batches, run, clear
 
 

@@ -29,13 +29,32 @@ from s2g.simulate import sample_reads, snp_graph  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def uploaded(ix):
+    """The index on the device as preload's thread leaves it (once per index object), its
+    int32 columns and bucket starts widened there (chains_gpu.device_int64)."""
+    from concurrent.futures import Future
+    if "_s2g_device" not in ix.__dict__:
+        fut = Future()
+        fut.set_result(ix)
+        chains_gpu.preload(fut).join()
+        assert "_s2g_device" in ix.__dict__, "preload did not upload the index"
+    dix = chains_gpu.device_index(ix)
+    assert chains_gpu.device_index(ix) is dix
+    starts, _ = ix.buckets
+    for d, h in ((dix.cols, ix.cols), (dix.starts, starts), (dix.keys, ix.keys)):
+        assert d.dtype == (np.uint64 if h is ix.keys else np.int64)
+        assert np.array_equal(d.copy_to_host(), h), "index arrays differ on the device"
+    return dix
+
+
 def check(g, ix, seqs, max_occ, min_chain, max_chains, max_window, label, heavy=4):
     reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
     offs = np.asarray(reads.offsets, np.int64)
     starts, shift = ix.buckets
     want = batch_chains(reads.codes_flat, offs, ix.keys, ix.cols, starts, shift, ix.k, ix.s,
                         max_occ, max_chains, min_chain, max_window, 0, 0)
-    got = chains_gpu.batch_chains(chains_gpu.DeviceIndex(ix), reads.codes_flat, offs, max_occ,
+    dix = uploaded(ix)
+    got = chains_gpu.batch_chains(dix, reads.codes_flat, offs, max_occ,
                                   max_chains, min_chain, max_window, heavy=heavy)
     assert got is not None, label
     for name, x, y in zip(("chains", "counts", "stats", "way", "nway"), want, got):

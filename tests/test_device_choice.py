@@ -248,6 +248,7 @@ def test_a_large_reads_file_starts_cuda_before_its_first_batch(monkeypatch, tmp_
     clearly worth it); a smaller one once the batch says so, and never where it does not
     (few reads)."""
     from s2g.config import configure, settings
+    IX = object()                       # the seed index's future: uploaded with the kernels
     events = []
     monkeypatch.setattr(P, "start_cuda_soon", lambda seeds: events.append(("cuda", seeds)) or True)
     monkeypatch.setattr(P, "gpu_clearly", lambda run, opts: run.reads > 100)
@@ -264,22 +265,22 @@ def test_a_large_reads_file_starts_cuda_before_its_first_batch(monkeypatch, tmp_
     try:
         configure(cuda_early_bytes=4000)
         # early: CUDA alone; its seeding kernels only once the batch says the GPU is clear
-        for path, n, want in ((big, 1000, [("cuda", False), "read", ("cuda", True)]),
-                              (small, 1000, ["read", ("cuda", True)]),
+        for path, n, want in ((big, 1000, [("cuda", None), "read", ("cuda", IX)]),
+                              (small, 1000, ["read", ("cuda", IX)]),
                               (small, 10, ["read"]),
-                              (big, 10, [("cuda", False), "read"])):
+                              (big, 10, [("cuda", None), "read"])):
             events.clear()
-            got, run, clear = P.peek_start_cuda(batches(n), str(path), options(), True)
+            got, run, clear = P.peek_start_cuda(batches(n), str(path), options(), IX)
             assert events == want and clear == (n > 100)
             assert sum(b.n_reads for b in got) == n
         configure(cuda_early_bytes=0)
         events.clear()
-        P.peek_start_cuda(batches(1000), str(big), options(), False)
-        assert events == ["read", ("cuda", False)]
+        P.peek_start_cuda(batches(1000), str(big), options(), None)
+        assert events == ["read", ("cuda", None)]
         configure(cuda_early_bytes=-1)          # as before: CUDA started in this thread
         monkeypatch.setattr(registry, "cuda_available", lambda: events.append("sync"))
         events.clear()
-        P.peek_start_cuda(batches(1000), str(big), options(), True)
-        assert events == ["read", "sync", ("cuda", True)]
+        P.peek_start_cuda(batches(1000), str(big), options(), IX)
+        assert events == ["read", "sync", ("cuda", IX)]
     finally:
         configure(cuda_early_bytes=old)

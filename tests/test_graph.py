@@ -105,6 +105,21 @@ def test_flatgraph_equals_naive_graph(text, strands):
     assert g.strands == strands
 
 
+@SETTINGS
+@given(text=gfa_texts(), strands=st.sampled_from(["both", "forward"]))
+def test_successors_invert_the_predecessor_lists(text, strands):
+    # each (u, v) edge once, u's successors ascending: what seeded window searches walk
+    from s2g.graph_core import successors
+    g = s2g.load_graph(write_tmp(text), strands=strands)
+    ptr, idx = successors(g)
+    assert ptr.dtype == np.int64 and idx.dtype == np.int32
+    want = sorted((int(u), v) for v in range(g.n_nodes)
+                  for u in g.pred_idx[g.pred_ptr[v]:g.pred_ptr[v + 1]])
+    got = [(u, int(v)) for u in range(g.n_nodes) for v in idx[ptr[u]:ptr[u + 1]]]
+    assert got == want and ptr[-1] == len(g.pred_idx)
+    assert successors(g)[1] is idx                     # made once per graph object
+
+
 @pytest.mark.parametrize("branching", [1, 2, 4, 7])
 def test_slots_and_order_on_simulated_graphs(tmp_path, branching):
     sg, _ = simulate.snp_graph(3000, node_len=6, branching=branching, seed=branching)

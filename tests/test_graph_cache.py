@@ -431,3 +431,36 @@ def test_cli_gaf_same_with_and_without_cache(tmp_path):
     gaf = (tmp_path / "a.gaf").read_text()
     assert gaf.count("\n") == 200
     assert (tmp_path / "b.gaf").read_text() == gaf == (tmp_path / "c.gaf").read_text()
+
+
+@settings(max_examples=40, deadline=None)
+@given(size=st.integers(0, 700), cuts=st.lists(st.integers(0, 700), max_size=6),
+       threads=st.sampled_from([1, 4]))
+def test_file_digest_equals_the_parsers_running_digest(size, cuts, threads):
+    """The digest of a file hashed piece by piece in threads (file_digest, at a cached
+    load) == the one the parser feeds as it reads (FileDigest.update, any chunking): sizes
+    around the piece boundaries, an empty file; and another byte gives another digest."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(graph_cache, "PIECE", 64)
+        mp.setattr(graph_cache, "CHUNK", 24)
+        mp.setattr(graph_cache, "DIGEST_THREADS", threads)
+        _digests_agree(size, cuts)
+
+
+def _digests_agree(size, cuts):
+    data = np.random.default_rng(size).integers(0, 256, size, np.uint8).tobytes()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "g.gfa")
+        with open(path, "wb") as fh:
+            fh.write(data)
+        got = graph_cache.file_digest(path)
+    run = graph_cache.FileDigest()
+    at = 0
+    for c in sorted(set(min(c, size) for c in cuts)) + [size]:
+        run.update(data[at:c])
+        at = c
+    assert (got.size, got.hexdigest()) == (run.size, run.hexdigest()) == (size, got.hexdigest())
+    if size:
+        other = graph_cache.FileDigest()
+        other.update(data[:-1] + bytes([data[-1] ^ 1]))
+        assert other.hexdigest() != got.hexdigest()

@@ -497,7 +497,8 @@ def test_seed_kernels_compile_to_sm90_without_fused_multiply_adds():
     ptx = {}
     for name, fn, sig in (("count", chains_gpu.count_body, chains_gpu.COUNT_SIGNATURE),
                           ("chain", chains_gpu.chain_body, chains_gpu.CHAIN_SIGNATURE),
-                          ("heavy", chains_gpu.heavy_body, chains_gpu.HEAVY_SIGNATURE)):
+                          ("heavy", chains_gpu.heavy_body, chains_gpu.HEAVY_SIGNATURE),
+                          ("widen", chains_gpu.widen_body, chains_gpu.WIDEN_SIGNATURE)):
         try:
             ptx[name] = cuda.compile_ptx(fn, sig, cc=(9, 0))[0]
         except Exception as exc:  # no NVVM: the toolchain is a test dependency (pyproject)
@@ -507,6 +508,7 @@ def test_seed_kernels_compile_to_sm90_without_fused_multiply_adds():
         assert "fma.rn.f64" not in ptx[name], name
         assert "add.f64" in ptx[name] and "st.global.f64" in ptx[name], name
     assert "bar.sync" in ptx["heavy"] and "atom.global.add.u64" in ptx["heavy"]
+    assert "cvt.s64.s32" in ptx["widen"] and "st.global.u64" in ptx["widen"]
 
 
 @pytest.mark.gpu

@@ -538,6 +538,17 @@ class _Tracebacks:
         self.path = np.asarray(nodes, np.int64)
 
 
+def _node_arrays(graph):
+    """(node_start int64, node_seg int64, node_rev uint8) of ``graph`` for :func:`_place`,
+    made once per graph object (at every batch they were an O(graph) copy)."""
+    got = graph.__dict__.get("_s2g_place_nodes")
+    if got is None:
+        got = graph.__dict__["_s2g_place_nodes"] = (
+            np.asarray(graph.node_start, np.int64), np.asarray(graph.node_seg, np.int64),
+            np.asarray(graph.node_rev, np.uint8))
+    return got
+
+
 def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = None,
                   model=None):
     """Place and realign every read of ``reads`` (a :class:`~s2g.reads.ReadBatch`) from
@@ -555,8 +566,7 @@ def surject_batch(graph, ref: RefPath, reads, res, scoring: Scoring | None = Non
     if n:
         _place((tbs.has, tbs.qstart, tbs.qend, tbs.ps, tbs.pe, tbs.indel, tbs.path_at,
                 tbs.n_path, tbs.path),
-               (np.asarray(graph.node_start, np.int64), np.asarray(graph.node_seg, np.int64),
-                np.asarray(graph.node_rev, np.uint8)),
+               _node_arrays(graph),
                (ref.occ_ptr, ref.occ_step, ref.step_rev, ref.step_off), ref.length, K, items)
     live = np.flatnonzero(items[:, 0] >= FORWARD)          # candidate windows to realign
     it = items[live]

@@ -16,6 +16,7 @@ import numba
 import numpy as np
 
 from ..config import settings
+from ..graph_core import successors
 from ..pipeline import log_stage
 from ..unseeded import FULL_FALLBACK_CELLS, UNSEEDED_MIN_MATCHES
 from ..result import BatchResult
@@ -27,7 +28,7 @@ from .mapq import (CUT_RATIO, MAPQ_CUT_CAP, MAPQ_FAR, MAPQ_PER_MISMATCH, MAPQ_RE
 from .seeds import MAX_OCC
 from . import copies
 from .windows import (KEEP_BYTES, KEEP_PIECES, SCRATCH_BYTES, SCRATCH_NODE_BYTES, Windows,
-                      batch_windows, dropped_by_bound)
+                      batch_windows, dropped_by_bound, scratch_pool)
 
 #: most windows DP'd per read
 MAX_CAND = 5
@@ -126,7 +127,22 @@ class SeededAligner:
                        "seconds CPU windows": 0.0, "seconds copies": 0.0}
         self._totals_lock = threading.Lock()   # the stages' threads count at once
         self._succ = None
+        self._scratch = []        # windows_of's search scratch, kept (windows.scratch_pool)
         self._dix = None          # the index on the GPU (chains_gpu.DeviceIndex; False: none)
+
+    def _take_scratch(self, n_work):
+        """A :func:`~s2g.seeded.windows.scratch_pool` of ``n_work`` workers, kept from an
+        earlier batch when one is free (two threads may seed at once: each takes its own)."""
+        with self._totals_lock:
+            for i, pool in enumerate(self._scratch):
+                if pool[0].shape[0] == n_work:
+                    return self._scratch.pop(i)
+        return scratch_pool(n_work, self.graph.n_nodes)
+
+    def _give_scratch(self, pool):
+        with self._totals_lock:
+            if len(self._scratch) < 2:
+                self._scratch.append(pool)
 
     def _count(self, key, value):
         """``totals[key] += value`` (the seeding and aligning threads count at once)."""
@@ -158,11 +174,7 @@ class SeededAligner:
         """The :class:`Windows` of a ReadBatch from its chains ``got`` (:meth:`chains`)."""
         g, cfg = self.graph, settings()
         if self._succ is None:
-            order = np.argsort(g.pred_idx, kind="stable")
-            ptr = np.zeros(g.n_nodes + 1, np.int64)
-            np.cumsum(np.bincount(g.pred_idx, minlength=g.n_nodes), out=ptr[1:])
-            dst = np.repeat(np.arange(g.n_nodes, dtype=np.int32), np.diff(g.pred_ptr))
-            self._succ = (ptr, dst[order])
+            self._succ = successors(g)
         offs = np.asarray(reads.offsets, np.int64)
         ch, nch, stats, way, nway = got
         nch = weak_chains_dropped(ch, nch, cfg.cand_min_pct)
@@ -178,15 +190,15 @@ class SeededAligner:
         args = (offs, ch, nch, self.max_cand, a / e, gr)
         n_work = max(1, min(numba.get_num_threads(), n,
                             SCRATCH_BYTES // (SCRATCH_NODE_BYTES * max(g.n_nodes, 1))))
+        pool = self._take_scratch(n_work)
         cut = np.zeros(n, np.float64)
         wp = (way, nway, bool(cfg.corridor_merge_flanks))
-        batch_windows(*args, False, p_at, (e32, e32, e32), info, nwin, cut, keep, n_work,
-                      wp)
+        batch_windows(*args, False, p_at, (e32, e32, e32), info, nwin, cut, keep, pool, wp)
         np.cumsum(p_at, out=p_at)
         npc = int(p_at[-1])
         p_node, p_lo, p_hi = (np.empty(npc, np.int32) for _ in range(3))
-        batch_windows(*args, True, p_at, (p_node, p_lo, p_hi), info, nwin, cut, keep, n_work,
-                      wp)
+        batch_windows(*args, True, p_at, (p_node, p_lo, p_hi), info, nwin, cut, keep, pool, wp)
+        self._give_scratch(pool)
         sel = np.arange(self.max_cand)[None, :] < nwin[:, None]
         piece_at = np.zeros(int(nwin.sum()) + 1, np.int64)
         np.cumsum(info[:, :, 2][sel].astype(np.int64), out=piece_at[1:])
@@ -209,7 +221,7 @@ class SeededAligner:
             return None
         from . import chains_gpu
         if self._dix is None:
-            self._dix = chains_gpu.DeviceIndex(self.index) if chains_gpu.usable(self.index) \
+            self._dix = chains_gpu.device_index(self.index) if chains_gpu.usable(self.index) \
                 else False
         if self._dix is False:
             return None

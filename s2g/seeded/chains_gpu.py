@@ -546,6 +546,15 @@ def heavy_body(codes, offs, keys, kcols, starts, shift, k, s, max_occ, max_chain
         nch[r] = nc
 
 
+def widen_body(src, dst):
+    """``dst[i] = src[i]``, int32 to int64, grid-stride: :func:`device_int64`."""
+    i = cuda.grid(1)
+    step = cuda.gridsize(1)
+    while i < len(src):
+        dst[i] = src[i]
+        i += step
+
+
 _I64 = numba.int64[::1]
 _I32 = numba.int32[::1]
 _U8 = numba.uint8[::1]
@@ -563,27 +572,31 @@ HEAVY_SIGNATURE = (_U8, _I64, _U64, _I64, _I64, numba.int64, numba.int64, numba.
                    numba.int64, numba.int64, numba.float64, numba.int64, _I64, _I64, _I64,
                    _I64, _I64, _I64, _I64, _F64, _I32, _I32, _I32, _U8, _F64, _F64,
                    numba.float64[:, :, ::1], _I64, numba.int64[:, ::1], _I64, numba.int64)
+WIDEN_SIGNATURE = (_I32, _I64)
 _KERNELS = {}
 _KERNELS_LOCK = threading.Lock()
 
 
 def kernels():
-    """(count, chain, heavy) kernels, compiled once (disk cache)."""
+    """(count, chain, heavy) kernels, compiled once (disk cache; ``widen`` beside them)."""
     with _KERNELS_LOCK:
         if not _KERNELS:
             for name, sig, body in (("count", COUNT_SIGNATURE, count_body),
                                     ("chain", CHAIN_SIGNATURE, chain_body),
-                                    ("heavy", HEAVY_SIGNATURE, heavy_body)):
+                                    ("heavy", HEAVY_SIGNATURE, heavy_body),
+                                    ("widen", WIDEN_SIGNATURE, widen_body)):
                 _KERNELS[name] = loaded(cuda.jit(sig, cache=True)(body))
     return _KERNELS["count"], _KERNELS["chain"], _KERNELS["heavy"]
 
 
-def preload():
+def preload(index=None):
     """Load the kernels (from Numba's disk cache, then into the context: module and
     function handles) in a background thread, while ``s2g align`` reads the index and the
     first reads: the first batch's seeding otherwise waits for it (0.4-0.5 s on the GPU
-    machine's host, py-spy); nothing with the ``gpu_seeds`` knob off. Errors are left for
-    the run itself to raise."""
+    machine's host, py-spy); nothing with the ``gpu_seeds`` knob off. ``index``: a future
+    of the seed index (:func:`s2g.index.preload_index`), uploaded then (:func:`device_index`)
+    while the graph loads (a 1 Gbp graph's 9 GB went up in the first batch's seeding). Errors
+    are left for the run itself to raise."""
     from ..config import settings
     if not settings().gpu_seeds:
         return None
@@ -591,6 +604,9 @@ def preload():
     def run():
         try:
             kernels()               # compiled or loaded from disk, and into the context
+            ix = index.result() if index is not None else None
+            if ix is not None and usable(ix):
+                device_index(ix)
         except Exception:                   # noqa: BLE001 - an optimisation only
             pass
     t = threading.Thread(target=run, name="s2g-seed-kernels", daemon=True)
@@ -612,6 +628,23 @@ def penalty_tables(k, max_skip, max_ins):
     return half, lin
 
 
+def device_int64(a):
+    """``a`` on the GPU as int64. An int32 array goes up as it is and is widened there
+    (:func:`widen_body`): half the bytes over PCIe and no host copy (a 1 Gbp graph's
+    columns and bucket starts, 465 M + 268 M entries: widening them on the host took
+    1.9 s and uploading them 1.4 s of the first batch, H100 host, py-spy)."""
+    a = np.ascontiguousarray(a)
+    if a.dtype != np.int32:
+        return cuda.to_device(np.ascontiguousarray(a, np.int64))
+    out = cuda.device_array(len(a), np.int64)
+    if len(a):
+        src = cuda.to_device(a)
+        kernels()
+        _KERNELS["widen"][min(-(-len(a) // BLOCK), 4096), BLOCK](src, out)
+        cuda.synchronize()                  # done before src is freed and out is used
+    return out
+
+
 class DeviceIndex:
     """An index's arrays on the GPU (uploaded once per aligner), with the penalty tables
     for the widest reads seen so far."""
@@ -620,8 +653,8 @@ class DeviceIndex:
         starts, shift = index.buckets
         self.k, self.s, self.shift = int(index.k), int(index.s), int(shift)
         self.keys = cuda.to_device(np.ascontiguousarray(index.keys, np.uint64))
-        self.cols = cuda.to_device(np.ascontiguousarray(index.cols, np.int64))
-        self.starts = cuda.to_device(np.ascontiguousarray(starts, np.int64))
+        self.cols = device_int64(index.cols)
+        self.starts = device_int64(starts)
         _devpool.shared(self.keys, self.cols, self.starts)    # seeding threads share it
         self._tables = (-1, -1, None, None)
 
@@ -633,6 +666,19 @@ class DeviceIndex:
             half, lin = _devpool.shared(cuda.to_device(h), cuda.to_device(li))
             self._tables = (s0, i0, half, lin)
         return half, lin
+
+
+_UPLOAD_LOCK = threading.Lock()
+
+
+def device_index(index) -> DeviceIndex:
+    """``index``'s :class:`DeviceIndex`, uploaded once per index object (a call while
+    :func:`preload`'s thread uploads it waits for that upload)."""
+    with _UPLOAD_LOCK:
+        dix = index.__dict__.get("_s2g_device")
+        if dix is None:
+            dix = index.__dict__["_s2g_device"] = DeviceIndex(index)
+    return dix
 
 
 def usable(index) -> bool:
