@@ -7,7 +7,7 @@
 # build: `s2g simulate .devdata/gs/gN --total-bases N --node-len 1000 --reads $READS --seed 3`
 #   (READS: 1,000,000 x 150 bp) and `s2g index gN.gfa`, each timed (/usr/bin/time -v: peak
 #   memory, where the machine has it), OUT/build.log.
-# align: per size, `s2g align gN.gfa gN.fq -o gN.gaf --timings` three times (the first
+# align: per size, `s2g align gN.gfa gN.fq -o gN.gaf --timings` RUNS (3) times (the first
 #   writes the graph cache and loads what Numba's cache lacks), then once more with
 #   `--variant simd` (CPU only, every vCPU) unless CPU=0, GAF compared; OUT/align_N.log.
 # Carry .whl and .devcache (Numba's cache; packed back into OUT/dc.tgz).
@@ -45,7 +45,7 @@ for n in ${SIZES:-100000000 1000000000}; do
     tail -12 "$out/build.log"
   else
     log=$out/align_$n.log
-    for run in 1 2 3; do
+    for run in $(seq "${RUNS:-3}"); do
       echo "# run $run" >> "$log"
       timed "$log" timeout "${ALIGN_TIMEOUT:-240}" python3 -m s2g align "$g.gfa" "$g.fq" \
         -o "/tmp/g$n.gaf" --timings
