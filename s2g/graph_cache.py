@@ -135,7 +135,7 @@ def _tree(pieces, size) -> str:
 
 
 def file_digest(path: str) -> FileDigest:
-    """:class:`FileDigest` of the whole file, its pieces read (``os.pread``, :data:`CHUNK`
+    """:class:`FileDigest` of the whole file, its pieces read (``os.preadv``, :data:`CHUNK`
     at a time) and hashed in :data:`DIGEST_THREADS` threads (hashlib and reads release the
     GIL, so this also overlaps reading the cache)."""
     with open(path, "rb", buffering=0) as fh:

@@ -387,17 +387,17 @@ def threads_of(options: RunOptions) -> int:
     return max(1, min(cores(), int(config.NUMBA_NUM_THREADS)))
 
 
-def start_cuda_soon(index):
+def start_cuda_soon(index, upload=True):
     """CUDA started in a background thread (:func:`s2g.variants.registry.start_cuda`) and,
     with ``index`` (the future of a seed index found, :func:`s2g.index.preload_index`), the
-    seeding kernels loaded and the index uploaded after it
+    seeding kernels loaded and, with ``upload``, the index uploaded after it
     (:func:`s2g.seeded.chains_gpu.preload`): ``s2g align`` reads its first reads and loads
     its graph meanwhile, where it used to wait for CUDA (0.7-1.1 s on the GPU machine)."""
     from .variants import registry
 
     def seeds():
         from .seeded import chains_gpu      # (imports numba.cuda: in that thread)
-        chains_gpu.preload(index)
+        chains_gpu.preload(index if upload else None)
     registry.start_cuda(seeds if index is not None else None)
 
 
@@ -426,7 +426,10 @@ def peek_start_cuda(batches, reads, options: RunOptions, index):
     if clear and not early and settings().cuda_early_bytes < 0:
         registry.cuda_available()               # the order before (A/B): CUDA started here
     if clear:                   # (early: a second thread waits for the first, then loads)
-        start_cuda_soon(index)
+        # the index goes up now where the reads are short: long ones chain on the CPU
+        # (corridors), and a 1 Gbp graph's index holds 9.5 GB of the device
+        start_cuda_soon(index, run is None or
+                        run.bases < settings().corridor_min_len * max(run.reads, 1))
     return batches, run, clear
 
 

@@ -250,12 +250,14 @@ def test_a_large_reads_file_starts_cuda_before_its_first_batch(monkeypatch, tmp_
     from s2g.config import configure, settings
     IX = object()                       # the seed index's future: uploaded with the kernels
     events = []
-    monkeypatch.setattr(P, "start_cuda_soon", lambda seeds: events.append(("cuda", seeds)) or True)
+    monkeypatch.setattr(P, "start_cuda_soon", lambda seeds, upload=True:
+                        events.append(("cuda", seeds) if upload else ("cuda", seeds, "no upload"))
+                        or True)
     monkeypatch.setattr(P, "gpu_clearly", lambda run, opts: run.reads > 100)
 
-    def batches(n):
+    def batches(n, quads=40):
         events.append("read")
-        b = ReadBatch.from_sequences([f"r{k}" for k in range(n)], ["ACGT" * 40] * n)
+        b = ReadBatch.from_sequences([f"r{k}" for k in range(n)], ["ACGT" * quads] * n)
         b.is_last = True                # the input ends here: counted (estimate_input)
         yield b
     old = settings().cuda_early_bytes
@@ -282,5 +284,8 @@ def test_a_large_reads_file_starts_cuda_before_its_first_batch(monkeypatch, tmp_
         events.clear()
         P.peek_start_cuda(batches(1000), str(big), options(), IX)
         assert events == ["read", "sync", ("cuda", IX)]
+        events.clear()          # long reads chain on the CPU: the index stays on the host
+        P.peek_start_cuda(batches(200, 300), str(big), options(), IX)
+        assert events == ["read", "sync", ("cuda", IX, "no upload")]
     finally:
         configure(cuda_early_bytes=old)

@@ -141,7 +141,7 @@ class SeededAligner:
 
     def _give_scratch(self, pool):
         with self._totals_lock:
-            if len(self._scratch) < 2:
+            if not self._scratch:             # one kept: up to SCRATCH_BYTES
                 self._scratch.append(pool)
 
     def _count(self, key, value):
