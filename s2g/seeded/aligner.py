@@ -126,7 +126,6 @@ class SeededAligner:
                        "seconds seeds+chains": 0.0, "seconds windows": 0.0,
                        "seconds CPU windows": 0.0, "seconds copies": 0.0}
         self._totals_lock = threading.Lock()   # the stages' threads count at once
-        self._succ = None
         self._scratch = []        # windows_of's search scratch, kept (windows.scratch_pool)
         self._dix = None          # the index on the GPU (chains_gpu.DeviceIndex; False: none)
 
@@ -173,8 +172,6 @@ class SeededAligner:
     def windows_of(self, reads, got) -> Windows:
         """The :class:`Windows` of a ReadBatch from its chains ``got`` (:meth:`chains`)."""
         g, cfg = self.graph, settings()
-        if self._succ is None:
-            self._succ = successors(g)
         offs = np.asarray(reads.offsets, np.int64)
         ch, nch, stats, way, nway = got
         nch = weak_chains_dropped(ch, nch, cfg.cand_min_pct)
@@ -186,7 +183,7 @@ class SeededAligner:
         kp = max(1, min(KEEP_PIECES, KEEP_BYTES // (12 * max(n, 1))))
         keep = np.empty((3, n, kp), np.int32)
         a, _, _, e = self.scoring.as_tuple()
-        gr = (g.node_start, g.pred_ptr, g.pred_idx, self._succ[0], self._succ[1])
+        gr = (g.node_start, g.pred_ptr, g.pred_idx, *successors(g))   # (kept on the graph)
         args = (offs, ch, nch, self.max_cand, a / e, gr)
         n_work = max(1, min(numba.get_num_threads(), n,
                             SCRATCH_BYTES // (SCRATCH_NODE_BYTES * max(g.n_nodes, 1))))

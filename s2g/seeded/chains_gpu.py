@@ -646,8 +646,8 @@ def device_int64(a):
 
 
 class DeviceIndex:
-    """An index's arrays on the GPU (uploaded once per aligner), with the penalty tables
-    for the widest reads seen so far."""
+    """An index's arrays on the GPU (once per index object: :func:`device_index`), with
+    the penalty tables for the widest reads seen so far."""
 
     def __init__(self, index):
         starts, shift = index.buckets
