@@ -9,6 +9,10 @@ mkdir -p /tmp/dc "$out"
 [ -f .devcache/dc.tgz ] && [ ! -d /tmp/dc/numba ] && tar xzf .devcache/dc.tgz -C /tmp/dc
 export S2G_DEVICE_CACHE=/tmp/dc
 . bench/device_env.sh > /dev/null 2>&1 || exit 1
+# CHECK=1: the GPU seeds/chains check (tests/seeds_gpu_cudasim_check.py --gpu: the index
+# upload and the chain kernels against the CPU's chains) beside the build (OUT/check.txt)
+[ -n "${CHECK:-}" ] && (timeout 400 python3 tests/seeds_gpu_cudasim_check.py 4 --gpu \
+  > "$out/check.txt" 2>&1; echo "rc=$?" >> "$out/check.txt") &
 ( python3 -m s2g simulate /tmp/w --total-bases 2000000 --reads 20000 --seed 1 &&
   python3 -m s2g index /tmp/w.gfa &&
   python3 -m s2g align /tmp/w.gfa /tmp/w.fq -o /tmp/w.gaf --variant fast --seeded --timings
@@ -16,5 +20,7 @@ export S2G_DEVICE_CACHE=/tmp/dc
 STEP=build SIZES=${SIZES:-1000000000} bash bench/device_genome.sh "$out" > /dev/null 2>&1
 wait
 tail -3 "$out/warm.log"
+[ -f "$out/check.txt" ] && tail -3 "$out/check.txt"
 RUNS=${RUNS:-2} STEP=align CPU=${CPU:-0} SIZES=${SIZES:-1000000000} ALIGN_TIMEOUT=150 \
   bash bench/device_genome.sh "$out" 2>&1 | grep -v WARNING
+tar czf "$out/dc.tgz" -C /tmp/dc .    # Numba's cache, for the next call (.devcache/)

@@ -9,6 +9,8 @@ skipped as repeats), min_chain high in some (weak chains). In even cases reads o
 than 4-11 anchors take the block-a-read kernel (heavy_body), the others one thread each; in
 odd ones every read is on one thread; BRCA2 reads of more than 60 anchors in blocks.
 Usage: python tests/seeds_gpu_cudasim_check.py [n_cases] -> prints "OK <cases> <chains>".
+With ``--gpu`` (last argument) the same cases run on a real GPU (the device machine: the
+compiled kernels, where the simulator cannot see races or integer widths).
 """
 import os
 import sys
@@ -17,7 +19,11 @@ import warnings
 
 import numpy as np
 
-assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "set NUMBA_ENABLE_CUDASIM=1"
+if sys.argv[-1] == "--gpu":
+    sys.argv.pop()
+    assert os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "0", "--gpu: unset NUMBA_ENABLE_CUDASIM"
+else:
+    assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "set NUMBA_ENABLE_CUDASIM=1"
 
 from s2g.graph import load_graph  # noqa: E402
 from s2g.index import build_index  # noqa: E402
