@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .config import settings
+from .variants._devpool import expect
 from .plan import Kernel, resolve_kernel
 from .scoring import Mode, Scoring
 
@@ -392,6 +393,8 @@ class Aligner:
         def timed(name, fn):
             def run(*a):
                 t = time.perf_counter()
+                # a ramp's first pieces: the stage's device buffers grow for whole batches
+                expect(getattr(a[0], "ramp_scale", 1.0) if a else 1.0)
                 try:
                     return fn(*a)
                 finally:

@@ -534,10 +534,12 @@ def _cut(batch, sizes, first=False):
         yield batch
         return
     a = 0
-    for s in sizes:
-        yield batch.part(a, a + s)
-        a += s
-    yield batch.part(a, batch.n_reads)
+    for b in [*sizes, batch.n_reads - sum(sizes)]:
+        piece = batch.part(a, a + b)
+        if first:                   # (the stages' buffers sized for the whole batches)
+            piece.ramp_scale = batch.n_reads / b
+        yield piece
+        a += b
 
 
 def input_size(path):

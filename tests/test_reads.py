@@ -224,8 +224,42 @@ def test_ramp_batches_cuts_the_first_and_last_batches_and_keeps_every_read(sizes
     assert all(b.input_pos is None or b.input_pos in ends for b in out)
     assert [b.input_pos for b in out if b.input_pos is not None] == [b.input_pos for b in bs]
     assert [b.n_reads for b in ramp_batches(iter(_numbered(sizes)), 0)] == sizes
+    # the first batch's pieces say how much smaller than it they are (device buffers grow
+    # for the whole batch at once: _devpool.expect)
+    scales = [getattr(b, "ramp_scale", None) for b in out]
+    if len(want) > len(sizes):
+        assert scales[:4] == [8.0, 8.0, 4.0, 2.0] and set(scales[4:]) <= {None}
     if len(sizes) > 1:
         first = [b.n_reads for b in ramp_batches(iter(_numbered(sizes)), 3, "first")]
         last = [b.n_reads for b in ramp_batches(iter(_numbered(sizes)), 3, "last")]
         assert first == want[:4] + sizes[1:]
         assert last == sizes[:1] + want[4:]
+
+
+def test_device_buffers_grow_for_the_batches_to_come():
+    """_devpool.expect(scale): a buffer that must grow grows to ``scale`` times the size
+    asked (a ramp's first piece sizes it for the whole batches); 1: by a quarter, or to
+    the size asked."""
+    import threading
+
+    from s2g.variants import _devpool
+
+    class Buf:
+        size = 1000
+    got = {}
+
+    def grow():
+        got["other"] = _devpool._grown(Buf, 1100)   # another thread: its own scale, 1
+    try:
+        _devpool.expect(8.0)
+        assert _devpool._grown(None, 100) == 800 and _devpool._grown(Buf, 1100) == 8800
+        t = threading.Thread(target=grow)
+        t.start()
+        t.join()
+        _devpool.expect(1.0)
+        assert _devpool._grown(None, 100) == 100 and _devpool._grown(Buf, 1100) == 1250
+        assert _devpool._grown(Buf, 2000) == 2000 and got["other"] == 1250
+        _devpool.expect(0.25)                       # never below the size asked
+        assert _devpool._grown(None, 100) == 100
+    finally:
+        _devpool.expect(1.0)

@@ -75,6 +75,22 @@ def shared(*arrays):
     return arrays[0] if len(arrays) == 1 else arrays
 
 
+def expect(scale: float):
+    """This thread's buffers, where they must grow while it works on a batch, grow to
+    ``scale`` times the size asked for (at least): a batch that is a ``scale``-th piece of
+    the batches to come (:func:`s2g.reads.ramp_batches`' first pieces) sizes them for
+    those once, where growing by a quarter at a time would allocate again at each of the
+    ramp's doublings (page-locked allocations are slow: session 34's ramp was slower for
+    it). 1: as asked."""
+    _LOCAL.scale = max(1.0, float(scale))
+
+
+def _grown(buf, size) -> int:
+    """Elements of a buffer replacing ``buf`` (None: none yet) that must hold ``size``."""
+    grown = size if buf is None else max(size, buf.size + buf.size // 4)
+    return max(grown, int(size * getattr(_LOCAL, "scale", 1.0)))
+
+
 class DevicePool:
     """Named, growing device buffers; ``empty``/``put`` return views of them."""
 
@@ -137,7 +153,7 @@ class DevicePool:
         if buf is None or buf.dtype != dtype or buf.size < size:
             self._bufs[name] = None          # let the old one go first
             _account("device", buf, None)
-            grown = size if buf is None else max(size, buf.size + buf.size // 4)
+            grown = _grown(buf, size)
             lim = self._limit
             if lim is not None and name.startswith(lim[0]) and grown > size:
                 room = (lim[1] - self._held_by(lim[0])) // dtype.itemsize  # (buf not held)
@@ -172,8 +188,7 @@ class DevicePool:
         if buf is None or buf.dtype != dtype or buf.size < size:
             self._bufs[key] = None
             _account("pinned", buf, None)
-            buf = cuda.pinned_array(size if buf is None else max(size, buf.size + buf.size // 4),
-                                    dtype)
+            buf = cuda.pinned_array(_grown(buf, size), dtype)
             self._bufs[key] = buf
             _account("pinned", None, buf)
         return buf[:size]
