@@ -39,6 +39,9 @@ import numpy as np
 
 from .config import settings
 from .variants._devpool import expect
+
+#: the interpreter's GIL switch interval (the stages run with it unless knob switch_us)
+PY_SWITCH = sys.getswitchinterval()
 from .plan import Kernel, resolve_kernel
 from .scoring import Mode, Scoring
 
@@ -363,6 +366,8 @@ class Aligner:
         switch = sys.getswitchinterval()
         if settings().switch_us > 0:        # the stages' threads take the GIL in turn
             sys.setswitchinterval(settings().switch_us / 1e6)
+        elif settings().startup_switch_us > 0:      # (s2g align's start-up ends here)
+            sys.setswitchinterval(PY_SWITCH)
         pipeline.STAGE_LOG.clear()           # (knob stage_log: this run's calls only)
         c0, w0 = os.times(), time.perf_counter()
         probe = pipeline.GilProbe() if settings().gil_probe else None

@@ -326,7 +326,10 @@ def _cmd_align(args) -> int:
         if args.strands != "both":
             raise S2GError("paired-end reads need both strands of the graph (--strands both): "
                            "the mates of a pair lie on opposite strands")
-    with output(args.output, inputs=align_inputs(args)) as out:
+    from .config import settings as knobs
+    from .pipeline import switch_interval      # (start-up: knob startup_switch_us)
+    with output(args.output, inputs=align_inputs(args)) as out, \
+            switch_interval(knobs().startup_switch_us):
         return _align(args, out, options, kernel)
 
 

@@ -80,6 +80,10 @@ KNOBS = (
     Knob("switch_us", 0, int, "run",
          "microseconds a thread holds the GIL before another may take it, while the stages "
          "run (sys.setswitchinterval; 0: Python's own, 5000)"),
+    Knob("startup_switch_us", 0, int, "run",
+         "microseconds a thread holds the GIL before another may take it, from the start of "
+         "s2g align until its pipeline starts (the first reads and the graph are read while "
+         "numba.cuda is imported in a thread; 0: Python's own, 5000)"),
     Knob("stage_log", False, bool, "run",
          "--timings also prints every stage call of the pipeline (stage, thread, start and "
          "end in seconds from the start, in start order): which stage waits for which"),

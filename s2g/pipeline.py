@@ -16,6 +16,7 @@ next. Output is written strictly in input order, exactly as the one-stage loop w
 """
 from __future__ import annotations
 
+import contextlib
 import queue
 import sys
 import threading
@@ -24,6 +25,21 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
 from .config import settings
+
+
+@contextlib.contextmanager
+def switch_interval(us: int):
+    """The GIL's switch interval at ``us`` microseconds meanwhile (0: as it is), then as it
+    was. ``s2g align``'s start-up (knob ``startup_switch_us``): its main thread's short
+    Numba calls of the first reads wait up to the interval for the GIL each time they
+    return, while numba.cuda is imported in another thread."""
+    old = sys.getswitchinterval()
+    if us > 0:
+        sys.setswitchinterval(us / 1e6)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(old)
 
 _DONE = object()
 

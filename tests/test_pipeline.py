@@ -227,3 +227,44 @@ def test_serial_stages_run_every_stage_in_the_calling_thread():
         configure(serial_stages=False)
     assert n == 20 and out == [(k, 10 * k + 1) for k in range(20)]
     assert where == {threading.current_thread().name}
+
+
+def test_startup_switch_interval_holds_until_the_pipeline_starts(tmp_path, capsys, monkeypatch):
+    """Knob startup_switch_us: s2g align's start-up runs with that GIL switch interval, its
+    pipeline with Python's own (knob switch_us unset), and the interval is as it was after."""
+    import sys
+
+    from cli_helpers import main
+    from s2g import aligner, config
+    from s2g.simulate import sample_reads, snp_graph
+
+    sg, ref = snp_graph(600, 20, 2, 1)
+    sg.write_gfa(str(tmp_path / "g.gfa"), ref)
+    with open(tmp_path / "r.fa", "w") as fh:
+        for k, (_, s, _) in enumerate(sample_reads(sg, 5, 80, 0.02, 0.5, 2)):
+            fh.write(f">r{k}\n{s}\n")
+    seen = {}
+    run = aligner.Aligner.run
+
+    def spy(self, *a, **kw):
+        seen["start-up"] = sys.getswitchinterval()
+        out = run(self, *a, **kw)
+        seen["after run"] = sys.getswitchinterval()
+        return out
+    monkeypatch.setattr(aligner.Aligner, "run", spy)
+    stages = pipeline.run
+
+    def spy_stages(*a, **kw):
+        seen["stages"] = sys.getswitchinterval()
+        return stages(*a, **kw)
+    monkeypatch.setattr(pipeline, "run", spy_stages)
+    monkeypatch.setattr(aligner, "PY_SWITCH", 0.004)
+    before = sys.getswitchinterval()
+    config.configure(startup_switch_us=300)
+    code, _, err = main(capsys, "align", tmp_path / "g.gfa", tmp_path / "r.fa",
+                        "-o", tmp_path / "o.gaf", "--variant", "cpu")
+    assert code == 0, err
+    assert seen["start-up"] == pytest.approx(300e-6)
+    assert seen["stages"] == pytest.approx(0.004)       # the interpreter's own
+    assert seen["after run"] == pytest.approx(300e-6)   # (Aligner.run puts its own back)
+    assert sys.getswitchinterval() == before
