@@ -118,25 +118,23 @@ def test_traceback_window_limit_is_a_clear_error(gfa_file):
 # ---------------------------------------------------------------- batch traceback
 
 @SETTINGS
-@given(case=dag_cases(), mode=st.sampled_from(MODES), sc=scorings, chunk=st.integers(1, 60),
-       compact=st.booleans())
-def test_batch_traceback_equals_per_read(case, mode, sc, chunk, compact):
+@given(case=dag_cases(), mode=st.sampled_from(MODES), sc=scorings, chunk=st.integers(1, 60))
+def test_batch_traceback_equals_per_read(case, mode, sc, chunk):
     """traceback_batch (parallel Numba call over chunks of reads) == traceback_one per read,
-    with chunks small enough to split the batch; ``compact``: every chunk's runs and paths
-    packed (FlatTracebacks.add, which does it only for large padded chunks)."""
+    with chunks small enough to split the batch (FlatTracebacks.add packs each chunk's
+    runs and paths)."""
     from s2g.trace import batch as tb
     from s2g.trace import traceback_one
     gfa, reads = case
     graph = s2g.load_graph(write_tmp(gfa))
     batch = batch_of(reads)
     res = s2g.align(graph, batch, sc, mode, variant="v0", traceback=False)
-    old = tb.CHUNK_OPS, tb.COMPACT_SLACK
+    old = tb.CHUNK_OPS
     tb.CHUNK_OPS = chunk
-    tb.COMPACT_SLACK = -(1 << 40) if compact else 1 << 40
     try:
         tb.traceback_batch(graph, batch, sc, s2g.Mode.parse(mode), res)
     finally:
-        tb.CHUNK_OPS, tb.COMPACT_SLACK = old
+        tb.CHUNK_OPS = old
     for r, one in enumerate(res):
         want = (traceback_one(graph, batch.codes(r), one.score, one.end_i, one.end_j, sc,
                               s2g.Mode.parse(mode)) if one.aligned else None)

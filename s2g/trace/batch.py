@@ -11,6 +11,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from .._numba import NJIT
 from ..config import settings
 from ..dp import LOCAL
 from ..lanes import NEG16, NEG32, graph_codes, lane_type
@@ -61,20 +62,47 @@ class LaneLimits(NamedTuple):
                           self.band)
 
 
-#: :meth:`FlatTracebacks.add` packs a chunk's runs (paths) when its buffers hold more than
-#: twice the entries used plus this many
-COMPACT_SLACK = 4096
-
-
-def _compact_at(off, n):
-    """(entries, new offsets): the entries ``off[k]:off[k] + n[k]`` of every ``k``, in
-    order, and the offsets of each ``k``'s run in that packed array (``len(n) + 1``)."""
-    n = np.asarray(n, np.int64)
-    new = np.zeros(len(n) + 1, np.int64)
-    np.cumsum(n, out=new[1:])
-    at = np.arange(int(new[-1]), dtype=np.int64) + np.repeat(np.asarray(off[:-1], np.int64)
-                                                            - new[:-1], n)
-    return at, new
+@numba.njit(**NJIT)
+def _add_rows(idx, ei, start, oo, co, summary, rows, base_r, base_p):
+    """:meth:`FlatTracebacks.add`'s work without the GIL: the chunk's CIGAR runs and path
+    nodes packed (its walks' buffers hold each read's longest possible walk) and its rows
+    written at reads ``idx``. Returns the packed (run_op, run_len, path)."""
+    run_op, run_len, n_runs, path, n_path, geo, counts = summary
+    has, qstart, qend, run_at, n_runs_o, path_at, n_path_o, geo_o, counts_o = rows
+    n = len(idx)
+    tr = 0
+    tp = 0
+    for k in range(n):
+        tr += n_runs[k]
+        tp += n_path[k]
+    op2 = np.empty(tr, run_op.dtype)
+    len2 = np.empty(tr, run_len.dtype)
+    path2 = np.empty(tp, path.dtype)
+    a = 0
+    b = 0
+    for k in range(n):
+        r = idx[k]
+        m = n_runs[k]
+        for t in range(m):
+            op2[a + t] = run_op[oo[k] + t]
+            len2[a + t] = run_len[oo[k] + t]
+        q = n_path[k]
+        for t in range(q):
+            path2[b + t] = path[co[k] + t]
+        has[r] = True
+        qstart[r] = start[k]
+        qend[r] = ei[r]
+        run_at[r] = base_r + a
+        n_runs_o[r] = m
+        path_at[r] = base_p + b
+        n_path_o[r] = q
+        for t in range(3):
+            geo_o[r, t] = geo[k, t]
+        for t in range(4):
+            counts_o[r, t] = counts[k, t]
+        a += m
+        b += q
+    return op2, len2, path2
 
 
 class FlatTracebacks:
@@ -109,26 +137,19 @@ class FlatTracebacks:
 
     def add(self, idx, ei, oo, co, start, summary):
         """One chunk: reads ``idx``, flat outputs with per-read offsets ``oo``/``co``. Kept
-        compacted: the walks' buffers hold each read's longest possible walk (rows +
+        packed: the walks' buffers hold each read's longest possible walk (rows +
         columns + 2 entries) where a short read's CIGAR has a few runs and its path a few
         nodes (copying the padded buffers in :meth:`finish` was 0.78 s of the traceback
-        thread for 1,000,000 150 bp reads on MHC, H200, session 31)."""
-        run_op, run_len, n_runs, path, n_path, geo, counts = summary
-        if len(run_op) > 2 * int(n_runs.sum()) + COMPACT_SLACK:
-            at, oo = _compact_at(oo, n_runs)
-            run_op, run_len = run_op[at], run_len[at]
-        if len(path) > 2 * int(n_path.sum()) + COMPACT_SLACK:
-            at, co = _compact_at(co, n_path)
-            path = path[at]
-        self.has[idx] = True
-        self.qstart[idx] = start
-        self.qend[idx] = ei[idx]
-        self.run_at[idx] = self._bases[0] + oo[:-1]
-        self.n_runs[idx] = n_runs
-        self.path_at[idx] = self._bases[1] + co[:-1]
-        self.n_path[idx] = n_path
-        self.geo[idx] = geo
-        self.counts[idx] = counts
+        thread for 1,000,000 150 bp reads on MHC, H200, session 31). In one Numba call
+        (:func:`_add_rows`): numpy's fancy indexing held the GIL ~0.38 s a 1,000,000 reads
+        in the GAF-text thread, the GPU path's busiest (H100, session 60)."""
+        rows = (self.has, self.qstart, self.qend, self.run_at, self.n_runs, self.path_at,
+                self.n_path, self.geo, self.counts)
+        packed = _add_rows(np.asarray(idx, np.int64), np.asarray(ei, np.int64),
+                           np.asarray(start, np.int64), np.asarray(oo, np.int64),
+                           np.asarray(co, np.int64), tuple(summary), rows,
+                           self._bases[0], self._bases[1])
+        run_op, run_len, path = packed
         for part, x in zip(self._parts, (run_op, run_len, path)):
             part.append(x)
         self._bases[0] += len(run_op)
