@@ -27,8 +27,7 @@ from .unseeded import FULL_FALLBACK_CELLS, UNSEEDED_MIN_MATCHES
 from .summary import report
 
 BATCH = 20_000
-#: GPU variants: larger batches keep the GPU fuller (e2e 100,000 x 150 bp on an H200:
-#: median 2.93 s at 50,000 against 3.19 s at 20,000; bench/results/nvidia-h200/s4)
+#: GPU: larger batches keep it fuller (100,000 x 150 bp, H200: median 2.93 s at 50,000, 3.19 s at 20,000)
 GPU_BATCH = 50_000
 
 
@@ -395,16 +394,16 @@ def _check_ranges(args):
 
 def _align(args, out, options, kernel) -> int:
     from .config import settings as knobs
-    from .plan import choose_device, peek_input, peek_start_cuda, plan, resolve_kernel
+    from .plan import choose_device, peek_input, peek_start_cuda, plan, preimport_gpu, resolve_kernel
     from .variants.registry import cuda_at
     from .reads import iter_read_batches
 
     t0 = time.perf_counter()
     dask = getattr(args, "dask", None)
     sam = args.output_format != "gaf"
-    pre = None
+    pre = None                  # the seed index, read while the graph parses
     if args.method != "exact" and not dask:
-        from .index import index_path, preload_index    # read it while the graph parses
+        from .index import index_path, preload_index
         pre = preload_index(args.index or index_path(args.graph))
     if options.pairs is not None:
         from .reads import iter_pair_batches
@@ -427,6 +426,7 @@ def _align(args, out, options, kernel) -> int:
                         keep_paths=sam)
     t_graph = time.perf_counter()
     spent = {"load graph": t_graph - t0}
+    preimport_gpu(clear)          # (where the GPU is clear: while CUDA starts)
     kernel = resolve_kernel(*options.kernel_args) if clear else kernel   # (waits for CUDA)
     marks.append(("graph loaded", spent["load graph"]))
     if sam:                         # a graph SAM/BAM cannot use: say so before the index

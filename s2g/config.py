@@ -146,6 +146,9 @@ KNOBS = (
     Knob("processes_min_bytes", 32 << 20, int, "run",
          "with processes > 1: the least bytes of the reads file a part holds (a smaller file "
          "stays in fewer processes)"),
+    Knob("gpu_preimport", True, bool, "run",
+         "auto on a GPU machine: the GPU run's modules imported while CUDA starts in its "
+         "thread (not after the plan, in the main thread)"),
     Knob("cuda_early_bytes", 64 << 20, int, "run",
          "auto on a GPU machine: a reads file of at least this many bytes starts CUDA before "
          "its first batch is read (smaller: once that batch says the GPU is clearly worth it, "

@@ -387,6 +387,29 @@ def threads_of(options: RunOptions) -> int:
     return max(1, min(cores(), int(config.NUMBA_NUM_THREADS)))
 
 
+#: the modules a seeded GPU run imports between its plan and its first aligned batch
+#: (and those import the rest: s2g.trace, its GPU and long-window parts, fast's window form)
+GPU_RUN_MODULES = ("s2g.aligner", "s2g.warmup", "s2g.gaf", "s2g.trace.gpu",
+                   "s2g.trace.gpu_warp", "s2g.trace.warp_walk", "s2g.variants._ptx",
+                   "s2g.variants.fast.windows", "s2g.variants.fast.wtables_gpu")
+
+
+def preimport_gpu(gpu=True):
+    """With ``gpu``, import :data:`GPU_RUN_MODULES` now (knob ``gpu_preimport``): ``s2g
+    align`` calls it where it would otherwise wait for CUDA's start in another thread,
+    whose driver calls leave the GIL free (these imports took ~0.3 s of the main thread
+    after the plan, H100 host, session 59's profile). An optimisation: an import that
+    fails here fails again, with its error, where the run needs the module."""
+    import importlib
+    if not gpu or not settings().gpu_preimport:
+        return
+    for name in GPU_RUN_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:               # noqa: BLE001 - see the docstring
+            return
+
+
 def start_cuda_soon(index, upload=True):
     """CUDA started in a background thread (:func:`s2g.variants.registry.start_cuda`) and,
     with ``index`` (the future of a seed index found, :func:`s2g.index.preload_index`), the

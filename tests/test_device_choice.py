@@ -289,3 +289,30 @@ def test_a_large_reads_file_starts_cuda_before_its_first_batch(monkeypatch, tmp_
         assert events == ["read", "sync", ("cuda", IX, "no upload")]
     finally:
         configure(cuda_early_bytes=old)
+
+
+def test_gpu_run_modules_imported_while_cuda_starts(monkeypatch):
+    """plan.preimport_gpu: where the GPU is clear, s2g align imports the GPU run's modules
+    while CUDA starts (knob gpu_preimport); none without the GPU or with the knob off; a
+    failing import is left for the run to meet (no error here)."""
+    import importlib
+
+    from s2g import config, plan
+    names = []
+
+    def imp(name):
+        names.append(name)
+        if name == "s2g.gaf":
+            raise ImportError("broken")
+    monkeypatch.setattr(importlib, "import_module", imp)
+    plan.preimport_gpu(False)
+    assert names == []
+    plan.preimport_gpu(True)
+    assert names == list(plan.GPU_RUN_MODULES[:plan.GPU_RUN_MODULES.index("s2g.gaf") + 1])
+    names.clear()
+    config.configure(gpu_preimport=False)
+    plan.preimport_gpu(True)
+    assert names == []
+    monkeypatch.undo()
+    for name in plan.GPU_RUN_MODULES:          # each module is there to import
+        importlib.import_module(name)
