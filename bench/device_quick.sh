@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# A seeded GPU change checked on the GPU machine in ~3 minutes (a short device budget):
+#   bash bench/device_quick.sh "$OUT" [CONFIG ...]      (carry .whl .devcache .devdata/bac2)
+# 1. tests/seeds_gpu_cudasim_check.py --gpu (the index upload and the chain kernels against
+#    the CPU's chains; OUT/check.txt), beside 2. `s2g align` of the 100,000 MHC reads of
+#    .devdata/bac2 on the GPU path: a first run (compiles what the carried cache lacks),
+#    then each CONFIG (an environment assignment, e.g. S2G_CONFIG=batch_ramp=3; default
+#    "X=1 S2G_CONFIG=gpu_preimport=0") in turn, twice; each run's --timings and its GAF's
+#    MD5 in OUT/runs.txt (compare with the CPU path's GAF of the same reads, made anywhere:
+#    GPU and CPU GAF are byte-identical). OUT/dc.tgz: Numba's cache for .devcache/.
+set -uo pipefail
+out=$1
+shift
+mkdir -p /tmp/dc "$out"
+[ -f .devcache/dc.tgz ] && [ ! -d /tmp/dc/numba ] && tar xzf .devcache/dc.tgz -C /tmp/dc
+export S2G_DEVICE_CACHE=/tmp/dc
+. bench/device_env.sh > /dev/null 2>&1 || exit 1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/runs.txt"
+(timeout 200 python3 tests/seeds_gpu_cudasim_check.py 4 --gpu > "$out/check.txt" 2>&1
+ echo "rc=$?" >> "$out/check.txt") &
+zcat .devdata/bac2/MHC.gfa.gz > /tmp/quick.gfa
+configs=${*:-X=1 S2G_CONFIG=gpu_preimport=0}
+for c in X=first $configs $configs; do
+  echo "# $c" >> "$out/runs.txt"
+  env "$c" timeout 150 python3 -m s2g align /tmp/quick.gfa .devdata/bac2/mhc100k.fq.gz \
+    -o /tmp/quick.gaf --timings 2>&1 | grep "s2g:" | grep -v "warning" >> "$out/runs.txt"
+  md5sum /tmp/quick.gaf >> "$out/runs.txt"
+done
+wait
+tail -2 "$out/check.txt"
+grep "^#\|wall\|start-up\|quick.gaf" "$out/runs.txt"
+tar czf "$out/dc.tgz" -C /tmp/dc .
