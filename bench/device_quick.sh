@@ -16,6 +16,7 @@ mkdir -p /tmp/dc "$out"
 export S2G_DEVICE_CACHE=/tmp/dc
 . bench/device_env.sh > /dev/null 2>&1 || exit 1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/runs.txt"
+env | grep "^PYTHON" >> "$out/runs.txt"   # (PYTHONDONTWRITEBYTECODE: modules compiled every run)
 (timeout 200 python3 tests/seeds_gpu_cudasim_check.py 4 --gpu > "$out/check.txt" 2>&1
  echo "rc=$?" >> "$out/check.txt") &
 zcat .devdata/bac2/MHC.gfa.gz > /tmp/quick.gfa
