@@ -39,12 +39,11 @@ import numpy as np
 
 from .config import settings
 from .variants._devpool import expect
-
-#: the interpreter's GIL switch interval (the stages run with it unless knob switch_us)
-PY_SWITCH = sys.getswitchinterval()
 from .plan import Kernel, resolve_kernel
 from .scoring import Mode, Scoring
 
+#: the interpreter's GIL switch interval (the stages run with it unless knob switch_us)
+PY_SWITCH = sys.getswitchinterval()
 
 #: counters the aligning threads add to (``align_workers``)
 _COUNT_LOCK = threading.Lock()

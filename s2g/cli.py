@@ -27,7 +27,7 @@ from .unseeded import FULL_FALLBACK_CELLS, UNSEEDED_MIN_MATCHES
 from .summary import report
 
 BATCH = 20_000
-#: GPU: larger batches keep it fuller (100,000 x 150 bp, H200: median 2.93 s at 50,000, 3.19 s at 20,000)
+#: GPU: larger batches keep it fuller (100,000 x 150 bp, H200: 2.93 s at 50,000, 3.19 at 20,000)
 GPU_BATCH = 50_000
 
 
