@@ -7,7 +7,8 @@
 #    then each CONFIG (an environment assignment, e.g. S2G_CONFIG=batch_ramp=3; default
 #    "X=1 S2G_CONFIG=gpu_preimport=0") in turn, twice; each run's --timings and its GAF's
 #    MD5 in OUT/runs.txt (compare with the CPU path's GAF of the same reads, made anywhere:
-#    GPU and CPU GAF are byte-identical). OUT/dc.tgz: Numba's cache for .devcache/.
+#    GPU and CPU GAF are byte-identical; EXPECT_MD5=<the CPU GAF's MD5> says OK or DIFFERS
+#    for each run). OUT/dc.tgz: Numba's cache for .devcache/.
 set -uo pipefail
 out=$1
 shift
@@ -26,6 +27,10 @@ for c in X=first $configs $configs; do
   env "$c" timeout 150 python3 -m s2g align /tmp/quick.gfa .devdata/bac2/mhc100k.fq.gz \
     -o /tmp/quick.gaf --timings 2>&1 | grep "s2g:" | grep -v "warning" >> "$out/runs.txt"
   md5sum /tmp/quick.gaf >> "$out/runs.txt"
+  if [ -n "${EXPECT_MD5:-}" ]; then
+    { md5sum /tmp/quick.gaf | grep -q "^$EXPECT_MD5 " && echo "# GAF OK (the CPU's)" ||
+      echo "# GAF DIFFERS from the CPU's"; } >> "$out/runs.txt"
+  fi
 done
 wait
 tail -2 "$out/check.txt"
