@@ -39,6 +39,8 @@ from .errors import S2GError
 
 #: bytes of a part's GAF copied at a time (whole lines)
 COPY_STEP = 64 << 20
+#: seconds a child stopped after another part's failure has to end before SIGKILL
+STOP_GRACE = 5.0
 
 
 def run(args, align, guard) -> int:
@@ -97,14 +99,30 @@ def _fork(args, align, guard, parts) -> int:
         return 0
     finally:
         for pid in kids:                # an error or an interrupt: the children go too
-            if pid is None:
-                continue
-            try:
-                os.kill(pid, signal.SIGTERM)
-                os.waitpid(pid, 0)
-            except OSError:
-                pass
+            if pid is not None:
+                _stop(pid)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _stop(pid, grace=None):
+    """Ends the child ``pid`` and reaps it: SIGTERM (its clean-up runs), then SIGKILL
+    after ``grace`` seconds (default :data:`STOP_GRACE`) if it has not ended. A child
+    whose main thread waits where Python cannot run its SIGTERM handler (a worker thread
+    it joins at its interrupt) made a failed run hang with its error said (CI,
+    2026-12-07: a part's malformed record, the other parts never ended); its output is
+    thrown away, so killing it loses nothing."""
+    grace = STOP_GRACE if grace is None else grace
+    try:
+        os.kill(pid, signal.SIGTERM)
+        end = time.monotonic() + grace
+        while time.monotonic() < end:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return
+            time.sleep(0.01)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except OSError:                     # (gone already, or not ours)
+        pass
 
 
 def _import_cuda(args):

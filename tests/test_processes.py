@@ -146,3 +146,34 @@ def test_cuda_modules_imported_before_the_fork_only_where_a_gpu_may_run(variant,
                        timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == str(imported)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_child_that_ignores_sigterm_is_killed_not_waited_for():
+    """processes._stop: SIGTERM, then SIGKILL after the grace; the child is reaped either
+    way (a failed run hung in CI when one of its other parts did not end on SIGTERM)."""
+    import signal
+    import time
+
+    from s2g import processes
+
+    def child(ignore):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                if ignore:
+                    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                time.sleep(60)
+            finally:
+                os._exit(0)
+        time.sleep(0.2)                 # (its handler set)
+        return pid
+
+    for ignore in (False, True):
+        pid = child(ignore)
+        t = time.monotonic()
+        processes._stop(pid, grace=0.5)
+        took = time.monotonic() - t
+        assert took < (2.0 if ignore else 0.45), (ignore, took)
+        with pytest.raises(ChildProcessError):      # reaped
+            os.waitpid(pid, os.WNOHANG)
