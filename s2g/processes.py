@@ -106,11 +106,10 @@ def _fork(args, align, guard, parts) -> int:
 
 def _stop(pid, grace=None):
     """Ends the child ``pid`` and reaps it: SIGTERM (its clean-up runs), then SIGKILL
-    after ``grace`` seconds (default :data:`STOP_GRACE`) if it has not ended. A child
-    whose main thread waits where Python cannot run its SIGTERM handler (a worker thread
-    it joins at its interrupt) made a failed run hang with its error said (CI,
-    2026-12-07: a part's malformed record, the other parts never ended); its output is
-    thrown away, so killing it loses nothing."""
+    after ``grace`` seconds (default :data:`STOP_GRACE`) if it has not ended. A child that
+    did not end on SIGTERM (its Python handler runs only when its main thread runs
+    bytecode) made a failed run hang with its error said (CI, 2026-12-07: a part's
+    malformed record; seen once); its output is thrown away, so killing it loses nothing."""
     grace = STOP_GRACE if grace is None else grace
     try:
         os.kill(pid, signal.SIGTERM)
