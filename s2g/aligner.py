@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .config import settings
-from .variants._devpool import expect
+from .variants._devpool import expect_batch
 from .plan import Kernel, resolve_kernel
 from .scoring import Mode, Scoring
 
@@ -397,8 +397,7 @@ class Aligner:
         def timed(name, fn):
             def run(*a):
                 t = time.perf_counter()
-                # a ramp's first pieces: the stage's device buffers grow for whole batches
-                expect(getattr(a[0], "ramp_scale", 1.0) if a else 1.0)
+                expect_batch(a[0] if a else None)   # (a ramp's pieces: buffers' growth)
                 try:
                     return fn(*a)
                 finally:

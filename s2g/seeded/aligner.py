@@ -16,7 +16,7 @@ import numba
 import numpy as np
 
 from ..config import settings
-from ..variants._devpool import expect
+from ..variants._devpool import expect_batch
 from ..graph_core import successors
 from ..pipeline import log_stage
 from ..unseeded import FULL_FALLBACK_CELLS, UNSEEDED_MIN_MATCHES
@@ -270,7 +270,7 @@ class SeededAligner:
 
         def timed(fn, *args):
             t0 = time.perf_counter()
-            expect(getattr(args[0], "ramp_scale", 1.0))    # (device buffers' growth)
+            expect_batch(args[0])               # (a ramp's pieces: buffers' growth)
             out = fn(*args)
             t1 = time.perf_counter()
             log_stage(fn.__name__, t0, t1)

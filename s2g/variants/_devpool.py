@@ -85,6 +85,12 @@ def expect(scale: float):
     _LOCAL.scale = max(1.0, float(scale))
 
 
+def expect_batch(batch):
+    """:func:`expect` for a stage about to work on ``batch`` (anything: a ramp piece of
+    :func:`s2g.reads.ramp_batches` says its ``ramp_scale``, others are whole: 1)."""
+    expect(getattr(batch, "ramp_scale", 1.0))
+
+
 def _grown(buf, size) -> int:
     """Elements of a buffer replacing ``buf`` (None: none yet) that must hold ``size``."""
     grown = size if buf is None else max(size, buf.size + buf.size // 4)
