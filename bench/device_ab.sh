@@ -19,11 +19,14 @@ out=$(realpath -m "$1"); base=$2; rounds=$3; shift 3
 mkdir -p "$out"
 here=$PWD
 if [ -d .whl ] && [ -z "${S2G_NO_WHEELS:-}" ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
+  python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl || exit 1
 fi
 rm -rf /tmp/s2g-ab-base
 git worktree prune 2>/dev/null
 git worktree add -f --detach /tmp/s2g-ab-base "$base" >/dev/null || { echo "no commit $base here" >&2; exit 1; }
+# both trees' modules compiled as an install's are (bench/device_env.sh says why)
+[ -n "${S2G_NO_PYC:-}" ] || python3 -m compileall -q -j 0 s2g bench /tmp/s2g-ab-base/s2g \
+  /tmp/s2g-ab-base/bench > /dev/null 2>&1
 {
   nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"
   lscpu | grep -E "^Model name|^CPU\(s\)|^Thread|^Core|^Socket|^L1d|^L2|^L3" | tr -s ' '

@@ -3,8 +3,15 @@
 # breaks numba-cuda) installed into /tmp/site and put on PYTHONPATH after the tree
 # (S2G_NO_WHEELS=1, or no .whl/: the Python as it is), and unbuffered output.
 if [ -d .whl ] && [ -z "${S2G_NO_WHEELS:-}" ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || return 1
+  python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl || return 1
   export PYTHONPATH=$PWD:/tmp/site
+fi
+# Bytecode as an installed s2g has it (pip compiles a wheel's modules): the carried tree and
+# the wheels above compiled once here, so that no timed run compiles numpy's or s2g's ~100
+# modules from source (~0.3 s before session 63's runs where PYTHONDONTWRITEBYTECODE is set,
+# as on the 2-core VM; S2G_NO_PYC=1: as before)
+if [ -z "${S2G_NO_PYC:-}" ]; then
+  python3 -m compileall -q -j 0 s2g bench > /dev/null 2>&1 || true
 fi
 # .whld/ carried (Dask runs: distributed, dask and their dependencies for Python 3.12;
 # bench/device_scale_out.sh says how to fetch them): installed into /tmp/site_dask where the
