@@ -18,6 +18,8 @@ export S2G_DEVICE_CACHE=/tmp/dc
 . bench/device_env.sh > /dev/null 2>&1 || exit 1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/runs.txt"
 env | grep "^PYTHON" >> "$out/runs.txt"   # (PYTHONDONTWRITEBYTECODE: modules compiled every run)
+cat /tmp/pyc_state.txt >> "$out/runs.txt" 2>/dev/null
+for i in 1 2; do python3 -X importtime -c "import numba.cuda" 2>&1 | tail -1 >> "$out/runs.txt"; done
 (timeout 200 python3 tests/seeds_gpu_cudasim_check.py 4 --gpu > "$out/check.txt" 2>&1
  echo "rc=$?" >> "$out/check.txt") &
 zcat .devdata/bac2/MHC.gfa.gz > /tmp/quick.gfa
@@ -34,5 +36,5 @@ for c in X=first $configs $configs; do
 done
 wait
 tail -2 "$out/check.txt"
-grep "^#\|wall\|start-up\|quick.gaf" "$out/runs.txt"
+grep "^#\|wall\|start-up\|quick.gaf\|bytecode\|import time\|^PYTHON" "$out/runs.txt"
 tar czf "$out/dc.tgz" -C /tmp/dc .
