@@ -103,7 +103,7 @@ def run(graph, reads, scoring, mode, res, idx, out, max_cells=None, long_cells=0
     gr = (graph.base, graph.node_start, graph.pred_ptr, graph.pred_idx)
     t0 = time.perf_counter()
     sz = sizes(idx, score, ei, ej, mode, a, e, *gr)
-    PROFILE["sizes"] += time.perf_counter() - t0
+    PROFILE.add(sizes=time.perf_counter() - t0)
     rows = ei[idx]
     L = rows + np.maximum(0, a * rows - score[idx]) // e
     short, lng = split(sz, rows, L, max_cells, long_cells, band)
@@ -228,7 +228,7 @@ def _pruned(ti, out, tasks, szt, rows, L, t_read, t_lo, t_hi, floor, scoring):
     best, again, (spans, soff) = long_prune.run(
         chunks, ti.graph, ti.reads, ti.offs, scoring, t_read[tasks], t_lo[tasks], t_hi[tasks],
         rows, fl, settings().gpu_prune_margin)
-    PROFILE["long_pruned_reruns"] += again
+    PROFILE.add(long_pruned_reruns=again)
     ok = best[:, 0] > NEG_INF
     out.score[tasks] = np.where(ok, best[:, 0], NEG_INF)
     out.end_i[tasks] = np.where(ok, best[:, 1], -1)
@@ -292,7 +292,7 @@ def run_windows(graph, reads, scoring, mode, t_read, t_lo, t_hi, max_cells=None,
     sz[rest] = sizes(np.arange(len(rest)), z, z, z, mode, a, e, graph.base,
                      graph.node_start, graph.pred_ptr, graph.pred_idx,
                      np.ascontiguousarray(t_lo[rest]), np.ascontiguousarray(t_hi[rest]))
-    PROFILE["sizes"] += time.perf_counter() - t0
+    PROFILE.add(sizes=time.perf_counter() - t0)
     L_all = sz[:, 0] - 1                  # a walk consumes each window column at most once
     long_cells = window_long_cells() if long_cells is None else long_cells
     first = settings().long_score_first

@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..config import settings
+from ..counters import Counters
 from ..errors import S2GError
 from .common import ST_OK, raise_status
 from ..variants import _devpool
@@ -24,13 +25,14 @@ from .long import plan as long_plan
 from .long import prune as long_prune
 
 #: seconds per stage, summed over calls (bench/gpu_traceback_profile.py reads it)
-PROFILE = {"sizes": 0.0, "fill": 0.0, "device": 0.0, "kernel": 0.0, "summary": 0.0, "store": 0.0,
-           "band": 0.0, "long_launches": 0, "long_windows": 0, "long_cells": 0, "long_kernel": 0.0,
-           "long_score_windows": 0, "long_score_cells": 0, "long_score_kernel": 0.0,
-           "long_pruned_launches": 0, "long_pruned_reruns": 0,
-           # traceback windows narrowed to their pruned pass's kept rows, and their bands'
-           # cells (slack band, narrowed)
-           "long_live_windows": 0, "long_live_cells_slack": 0, "long_live_cells": 0}
+PROFILE = Counters({
+    "sizes": 0.0, "fill": 0.0, "device": 0.0, "kernel": 0.0, "summary": 0.0, "store": 0.0,
+    "band": 0.0, "long_launches": 0, "long_windows": 0, "long_cells": 0, "long_kernel": 0.0,
+    "long_score_windows": 0, "long_score_cells": 0, "long_score_kernel": 0.0,
+    "long_pruned_launches": 0, "long_pruned_reruns": 0,
+    # traceback windows narrowed to their pruned pass's kept rows, and their bands'
+    # cells (slack band, narrowed)
+    "long_live_windows": 0, "long_live_cells_slack": 0, "long_live_cells": 0})
 
 
 class TraceInputs(NamedTuple):
@@ -122,9 +124,9 @@ def prepare_chunk(ti, idx, sz, rows, win, long, pinned=True):
             long_prune.live_bands(np.asarray(idx, np.int64), coff,
                                   prog[PROG_NAMES.index("p_col")], long_plan.S, ti.live,
                                   band[0], band[1], nr)
-            PROFILE["long_live_windows"] += int(np.count_nonzero(ti.live[0][idx] >= 0))
-            PROFILE["long_live_cells_slack"] += int(nr[:, 0].sum())
-            PROFILE["long_live_cells"] += int(nr[:, 1].sum())
+            PROFILE.add(long_live_windows=int(np.count_nonzero(ti.live[0][idx] >= 0)),
+                        long_live_cells_slack=int(nr[:, 0].sum()),
+                        long_live_cells=int(nr[:, 1].sum()))
         nc = max(int(coff[-1]), 1)
         lay = [host(f"band_{nm}", nc, np.int32) for nm in ("cw", "xc")]
         nwd, nxr = np.zeros(n, np.int64), np.zeros(n, np.int64)
@@ -134,7 +136,7 @@ def prepare_chunk(ti, idx, sz, rows, win, long, pinned=True):
                                         long_plan.memory_threads(1))
               if long_plan.round_t() else np.zeros(n, np.int64))
         band = (band[0], band[1], *lay, nwd, nxr, hc)
-        PROFILE["band"] += time.perf_counter() - t3
+        PROFILE.add(band=time.perf_counter() - t3)
     return coff, poff, prog, codes, qoff, band, time.perf_counter() - t0
 
 
@@ -272,19 +274,14 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None,
     _devpool.sync_first()
     st = d_st.copy_to_host()
     ms = max(ev0.elapsed_time(ev1), 0.0)      # the simulator says -1
-    PROFILE["kernel"] += ms / 1e3
+    PROFILE.add(kernel=ms / 1e3)
     if long:
         cells = int((sz[:, 0] * R1).sum())
-        PROFILE["long_launches"] += 1
-        PROFILE["long_windows"] += n
-        PROFILE["long_cells"] += cells
-        PROFILE["long_kernel"] += ms / 1e3
+        PROFILE.add(long_launches=1, long_windows=n, long_cells=cells, long_kernel=ms / 1e3)
         if prune is not None:
-            PROFILE["long_pruned_launches"] += 1
+            PROFILE.add(long_pruned_launches=1)
         if not store:
-            PROFILE["long_score_windows"] += n
-            PROFILE["long_score_cells"] += cells
-            PROFILE["long_score_kernel"] += ms / 1e3
+            PROFILE.add(long_score_windows=n, long_score_cells=cells, long_score_kernel=ms / 1e3)
         if settings().long_log:     # one line per launch on stderr (windows, cells, ms, GCUPS)
             import sys
             print(f"s2g: long-window launch: {n} windows, {cells:,} cells, rows "
@@ -306,23 +303,20 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None,
     if long:                    # the outputs are on the host: the buffers may go
         dp.trim()
     if win is not None:
-        PROFILE["fill"] += t_prep
-        PROFILE["device"] += t2 - t1
+        PROFILE.add(fill=t_prep, device=t2 - t1)
         if (st != ST_OK).any():
             raise S2GError("internal error: the GPU window kernel did not finish a window; "
                            "please report this")
         return best, ops, cols, nn, start, oo, co, live
     raise_status(reads, idx, st.astype(np.int64), sz[:, 0] * R1, score, ei, ej, 0)
-    PROFILE["fill"] += t_prep
-    PROFILE["device"] += t2 - t1
+    PROFILE.add(fill=t_prep, device=t2 - t1)
 
     def summarize():        # CIGAR runs and paths: when the tracebacks are finished, which
         t3 = time.perf_counter()    # `s2g align` does in its finisher thread, not here
         summary = summarize_all(ops, cols, nn, ej[idx], graph.node_start, oo, co)
         t4 = time.perf_counter()
         out.add(idx, ei, oo, co, start, summary)
-        PROFILE["summary"] += t4 - t3
-        PROFILE["store"] += time.perf_counter() - t4
+        PROFILE.add(summary=t4 - t3, store=time.perf_counter() - t4)
 
     out.defer(summarize)
 

@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 from ..config import settings
+from ..counters import Counters
 from ..dp import LOCAL, SEMIGLOBAL
 from ..errors import S2GError
 from ..variants import _devpool
@@ -29,8 +30,8 @@ from .gpu_program import summarize_all
 from .gpu_walk import cum
 
 #: seconds and counts, summed over calls (``--timings``)
-PROFILE = {"windows": 0, "launches": 0, "cells": 0, "kernel": 0.0, "walk": 0.0, "host": 0.0,
-           "wall": 0.0}
+PROFILE = Counters({"windows": 0, "launches": 0, "cells": 0, "kernel": 0.0, "walk": 0.0,
+                    "host": 0.0, "wall": 0.0})
 #: the most predecessors of a merge whose choice a byte can name
 MAX_LIST = 254
 
@@ -104,7 +105,7 @@ def run(wg, reads, scoring, mode, tres, tasks, rows, out):
     *tab, n_slots, csr = device_tables(dp, wg.graph, wg.piece_at, prmt, tag="tbw", csr=True)
     d_codes = dp.put("tbw.codes", reads.codes_flat if len(reads.codes_flat)
                      else np.zeros(1, np.uint8))
-    PROFILE["host"] += time.perf_counter() - t0
+    PROFILE.add(host=time.perf_counter() - t0)
     offs = np.asarray(reads.offsets, np.int64)
     c0 = 0
     while c0 < len(order):
@@ -115,8 +116,7 @@ def run(wg, reads, scoring, mode, tres, tasks, rows, out):
                 (rows[sel], cb[sel], nc[sel], ei[sel], ej[sel], sc[sel], v_end[sel], mp0[sel],
                  nm[sel], L[sel], offs[rows[sel]]), reads, tres, out, wg.graph.node_start)
         c0 = c1
-    PROFILE["windows"] += len(rows)
-    PROFILE["wall"] += time.perf_counter() - t_start
+    PROFILE.add(windows=len(rows), wall=time.perf_counter() - t_start)
     return left
 
 
@@ -173,7 +173,7 @@ def _launch(dp, tab, n_slots, csr, d_codes, scoring, prmt, mode, units, reads, t
     nn = dp.empty("tbw.nn", 2 * n, np.int32)
     start = dp.empty("tbw.start", n, np.int32)
     wst = put("tbw.wst", np.full(n, -1, np.int32))
-    PROFILE["host"] += time.perf_counter() - t0
+    PROFILE.add(host=time.perf_counter() - t0)
     ev = None if sim() else _devpool.events("tbw", 3)
     if ev:
         ev[0].record()
@@ -194,12 +194,10 @@ def _launch(dp, tab, n_slots, csr, d_codes, scoring, prmt, mode, units, reads, t
         ev[2].record()
     st = status.copy_to_host()
     if ev:
-        PROFILE["kernel"] += ev[0].elapsed_time(ev[1]) / 1e3
-        PROFILE["walk"] += ev[1].elapsed_time(ev[2]) / 1e3
+        PROFILE.add(kernel=ev[0].elapsed_time(ev[1]) / 1e3, walk=ev[1].elapsed_time(ev[2]) / 1e3)
     got = [x.copy_to_host() for x in (out_s, out_i, out_j, wst)]
     h_ops, h_cols, h_nn, h_start = (x.copy_to_host() for x in (ops, cols, nn, start))
-    PROFILE["launches"] += 1
-    PROFILE["cells"] += int((ei * nc).sum())
+    PROFILE.add(launches=1, cells=int((ei * nc).sum()))
     if (st != ST_OK).any() or (got[3] != ST_OK).any():
         raise S2GError("internal error: the GPU traceback form did not finish a window; "
                        "please report this")

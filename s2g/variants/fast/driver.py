@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from ...config import settings
+from ...counters import Counters
 from ...errors import S2GError
 from ...result import BatchResult
 from ...scoring import NEG_INF, Mode, fits_int32
@@ -28,7 +29,7 @@ from .tables import column_ranges, graph_tables, kernel_constants, kernel_slots
 #: it): launches, DP cells (read bases x graph columns), the kernels' seconds (CUDA events
 #: around each launch), run_kernel's wall seconds (the kernel, its buffers, transfers) and
 #: its setup before the launch (graph tables, loading the kernel, buffers)
-PROFILE = {"launches": 0, "cells": 0, "kernel": 0.0, "wall": 0.0, "setup": 0.0}
+PROFILE = Counters({"launches": 0, "cells": 0, "kernel": 0.0, "wall": 0.0, "setup": 0.0})
 
 
 def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
@@ -77,7 +78,7 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     out_i = dp.empty("fast.out_i", n * NR, np.int32)
     out_j = dp.empty("fast.out_j", n * NR, np.int32)
     status = dp.put("fast.status", np.full(n * NR, ST_NOT_RUN, np.int32))
-    PROFILE["setup"] += time.perf_counter() - t_start
+    PROFILE.add(setup=time.perf_counter() - t_start)
     mine = cuda.event(), cuda.event()
     mine[0].record()
     if events:
@@ -98,10 +99,9 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     cuda.default_stream().synchronize()     # this thread's stream (see fast.windows.run)
     st = status.copy_to_host()
     res = (out_s.copy_to_host(), out_i.copy_to_host(), out_j.copy_to_host())
-    PROFILE["launches"] += 1
-    PROFILE["cells"] += int(lengths.sum(dtype=np.int64)) * int(graph.n_bases)
-    PROFILE["kernel"] += max(0.0, mine[0].elapsed_time(mine[1]) / 1e3)   # simulator: -1
-    PROFILE["wall"] += time.perf_counter() - t_start
+    PROFILE.add(launches=1, cells=int(lengths.sum(dtype=np.int64)) * int(graph.n_bases),
+                kernel=max(0.0, mine[0].elapsed_time(mine[1]) / 1e3),   # simulator: -1
+                wall=time.perf_counter() - t_start)
     bad = np.nonzero((st != ST_OK).reshape(n, NR).any(axis=1))[0]
     if len(bad):
         raise S2GError(f"fast: GPU kernel left {len(bad)} read(s) unprocessed (first: read index "

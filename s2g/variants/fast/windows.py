@@ -26,6 +26,7 @@ import numpy as np
 
 from ..._numba import NJIT
 from ...config import settings
+from ...counters import Counters
 from ...scoring import NEG_INF
 from .. import _devpool
 from .constants import (CI_KEEP, CI_MERGE, CI_SINK, CI_SLOT_SHIFT, CI_VIRT, GRAPH_N,
@@ -43,8 +44,8 @@ MAX_ROWS = LONG_G * MAX_K
 #: (rows x window columns), kernel seconds (CUDA events), table seconds (host), uploads,
 #: the wait for the kernels (the host thread's, at its stream's synchronize: the kernel's
 #: own time plus any wait for SMs other threads' kernels hold), wall
-PROFILE = {"launches": 0, "windows": 0, "cells": 0, "kernel": 0.0, "tables": 0.0, "upload": 0.0,
-           "wall": 0.0, "sync": 0.0}
+PROFILE = Counters({"launches": 0, "windows": 0, "cells": 0, "kernel": 0.0, "tables": 0.0,
+                    "upload": 0.0, "wall": 0.0, "sync": 0.0})
 
 
 def shape(max_len: int):
@@ -176,7 +177,7 @@ def run(wgraph, piece_at, codes, offsets, t_read, t_lo, t_hi, scoring, mode):
         *tab, n_slots = window_tables(wgraph, piece_at, prmt_sub)
         d_tab = [dp.put(f"fastw.{nm}", x) for nm, x in zip(TABLE_NAMES, tab)]
     d_ci, d_sub, d_mw, d_mp, d_ms = d_tab
-    PROFILE["tables"] += time.perf_counter() - t0
+    PROFILE.add(tables=time.perf_counter() - t0)
     t0 = time.perf_counter()
     d_codes = dp.put("fastw.codes", codes if len(codes) else np.zeros(1, np.uint8))
     rng = np.empty(2 * n, np.int32)
@@ -190,7 +191,7 @@ def run(wgraph, piece_at, codes, offsets, t_read, t_lo, t_hi, scoring, mode):
                                                                       small)])
     d_row0 = dp.empty("fastw.row0", 1, np.int32)              # window modes: row 0 is -o-e
     consts = kernel_constants(scoring, False)
-    PROFILE["upload"] += time.perf_counter() - t0
+    PROFILE.add(upload=time.perf_counter() - t0)
     # short reads and long ones in two launches (8 lanes a read, then 32): a warp's groups
     # have similar rows and columns (sorted by rows, then window columns)
     width = np.asarray(t_hi, np.int64) - np.asarray(t_lo, np.int64)
@@ -234,7 +235,7 @@ def run(wgraph, piece_at, codes, offsets, t_read, t_lo, t_hi, scoring, mode):
         # kernels and copies are not waited for; cuda.synchronize() waits for them all)
         t0 = time.perf_counter()
         cuda.default_stream().synchronize()
-        PROFILE["sync"] += time.perf_counter() - t0     # the kernel, and any wait for SMs
+        PROFILE.add(sync=time.perf_counter() - t0)     # the kernel, and any wait for SMs
         if mine:
             kernel_s += mine[0].elapsed_time(mine[1]) / 1e3
         st = status.copy_to_host()[sel]
@@ -251,9 +252,7 @@ def run(wgraph, piece_at, codes, offsets, t_read, t_lo, t_hi, scoring, mode):
         score[sel] = np.where(ok, s, NEG_INF)
         end_i[sel] = np.where(ok, i, -1)
         end_j[sel] = np.where(ok, j, -1)
-        PROFILE["launches"] += 1
-    PROFILE["windows"] += len(run_t)
-    PROFILE["cells"] += int((lens[run_t] * width[run_t]).sum())
-    PROFILE["kernel"] += kernel_s
-    PROFILE["wall"] += time.perf_counter() - t_start
+        PROFILE.add(launches=1)
+    PROFILE.add(windows=len(run_t), cells=int((lens[run_t] * width[run_t]).sum()), kernel=kernel_s,
+                wall=time.perf_counter() - t_start)
     return score, end_i, end_j, done
