@@ -51,6 +51,8 @@ if [ -n "${S2G_DEVICE_CACHE:-}" ]; then
   export XDG_CACHE_HOME=$(realpath "$S2G_DEVICE_CACHE")/xdg
   # the generated kernels' modules (s2g.variants.codegen.load_source imports them) compiled
   # too: where PYTHONDONTWRITEBYTECODE is set (the GPU machine), each run compiled them
-  [ -z "${S2G_NO_PYC:-}" ] && [ -d "$XDG_CACHE_HOME/s2g/kernels" ] &&
+  if [ -z "${S2G_NO_PYC:-}" ] && [ -d "$XDG_CACHE_HOME/s2g/kernels" ]; then
     python3 -m compileall -q -j 0 "$XDG_CACHE_HOME/s2g/kernels" > /dev/null 2>&1
+  fi
 fi
+true
