@@ -149,6 +149,10 @@ KNOBS = (
     Knob("gpu_preimport", True, bool, "run",
          "auto on a GPU machine: the GPU run's modules imported while CUDA starts in its "
          "thread (not after the plan, in the main thread)"),
+    Knob("cuda_context_early", True, bool, "run",
+         "where CUDA starts in a background thread: the driver's start and device 0's "
+         "primary context made in a thread of their own through ctypes (calls that leave "
+         "the GIL free) while numba.cuda is imported, which then finds the context made"),
     Knob("cuda_early_bytes", 64 << 20, int, "run",
          "auto on a GPU machine: a reads file of at least this many bytes starts CUDA before "
          "its first batch is read (smaller: once that batch says the GPU is clearly worth it, "

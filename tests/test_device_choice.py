@@ -316,3 +316,61 @@ def test_gpu_run_modules_imported_while_cuda_starts(monkeypatch):
     monkeypatch.undo()
     for name in plan.GPU_RUN_MODULES:          # each module is there to import
         importlib.import_module(name)
+
+
+def test_early_context_starts_the_driver_and_retains_device_0s_context_once(monkeypatch):
+    """registry.early_context (knob cuda_context_early): cuInit, device 0, its primary
+    context retained, through ctypes (calls that leave the GIL free) while numba.cuda is
+    imported in another thread; once a process; nothing under the simulator or with
+    NUMBA_CUDA_DRIVER, and False (Numba's own start then does it) where a call fails or
+    there is no driver."""
+    import ctypes
+    calls = []
+
+    class FakeLib:
+        def __init__(self, fail=None):
+            self.fail = fail
+
+        def _call(self, name, *args):
+            calls.append(name)
+            return 100 if name == self.fail else 0
+
+        def cuInit(self, flags):
+            return self._call("cuInit", flags)
+
+        def cuDeviceGet(self, dev, ordinal):
+            assert ordinal == 0
+            return self._call("cuDeviceGet")
+
+        def cuDevicePrimaryCtxRetain(self, ctx, dev):
+            ctx._obj.value = 1234
+            return self._call("cuDevicePrimaryCtxRetain")
+
+    monkeypatch.delenv("NUMBA_CUDA_DRIVER", raising=False)
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "0")
+    monkeypatch.setattr(registry, "_EARLY", [])
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: FakeLib())
+    assert registry.early_context()
+    assert calls == ["cuInit", "cuDeviceGet", "cuDevicePrimaryCtxRetain"]
+    assert registry._EARLY[0][1] == 1234
+    assert registry.early_context() and len(calls) == 3          # once a process
+    for fail in ("cuInit", "cuDevicePrimaryCtxRetain"):
+        calls.clear()
+        monkeypatch.setattr(registry, "_EARLY", [])
+        monkeypatch.setattr(ctypes, "CDLL", lambda name, f=fail: FakeLib(f))
+        assert not registry.early_context() and calls[-1] == fail
+        assert not registry.early_context()                    # not tried again
+
+    def missing(name):
+        raise OSError(f"{name}: cannot open shared object file")
+    monkeypatch.setattr(registry, "_EARLY", [])
+    monkeypatch.setattr(ctypes, "CDLL", missing)
+    assert not registry.early_context()
+    for env, value in (("NUMBA_ENABLE_CUDASIM", "1"), ("NUMBA_CUDA_DRIVER", "/x/libcuda.so")):
+        calls.clear()
+        monkeypatch.setattr(registry, "_EARLY", [])
+        monkeypatch.setattr(ctypes, "CDLL", lambda name: FakeLib())
+        monkeypatch.setenv(env, value)
+        assert not registry.early_context() and not calls
+        monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "0")
+        monkeypatch.delenv("NUMBA_CUDA_DRIVER", raising=False)

@@ -176,7 +176,13 @@ def start_cuda(then=None):
     where a GPU was found, its errors ignored), so that CUDA's start (numba.cuda's import,
     the driver's and the context's start: ~0.7-1.1 s on the GPU machine) overlaps what the
     caller does meanwhile (``s2g align``: the first reads, the graph); a later
-    :func:`cuda_available` waits for it. Returns the thread."""
+    :func:`cuda_available` waits for it. With the knob ``cuda_context_early``, the driver
+    and the context start in a thread of their own beside numba.cuda's import
+    (:func:`early_context`). Returns the thread."""
+    from ..config import settings
+    if _CUDA_STATE is None and settings().cuda_context_early:
+        threading.Thread(target=early_context, name="s2g-cuda-context", daemon=True).start()
+
     def run():
         ok, _ = cuda_available()
         if ok and then is not None:
@@ -187,6 +193,43 @@ def start_cuda(then=None):
     t = threading.Thread(target=run, name="s2g-cuda-start", daemon=True)
     t.start()
     return t
+
+
+_EARLY = []          # early_context's (library, context handle): kept for the process
+
+
+def early_context() -> bool:
+    """The CUDA driver started (``cuInit``) and device 0's primary context retained, made
+    current in no thread, through ctypes: each call leaves the GIL free, where numba.cuda's
+    import, which runs meanwhile in another thread, holds it (0.67-0.96 s on the GPU
+    machine's host, with 0.22-0.33 s of driver and context start after it, session 56's
+    ``bench/cuda_start_probe.py``). numba.cuda then retains the same context (a primary
+    context is one a device; retaining it again returns it) and finds it made. Device 0:
+    the device Numba uses unless told otherwise (s2g never tells it). Once a process;
+    False where the simulator is asked for, there is no driver, or a call fails (Numba's
+    own start then does it all, and says why)."""
+    import ctypes
+    import os
+    with _EARLY_LOCK:
+        if _EARLY:
+            return _EARLY[0] is not None
+        _EARLY.append(None)
+        if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0") or \
+                os.environ.get("NUMBA_CUDA_DRIVER"):
+            return False
+        try:
+            lib = ctypes.CDLL("libcuda.so.1")
+            dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+            if lib.cuInit(0) != 0 or lib.cuDeviceGet(ctypes.byref(dev), 0) != 0 or \
+                    lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev) != 0:
+                return False
+        except (OSError, AttributeError):
+            return False
+        _EARLY[0] = (lib, ctx.value)
+        return True
+
+
+_EARLY_LOCK = threading.Lock()
 
 
 def traceback_on_gpu(where, info) -> bool:
