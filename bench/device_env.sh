@@ -7,9 +7,9 @@ if [ -d .whl ] && [ -z "${S2G_NO_WHEELS:-}" ]; then
   export PYTHONPATH=$PWD:/tmp/site
 fi
 # Bytecode as an installed s2g has it (pip compiles a wheel's modules): the carried tree and
-# the wheels above compiled once here, so that no timed run compiles numpy's or s2g's ~100
-# modules from source (~0.3 s before session 63's runs where PYTHONDONTWRITEBYTECODE is set,
-# as on the 2-core VM; S2G_NO_PYC=1: as before)
+# the wheels above compiled once here, so that no timed run compiles numpy's and s2g's ~160
+# modules from source (0.21 s of compiling on the 2-core VM) where PYTHONDONTWRITEBYTECODE
+# is set, as on the GPU machine (found in session 63; S2G_NO_PYC=1: as before)
 if [ -z "${S2G_NO_PYC:-}" ]; then
   python3 -m compileall -q -j 0 s2g bench > /dev/null 2>&1 || true
   # the machine's own numba and numba-cuda too, where they came without bytecode: in place
