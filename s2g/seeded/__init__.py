@@ -30,8 +30,8 @@ from .chains import CHAIN_LOOKBACK, MAX_WINDOW, batch_chains, chain, read_chains
 from .mapq import (CUT_RATIO, MAPQ_CUT_CAP, MAPQ_MAX, MAPQ_PER_MISMATCH, MAPQ_REPEAT_CAP, pick,
                    secondaries)
 from .seeds import MAX_OCC, anchors, read_syncmers
-from .windows import (KEEP_BYTES, KEEP_PIECES, SCRATCH_BYTES, SCRATCH_NODE_BYTES, Windows,
-                      batch_windows, read_windows)
+from .search import SCRATCH_BYTES, SCRATCH_NODE_BYTES
+from .windows import KEEP_BYTES, KEEP_PIECES, Windows, batch_windows, read_windows
 
 __all__ = ["CHAIN_LOOKBACK", "CUT_RATIO", "FULL_FALLBACK_CELLS", "KEEP_BYTES", "KEEP_PIECES",
            "MAPQ_CUT_CAP", "MAPQ_MAX", "MAPQ_PER_MISMATCH", "MAPQ_REPEAT_CAP", "MAX_CAND",

@@ -28,8 +28,8 @@ from .mapq import (CUT_RATIO, MAPQ_CUT_CAP, MAPQ_FAR, MAPQ_PER_MISMATCH, MAPQ_RE
                    secondaries)
 from .seeds import MAX_OCC
 from . import copies
-from .windows import (KEEP_BYTES, KEEP_PIECES, SCRATCH_BYTES, SCRATCH_NODE_BYTES, Windows,
-                      batch_windows, dropped_by_bound, scratch_pool)
+from .search import SCRATCH_BYTES, SCRATCH_NODE_BYTES, scratch_pool
+from .windows import KEEP_BYTES, KEEP_PIECES, Windows, batch_windows, dropped_by_bound
 
 #: most windows DP'd per read
 MAX_CAND = 5
@@ -127,11 +127,11 @@ class SeededAligner:
                        "seconds seeds+chains": 0.0, "seconds windows": 0.0,
                        "seconds CPU windows": 0.0, "seconds copies": 0.0}
         self._totals_lock = threading.Lock()   # the stages' threads count at once
-        self._scratch = []        # windows_of's search scratch, kept (windows.scratch_pool)
+        self._scratch = []        # windows_of's search scratch, kept (search.scratch_pool)
         self._dix = None          # the index on the GPU (chains_gpu.DeviceIndex; False: none)
 
     def _take_scratch(self, n_work):
-        """A :func:`~s2g.seeded.windows.scratch_pool` of ``n_work`` workers, kept from an
+        """A :func:`~s2g.seeded.search.scratch_pool` of ``n_work`` workers, kept from an
         earlier batch when one is free (two threads may seed at once: each takes its own)."""
         with self._totals_lock:
             for i, pool in enumerate(self._scratch):
