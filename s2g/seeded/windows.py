@@ -79,6 +79,70 @@ def _merge(wn, wl, wh, a0, na, b0, nb, out):
 
 
 @numba.njit(**NJIT)
+def _chain_pieces(m, q0, c0, q1, c1, x, way, n_way, max_del, gr, sc, top, fl):
+    """One chain's pieces, (node, lo) ascending, a node's touching intervals merged, into
+    the window buffer ``sc[8:11]`` (node, lo, hi) from ``top``: the four searches of
+    :func:`_read_windows_s` (the read's flanks beyond the anchors and the walks between
+    them; ``x``: the deletion between the anchors, :func:`s2g.seeded.search._walk_dist`) or,
+    for a chain of two or more waypoints (``n_way``), its corridor (``fl``: with flanks).
+    Depends on the chain, the read's length ``m``, ``max_del`` and the graph ``gr`` only,
+    not on the read's other chains (docs/plans/gpu_window_build.md: the unit a GPU thread
+    would take). Returns (the buffer's end, the scratch ``sc`` with its grown arrays)."""
+    node_start, pred_ptr, pred_idx, succ_ptr, succ_idx = gr
+    stamp, slot, sd, ep, heap, bn, bl, bh, wn, wl, wh = sc
+    pad = 16 + m // 8
+    # each search's pieces of a node share an end (tails upstream, heads downstream),
+    # so a hull is exact within one search; across searches they are kept apart
+    nb = 0
+    if n_way >= 2:
+        heap, bn, bl, bh, nb = _corridor(m, q0, c0, q1, c1, way, n_way, max_del, gr,
+                                         (stamp, slot, sd, ep, heap, bn, bl, bh), nb, fl)
+    else:
+        heap, bn, bl, bh, nb = _reach(c0, q0 + 1 + pad, node_start, pred_ptr, pred_idx,
+                                      False, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
+        heap, bn, bl, bh, nb = _reach(c1, q1 + 1 + pad + x, node_start, pred_ptr,
+                                      pred_idx, False, stamp, slot, sd, ep, heap, bn, bl,
+                                      bh, nb)
+        heap, bn, bl, bh, nb = _reach(c0, m - q0 + pad + x, node_start, succ_ptr,
+                                      succ_idx, True, stamp, slot, sd, ep, heap, bn, bl,
+                                      bh, nb)
+        heap, bn, bl, bh, nb = _reach(c1, m - q1 + pad, node_start, succ_ptr, succ_idx,
+                                      True, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
+    # the chain's pieces, (node, lo) ascending, into the window buffer: sort keys
+    # node << 32 | piece (in the heap's array, free between searches), then a node's
+    # few pieces (one per search) by lo (np.argsort of node << 31 | lo instead: DRB1
+    # window pass 0.31 s, not 0.24 s, 20,000 reads, one thread)
+    heap = _grown(heap, nb)
+    for t in range(nb):
+        heap[t] = (bn[t] << _NODE_BITS) | t
+    heap[:nb].sort()
+    wn, wl, wh = _grown(wn, top + nb), _grown(wl, top + nb), _grown(wh, top + nb)
+    k = top
+    t = 0
+    while t < nb:
+        v = heap[t] >> _NODE_BITS
+        u = t + 1
+        while u < nb and heap[u] >> _NODE_BITS == v:
+            u += 1
+        for a in range(t + 1, u):
+            z = heap[a]
+            b = a - 1
+            while b >= t and bl[heap[b] & _NODE_MASK] > bl[z & _NODE_MASK]:
+                heap[b + 1] = heap[b]
+                b -= 1
+            heap[b + 1] = z
+        for a in range(t, u):
+            z = heap[a] & _NODE_MASK
+            if a > t and bl[z] <= wh[k - 1] + 1:
+                wh[k - 1] = max(wh[k - 1], bh[z])
+            else:
+                wn[k], wl[k], wh[k] = v, bl[z], bh[z]
+                k += 1
+        t = u
+    return k, (stamp, slot, sd, ep, heap, bn, bl, bh, wn, wl, wh)
+
+
+@numba.njit(**NJIT)
 def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, sc, wp):
     """Windows of one read from its chains (best first), as node pieces (a node may hold
     two: see :func:`_merge`). Chain (q0, c0) .. (q1, c1) covers every column within walk
@@ -103,10 +167,10 @@ def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, 
     heap (a window absorbing a later one did it: aborts on LPA and cactus 1-5 kbp reads).
     ``wp`` = (waypoints, counts, merge_flanks) of the read's chains
     (:func:`s2g.seeded.chains.batch_chains`; ``merge_flanks``: knob ``corridor_merge_flanks``):
-    a chain with two or more is a corridor instead (:func:`_corridor`: long reads)."""
+    a chain with two or more is a corridor instead (:func:`s2g.seeded.search._corridor`: long
+    reads). Each chain's pieces: :func:`_chain_pieces`."""
     node_start, pred_ptr, pred_idx, succ_ptr, succ_idx = gr
     p_node, p_lo, p_hi = out
-    pad = 16 + m // 8
     info[:, :] = 0.0
     stamp, slot, sd, ep, heap, bn, bl, bh, wn, wl, wh = sc
     w_at = np.empty(max_cand, np.int64)
@@ -141,55 +205,9 @@ def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, 
         for attempt in range(2):
             fl = not (attempt == 0 and c > 0 and wp[1][c] >= 2 and not wp[2]
                       and ch[c, 4] < CUT_RATIO * ch[0, 4])
-            # each search's pieces of a node share an end (tails upstream, heads downstream),
-            # so a hull is exact within one search; across searches they are kept apart
-            nb = 0
-            if wp[1][c] >= 2:
-                heap, bn, bl, bh, nb = _corridor(m, q0, c0, q1, c1, wp[0][c], wp[1][c], max_del,
-                                                 gr, (stamp, slot, sd, ep, heap, bn, bl, bh), nb,
-                                                 fl)
-            else:
-                heap, bn, bl, bh, nb = _reach(c0, q0 + 1 + pad, node_start, pred_ptr, pred_idx,
-                                              False, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
-                heap, bn, bl, bh, nb = _reach(c1, q1 + 1 + pad + x, node_start, pred_ptr,
-                                              pred_idx, False, stamp, slot, sd, ep, heap, bn, bl,
-                                              bh, nb)
-                heap, bn, bl, bh, nb = _reach(c0, m - q0 + pad + x, node_start, succ_ptr,
-                                              succ_idx, True, stamp, slot, sd, ep, heap, bn, bl,
-                                              bh, nb)
-                heap, bn, bl, bh, nb = _reach(c1, m - q1 + pad, node_start, succ_ptr, succ_idx,
-                                              True, stamp, slot, sd, ep, heap, bn, bl, bh, nb)
-            # the chain's pieces, (node, lo) ascending, into the window buffer: sort keys
-            # node << 32 | piece (in the heap's array, free between searches), then a node's
-            # few pieces (one per search) by lo (np.argsort of node << 31 | lo instead: DRB1
-            # window pass 0.31 s, not 0.24 s, 20,000 reads, one thread)
-            heap = _grown(heap, nb)
-            for t in range(nb):
-                heap[t] = (bn[t] << _NODE_BITS) | t
-            heap[:nb].sort()
-            wn, wl, wh = _grown(wn, top + nb), _grown(wl, top + nb), _grown(wh, top + nb)
-            k = top
-            t = 0
-            while t < nb:
-                v = heap[t] >> _NODE_BITS
-                u = t + 1
-                while u < nb and heap[u] >> _NODE_BITS == v:
-                    u += 1
-                for a in range(t + 1, u):
-                    z = heap[a]
-                    b = a - 1
-                    while b >= t and bl[heap[b] & _NODE_MASK] > bl[z & _NODE_MASK]:
-                        heap[b + 1] = heap[b]
-                        b -= 1
-                    heap[b + 1] = z
-                for a in range(t, u):
-                    z = heap[a] & _NODE_MASK
-                    if a > t and bl[z] <= wh[k - 1] + 1:
-                        wh[k - 1] = max(wh[k - 1], bh[z])
-                    else:
-                        wn[k], wl[k], wh[k] = v, bl[z], bh[z]
-                        k += 1
-                t = u
+            k, (stamp, slot, sd, ep, heap, bn, bl, bh, wn, wl, wh) = _chain_pieces(
+                m, q0, c0, q1, c1, x, wp[0][c], wp[1][c], max_del, gr,
+                (stamp, slot, sd, ep, heap, bn, bl, bh, wn, wl, wh), top, fl)
             c_at, cn = top, k - top
             into = -1
             for y in range(nw):
