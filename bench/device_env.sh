@@ -12,23 +12,13 @@ fi
 # is set, as on the GPU machine (found in session 63; S2G_NO_PYC=1: as before)
 if [ -z "${S2G_NO_PYC:-}" ]; then
   python3 -m compileall -q -j 0 s2g bench > /dev/null 2>&1 || true
-  # the machine's own numba and numba-cuda too, where they came without bytecode: in place
-  # where their folder is writable, else under PYTHONPYCACHEPREFIX with everything on sys.path
-  # (that prefix hides the bytecode beside the sources); /tmp/pyc_state.txt says which
-  pyc_dirs=$(python3 -c "
-import importlib.util as u, os, sys, numba, numba_cuda
-mods = [m.__file__ for m in (numba, numba_cuda)]
-if all(os.path.exists(u.cache_from_source(f)) for f in mods): print('ok')
-elif all(os.access(os.path.dirname(f), os.W_OK) for f in mods):
-    print(' '.join(os.path.dirname(f) for f in mods))
-else: print('prefix ' + ' '.join(p for p in sys.path if os.path.isdir(p)))" 2>/dev/null)
-  case "$pyc_dirs" in
-    ok|"") ;;
-    prefix*) export PYTHONPYCACHEPREFIX=/tmp/pyc
-      python3 -m compileall -q -j 0 ${pyc_dirs#prefix } > /dev/null 2>&1 ;;
-    *) python3 -m compileall -q -j 0 $pyc_dirs > /dev/null 2>&1 ;;
-  esac
-  echo "bytecode of numba, numba-cuda: ${pyc_dirs:0:200}" > /tmp/pyc_state.txt
+  # whether the machine's own numba and numba-cuda have theirs (they did, session 63);
+  # device_quick.sh records it
+  python3 -c "
+import importlib.util as u, os, numba, numba_cuda
+print('ok' if all(os.path.exists(u.cache_from_source(m.__file__)) for m in (numba, numba_cuda))
+      else 'missing: timed runs compile them')" > /tmp/pyc_numba.txt 2>/dev/null
+  echo "bytecode of numba, numba-cuda: $(cat /tmp/pyc_numba.txt)" > /tmp/pyc_state.txt
 fi
 # .whld/ carried (Dask runs: distributed, dask and their dependencies for Python 3.12;
 # bench/device_scale_out.sh says how to fetch them): installed into /tmp/site_dask where the

@@ -169,7 +169,7 @@ def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, 
     (:func:`s2g.seeded.chains.batch_chains`; ``merge_flanks``: knob ``corridor_merge_flanks``):
     a chain with two or more is a corridor instead (:func:`s2g.seeded.search._corridor`: long
     reads). Each chain's pieces: :func:`_chain_pieces`."""
-    node_start, pred_ptr, pred_idx, succ_ptr, succ_idx = gr
+    node_start, _, _, succ_ptr, succ_idx = gr      # (the searches: _chain_pieces)
     p_node, p_lo, p_hi = out
     info[:, :] = 0.0
     stamp, slot, sd, ep, heap, bn, bl, bh, wn, wl, wh = sc
