@@ -86,6 +86,7 @@ def gpu_profiles() -> dict:
                            ("fast_windows", "s2g.variants.fast.windows", "PROFILE"),
                            ("gpu_traceback", "s2g.trace.gpu_chunk", "PROFILE"),
                            ("gpu_tb_warp", "s2g.trace.gpu_warp", "PROFILE"),
+                           ("window_search", "s2g.seeded.windows_gpu", "PROFILE"),
                            ("devpool", "s2g.variants._devpool", "PEAK")):
         m = sys.modules.get(mod)
         if m is not None and hasattr(m, name):

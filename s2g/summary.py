@@ -148,6 +148,11 @@ def _timings(args, aligner, st, dt, spent):
               f"({tw['cells'] / max(tw['kernel'], 1e-9) / 1e9:.1f} GCUPS), walk "
               f"{tw['walk']:.2f} s, host {tw['host']:.2f} s, wall {tw['wall']:.2f} s",
               file=sys.stderr)
+    ws = st.profiles.get("window_search")
+    if ws is not None and ws["launches"]:
+        print(f"s2g: window searches on the GPU: {ws['chains']:,} chains in {ws['launches']} "
+              f"launches, {ws['host']:,} left to the host, kernel {ws['kernel']:.2f} s, "
+              f"wall {ws['wall']:.2f} s", file=sys.stderr)
     if gt is not None and st.seeded is None and any(
             v for k, v in gt.items() if not k.startswith("long")):
         print("s2g: GPU traceback, seconds: " + ", ".join(
@@ -190,13 +195,15 @@ def _rate(p) -> str:
 def gpu_busy(profiles, span):
     """(seconds the GPU ran kernels, seconds from the align stage's start to its end or the
     traceback stage's, whichever is later, and whether the traceback's) from
-    the kernels' own counters (``fast``, ``fast_windows``, ``gpu_traceback``: CUDA events
+    the kernels' own counters (``fast``, ``fast_windows``, ``gpu_traceback``,
+    ``window_search``: CUDA events
     around each launch), or None where no kernel was timed (no GPU, or the simulator)."""
     k = (profiles.get("fast", {}).get("kernel", 0.0)
          + profiles.get("fast_windows", {}).get("kernel", 0.0)
          + profiles.get("gpu_traceback", {}).get("kernel", 0.0)    # long launches too
          + profiles.get("gpu_tb_warp", {}).get("kernel", 0.0)
-         + profiles.get("gpu_tb_warp", {}).get("walk", 0.0))
+         + profiles.get("gpu_tb_warp", {}).get("walk", 0.0)
+         + profiles.get("window_search", {}).get("kernel", 0.0))
     a = span.get("align")
     if k <= 0 or not a or a[1] <= a[0]:
         return None

@@ -29,7 +29,7 @@ from .mapq import (CUT_RATIO, MAPQ_CUT_CAP, MAPQ_FAR, MAPQ_PER_MISMATCH, MAPQ_RE
 from .seeds import MAX_OCC
 from . import copies
 from .search import SCRATCH_BYTES, SCRATCH_NODE_BYTES, scratch_pool
-from .windows import KEEP_BYTES, KEEP_PIECES, Windows, batch_windows, dropped_by_bound
+from .windows import Windows, dropped_by_bound, window_pieces
 
 #: most windows DP'd per read
 MAX_CAND = 5
@@ -177,25 +177,18 @@ class SeededAligner:
         ch, nch, stats, way, nway = got
         nch = weak_chains_dropped(ch, nch, cfg.cand_min_pct)
         n = reads.n_reads
-        p_at = np.zeros(n + 1, np.int64)
-        info = np.zeros((n, self.max_cand, 4), np.float64)
-        nwin = np.zeros(n, np.int64)
-        e32 = np.zeros(0, np.int32)
-        kp = max(1, min(KEEP_PIECES, KEEP_BYTES // (12 * max(n, 1))))
-        keep = np.empty((3, n, kp), np.int32)
         a, _, _, e = self.scoring.as_tuple()
         gr = (g.node_start, g.pred_ptr, g.pred_idx, *successors(g))   # (kept on the graph)
-        args = (offs, ch, nch, self.max_cand, a / e, gr)
         n_work = max(1, min(numba.get_num_threads(), n,
                             SCRATCH_BYTES // (SCRATCH_NODE_BYTES * max(g.n_nodes, 1))))
         pool = self._take_scratch(n_work)
-        cut = np.zeros(n, np.float64)
-        wp = (way, nway, bool(cfg.corridor_merge_flanks))
-        batch_windows(*args, False, p_at, (e32, e32, e32), info, nwin, cut, keep, pool, wp)
-        np.cumsum(p_at, out=p_at)
-        npc = int(p_at[-1])
-        p_node, p_lo, p_hi = (np.empty(npc, np.int32) for _ in range(3))
-        batch_windows(*args, True, p_at, (p_node, p_lo, p_hi), info, nwin, cut, keep, pool, wp)
+        made = None
+        if self.device == "gpu" and cfg.gpu_window_search and n and way.shape[2] == 0:
+            from . import windows_gpu           # the chains' searches on the GPU
+            made = windows_gpu.chain_lists(g, ch, nch, offs, a / e)
+        p_node, p_lo, p_hi, info, nwin, cut = window_pieces(
+            offs, ch, nch, self.max_cand, a / e, gr, pool,
+            (way, nway, bool(cfg.corridor_merge_flanks), made))
         self._give_scratch(pool)
         sel = np.arange(self.max_cand)[None, :] < nwin[:, None]
         piece_at = np.zeros(int(nwin.sum()) + 1, np.int64)

@@ -143,6 +143,54 @@ def _chain_pieces(m, q0, c0, q1, c1, x, way, n_way, max_del, gr, sc, top, fl):
 
 
 @numba.njit(**NJIT)
+def _chain_x(q0, c0, q1, c1, max_del, gr, stamp, sd, ep, heap):
+    """(x, heap): the deletion between a chain's anchors, what the shortest walk from c0 to
+    c1 has beyond the read's ``q1 - q0 + 1`` bases (at most ``max_del``; 0 when none is
+    that short), for a chain with ``c1 - c0 > q1 - q0``."""
+    s01, heap = _walk_dist(c0, c1, min(c1 - c0 + 1, q1 - q0 + 1 + max_del), gr[0], gr[3],
+                           gr[4], stamp, sd, ep, heap)
+    x = np.int64(0)
+    if s01 > q1 - q0 + 1:
+        x = s01 - (q1 - q0 + 1)
+    return x, heap
+
+
+@numba.njit(**NJIT)
+def batch_chain_pieces(offs, ch, nch, del_per_base, gr):
+    """Every chain's list as :func:`_read_windows_s` makes it (:func:`_chain_x`, then
+    :func:`_chain_pieces` with flanks), for chains without waypoints, one thread: (count,
+    at) int32 (reads x chain slots; count 0 past ``nch``) and the lists' (nodes, lo, hi)
+    int32, chain ``(r, c)``'s at ``[at, at + count)``. The oracle of the GPU's
+    (:func:`s2g.seeded.windows_gpu.chain_lists`), and ``made`` for :func:`batch_windows`."""
+    n, S = ch.shape[0], ch.shape[1]
+    cnt = np.zeros((n, S), np.int32)
+    at = np.zeros((n, S), np.int32)
+    sc = _scratch(len(gr[0]) - 1, 64)
+    stamp, slot, sd, ep, heap, bn, bl, bh, wn, wl, wh = sc
+    ln, ll, lh = np.empty(64, np.int32), np.empty(64, np.int32), np.empty(64, np.int32)
+    top = 0
+    way = np.zeros((0, 2), np.int64)
+    for r in range(n):
+        m = offs[r + 1] - offs[r]
+        max_del = np.int64(del_per_base * m)
+        for c in range(nch[r]):
+            q0, c0 = np.int64(ch[r, c, 0]), np.int64(ch[r, c, 1])
+            q1, c1 = np.int64(ch[r, c, 2]), np.int64(ch[r, c, 3])
+            x = np.int64(0)
+            if c1 - c0 > q1 - q0:
+                x, heap = _chain_x(q0, c0, q1, c1, max_del, gr, stamp, sd, ep, heap)
+            k, (stamp, slot, sd, ep, heap, bn, bl, bh, wn, wl, wh) = _chain_pieces(
+                m, q0, c0, q1, c1, x, way, 0, max_del, gr,
+                (stamp, slot, sd, ep, heap, bn, bl, bh, wn, wl, wh), 0, True)
+            ln, ll, lh = _grown(ln, top + k), _grown(ll, top + k), _grown(lh, top + k)
+            for z in range(k):
+                ln[top + z], ll[top + z], lh[top + z] = wn[z], wl[z], wh[z]
+            cnt[r, c], at[r, c] = k, top
+            top += k
+    return cnt, at, ln[:top].copy(), ll[:top].copy(), lh[:top].copy()
+
+
+@numba.njit(**NJIT)
 def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, sc, wp):
     """Windows of one read from its chains (best first), as node pieces (a node may hold
     two: see :func:`_merge`). Chain (q0, c0) .. (q1, c1) covers every column within walk
@@ -165,11 +213,14 @@ def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, 
     anew after the others (the buffer is reused from the start by the next read). No
     list of arrays: numba 0.68.1's ``list.pop(i)`` (i not the last) on one corrupts the
     heap (a window absorbing a later one did it: aborts on LPA and cactus 1-5 kbp reads).
-    ``wp`` = (waypoints, counts, merge_flanks) of the read's chains
+    ``wp`` = (waypoints, counts, merge_flanks, made) of the read's chains
     (:func:`s2g.seeded.chains.batch_chains`; ``merge_flanks``: knob ``corridor_merge_flanks``):
     a chain with two or more is a corridor instead (:func:`s2g.seeded.search._corridor`: long
-    reads). Each chain's pieces: :func:`_chain_pieces`."""
-    node_start, _, _, succ_ptr, succ_idx = gr      # (the searches: _chain_pieces)
+    reads). Each chain's pieces: :func:`_chain_pieces`, or where ``made`` = (count, at,
+    nodes, lo, hi) has its list (``count[c] >= 0``: :func:`s2g.seeded.windows_gpu.chain_lists`,
+    which searched on the GPU), ``[at[c], at[c] + count[c])`` of nodes, lo, hi."""
+    node_start = gr[0]                              # (the searches: _chain_pieces)
+    pre = wp[3]
     p_node, p_lo, p_hi = out
     info[:, :] = 0.0
     stamp, slot, sd, ep, heap, bn, bl, bh, wn, wl, wh = sc
@@ -188,12 +239,10 @@ def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, 
                     cut[0] = max(cut[0], ch[z, 4])
             break
         q0, c0, q1, c1 = np.int64(ch[c, 0]), np.int64(ch[c, 1]), np.int64(ch[c, 2]), np.int64(ch[c, 3])
+        made = len(pre[0]) > c and pre[0][c] >= 0 and wp[1][c] < 2     # its list, made
         x = np.int64(0)
-        if c1 - c0 > q1 - q0 and wp[1][c] < 2:
-            s01, heap = _walk_dist(c0, c1, min(c1 - c0 + 1, q1 - q0 + 1 + max_del), node_start,
-                                   succ_ptr, succ_idx, stamp, sd, ep, heap)
-            if s01 > q1 - q0 + 1:
-                x = s01 - (q1 - q0 + 1)
+        if c1 - c0 > q1 - q0 and wp[1][c] < 2 and not made:
+            x, heap = _chain_x(q0, c0, q1, c1, max_del, gr, stamp, sd, ep, heap)
         # a later chain's corridor first without its flank searches (the read's ends
         # beyond its anchors): merged into a window it adds only that (a partial chain's
         # flank reached every branch within kbp of it: most of the width of long reads'
@@ -205,9 +254,16 @@ def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, 
         for attempt in range(2):
             fl = not (attempt == 0 and c > 0 and wp[1][c] >= 2 and not wp[2]
                       and ch[c, 4] < CUT_RATIO * ch[0, 4])
-            k, (stamp, slot, sd, ep, heap, bn, bl, bh, wn, wl, wh) = _chain_pieces(
-                m, q0, c0, q1, c1, x, wp[0][c], wp[1][c], max_del, gr,
-                (stamp, slot, sd, ep, heap, bn, bl, bh, wn, wl, wh), top, fl)
+            if made:                # (fl: no waypoints)
+                k = top + pre[0][c]
+                wn, wl, wh = _grown(wn, k), _grown(wl, k), _grown(wh, k)
+                a = pre[1][c] - top
+                for z in range(top, k):
+                    wn[z], wl[z], wh[z] = pre[2][a + z], pre[3][a + z], pre[4][a + z]
+            else:
+                k, (stamp, slot, sd, ep, heap, bn, bl, bh, wn, wl, wh) = _chain_pieces(
+                    m, q0, c0, q1, c1, x, wp[0][c], wp[1][c], max_del, gr,
+                    (stamp, slot, sd, ep, heap, bn, bl, bh, wn, wl, wh), top, fl)
             c_at, cn = top, k - top
             into = -1
             for y in range(nw):
@@ -276,7 +332,9 @@ def read_windows(m, ch, nch, max_cand, max_del, node_start, pred_ptr, pred_idx, 
     """:func:`_read_windows_s` with scratch of its own: (windows, pieces)."""
     sc = _scratch(len(node_start) - 1, 64)
     cut = np.zeros(1, np.float64)
-    wp = (np.zeros((len(ch), 0, 2), np.int64), np.zeros(len(ch), np.int64), True)
+    e32 = np.zeros(0, np.int32)
+    wp = (np.zeros((len(ch), 0, 2), np.int64), np.zeros(len(ch), np.int64), True,
+          (e32, e32, e32, e32, e32))
     nw, p, sc = _read_windows_s(m, ch, nch, max_cand, max_del,
                                 (node_start, pred_ptr, pred_idx, succ_ptr, succ_idx), cap, p0,
                                 (p_node, p_lo, p_hi), info, cut, sc, wp)
@@ -301,14 +359,18 @@ def batch_windows(offs, ch, nch, max_cand, del_per_base, gr, fill, p_at, pieces,
     (p_node, p_lo, p_hi) (searching again only for reads with more). ``pool`` = (stamp,
     slot, dist, epoch), one row a worker (:func:`s2g.seeded.search.scratch_pool`): worker ``wk`` of its
     ``n_work`` rows takes every ``n_work``-th read from read ``wk``, searching on row ``wk``.
-    ``wp`` = (waypoints, counts, merge_flanks) of every read's chains
-    (:func:`s2g.seeded.chains.batch_chains`)."""
+    ``wp`` = (waypoints, counts, merge_flanks, made) of every read's chains
+    (:func:`s2g.seeded.chains.batch_chains`; ``made`` = (count, at, nodes, lo, hi): chain
+    lists made already, count and at (reads x chains, or reads x 0: none) as
+    :func:`batch_chain_pieces` returns them)."""
     node_start = gr[0]
     p_node, p_lo, p_hi = pieces
     big = np.int64(1) << 62
     n = len(offs) - 1
     n_nodes = len(node_start) - 1
     n_work = pool[0].shape[0]
+    way, nway, flanks = wp[0], wp[1], wp[2]
+    m_cnt, m_at, m_n, m_l, m_h = wp[3]      # (parfors take no tuple of arrays)
     for wk in numba.prange(n_work):
         sc = _scratch(0, 1)
         for r in range(wk, n, n_work):
@@ -323,18 +385,46 @@ def batch_windows(offs, ch, nch, max_cand, del_per_base, gr, fill, p_at, pieces,
                 continue
             if len(sc[0]) < n_nodes:
                 sc = _pooled(pool, wk, 1024)
+            wr = (way[r], nway[r], flanks, (m_cnt[r], m_at[r], m_n, m_l, m_h))
             if not fill:
                 nw, npc, sc = _read_windows_s(m, ch[r], nch[r], max_cand,
                                               np.int64(del_per_base * m), gr, keep.shape[2], 0,
                                               (keep[0, r], keep[1, r], keep[2, r]), info[r],
-                                              cut[r:r + 1], sc, (wp[0][r], wp[1][r], wp[2]))
+                                              cut[r:r + 1], sc, wr)
                 nwin[r] = nw
                 p_at[r + 1] = npc
             else:
                 nw, npc, sc = _read_windows_s(m, ch[r], nch[r], max_cand,
                                               np.int64(del_per_base * m), gr, big, p_at[r],
                                               pieces, info[r], cut[r:r + 1], sc,
-                                              (wp[0][r], wp[1][r], wp[2]))
+                                              wr)
+
+
+def window_pieces(offs, ch, nch, max_cand, del_per_base, gr, pool, wp):
+    """Every read's windows (:func:`batch_windows`, counting then filling): (p_node, p_lo,
+    p_hi) int32 of all pieces, window after window, read after read; ``info``, ``nwin``,
+    ``cut`` as :func:`_read_windows_s` leaves them. ``wp`` = (waypoints, counts,
+    merge_flanks, made): ``made``, chain lists made already
+    (:func:`s2g.seeded.windows_gpu.chain_lists`), or None."""
+    n = len(offs) - 1
+    p_at = np.zeros(n + 1, np.int64)
+    info = np.zeros((n, max_cand, 4), np.float64)
+    nwin = np.zeros(n, np.int64)
+    cut = np.zeros(n, np.float64)
+    e32 = np.zeros(0, np.int32)
+    made = wp[3]
+    if made is None:
+        made = (np.zeros((n, 0), np.int32), np.zeros((n, 0), np.int32), e32, e32, e32)
+    wp = (wp[0], wp[1], wp[2], made)
+    kp = max(1, min(KEEP_PIECES, KEEP_BYTES // (12 * max(n, 1))))
+    keep = np.empty((3, n, kp), np.int32)
+    args = (offs, ch, nch, max_cand, del_per_base, gr)
+    batch_windows(*args, False, p_at, (e32, e32, e32), info, nwin, cut, keep, pool, wp)
+    np.cumsum(p_at, out=p_at)
+    npc = int(p_at[-1])
+    pieces = tuple(np.empty(npc, np.int32) for _ in range(3))
+    batch_windows(*args, True, p_at, pieces, info, nwin, cut, keep, pool, wp)
+    return (*pieces, info, nwin, cut)
 
 
 class Windows:
