@@ -248,6 +248,9 @@ class SeededAligner:
                 if self.device == "gpu" and cfg.gpu_window_fast:
                     from ..variants.fast.wtables_gpu import parent_bases
                     parent_bases(g.base)
+                if self.device == "gpu" and cfg.gpu_window_search:
+                    from .windows_gpu import device_graph
+                    device_graph(g)
             except Exception:                   # noqa: BLE001 - the stages redo it
                 pass
         threading.Thread(target=run, name="s2g-warm-graph", daemon=True).start()

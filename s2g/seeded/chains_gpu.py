@@ -604,6 +604,9 @@ def preload(index=None):
     def run():
         try:
             kernels()               # compiled or loaded from disk, and into the context
+            if settings().gpu_window_search:
+                from . import windows_gpu
+                windows_gpu.kernel()        # the windows' searches (knob gpu_window_search)
             ix = index.result() if index is not None else None
             if ix is not None and usable(ix):
                 device_index(ix)
