@@ -8,7 +8,8 @@ graphs (one or both strands; reads sampled with errors, chained by
 :func:`s2g.seeded.chains.batch_chains`), random chains on them (an anchor before the other,
 a gap with no walk, equal scores, up to 10 chains a read, empty reads, read lengths
 1-300), the bundled cactus BRCA2 graph and the DRB1 graph of tests/data/real (4.4 bp
-nodes: searches of tens of nodes). In odd cases the caps are tiny (2-6 nodes a search,
+nodes: searches of tens of nodes); in case 0 also through ``SeededAligner(device="gpu")``
+with the knob on (searches in its chains step, on the chains where the GPU made them). In odd cases the caps are tiny (2-6 nodes a search,
 4-12 pieces a chain) so that chains go to the host, and in case 1 the first try's list
 buffer is too small (the kernel runs again, sized). Usage:
 python tests/windows_gpu_cudasim_check.py [n_cases] -> prints "OK <cases> <chains> <host>".
@@ -106,6 +107,28 @@ def check(g, offs, ch, nch, del_per_base, label, caps=None, max_cand=5):
     return int(nch.sum()), host
 
 
+def through_the_aligner(g, ix, seqs):
+    """Knob gpu_window_search on: SeededAligner(device="gpu") searches in its chains step
+    (the chains read on the device, a sixth element of :meth:`chains`); its windows ==
+    the CPU aligner's."""
+    from s2g.config import configure
+    from s2g.scoring import Mode, Scoring
+    from s2g.seeded import SeededAligner
+    configure(gpu_window_search=True)
+    reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
+    cpu = SeededAligner(g, ix, Scoring(), Mode.LOCAL, min_chain=11)
+    gpu = SeededAligner(g, ix, Scoring(), Mode.LOCAL, min_chain=11, device="gpu")
+    before = windows_gpu.PROFILE["launches"]
+    got = gpu.chains(reads)
+    assert len(got) == 6 and windows_gpu.PROFILE["launches"] > before, "no search on the GPU"
+    a, b = cpu.candidates(reads), gpu.windows_of(reads, got)
+    for f in ("p_node", "p_lo", "p_hi", "piece_at"):
+        assert np.array_equal(getattr(a.wg, f), getattr(b.wg, f)), f"aligner: {f} differ"
+    for f in ("ncand", "cut", "t_chain", "t_strong"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f"aligner: {f} differ"
+    configure(gpu_window_search=False)
+
+
 def main():
     warnings.filterwarnings("ignore", "overflow", RuntimeWarning)
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 4
@@ -130,6 +153,8 @@ def main():
             windows_gpu._GUESS = 8
             total += check(g, *random_chains(g, rng, 12), dpb, f"seed {seed} random", caps,
                            max_cand=int(rng.integers(1, 6)))
+            if seed == 0:
+                through_the_aligner(g, build_index(g, k=11, s=5), seqs)
         g = load_graph(os.path.join(REPO, "graphs", "cactus-BRCA2.gfa"))
         seqs = []
         with open(os.path.join(REPO, "graphs", "cactus-BRCA2.100.fq")) as fh:

@@ -156,7 +156,8 @@ class SeededAligner:
 
     def chains(self, reads):
         """Seeds and chains of a ReadBatch (``batch_chains``' arrays: on the GPU where
-        :meth:`_gpu_chains` runs, else on the CPU)."""
+        :meth:`_gpu_chains` runs, else on the CPU; from the GPU with knob
+        ``gpu_window_search`` a sixth, the chains' window lists: :meth:`windows_of`)."""
         ix = self.index
         starts, shift = ix.buckets
         offs = np.asarray(reads.offsets, np.int64)
@@ -174,7 +175,8 @@ class SeededAligner:
         """The :class:`Windows` of a ReadBatch from its chains ``got`` (:meth:`chains`)."""
         g, cfg = self.graph, settings()
         offs = np.asarray(reads.offsets, np.int64)
-        ch, nch, stats, way, nway = got
+        ch, nch, stats, way, nway = got[:5]
+        made = got[5] if len(got) > 5 else None      # the chains' lists (_gpu_chains)
         nch = weak_chains_dropped(ch, nch, cfg.cand_min_pct)
         n = reads.n_reads
         a, _, _, e = self.scoring.as_tuple()
@@ -182,8 +184,8 @@ class SeededAligner:
         n_work = max(1, min(numba.get_num_threads(), n,
                             SCRATCH_BYTES // (SCRATCH_NODE_BYTES * max(g.n_nodes, 1))))
         pool = self._take_scratch(n_work)
-        made = None
-        if self.device == "gpu" and cfg.gpu_window_search and n and way.shape[2] == 0:
+        if made is None and self.device == "gpu" and cfg.gpu_window_search and n and \
+                way.shape[2] == 0:
             from . import windows_gpu           # the chains' searches on the GPU
             made = windows_gpu.chain_lists(g, ch, nch, offs, a / e)
         p_node, p_lo, p_hi, info, nwin, cut = window_pieces(
@@ -216,8 +218,18 @@ class SeededAligner:
                 else False
         if self._dix is False:
             return None
-        return chains_gpu.batch_chains(self._dix, reads.codes_flat, offs, self.max_occ,
-                                       2 * self.max_cand, self.min_chain, self.max_window)
+        dev = {} if settings().gpu_window_search else None
+        got = chains_gpu.batch_chains(self._dix, reads.codes_flat, offs, self.max_occ,
+                                      2 * self.max_cand, self.min_chain, self.max_window,
+                                      dev=dev)
+        if got is None or not dev:
+            return got
+        # the windows' searches right after the chains, on this thread's stream, reading the
+        # chains where they are (no upload); every chain's list, weak ones too (unused)
+        from . import windows_gpu
+        a, _, _, e = self.scoring.as_tuple()
+        return (*got, windows_gpu.chain_lists(self.graph, got[0], got[1], offs, a / e,
+                                              on_device=(dev["ch"], dev["nch"])))
 
     def _fallback(self, ncand, weak, lens):
         """(lost, full): reads without a usable chain (no window, or only weak ones), and

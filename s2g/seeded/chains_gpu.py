@@ -690,7 +690,7 @@ def usable(index) -> bool:
 
 
 def batch_chains(dix, codes, offs, max_occ, max_chains, min_chain, max_window, dp=None,
-                 times=None, heavy=HEAVY):
+                 times=None, heavy=HEAVY, dev=None):
     """:func:`s2g.seeded.chains.batch_chains` (``n_way`` 0) on the GPU for the reads
     ``codes[offs[r]:offs[r + 1]]``, with the index ``dix`` (:class:`DeviceIndex`); ``dp``:
     the :class:`~s2g.variants._devpool.DevicePool` (default: this thread's). None when a
@@ -698,7 +698,9 @@ def batch_chains(dix, codes, offs, max_occ, max_chains, min_chain, max_window, d
     :data:`MAX_BATCH_ANCHORS` (the caller runs the CPU's).
     ``times``: a dict that gets each kernel's milliseconds added (CUDA events;
     "count", "chain": both chaining kernels) and the anchors ("anchors"). Reads of more
-    than ``heavy`` anchors are chained by a block each (:func:`heavy_body`)."""
+    than ``heavy`` anchors are chained by a block each (:func:`heavy_body`). ``dev``: a dict
+    that gets the chains and counts as device arrays ("ch", "nch": this thread's pool's,
+    valid until its next call)."""
     dp = _devpool.pool() if dp is None else dp
     offs = np.ascontiguousarray(offs, np.int64)
     n = len(offs) - 1
@@ -767,6 +769,8 @@ def batch_chains(dix, codes, offs, max_occ, max_chains, min_chain, max_window, d
         _devpool.sync_first()
     d_ch.copy_to_host(ch)
     d_nch.copy_to_host(nch)
+    if dev is not None:
+        dev["ch"], dev["nch"] = d_ch, d_nch
     d_stats.copy_to_host(stats)
     return ch, nch, stats, way, nway
 

@@ -382,13 +382,14 @@ def device_graph(graph):
 _GUESS = 8
 
 
-def chain_lists(graph, ch, nch, offs, del_per_base, dp=None, caps=None):
+def chain_lists(graph, ch, nch, offs, del_per_base, dp=None, caps=None, on_device=None):
     """The chains' lists (``ch``, ``nch`` as :func:`s2g.seeded.windows.batch_windows`
     takes them; reads ``offs``), made on the GPU: (count, at, nodes, lo, hi) as
     :func:`s2g.seeded.windows.batch_chain_pieces` returns them, except that count is -1
     where the host must make the list and the lists' order in the buffer varies (counts
     in :data:`PROFILE`). ``caps``: (nodes a search, pieces a chain) at most :data:`T_CAP`,
-    :data:`C_CAP` (tests: smaller)."""
+    :data:`C_CAP` (tests: smaller). ``on_device``: ``ch`` and ``nch`` on the GPU already
+    (:func:`s2g.seeded.chains_gpu.batch_chains`' ``dev``), read there."""
     t0 = time.perf_counter()
     dp = _devpool.pool() if dp is None else dp
     n, S = ch.shape[0], ch.shape[1]
@@ -405,9 +406,12 @@ def chain_lists(graph, ch, nch, offs, del_per_base, dp=None, caps=None):
     rd[:, 1] = del_per_base * rd[:, 0]        # np.int64(del_per_base * m), each
     cc = (np.int32(T_CAP), np.int32(C_CAP)) if caps is None else \
         (np.int32(caps[0]), np.int32(caps[1]))
-    d_ch = dp.put("wsearch.ch", np.ascontiguousarray(ch, np.float64).reshape(-1)).reshape(
-        ch.shape)
-    d_nch = dp.put("wsearch.nch", np.ascontiguousarray(nch, np.int64))
+    if on_device is not None:
+        d_ch, d_nch = on_device
+    else:
+        d_ch = dp.put("wsearch.ch", np.ascontiguousarray(ch, np.float64).reshape(-1)).reshape(
+            ch.shape)
+        d_nch = dp.put("wsearch.nch", np.ascontiguousarray(nch, np.int64))
     d_rd = dp.put("wsearch.rd", rd.reshape(-1)).reshape((n, 2))
     d_ca = dp.empty("wsearch.ca", 2 * n * S, np.int32).reshape((2, n * S))
     d_top = dp.empty("wsearch.top", 1, np.int64)
