@@ -228,10 +228,10 @@ KNOBS = (
     Knob("gpu_seeds", True, bool, "run",
          "seeds and chains of reads without corridor waypoints made on the GPU, one thread "
          "a read (else: on the host's threads)"),
-    Knob("gpu_window_search", False, bool, "run",
+    Knob("gpu_window_search", True, bool, "run",
          "seeded windows: each chain's graph searches (its node pieces) on the GPU, one "
-         "thread a chain, the host assembling windows from the lists (else: searched on "
-         "the host's threads; off until timed on a GPU)"),
+         "thread a chain, right after the chain kernels, the host assembling windows from "
+         "the lists (else: searched on the host's threads)"),
     Knob("gpu_window_bases", True, bool, "run",
          "seeded windows: the GPU gathers a window graph's bases from the graph's (on the "
          "device once) instead of receiving them (a byte a window column)"),

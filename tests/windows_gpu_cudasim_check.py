@@ -113,7 +113,9 @@ def through_the_aligner(g, ix, seqs):
     the CPU aligner's."""
     from s2g.config import configure
     from s2g.scoring import Mode, Scoring
+    from s2g.config import settings
     from s2g.seeded import SeededAligner
+    was = settings().gpu_window_search
     configure(gpu_window_search=True)
     reads = ReadBatch.from_sequences([f"r{k}" for k in range(len(seqs))], seqs)
     cpu = SeededAligner(g, ix, Scoring(), Mode.LOCAL, min_chain=11)
@@ -126,7 +128,7 @@ def through_the_aligner(g, ix, seqs):
         assert np.array_equal(getattr(a.wg, f), getattr(b.wg, f)), f"aligner: {f} differ"
     for f in ("ncand", "cut", "t_chain", "t_strong"):
         assert np.array_equal(getattr(a, f), getattr(b, f)), f"aligner: {f} differ"
-    configure(gpu_window_search=False)
+    configure(gpu_window_search=was)
 
 
 def main():
