@@ -150,10 +150,13 @@ def _walk_d(c0, c1, budget, node_start, n_nodes, ptr, idx, wv, wsd, heap, t_cap)
                     wv[z] = w
                     wsd[z] = nd
                     nv += 1
-                    nh = _push(heap, nh, (nd << 32) | z)
                 elif nd < wsd[z]:
                     wsd[z] = nd
-                    nh = _push(heap, nh, (nd << 32) | z)
+                else:
+                    continue
+                if nh >= heap.shape[0]:     # (never in a DAG: a node is pushed once)
+                    return numba.int64(-2)
+                nh = _push(heap, nh, (nd << 32) | z)
     return numba.int64(-1)
 
 
@@ -224,6 +227,8 @@ def _reach_d(c, dist, node_start, n_nodes, ptr, idx, forward, bn, bl, bh, sd, he
             if full:
                 nd = du + ln
                 if nd < sd[z]:
+                    if nh >= heap.shape[0]:     # (never in a DAG: a node is pushed once)
+                        return -1
                     sd[z] = nd
                     nh = _push(heap, nh, (nd << 32) | z)
     return nb
