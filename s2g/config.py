@@ -106,6 +106,9 @@ KNOBS = (
     Knob("late_packing", True, bool, "run",
          "seeded GPU tracebacks' packing of CIGARs and paths done in the GAF thread (else: "
          "in the traceback thread)"),
+    Knob("late_summary", True, bool, "run",
+         "the GPU traceback form's CIGAR runs and paths summarised where late_packing packs "
+         "them (else: in the traceback thread, right after its walk kernel)"),
     Knob("align_workers", 1, int, "run",
          "batches aligned at once (threads of the align stage, each with its own GPU "
          "stream and buffers; output stays in input order)"),

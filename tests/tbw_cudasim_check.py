@@ -9,7 +9,8 @@ scorings: the default, random ones and tie-rich ones ((1,1,0,1): opening a gap c
 nothing, so open and extend tie; (1,0,0,1); (2,2,2,1)); local and semiglobal; every other
 case a chunk budget of a few windows (several launches). ``SeededAligner(device="gpu")``
 with the knob on must give the CPU's tracebacks, secondary alignments included, and the
-form must have traced windows (its PROFILE). After the cases, every run checks
+form must have traced windows (its PROFILE); local cases leave the walks' summaries to the
+traceback's completion (knob ``late_summary``, the default), semiglobal ones make them at once. After the cases, every run checks
 :func:`px_case`: a merge whose E-extension tie only the chosen predecessor's bit (px)
 breaks (the form without px fails it).
 Usage: python tests/tbw_cudasim_check.py [n_cases] [first_seed] -> prints "OK <cases>
@@ -93,7 +94,7 @@ def compare(g, ix, reads, seqs, sc, mode, chunk, tag):
     cpu = SeededAligner(g, ix, sc, mode, min_chain=11, n_secondary=2, secondary_ratio=0.5)
     want = cpu.align_batch(reads)
     cpu.traceback(reads, want)
-    configure(gpu_tb_warp=True)
+    configure(gpu_tb_warp=True, late_summary=mode == Mode.LOCAL)   # (else: summarised at once)
     gpu = SeededAligner(g, ix, sc, mode, min_chain=11, device="gpu", n_secondary=2,
                         secondary_ratio=0.5)
     got = gpu.align_batch(reads)

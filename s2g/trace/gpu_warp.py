@@ -211,4 +211,7 @@ def _launch(dp, tab, n_slots, csr, d_codes, scoring, prmt, mode, units, reads, t
         summary = summarize_all(h_ops, h_cols, h_nn, ej, node_start, oo, co)
         out.add(rws, ei_full, oo, co, h_start, summary)
 
-    out.defer(summarize)
+    if settings().late_summary:
+        out.defer(summarize)
+    else:                   # the traceback threads (finish_workers) have time to spare
+        summarize()
