@@ -146,8 +146,9 @@ def _timings(args, aligner, st, dt, spent):
         print(f"s2g: traceback form (gpu_tb_warp): {tw['windows']:,} windows in "
               f"{tw['launches']} launches, {tw['cells']:,} cells, kernel {tw['kernel']:.2f} s "
               f"({tw['cells'] / max(tw['kernel'], 1e-9) / 1e9:.1f} GCUPS), walk "
-              f"{tw['walk']:.2f} s, host {tw['host']:.2f} s, wall {tw['wall']:.2f} s",
-              file=sys.stderr)
+              f"{tw['walk']:.2f} s, host {tw['host']:.2f} s, wall {tw['wall']:.2f} s"
+              + (f"; {tw['summaries']:,} walks summarised on the GPU (in the walk's time)"
+                 if tw.get("summaries") else ""), file=sys.stderr)
     ws = st.profiles.get("window_search")
     if ws is not None and ws["launches"]:
         print(f"s2g: window searches on the GPU: {ws['chains']:,} chains in {ws['launches']} "

@@ -9,8 +9,9 @@ scorings: the default, random ones and tie-rich ones ((1,1,0,1): opening a gap c
 nothing, so open and extend tie; (1,0,0,1); (2,2,2,1)); local and semiglobal; every other
 case a chunk budget of a few windows (several launches). ``SeededAligner(device="gpu")``
 with the knob on must give the CPU's tracebacks, secondary alignments included, and the
-form must have traced windows (its PROFILE); local cases leave the walks' summaries to the
-traceback's completion (knob ``late_summary``, the default), semiglobal ones make them at once. After the cases, every run checks
+form must have traced windows (its PROFILE); the comparisons take turns (:data:`COMBOS`) at
+summarising the walks on the host late (knob ``late_summary``), at once, or on the GPU
+(``gpu_tb_summary``, s2g/trace/gpu_summary.py). After the cases, every run checks
 :func:`px_case`: a merge whose E-extension tie only the chosen predecessor's bit (px)
 breaks (the form without px fails it).
 Usage: python tests/tbw_cudasim_check.py [n_cases] [first_seed] -> prints "OK <cases>
@@ -18,6 +19,7 @@ Usage: python tests/tbw_cudasim_check.py [n_cases] [first_seed] -> prints "OK <c
 the compiled kernels and the registers of the forms used are printed
 (bench/device_tbw.sh).
 """
+import itertools
 import os
 import sys
 import tempfile
@@ -88,13 +90,20 @@ def tie_reads(sg, ref, rng, n):
     return out
 
 
+#: (late_summary, gpu_tb_summary) in turn, compare after compare: the walks summarised on
+#: the host when the traceback completes (the default), at once, or on the GPU
+COMBOS = [(True, False), (False, True), (False, False), (True, True)]
+_ROUND = itertools.count()
+
+
 def compare(g, ix, reads, seqs, sc, mode, chunk, tag):
     """The CPU's and the form's alignments of ``reads``, secondaries included, must agree."""
     configure(gpu_window_fast=True, gpu_tb_warp=False, gpu_tbw_chunk_bytes=chunk)
     cpu = SeededAligner(g, ix, sc, mode, min_chain=11, n_secondary=2, secondary_ratio=0.5)
     want = cpu.align_batch(reads)
     cpu.traceback(reads, want)
-    configure(gpu_tb_warp=True, late_summary=mode == Mode.LOCAL)   # (else: summarised at once)
+    late, dev = COMBOS[next(_ROUND) % len(COMBOS)]
+    configure(gpu_tb_warp=True, late_summary=late, gpu_tb_summary=dev)
     gpu = SeededAligner(g, ix, sc, mode, min_chain=11, device="gpu", n_secondary=2,
                         secondary_ratio=0.5)
     got = gpu.align_batch(reads)
@@ -163,6 +172,7 @@ def main():
         px_case(tmp)
     p = gpu_warp.PROFILE
     assert p["windows"] > 0 and p["launches"] > 0, p
+    assert p["summaries"] > 0, p            # walks summarised on the GPU too
     print("OK", n, p["windows"], p["launches"])
     if ON_GPU:
         from s2g.variants.fast import kernel as fk

@@ -64,6 +64,20 @@ def test_warp_walk_ptx_compiles_without_local_memory(monkeypatch):
     assert ".entry" in ptx and ".local" not in ptx
 
 
+def test_gpu_summary_ptx_compiles_without_local_memory(monkeypatch):
+    """The walks' summaries and their packing on the GPU (s2g/trace/gpu_summary.py, knob
+    gpu_tb_summary) compile for sm_90 with their signatures, no per-thread arrays."""
+    pytest.importorskip("numba.cuda")
+    from s2g.trace import gpu_summary
+    _sm90(monkeypatch)
+    try:
+        ptxs = gpu_summary.compile_ptx((9, 0))
+    except Exception as exc:  # no NVVM: the toolchain is a test dependency (pyproject)
+        pytest.skip(f"compile_ptx unavailable: {type(exc).__name__}: {exc}")
+    for ptx in ptxs:
+        assert ".entry" in ptx and ".local" not in ptx and "atom." not in ptx
+
+
 def test_traceback_form_under_the_cuda_simulator_matches_cpu():
     """The fast kernel's traceback form and its walk (knob gpu_tb_warp,
     tests/tbw_cudasim_check.py): the CPU traceback's paths and CIGARs, ties included (case

@@ -105,6 +105,27 @@ def _add_rows(idx, ei, start, oo, co, summary, rows, base_r, base_p):
     return op2, len2, path2
 
 
+@numba.njit(**NJIT)
+def _set_rows(idx, ei, start, run_at, path_at, meta, rows, base_r, base_p):
+    """:meth:`FlatTracebacks.add_packed`'s rows without the GIL: walk ``k``'s runs at
+    ``base_r + run_at[k]``, its path at ``base_p + path_at[k]``, its counts ``meta[k]``
+    (:data:`s2g.trace.gpu_summary.META`: runs, path nodes, geo, op counts)."""
+    has, qstart, qend, run_at_o, n_runs_o, path_at_o, n_path_o, geo_o, counts_o = rows
+    for k in range(len(idx)):
+        r = idx[k]
+        has[r] = True
+        qstart[r] = start[k]
+        qend[r] = ei[r]
+        run_at_o[r] = base_r + run_at[k]
+        n_runs_o[r] = meta[k, 0]
+        path_at_o[r] = base_p + path_at[k]
+        n_path_o[r] = meta[k, 1]
+        for t in range(3):
+            geo_o[r, t] = meta[k, 2 + t]
+        for t in range(4):
+            counts_o[r, t] = meta[k, 5 + t]
+
+
 class FlatTracebacks:
     """The tracebacks of one batch as arrays, as the walks leave them (CPU or GPU chunks,
     :func:`s2g.trace.common.summarize`'s outputs); :class:`Traceback` objects only on demand.
@@ -150,6 +171,20 @@ class FlatTracebacks:
                            np.asarray(co, np.int64), tuple(summary), rows,
                            self._bases[0], self._bases[1])
         run_op, run_len, path = packed
+        for part, x in zip(self._parts, (run_op, run_len, path)):
+            part.append(x)
+        self._bases[0] += len(run_op)
+        self._bases[1] += len(path)
+
+    def add_packed(self, idx, ei, start, run_at, path_at, meta, run_op, run_len, path):
+        """One chunk summarised on the GPU (:mod:`s2g.trace.gpu_summary`): reads ``idx``,
+        their runs and paths already packed (walk ``k``'s from ``run_at[k]`` and
+        ``path_at[k]``), ``meta`` their counts (a row a walk)."""
+        rows = (self.has, self.qstart, self.qend, self.run_at, self.n_runs, self.path_at,
+                self.n_path, self.geo, self.counts)
+        _set_rows(np.asarray(idx, np.int64), np.asarray(ei, np.int64),
+                  np.asarray(start, np.int64), np.asarray(run_at, np.int64),
+                  np.asarray(path_at, np.int64), meta, rows, self._bases[0], self._bases[1])
         for part, x in zip(self._parts, (run_op, run_len, path)):
             part.append(x)
         self._bases[0] += len(run_op)

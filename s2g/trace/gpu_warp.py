@@ -31,7 +31,7 @@ from .gpu_walk import cum
 
 #: seconds and counts, summed over calls (``--timings``)
 PROFILE = Counters({"windows": 0, "launches": 0, "cells": 0, "kernel": 0.0, "walk": 0.0,
-                    "host": 0.0, "wall": 0.0})
+                    "host": 0.0, "wall": 0.0, "summaries": 0})
 #: the most predecessors of a merge whose choice a byte can name
 MAX_LIST = 254
 
@@ -173,6 +173,14 @@ def _launch(dp, tab, n_slots, csr, d_codes, scoring, prmt, mode, units, reads, t
     nn = dp.empty("tbw.nn", 2 * n, np.int32)
     start = dp.empty("tbw.start", n, np.int32)
     wst = put("tbw.wst", np.full(n, -1, np.int32))
+    on_device = settings().gpu_tb_summary
+    if on_device:               # CIGAR runs and paths made on the GPU (gpu_summary)
+        from . import gpu_summary
+        d_ej = put("tbw.ej", ej.astype(np.int32))
+        meta = dp.empty("tbw.meta", gpu_summary.META * n, np.int32)
+        padded = (dp.empty("tbw.s_op", max(int(oo[-1]), 1), np.uint8),
+                  dp.empty("tbw.s_len", max(int(oo[-1]), 1), np.int32),
+                  dp.empty("tbw.s_path", max(int(co[-1]), 1), np.int32))
     PROFILE.add(host=time.perf_counter() - t0)
     ev = None if sim() else _devpool.events("tbw", 3)
     if ev:
@@ -187,6 +195,11 @@ def _launch(dp, tab, n_slots, csr, d_codes, scoring, prmt, mode, units, reads, t
         warp_walk.kernel()[-(-n // warp_walk.BLOCK), warp_walk.BLOCK](
             np.int32(n), np.int32(mode), np.int32(G), np.int32(K), np.int32(nw), dirs, dch,
             ech, mch, d_doff, d_moff, *wargs, ops, cols, nn, start, wst)
+        if on_device:           # (the walk's time includes the summaries')
+            summary = gpu_summary.kernels()[0]
+            summary[-(-n // gpu_summary.BLOCK), gpu_summary.BLOCK](
+                np.int32(n), ops, cols, nn, wst, wargs[-2], wargs[-1], d_ej, csr[0], *padded,
+                meta)
     except Exception as exc:                        # noqa: BLE001 - the driver's errors
         raise RuntimeError(f"traceback form: launch of {n} windows (G={G}, K={K}, "
                            f"{n_slots} slots) failed: {exc}") from exc
@@ -196,7 +209,11 @@ def _launch(dp, tab, n_slots, csr, d_codes, scoring, prmt, mode, units, reads, t
     if ev:
         PROFILE.add(kernel=ev[0].elapsed_time(ev[1]) / 1e3, walk=ev[1].elapsed_time(ev[2]) / 1e3)
     got = [x.copy_to_host() for x in (out_s, out_i, out_j, wst)]
-    h_ops, h_cols, h_nn, h_start = (x.copy_to_host() for x in (ops, cols, nn, start))
+    if on_device:
+        h_start = start.copy_to_host()
+        packed = _packed(dp, n, wargs[-2], wargs[-1], meta, padded)
+    else:
+        h_ops, h_cols, h_nn, h_start = (x.copy_to_host() for x in (ops, cols, nn, start))
     PROFILE.add(launches=1, cells=int((ei * nc).sum()))
     if (st != ST_OK).any() or (got[3] != ST_OK).any():
         raise S2GError("internal error: the GPU traceback form did not finish a window; "
@@ -206,6 +223,9 @@ def _launch(dp, tab, n_slots, csr, d_codes, scoring, prmt, mode, units, reads, t
         raise_status(reads, rws, np.where(bad, ST_MISMATCH, ST_OK), nc * ei, tres.score,
                      tres.end_i, tres.end_j, 0)
     ei_full = np.asarray(tres.end_i, np.int64)
+    if on_device:
+        out.add_packed(rws, ei_full, h_start, *packed)
+        return
 
     def summarize():        # CIGAR runs and paths, when the tracebacks are finished
         summary = summarize_all(h_ops, h_cols, h_nn, ej, node_start, oo, co)
@@ -215,3 +235,22 @@ def _launch(dp, tab, n_slots, csr, d_codes, scoring, prmt, mode, units, reads, t
         out.defer(summarize)
     else:                   # the traceback threads (finish_workers) have time to spare
         summarize()
+
+
+def _packed(dp, n, d_oo, d_co, meta, padded):
+    """The GPU summaries of a launch's ``n`` walks, packed and copied back: (run offsets,
+    path offsets, counts (n x META), run ops, run lengths, path nodes)."""
+    from . import gpu_summary
+    h_meta = meta.copy_to_host().reshape(n, gpu_summary.META)
+    run_at = cum(h_meta[:, 0])
+    path_at = cum(h_meta[:, 1])
+    n_r, n_p = int(run_at[-1]), int(path_at[-1])
+    p_op = dp.empty("tbw.p_op", max(n_r, 1), np.uint8)
+    p_len = dp.empty("tbw.p_len", max(n_r, 1), np.int32)
+    p_path = dp.empty("tbw.p_path", max(n_p, 1), np.int32)
+    gpu_summary.kernels()[1][-(-n // gpu_summary.BLOCK), gpu_summary.BLOCK](
+        np.int32(n), d_oo, d_co, meta, dp.put("tbw.run_at", run_at[:-1].copy()),
+        dp.put("tbw.path_at", path_at[:-1].copy()), *padded, p_op, p_len, p_path)
+    PROFILE.add(summaries=n)
+    return (run_at[:-1], path_at[:-1], h_meta, p_op.copy_to_host()[:n_r],
+            p_len.copy_to_host()[:n_r], p_path.copy_to_host()[:n_p])
