@@ -106,7 +106,7 @@ KNOBS = (
     Knob("late_packing", True, bool, "run",
          "seeded GPU tracebacks' packing of CIGARs and paths done in the GAF thread (else: "
          "in the traceback thread)"),
-    Knob("gpu_tb_summary", False, bool, "run",
+    Knob("gpu_tb_summary", True, bool, "run",
          "the GPU traceback form's CIGAR runs and paths summarised and packed on the GPU "
          "(s2g/trace/gpu_summary.py): ~50 bytes a window copied back instead of its walk's "
          "~1 KB, no summaries on the host"),
