@@ -239,6 +239,9 @@ KNOBS = (
          "seeded windows: each chain's graph searches (its node pieces) on the GPU, one "
          "thread a chain, right after the chain kernels, the host assembling windows from "
          "the lists (else: searched on the host's threads)"),
+    Knob("lazy_window_bases", True, bool, "run",
+         "seeded windows: a window graph's bases gathered from the graph's only when "
+         "something asks for them (CPU kernels, tracebacks; the GPU path reads the graph's)"),
     Knob("gpu_window_bases", True, bool, "run",
          "seeded windows: the GPU gathers a window graph's bases from the graph's (on the "
          "device once) instead of receiving them (a byte a window column)"),

@@ -24,7 +24,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from functools import partial
+
 from ._numba import NJIT
+from .config import settings
 from .dp import LOCAL, SEMIGLOBAL, column, virtual_column
 from .errors import S2GError
 from .graph_core import FlatGraph
@@ -342,6 +345,38 @@ def window_liveness(piece_at, pred_ptr, pred_idx, keep_prev=False):
     return slot, most.max()
 
 
+def _gather_bases(p_node, p_lo, ws, node_start, base):
+    out = np.empty(int(ws[-1]), np.uint8)
+    _wg_bases(p_node, p_lo, ws, node_start, base, out)
+    return out
+
+
+class WindowFlatGraph(FlatGraph):
+    """A window graph's :class:`FlatGraph` whose ``base`` is gathered from its parent's at
+    first use (knob ``lazy_window_bases``). On the GPU path the device takes the window
+    columns' bases from the parent's (``parent_cols``, :mod:`s2g.variants.fast.wtables_gpu`)
+    and the q-gram bounds read them there (:func:`s2g.seeded.windows.dropped_by_bound`), so
+    a batch's gather (~22 MB a 50,000 MHC reads, a parallel region) is never made; CPU
+    kernels and tracebacks ask for ``base`` and get it. Two threads asking at once may both
+    gather: the same bytes."""
+
+    def __init__(self, gather, **kw):
+        self._gather = gather
+        self._base = None
+        super().__init__(**kw)
+
+    @property
+    def base(self):
+        if self._base is None:
+            self._base = self._gather()
+        return self._base
+
+    @base.setter
+    def base(self, value):
+        if value is not None:
+            self._base = value
+
+
 class WindowGraph:
     """The window graph of a batch's node-set windows (see above).
 
@@ -370,8 +405,9 @@ class WindowGraph:
         self.ws = ws
         if ws[-1] >= 2 ** 31:
             raise S2GError("a batch's windows exceed 2^31 columns; use a smaller --batch-size")
-        base = np.empty(int(ws[-1]), np.uint8)
-        _wg_bases(self.p_node, self.p_lo, ws, graph.node_start, graph.base, base)
+        gather = partial(_gather_bases, self.p_node, self.p_lo, ws, graph.node_start,
+                         graph.base)
+        lazy = settings().lazy_window_bases
         cnt = np.zeros(n, np.int64)
         args = (self.piece_at, self.p_node, self.p_lo, self.p_hi, graph.node_start,
                 graph.pred_ptr, graph.pred_idx)
@@ -385,8 +421,8 @@ class WindowGraph:
         is_sink = np.empty(n, np.uint8)
         _wg_ends(self.piece_at, ptr, pred_idx, ws, pred_ptr, node_start, is_sink)
         slot, n_slots = window_liveness(self.piece_at, pred_ptr, pred_idx)
-        self.graph = FlatGraph(
-            base=base, node_start=node_start, pred_ptr=pred_ptr, pred_idx=pred_idx,
+        self.graph = (partial(WindowFlatGraph, gather) if lazy else FlatGraph)(
+            base=None if lazy else gather(), node_start=node_start, pred_ptr=pred_ptr, pred_idx=pred_idx,
             slot=slot, n_slots=int(n_slots), node_seg=node_seg, node_rev=node_rev,
             is_sink=is_sink, seg_names=graph.seg_names, seg_len=graph.seg_len,
             strands=graph.strands, source=f"{graph.source} (seeded windows)")

@@ -510,6 +510,13 @@ def _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits):
     """Set ``bits`` of every q-gram (2 bits a base) spelled along a walk of window graph
     nodes ``v0..v1-1`` (topological; edges inside the window only); False when a node
     ends more than QGRAM_TAILS distinct ways (no set made)."""
+    return _qgram_set_at(v0, v1, node_start, pred_ptr, pred_idx, base, node_start, bits)
+
+
+@numba.njit(**NJIT)
+def _qgram_set_at(v0, v1, node_start, pred_ptr, pred_idx, base, boff, bits):
+    """:func:`_qgram_set` where node ``v``'s bases are ``base[boff[v]:]`` (a window graph's
+    from its parent's: ``boff`` = its ``parent_cols[1]``; a graph's own: ``node_start``)."""
     q = QGRAM
     T = QGRAM_TAILS
     nn = v1 - v0
@@ -523,8 +530,9 @@ def _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits):
         ln = s1 - s0
         key = np.int64(0)
         good = 0                                 # consecutive ACGT bases ending here
+        b0 = boff[v]
         for j in range(s0, s1):                  # q-grams inside v
-            key, good = _roll(key, good, base[j], mask)
+            key, good = _roll(key, good, base[b0 + j - s0], mask)
             if good >= q:
                 bits[key >> 6] |= np.uint64(1) << np.uint64(key & 63)
         x = v - v0
@@ -536,7 +544,7 @@ def _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits):
                 for z in range(L):
                     buf[z] = tails[p, y, q - 1 - L + z]
                 for z in range(head):
-                    buf[L + z] = base[s0 + z]
+                    buf[L + z] = base[b0 + z]
                 for end in range(max(q - 1, L), L + head):   # q-grams ending in v
                     st = end - q + 1
                     kk = np.int64(0)
@@ -552,7 +560,7 @@ def _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits):
         if ln >= q - 1 or pred_ptr[v + 1] == pred_ptr[v]:
             L = min(ln, q - 1)
             for z in range(L):
-                tails[x, 0, q - 1 - L + z] = base[s1 - L + z]
+                tails[x, 0, q - 1 - L + z] = base[b0 + ln - L + z]
             tlen[x, 0] = L
             ntail[x] = 1
             continue
@@ -565,7 +573,7 @@ def _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits):
                 for z in range(keep):
                     buf[z] = tails[p, y, q - 1 - keep + z]
                 for z in range(ln):
-                    buf[keep + z] = base[s0 + z]
+                    buf[keep + z] = base[b0 + z]
                 dup = False
                 for w in range(n):
                     if tlen[x, w] == L:
@@ -589,9 +597,16 @@ def _qgram_set(v0, v1, node_start, pred_ptr, pred_idx, base, bits):
     return True
 
 
-@numba.njit(parallel=True, **NJIT)
 def qgram_bounds(tasks, t_read, piece_at, node_start, pred_ptr, pred_idx, base, codes, offs,
                  a, delta):
+    """:func:`qgram_bounds_at` of a graph's own bases."""
+    return qgram_bounds_at(tasks, t_read, piece_at, node_start, pred_ptr, pred_idx, base,
+                           node_start, codes, offs, a, delta)
+
+
+@numba.njit(parallel=True, **NJIT)
+def qgram_bounds_at(tasks, t_read, piece_at, node_start, pred_ptr, pred_idx, base, boff,
+                    codes, offs, a, delta):
     """An upper bound on the score of any alignment of its read inside each window
     ``tasks[x]`` (q-gram lemma, QGRAM): an alignment of read bases ``[s, t)`` loses at
     least ``delta = min(a + b, o + e)`` an edit against ``a`` a base, and each edit
@@ -607,8 +622,8 @@ def qgram_bounds(tasks, t_read, piece_at, node_start, pred_ptr, pred_idx, base, 
     for x in numba.prange(len(tasks)):
         t = tasks[x]
         bits = np.zeros(1 << (2 * q - 6), np.uint64)
-        if not _qgram_set(piece_at[t], piece_at[t + 1], node_start, pred_ptr, pred_idx, base,
-                          bits):
+        if not _qgram_set_at(piece_at[t], piece_at[t + 1], node_start, pred_ptr, pred_idx,
+                             base, boff, bits):
             continue
         r = t_read[t]
         key = np.int64(0)
@@ -644,7 +659,11 @@ def dropped_by_bound(wg, reads, sel, t_read, top, scoring):
     tq = np.nonzero(sel & (top - bound < gap) & (top > gap))[0]
     if len(tq):
         delta = min(a + b, o + e, QGRAM * (a + e))
-        bound[tq] = np.minimum(bound[tq], qgram_bounds(
-            tq, t_read, wg.piece_at, g.node_start, g.pred_ptr, g.pred_idx, g.base,
+        # the parent's bases where the window graph says where its nodes' come from: its
+        # own are then never gathered on the GPU path (WindowGraph: lazy_window_bases)
+        src = getattr(g, "parent_cols", None)
+        base, boff = src if src is not None else (g.base, g.node_start)
+        bound[tq] = np.minimum(bound[tq], qgram_bounds_at(
+            tq, t_read, wg.piece_at, g.node_start, g.pred_ptr, g.pred_idx, base, boff,
             reads.codes_flat, np.asarray(reads.offsets, np.int64), a, float(delta)))
     return sel & (top - bound >= gap)
