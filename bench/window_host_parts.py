@@ -1,7 +1,8 @@
 """The host's part of seeded window building with and without the chains' lists made
 already (knob gpu_window_search: the GPU makes them; here the host oracle
 :func:`s2g.seeded.windows.batch_chain_pieces` stands in, its lists being the GPU's bit for
-bit), and the count and fill passes with KEEP pieces a read kept (default KEEP_MADE).
+bit), and the count and fill passes with KEEP pieces a read kept (default KEEP_MADE); then
+the batch's ``WindowGraph`` with and without its bases gathered (knob lazy_window_bases).
 
     python -m bench.window_host_parts GRAPH.gfa READS.fq[.gz] [N_READS] [KEEP]
 
@@ -69,6 +70,33 @@ def main(argv):
           f"searches + assembly {best[0]:.3f} s; lists by the host oracle {best[1]:.3f} s; "
           f"assembly from lists {best[2]:.3f} s (count pass {best[3]:.3f} s, fill pass "
           f"{best[4]:.3f} s with {kp} pieces kept a read); windows identical")
+    window_graph_times(g, b)
+
+
+def window_graph_times(g, pieces):
+    """The batch's ``WindowGraph`` with its columns' bases gathered at once and left to
+    first use (knob ``lazy_window_bases``: the GPU path never asks), best of 3 each."""
+    from s2g.config import configure, settings
+    from s2g.window import WindowGraph
+    p_node, p_lo, p_hi, info, nwin = pieces[:5]
+    sel = np.arange(info.shape[1])[None, :] < nwin[:, None]      # as windows_of does
+    piece_at = np.zeros(int(nwin.sum()) + 1, np.int64)
+    np.cumsum(info[:, :, 2][sel].astype(np.int64), out=piece_at[1:])
+    was = settings().lazy_window_bases
+    out = {}
+    for lazy in (False, True):
+        configure(lazy_window_bases=lazy)
+        best = np.inf
+        for _ in range(3):
+            t0 = time.perf_counter()
+            wg = WindowGraph(g, piece_at, p_node, p_lo, p_hi)
+            best = min(best, time.perf_counter() - t0)
+        out[lazy] = (best, wg)
+    configure(lazy_window_bases=was)
+    assert np.array_equal(out[False][1].graph.base, out[True][1].graph.base)
+    print(f"WindowGraph of {len(piece_at) - 1:,} windows ({int(out[False][1].ws[-1]):,} "
+          f"columns): bases gathered {out[False][0] * 1e3:.1f} ms, left to first use "
+          f"{out[True][0] * 1e3:.1f} ms (lazy_window_bases); same bases")
 
 
 if __name__ == "__main__":
