@@ -130,6 +130,61 @@ def test_qgram_bound_on_short_nodes_holds(tmp_path):
     assert (qb[low] - want[low] < 0.05 * want[low]).all()
 
 
+def test_window_bases_are_lazy_and_the_bounds_read_the_graphs(tmp_path, monkeypatch):
+    """Knob lazy_window_bases: a window graph gathers its columns' bases only when asked
+    (the GPU path never asks), the same bytes as gathered at once; the q-gram bounds from
+    the graph's own bases (``parent_cols``, as dropped_by_bound reads them) equal those from
+    the window graph's, on 5 bp nodes and on the repeat graph."""
+    from s2g import window
+    from s2g.config import configure, settings
+    from s2g.seeded.windows import dropped_by_bound, qgram_bounds_at
+    from s2g.simulate import sample_reads, snp_graph
+    sg, ref = snp_graph(20000, 5, 2, 7)
+    sg.write_gfa(str(tmp_path / "s.gfa"), ref)
+    rng = np.random.default_rng(23)
+    g2, genome = _repeat_graph(tmp_path, rng)
+    was = settings().lazy_window_bases
+    calls = []
+    gather = window._gather_bases
+    monkeypatch.setattr(window, "_gather_bases", lambda *a: calls.append(1) or gather(*a))
+    try:
+        for g, seqs in ((s2g.load_graph(str(tmp_path / "s.gfa")),
+                         [s for _, s, _ in sample_reads(sg, 8, 2000, 0.05, 0.5, 3)]),
+                        (g2, _reads(genome, rng, 8, 3000, 0.05))):
+            reads = ReadBatch.from_sequences([f"r{i}" for i in range(len(seqs))], seqs)
+            sc = Scoring()
+            a, b, o, e = sc.as_tuple()
+            configure(lazy_window_bases=True)
+            cand = SeededAligner(g, build_index(g), sc, Mode.LOCAL).candidates(reads)
+            wg = cand.wg
+            G = wg.graph
+            n0 = len(calls)
+            tasks = np.arange(wg.n_tasks, dtype=np.int64)
+            offs = np.asarray(reads.offsets, np.int64)
+            delta = float(min(a + b, o + e))
+            pb, src = G.parent_cols
+            by_parent = qgram_bounds_at(tasks, cand.t_read, wg.piece_at, G.node_start,
+                                        G.pred_ptr, G.pred_idx, pb, src, reads.codes_flat,
+                                        offs, a, delta)
+            # a score of a x the read's length: no walk bound drops a window whose walks
+            # are as long as the read, the q-gram bound (5% errors) does
+            top = a * reads.lengths()[cand.t_read]
+            drop = dropped_by_bound(wg, reads, np.ones(wg.n_tasks, np.bool_), cand.t_read,
+                                    top, sc)
+            assert drop.any()
+            assert len(calls) == n0, "the bounds gathered the window graph's bases"
+            own = qgram_bounds(tasks, cand.t_read, wg.piece_at, G.node_start, G.pred_ptr,
+                               G.pred_idx, G.base, reads.codes_flat, offs, a, delta)
+            assert len(calls) == n0 + 1                   # asked for: gathered once
+            np.testing.assert_array_equal(by_parent, own)
+            configure(lazy_window_bases=False)
+            eager = window.WindowGraph(g, wg.piece_at, wg.p_node, wg.p_lo, wg.p_hi)
+            np.testing.assert_array_equal(eager.graph.base, G.base)
+            assert type(eager.graph) is s2g.graph_core.FlatGraph
+    finally:
+        configure(lazy_window_bases=was)
+
+
 @pytest.mark.gpu
 def test_gpu_drops_the_same_windows(tmp_path):
     """On a real GPU: long reads' lead windows first, the rest after the bound (two GPU
