@@ -111,8 +111,9 @@ KNOBS = (
          "(s2g/trace/gpu_summary.py): ~50 bytes a window copied back instead of its walk's "
          "~1 KB, no summaries on the host"),
     Knob("late_summary", True, bool, "run",
-         "the GPU traceback form's CIGAR runs and paths summarised where late_packing packs "
-         "them (else: in the traceback thread, right after its walk kernel)"),
+         "with gpu_tb_summary off: the GPU traceback form's CIGAR runs and paths summarised "
+         "on the host where late_packing packs them (else: in the traceback thread, right "
+         "after its walk kernel)"),
     Knob("align_workers", 1, int, "run",
          "batches aligned at once (threads of the align stage, each with its own GPU "
          "stream and buffers; output stays in input order)"),
