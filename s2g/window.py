@@ -21,10 +21,10 @@ SIMD kernel (``s2g.variants.simd.align_windows``) must return the same arrays.
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numba
 import numpy as np
-
-from functools import partial
 
 from ._numba import NJIT
 from .config import settings
