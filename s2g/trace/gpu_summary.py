@@ -12,8 +12,8 @@ and the GAF thread summarises it (``summarize_all``, then
 summarises into the same padded slots (:func:`summary_body`), the host reads the counts
 (36 bytes a window), takes their prefix sums, and a second kernel (:func:`pack_body`)
 packs runs and paths into compact buffers, the only ones copied back (~50 bytes a
-window). Only the order of the runs in the flat arrays differs from nothing: each read's
-rows point at its own (:class:`~s2g.trace.batch.FlatTracebacks`).
+window), window after window as the host's packing leaves them
+(:meth:`~s2g.trace.batch.FlatTracebacks.add_packed`).
 """
 from __future__ import annotations
 
