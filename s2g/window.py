@@ -353,16 +353,19 @@ def _gather_bases(p_node, p_lo, ws, node_start, base):
 
 class WindowFlatGraph(FlatGraph):
     """A window graph's :class:`FlatGraph` whose ``base`` is gathered from its parent's at
-    first use (knob ``lazy_window_bases``). On the GPU path the device takes the window
+    first use (knob ``lazy_window_bases``), and its node_bound ``slot``/``n_slots`` made
+    then too. On the GPU path the device takes the window
     columns' bases from the parent's (``parent_cols``, :mod:`s2g.variants.fast.wtables_gpu`)
     and the q-gram bounds read them there (:func:`s2g.seeded.windows.dropped_by_bound`), so
     a batch's gather (~22 MB a 50,000 MHC reads, a parallel region) is never made; CPU
     kernels and tracebacks ask for ``base`` and get it. Two threads asking at once may both
     gather: the same bytes."""
 
-    def __init__(self, gather, **kw):
+    def __init__(self, gather, liveness, **kw):
         self._gather = gather
         self._base = None
+        self._liveness = liveness
+        self._slots = None
         super().__init__(**kw)
 
     @property
@@ -375,6 +378,32 @@ class WindowFlatGraph(FlatGraph):
     def base(self, value):
         if value is not None:
             self._base = value
+
+    def _slot_pair(self):
+        if self._slots is None:
+            slot, most = self._liveness()
+            self._slots = (slot, int(most))
+        return self._slots
+
+    # the CPU kernels' node_bound slots, likewise made at first use (the GPU's tables
+    # make their own, keep_prev: s2g.variants.fast.tables.window_node_parts)
+    @property
+    def slot(self):
+        return self._slot_pair()[0]
+
+    @slot.setter
+    def slot(self, value):
+        if value is not None:
+            self._slots = (value, self._slots[1] if self._slots else -1)
+
+    @property
+    def n_slots(self):
+        return self._slot_pair()[1]
+
+    @n_slots.setter
+    def n_slots(self, value):
+        if value is not None:
+            self._slots = (self._slots[0] if self._slots else None, int(value))
 
 
 class WindowGraph:
@@ -420,10 +449,17 @@ class WindowGraph:
         node_start = np.empty(n + 1, np.int32)
         is_sink = np.empty(n, np.uint8)
         _wg_ends(self.piece_at, ptr, pred_idx, ws, pred_ptr, node_start, is_sink)
-        slot, n_slots = window_liveness(self.piece_at, pred_ptr, pred_idx)
-        self.graph = (partial(WindowFlatGraph, gather) if lazy else FlatGraph)(
-            base=None if lazy else gather(), node_start=node_start, pred_ptr=pred_ptr, pred_idx=pred_idx,
-            slot=slot, n_slots=int(n_slots), node_seg=node_seg, node_rev=node_rev,
+        liveness = partial(window_liveness, self.piece_at, pred_ptr, pred_idx)
+        if lazy:        # bases and slots made when asked for (the GPU path never asks)
+            make = partial(WindowFlatGraph, gather, liveness)
+            base, slot, n_slots = None, None, None
+        else:
+            make = FlatGraph
+            base, (slot, n_slots) = gather(), liveness()
+            n_slots = int(n_slots)
+        self.graph = make(
+            base=base, node_start=node_start, pred_ptr=pred_ptr, pred_idx=pred_idx,
+            slot=slot, n_slots=n_slots, node_seg=node_seg, node_rev=node_rev,
             is_sink=is_sink, seg_names=graph.seg_names, seg_len=graph.seg_len,
             strands=graph.strands, source=f"{graph.source} (seeded windows)")
         # where each node's bases come from: the GPU gathers them from the parent's

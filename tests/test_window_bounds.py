@@ -131,8 +131,8 @@ def test_qgram_bound_on_short_nodes_holds(tmp_path):
 
 
 def test_window_bases_are_lazy_and_the_bounds_read_the_graphs(tmp_path, monkeypatch):
-    """Knob lazy_window_bases: a window graph gathers its columns' bases only when asked
-    (the GPU path never asks), the same bytes as gathered at once; the q-gram bounds from
+    """Knob lazy_window_bases: a window graph gathers its columns' bases (and makes its
+    node_bound slots) only when asked (the GPU path never asks), the same as at once; the q-gram bounds from
     the graph's own bases (``parent_cols``, as dropped_by_bound reads them) equal those from
     the window graph's, on 5 bp nodes and on the repeat graph."""
     from s2g import window
@@ -177,9 +177,12 @@ def test_window_bases_are_lazy_and_the_bounds_read_the_graphs(tmp_path, monkeypa
                                G.pred_idx, G.base, reads.codes_flat, offs, a, delta)
             assert len(calls) == n0 + 1                   # asked for: gathered once
             np.testing.assert_array_equal(by_parent, own)
+            assert G._slots is None                     # the CPU kernels' slots: not yet
             configure(lazy_window_bases=False)
             eager = window.WindowGraph(g, wg.piece_at, wg.p_node, wg.p_lo, wg.p_hi)
             np.testing.assert_array_equal(eager.graph.base, G.base)
+            np.testing.assert_array_equal(eager.graph.slot, G.slot)
+            assert eager.graph.n_slots == G.n_slots and type(G.n_slots) is int
             assert type(eager.graph) is s2g.graph_core.FlatGraph
     finally:
         configure(lazy_window_bases=was)
