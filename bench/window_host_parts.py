@@ -2,7 +2,7 @@
 already (knob gpu_window_search: the GPU makes them; here the host oracle
 :func:`s2g.seeded.windows.batch_chain_pieces` stands in, its lists being the GPU's bit for
 bit), and the count and fill passes with KEEP pieces a read kept (default KEEP_MADE); then
-the batch's ``WindowGraph`` with and without its bases gathered (knob lazy_window_bases).
+the batch's ``WindowGraph`` with and without its bases and slots made (knob lazy_window_bases).
 
     python -m bench.window_host_parts GRAPH.gfa READS.fq[.gz] [N_READS] [KEEP]
 
@@ -74,8 +74,9 @@ def main(argv):
 
 
 def window_graph_times(g, pieces):
-    """The batch's ``WindowGraph`` with its columns' bases gathered at once and left to
-    first use (knob ``lazy_window_bases``: the GPU path never asks), best of 3 each."""
+    """The batch's ``WindowGraph`` with its columns' bases and node_bound slots made at once
+    and left to first use (knob ``lazy_window_bases``: the GPU path never asks), best of 3
+    each."""
     from s2g.config import configure, settings
     from s2g.window import WindowGraph
     p_node, p_lo, p_hi, info, nwin = pieces[:5]
@@ -95,7 +96,7 @@ def window_graph_times(g, pieces):
     configure(lazy_window_bases=was)
     assert np.array_equal(out[False][1].graph.base, out[True][1].graph.base)
     print(f"WindowGraph of {len(piece_at) - 1:,} windows ({int(out[False][1].ws[-1]):,} "
-          f"columns): bases gathered {out[False][0] * 1e3:.1f} ms, left to first use "
+          f"columns): bases and slots made {out[False][0] * 1e3:.1f} ms, left to first use "
           f"{out[True][0] * 1e3:.1f} ms (lazy_window_bases); same bases")
 
 
