@@ -191,7 +191,8 @@ def batch_chain_pieces(offs, ch, nch, del_per_base, gr):
 
 
 @numba.njit(**NJIT)
-def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, sc, wp):
+def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, sc, wp,
+                    wbuf):
     """Windows of one read from its chains (best first), as node pieces (a node may hold
     two: see :func:`_merge`). Chain (q0, c0) .. (q1, c1) covers every column within walk
     distance ``q0 + 1 + pad`` upstream of ``c0`` and ``m - q1 + pad`` downstream of ``c1``
@@ -224,8 +225,8 @@ def _read_windows_s(m, ch, nch, max_cand, max_del, gr, cap, p0, out, info, cut, 
     p_node, p_lo, p_hi = out
     info[:, :] = 0.0
     stamp, slot, sd, ep, heap, bn, bl, bh, wn, wl, wh = sc
-    w_at = np.empty(max_cand, np.int64)
-    w_n = np.empty(max_cand, np.int64)
+    w_at = wbuf[0]                  # (the worker's: no allocation a read)
+    w_n = wbuf[1]
     nw = 0
     top = 0
     cut[0] = 0.0
@@ -337,7 +338,8 @@ def read_windows(m, ch, nch, max_cand, max_del, node_start, pred_ptr, pred_idx, 
           (e32, e32, e32, e32, e32))
     nw, p, sc = _read_windows_s(m, ch, nch, max_cand, max_del,
                                 (node_start, pred_ptr, pred_idx, succ_ptr, succ_idx), cap, p0,
-                                (p_node, p_lo, p_hi), info, cut, sc, wp)
+                                (p_node, p_lo, p_hi), info, cut, sc, wp,
+                                np.empty((2, max_cand), np.int64))
     return nw, p
 
 
@@ -377,6 +379,7 @@ def batch_windows(offs, ch, nch, max_cand, del_per_base, gr, fill, p_at, pieces,
     m_cnt, m_at, m_n, m_l, m_h = wp[3]      # (parfors take no tuple of arrays)
     for wk in numba.prange(n_work):
         sc = _scratch(0, 1)
+        wbuf = np.empty((2, max_cand), np.int64)
         for r in range(wk, n, n_work):
             if nch[r] == 0:
                 continue
@@ -394,14 +397,14 @@ def batch_windows(offs, ch, nch, max_cand, del_per_base, gr, fill, p_at, pieces,
                 nw, npc, sc = _read_windows_s(m, ch[r], nch[r], max_cand,
                                               np.int64(del_per_base * m), gr, keep.shape[2], 0,
                                               (keep[0, r], keep[1, r], keep[2, r]), info[r],
-                                              cut[r:r + 1], sc, wr)
+                                              cut[r:r + 1], sc, wr, wbuf)
                 nwin[r] = nw
                 p_at[r + 1] = npc
             else:
                 nw, npc, sc = _read_windows_s(m, ch[r], nch[r], max_cand,
                                               np.int64(del_per_base * m), gr, big, p_at[r],
                                               pieces, info[r], cut[r:r + 1], sc,
-                                              wr)
+                                              wr, wbuf)
 
 
 def window_pieces(offs, ch, nch, max_cand, del_per_base, gr, pool, wp):
