@@ -352,14 +352,14 @@ def _gather_bases(p_node, p_lo, ws, node_start, base):
 
 
 class WindowFlatGraph(FlatGraph):
-    """A window graph's :class:`FlatGraph` whose ``base`` is gathered from its parent's at
-    first use (knob ``lazy_window_bases``), and its node_bound ``slot``/``n_slots`` made
-    then too. On the GPU path the device takes the window
-    columns' bases from the parent's (``parent_cols``, :mod:`s2g.variants.fast.wtables_gpu`)
-    and the q-gram bounds read them there (:func:`s2g.seeded.windows.dropped_by_bound`), so
-    a batch's gather (~22 MB a 50,000 MHC reads, a parallel region) is never made; CPU
-    kernels and tracebacks ask for ``base`` and get it. Two threads asking at once may both
-    gather: the same bytes."""
+    """A window graph's :class:`FlatGraph` whose ``base`` is gathered from its parent's, and
+    whose node_bound ``slot``/``n_slots`` are made, at first use (knob
+    ``lazy_window_bases``). On the GPU path the device takes the window columns' bases from
+    the parent's (``parent_cols``, :mod:`s2g.variants.fast.wtables_gpu`), the q-gram bounds
+    read them there (:func:`s2g.seeded.windows.dropped_by_bound`) and the tables make their
+    own slots, so a batch's gather (~22 MB a 50,000 MHC reads) and liveness pass (two
+    parallel regions) are never made; CPU kernels and tracebacks ask and get them. Two
+    threads asking at once may both make them: the same arrays."""
 
     def __init__(self, gather, liveness, **kw):
         self._gather = gather
@@ -393,8 +393,9 @@ class WindowFlatGraph(FlatGraph):
 
     @slot.setter
     def slot(self, value):
-        if value is not None:
-            self._slots = (value, self._slots[1] if self._slots else -1)
+        if value is not None:           # (n_slots: its count unless set after)
+            value = np.asarray(value)
+            self._slots = (value, int(value.max()) + 1 if len(value) else 0)
 
     @property
     def n_slots(self):
