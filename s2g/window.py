@@ -404,7 +404,7 @@ class WindowFlatGraph(FlatGraph):
     @n_slots.setter
     def n_slots(self, value):
         if value is not None:
-            self._slots = (self._slots[0] if self._slots else None, int(value))
+            self._slots = (self.slot, int(value))
 
 
 class WindowGraph:

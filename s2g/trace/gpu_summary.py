@@ -22,7 +22,7 @@ import threading
 from numba import cuda, types
 
 from .._numba import loaded
-from .common import ST_OK
+from .common import OP_EQ, OP_I, OP_X, ST_OK
 
 #: threads a block
 BLOCK = 128
@@ -77,11 +77,11 @@ def summary_body(n, ops, cols, nn, wst, oo, co, end_j, ns, run_op, run_len, path
         if ln > 0:
             run_op[x0 + nr] = cur
             run_len[x0 + nr] = ln
-            if cur == 0:
+            if cur == OP_EQ:
                 c_eq += ln
-            elif cur == 1:
+            elif cur == OP_X:
                 c_x += ln
-            elif cur == 2:
+            elif cur == OP_I:
                 c_i += ln
             else:
                 c_d += ln
