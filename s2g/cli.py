@@ -394,7 +394,8 @@ def _check_ranges(args):
 
 def _align(args, out, options, kernel) -> int:
     from .config import settings as knobs
-    from .plan import choose_device, peek_input, peek_start_cuda, plan, preimport_gpu, resolve_kernel
+    from .plan import (choose_device, early_seeds, peek_input, peek_start_cuda, plan,
+                       preimport_gpu, resolve_kernel)
     from .variants.registry import cuda_at
     from .reads import iter_read_batches
 
@@ -426,6 +427,7 @@ def _align(args, out, options, kernel) -> int:
                         keep_paths=sam)
     t_graph = time.perf_counter()
     spent = {"load graph": t_graph - t0}
+    batches, early = early_seeds(clear, graph, options, pre, batches, run, dask)  # (CPU)
     preimport_gpu(clear)          # (where the GPU is clear: while CUDA starts)
     kernel = resolve_kernel(*options.kernel_args) if clear else kernel   # (waits for CUDA)
     marks.append(("graph loaded", spent["load graph"]))
@@ -440,7 +442,7 @@ def _align(args, out, options, kernel) -> int:
         spent["wait for CUDA"] = time.perf_counter() - t_graph
         marks.append(("CUDA started", cuda_at() - t0))
     t_graph = time.perf_counter()
-    run = plan(graph, options, None, say, index=pre, kernel=kernel, estimate=run)
+    run = plan(graph, options, None, say, index=pre, kernel=kernel, estimate=run, early=early)
     if run.seeded is not None:
         spent["index"] = time.perf_counter() - t_graph
         from .reads import ramp_batches          # smaller first and last batches (knob)
@@ -512,10 +514,8 @@ def _sam_writer(args, out, run, options):
     from .sam.writer import run_writer
     graph = run.seeded.graph if run.seeded is not None else run.graph
     fmt = args.output_format
-    target = out.tmp
-    if target is None:
-        target = out.fh if (fmt == "bam" or args.sort) else io.TextIOWrapper(
-            out.fh, encoding="utf-8", errors="surrogateescape", write_through=True)
+    target = out.tmp if out.tmp is not None else out.fh if (fmt == "bam" or args.sort) else \
+        io.TextIOWrapper(out.fh, encoding="utf-8", errors="surrogateescape", write_through=True)
     return run_writer(target, graph, options.sam, fmt, args.sort, options.scoring,
                       args.threads or 1, ["s2g", *sys.argv[1:]])
 

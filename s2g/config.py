@@ -101,6 +101,9 @@ KNOBS = (
     Knob("seed_node_parts", False, bool, "run",
          "the window kernel's per-node tables made in the seeding thread (else: in the "
          "align thread, before the kernel; off until measured on a GPU)"),
+    Knob("early_cpu_seeds", False, bool, "run",
+         "auto on a GPU machine: the first batch seeded on the CPU while CUDA starts "
+         "(s2g/seeded/early.py; the same candidates the GPU makes)"),
     Knob("seed_stages", 2, int, "run",
          "seeding in two threads, chains a batch ahead of windows (1: one thread)"),
     Knob("late_packing", True, bool, "run",

@@ -222,7 +222,7 @@ def cores() -> int:
 
 
 def plan(graph, options: RunOptions, run_cells=None, say=None, index=None,
-         kernel: Kernel | None = None, run_reads=None, estimate=None) -> Plan:
+         kernel: Kernel | None = None, run_reads=None, estimate=None, early=None) -> Plan:
     """The plan of a run on ``graph`` (a FlatGraph or a cyclic graph).
 
     ``run_cells``: the whole input's full-graph DP cells (graph columns x read bases) when
@@ -233,13 +233,36 @@ def plan(graph, options: RunOptions, run_cells=None, say=None, index=None,
     and saved, beside ``options.graph_path``; in memory without a path). ``kernel``:
     :func:`resolve_kernel`'s result when the caller resolved it already. ``run_reads``:
     the reads of ``run_cells``. ``estimate``: the whole input's :class:`InputEstimate`
-    (``s2g align``), where it was counted: ``run_cells`` and ``run_reads``."""
+    (``s2g align``), where it was counted: ``run_cells`` and ``run_reads``. ``early``: the
+    first batch's seeding begun (:func:`early_seeds`), for a seeded run's aligner."""
     kernel = kernel or resolve_kernel(options.variant, options.traceback_on)
     if estimate is not None and estimate.counted and run_cells is None:
         run_cells, run_reads = int(graph.n_bases) * estimate.bases, estimate.reads
     method = choose_method(graph, options, kernel.device, run_cells, say, run_reads)
     seeded = None if method == "exact" else seeded_aligner(graph, options, kernel, say, index)
+    if seeded is not None and early is not None:
+        seeded.early = early
     return Plan(graph, options, kernel, method, seeded)
+
+
+def early_seeds(clear, graph, options: RunOptions, index, batches, run=None, dask=None):
+    """Where the GPU is ``clear`` (:func:`peek_start_cuda`): :func:`s2g.seeded.early.start`
+    (the first batch seeded on the CPU while CUDA starts), else (``batches``, None)."""
+    if not clear:
+        return batches, None
+    from .seeded import early
+    return early.start(graph, options, index, batches, run, dask)
+
+
+def will_seed(graph, options: RunOptions, device: str, estimate=None) -> bool:
+    """Whether :func:`plan` will choose seeded alignment on ``device`` for the input of
+    ``estimate`` (an :class:`InputEstimate`, None: unknown), saying and warning nothing."""
+    run_cells = run_reads = None
+    if estimate is not None and estimate.counted:
+        run_cells, run_reads = int(graph.n_bases) * estimate.bases, estimate.reads
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return choose_method(graph, options, device, run_cells, None, run_reads) == "seeded"
 
 
 def choose_method(graph, options: RunOptions, device: str, run_cells=None, say=None,

@@ -113,7 +113,9 @@ def _timings(args, aligner, st, dt, spent):
                           if v and k in ("kernel", "walk", "host", "wall")})
         print("s2g: seeded align stage, seconds: " + ", ".join(
             f"{k} {v:.2f}" for k, v in parts.items())
-            + f"; first batch {st.first_batch_s or 0:.2f}",
+            + f"; first batch {st.first_batch_s or 0:.2f}"
+            + (f" ({st.seeded['reads seeded early on the CPU']:,} reads seeded on the CPU "
+               "while CUDA started)" if st.seeded.get("reads seeded early on the CPU") else ""),
             file=sys.stderr)
     print("s2g: memory: " + memory_report(st.profiles.get("devpool")), file=sys.stderr)
     if st.cpu is not None and st.cpu[0] > 0:

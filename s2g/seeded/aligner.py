@@ -123,12 +123,15 @@ class SeededAligner:
                        "windows dropped by bound": 0, "windows dropped by chain": 0,
                        "windows realigned for copies": 0, "secondaries of copies": 0,
                        "copies windows on the GPU": 0,
-                       "reads walked at their score": 0,
+                       "reads walked at their score": 0, "reads seeded early on the CPU": 0,
                        "seconds seeds+chains": 0.0, "seconds windows": 0.0,
                        "seconds CPU windows": 0.0, "seconds copies": 0.0}
         self._totals_lock = threading.Lock()   # the stages' threads count at once
         self._scratch = []        # windows_of's search scratch, kept (search.scratch_pool)
         self._dix = None          # the index on the GPU (chains_gpu.DeviceIndex; False: none)
+        #: the first batch's candidates made on the CPU while CUDA started (s2g align:
+        #: :class:`s2g.seeded.early.EarlySeeds`), taken by :meth:`seed_batches`
+        self.early = None
 
     def _take_scratch(self, n_work):
         """A :func:`~s2g.seeded.search.scratch_pool` of ``n_work`` workers, kept from an
@@ -286,6 +289,11 @@ class SeededAligner:
             self.first_at.setdefault(fn.__name__, t1)    # --timings' start-up line
             return out
 
+        early, self.early = self.early, None
+
+        def made(reads):                        # the early batch's candidates, or None
+            return None if early is None else self._take_early(early, reads)
+
         if settings().seed_stages >= 2:
             from ..pipeline import prefetch
             n_threads = numba.get_num_threads()     # the stage's share (Aligner._use_threads)
@@ -293,14 +301,31 @@ class SeededAligner:
             def chained():
                 numba.set_num_threads(n_threads)
                 for reads in batches:
-                    yield reads, timed(self.chains, reads)
+                    w = made(reads)
+                    yield reads, (w if w is not None else timed(self.chains, reads))
             for reads, got in prefetch(chained(), 1, name="s2g-chains"):
-                reads._seeds = timed(self.windows_of, reads, got)
+                reads._seeds = got if isinstance(got, Windows) else \
+                    timed(self.windows_of, reads, got)
                 yield reads
             return
         for reads in batches:
-            reads._seeds = timed(self.candidates, reads)
+            w = made(reads)
+            reads._seeds = w if w is not None else timed(self.candidates, reads)
             yield reads
+
+    def _take_early(self, early, reads):
+        """``early``'s candidates when ``reads`` is its batch (counted as this aligner's
+        seeding, its search scratch kept), else None."""
+        w = early.take(reads)
+        if w is None:
+            return None
+        self._count("seconds seeds+chains", sum(early.seconds))
+        self._count("reads seeded early on the CPU", reads.n_reads)
+        for name, at in early.ended.items():
+            self.first_at.setdefault(name, at)
+        if early.pool is not None:
+            self._give_scratch(early.pool)
+        return w
 
     def align_batch(self, reads, cand=None, defer=None) -> BatchResult:
         """Scores, end cells, MAPQ (``res.mapq``) and window bounds (``res.col_lo``);
