@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 import zlib
 
@@ -86,6 +87,7 @@ K = 19
 S = 11
 MAX_KMERS = 16
 SUFFIX = ".s2gi"
+_BUCKETS_LOCK = threading.Lock()    # SeedIndex.buckets: made once
 #: bytes per CRC-32 of the body (module doc)
 CHUNK = 4 << 20
 #: CRC-32s in threads (zlib-ng's and stdlib zlib's release the GIL): 800 MB in memory,
@@ -434,13 +436,18 @@ class SeedIndex:
         """(starts, shift): entries of hash ``h`` lie in ``starts[h >> shift]`` to
         ``starts[(h >> shift) + 1]``; about two entries per bucket."""
         if self._buckets is None:
-            bits = 2 * self.k                     # hashes are 2k-bit (hash64 is masked)
-            b = int(np.clip(int(np.ceil(np.log2(max(self.n_entries, 1)))) - 1, 4, min(bits, 28)))
-            shift = bits - b
-            starts = np.empty((1 << b) + 1, np.int32 if self.n_entries < 2**31 else np.int64)
-            bucket_starts(self.keys, shift, 1 << b, starts)
-            self._buckets = (starts, shift)
+            with _BUCKETS_LOCK:   # (the early CPU seeding and the GPU's upload ask at once)
+                if self._buckets is None:
+                    self._buckets = self._make_buckets()
         return self._buckets
+
+    def _make_buckets(self):
+        bits = 2 * self.k                         # hashes are 2k-bit (hash64 is masked)
+        b = int(np.clip(int(np.ceil(np.log2(max(self.n_entries, 1)))) - 1, 4, min(bits, 28)))
+        shift = bits - b
+        starts = np.empty((1 << b) + 1, np.int32 if self.n_entries < 2**31 else np.int64)
+        bucket_starts(self.keys, shift, 1 << b, starts)
+        return starts, shift
 
     @property
     def n_entries(self) -> int:

@@ -64,6 +64,8 @@ def stage_log(t0):
               f"{b - a:7.3f}", file=sys.stderr)
 
 
+#: SeededAligner's count of reads seeded on the CPU until the GPU's seeding could run
+_EARLY = "reads seeded on the CPU at the start"
 #: seed_batches' first calls, as the start-up line names them
 _FIRST = {"chains": "first chains", "candidates": "first batch seeded",
           "windows_of": "first batch seeded"}
@@ -114,8 +116,8 @@ def _timings(args, aligner, st, dt, spent):
         print("s2g: seeded align stage, seconds: " + ", ".join(
             f"{k} {v:.2f}" for k, v in parts.items())
             + f"; first batch {st.first_batch_s or 0:.2f}"
-            + (f" ({st.seeded['reads seeded early on the CPU']:,} reads seeded on the CPU "
-               "while CUDA started)" if st.seeded.get("reads seeded early on the CPU") else ""),
+            + (f" ({st.seeded[_EARLY]:,} reads seeded on the CPU while the GPU's seeding "
+               "started)" if st.seeded.get(_EARLY) else ""),
             file=sys.stderr)
     print("s2g: memory: " + memory_report(st.profiles.get("devpool")), file=sys.stderr)
     if st.cpu is not None and st.cpu[0] > 0:

@@ -61,7 +61,7 @@ def test_seed_batches_takes_the_early_batch_and_aligns_it_the_same(sim):
     assert len(out) == len(batches) > 1
     assert out[0]._seeds is es.windows          # taken, not made again
     assert all(b._seeds is not es.windows for b in out[1:])
-    assert sa.totals["reads seeded early on the CPU"] == batches[0].n_reads
+    assert sa.totals["reads seeded on the CPU at the start"] == batches[0].n_reads
     assert {"chains", "windows_of"} <= set(sa.first_at)
     plain = _aligner(g, gfa)
     for b in out:
@@ -82,7 +82,7 @@ def test_a_failed_early_seeding_leaves_the_batch_to_the_aligner(sim):
     sa = _aligner(g, gfa)
     sa.early = early.EarlySeeds(g, opts, Broken(), batches[0])
     out = list(sa.seed_batches(iter(batches)))
-    assert sa.early is None and sa.totals["reads seeded early on the CPU"] == 0
+    assert sa.early is None and sa.totals["reads seeded on the CPU at the start"] == 0
     _windows_equal(out[0]._seeds, _aligner(g, gfa).candidates(batches[0]))
 
 
@@ -127,3 +127,43 @@ def test_warm_is_false_where_a_seeding_function_has_no_cache_entry(monkeypatch):
     assert not early.warm()
     monkeypatch.setattr(warmup, "_has_entry", lambda d: True)
     assert early.warm()
+
+
+def test_a_gpu_aligner_seeds_on_the_cpu_while_its_kernels_and_index_load(sim, monkeypatch):
+    """While chains_gpu.preload's thread still loads the kernels and uploads the index, the
+    GPU aligner's chains and window searches run on the CPU (counted; the same candidates);
+    with the knob off it never does."""
+    from s2g.seeded import chains_gpu
+    gfa, fq, g = sim
+    reads = next(iter(iter_read_batches(fq, 120)))
+    monkeypatch.setattr(chains_gpu, "preloading", lambda: True)
+    gpu = SeededAligner(g, get_index(g, gfa), s2g.Scoring(), s2g.Mode.LOCAL, device="gpu")
+    old = settings().early_cpu_seeds
+    try:
+        configure(early_cpu_seeds=True)
+        assert gpu._gpu_loading()
+        _windows_equal(gpu.candidates(reads), _aligner(g, gfa).candidates(reads))
+        assert gpu.totals["reads seeded on the CPU at the start"] == reads.n_reads
+        configure(early_cpu_seeds=False)
+        assert not gpu._gpu_loading()
+        monkeypatch.setattr(chains_gpu, "preloading", lambda: False)
+        configure(early_cpu_seeds=True)
+        assert not gpu._gpu_loading()
+    finally:
+        configure(early_cpu_seeds=old)
+
+
+def test_preloading_follows_the_preload_threads(monkeypatch):
+    import threading
+
+    from s2g.seeded import chains_gpu
+    monkeypatch.setattr(chains_gpu, "_PRELOADS", [])
+    assert not chains_gpu.preloading()
+    go = threading.Event()
+    t = threading.Thread(target=go.wait)
+    t.start()
+    chains_gpu._PRELOADS.append(t)
+    assert chains_gpu.preloading()
+    go.set()
+    t.join()
+    assert not chains_gpu.preloading()

@@ -123,7 +123,7 @@ class SeededAligner:
                        "windows dropped by bound": 0, "windows dropped by chain": 0,
                        "windows realigned for copies": 0, "secondaries of copies": 0,
                        "copies windows on the GPU": 0,
-                       "reads walked at their score": 0, "reads seeded early on the CPU": 0,
+                       "reads walked at their score": 0, "reads seeded on the CPU at the start": 0,
                        "seconds seeds+chains": 0.0, "seconds windows": 0.0,
                        "seconds CPU windows": 0.0, "seconds copies": 0.0}
         self._totals_lock = threading.Lock()   # the stages' threads count at once
@@ -188,7 +188,7 @@ class SeededAligner:
                             SCRATCH_BYTES // (SCRATCH_NODE_BYTES * max(g.n_nodes, 1))))
         pool = self._take_scratch(n_work)
         if made is None and self.device == "gpu" and cfg.gpu_window_search and n and \
-                way.shape[2] == 0:
+                way.shape[2] == 0 and not self._gpu_loading():
             from . import windows_gpu           # the chains' searches on the GPU
             made = windows_gpu.chain_lists(g, ch, nch, offs, a / e)
         p_node, p_lo, p_hi, info, nwin, cut = window_pieces(
@@ -216,6 +216,10 @@ class SeededAligner:
         if self.device != "gpu" or not settings().gpu_seeds:
             return None
         from . import chains_gpu
+        if self._dix is None and self._gpu_loading():
+            # on the CPU while the kernels load and the index goes up (the same chains)
+            self._count("reads seeded on the CPU at the start", len(offs) - 1)
+            return None
         if self._dix is None:
             self._dix = chains_gpu.device_index(self.index) if chains_gpu.usable(self.index) \
                 else False
@@ -233,6 +237,15 @@ class SeededAligner:
         a, _, _, e = self.scoring.as_tuple()
         return (*got, windows_gpu.chain_lists(self.graph, got[0], got[1], offs, a / e,
                                               on_device=(dev["ch"], dev["nch"])))
+
+    def _gpu_loading(self) -> bool:
+        """Whether the GPU's seeding kernels and index are still loading
+        (:func:`.chains_gpu.preload`) and the knob ``early_cpu_seeds`` seeds on the CPU
+        meanwhile (the same chains and windows)."""
+        if self._dix is not None or not settings().early_cpu_seeds:
+            return False
+        from . import chains_gpu
+        return chains_gpu.preloading()
 
     def _fallback(self, ncand, weak, lens):
         """(lost, full): reads without a usable chain (no window, or only weak ones), and
@@ -320,7 +333,7 @@ class SeededAligner:
         if w is None:
             return None
         self._count("seconds seeds+chains", sum(early.seconds))
-        self._count("reads seeded early on the CPU", reads.n_reads)
+        self._count("reads seeded on the CPU at the start", reads.n_reads)
         for name, at in early.ended.items():
             self.first_at.setdefault(name, at)
         if early.pool is not None:

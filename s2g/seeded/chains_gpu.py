@@ -614,7 +614,16 @@ def preload(index=None):
             pass
     t = threading.Thread(target=run, name="s2g-seed-kernels", daemon=True)
     t.start()
+    _PRELOADS.append(t)
     return t
+
+
+_PRELOADS = []       # preload's threads
+
+
+def preloading() -> bool:
+    """Whether a :func:`preload` thread is still loading the kernels or uploading the index."""
+    return any(t.is_alive() for t in _PRELOADS)
 
 
 def penalty_tables(k, max_skip, max_ins):
