@@ -246,12 +246,20 @@ def plan(graph, options: RunOptions, run_cells=None, say=None, index=None,
 
 
 def early_seeds(clear, graph, options: RunOptions, index, batches, run=None, dask=None):
-    """Where the GPU is ``clear`` (:func:`peek_start_cuda`): :func:`s2g.seeded.early.start`
-    (the first batch seeded on the CPU while CUDA starts), else (``batches``, None)."""
-    if not clear:
+    """Where the GPU is ``clear`` (:func:`peek_start_cuda`) and the knob
+    ``early_cpu_seeds`` is on: (``batches``, the first batch's seeding on the CPU begun
+    while CUDA starts: :func:`s2g.seeded.early.start`) where it may (``index``: the seed
+    index file's future; single reads, one process, an acyclic graph, the first batch
+    left whole by ``batch_ramp``, a run that :func:`will_seed`; ``run``: the input's
+    :class:`InputEstimate`), else (``batches``, None)."""
+    cfg = settings()
+    if not clear or not cfg.early_cpu_seeds or index is None or dask or \
+            options.pairs is not None or is_cyclic(graph) or \
+            (cfg.batch_ramp and cfg.batch_ramp_ends != "last") or \
+            not will_seed(graph, options, "cuda", run):
         return batches, None
     from .seeded import early
-    return early.start(graph, options, index, batches, run, dask)
+    return early.start(graph, options, index, batches)
 
 
 def will_seed(graph, options: RunOptions, device: str, estimate=None) -> bool:

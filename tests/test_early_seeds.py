@@ -95,7 +95,7 @@ def test_it_starts_only_where_it_may(sim, monkeypatch):
 
     def started(options=opts, index=pre, dask=None):
         it = iter_read_batches(fq, 100)
-        out, es = early.start(g, options, index, it, None, dask)
+        out, es = P.early_seeds(True, g, options, index, it, None, dask)
         first = next(out)
         assert first.n_reads == 100                 # the first batch put back, whole
         if es is not None:
@@ -106,6 +106,8 @@ def test_it_starts_only_where_it_may(sim, monkeypatch):
         assert not started()
         configure(early_cpu_seeds=True)
         assert started()
+        it = iter_read_batches(fq, 100)
+        assert P.early_seeds(False, g, opts, pre, it)[1] is None   # the GPU not clear
         assert not started(index=None)              # the plan builds a missing index
         assert not started(dask="tcp://x:1")
         assert not started(P.RunOptions(method="exact", graph_path=gfa))

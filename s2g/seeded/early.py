@@ -60,8 +60,13 @@ class EarlySeeds:
 
     def _run(self, graph, options, index):
         try:
+            import numba
+
             from ..graph_core import graph_checksum
             from .aligner import SeededAligner
+            if options.threads:         # --threads (Numba's count is the calling thread's)
+                numba.set_num_threads(max(1, min(int(options.threads),
+                                                 numba.config.NUMBA_NUM_THREADS)))
             ix = index.result()
             if ix.checksum != graph_checksum(graph):
                 return                  # another graph's: the plan rebuilds it
@@ -94,17 +99,11 @@ def _no_kernel(*args, **kwargs):
     raise RuntimeError("the early seeding aligner aligns nothing")
 
 
-def start(graph, options, index, batches, run=None, dask=None):
-    """(``batches`` with their first put back, an :class:`EarlySeeds` of that first batch
-    or None where it does not start: module doc). ``run``: the whole input's
-    :class:`~s2g.plan.InputEstimate` (None: unknown), for ``auto``'s choice of method."""
-    from ..config import settings
-    from ..plan import is_cyclic, will_seed
-    cfg = settings()
-    if not cfg.early_cpu_seeds or index is None or dask or options.pairs is not None \
-            or is_cyclic(graph) or (cfg.batch_ramp and cfg.batch_ramp_ends != "last"):
-        return batches, None
-    if not will_seed(graph, options, "cuda", run) or not warm():
+def start(graph, options, index, batches):
+    """(``batches`` with their first put back, an :class:`EarlySeeds` of that first batch,
+    or None where the CPU seeding would compile: :func:`warm`). The caller
+    (:func:`s2g.plan.early_seeds`) checks the rest of the module doc's conditions."""
+    if not warm():
         return batches, None
     first = next(batches, None)
     if first is None:
