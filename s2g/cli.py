@@ -20,7 +20,7 @@ import time
 import warnings
 
 from . import __version__
-from .errors import S2GError
+from .errors import S2GError, printable as _printable
 from .output import align_inputs, check_graph_path, output, requested_format, same_file
 from .plan import is_cyclic, short_e
 from .unseeded import FULL_FALLBACK_CELLS, UNSEEDED_MIN_MATCHES
@@ -291,6 +291,7 @@ def cmd_align(args) -> int:       # in processes of their own where the knob spl
 
 def _cmd_align(args) -> int:
     from ._numba import start_cpu_target_soon
+    from .config import settings as knobs
     from .plan import cores, input_decides, resolve_kernel
 
     start_cpu_target_soon()
@@ -313,8 +314,9 @@ def _cmd_align(args) -> int:
     options = run_options(args)
     kernel = (None if input_decides(options, getattr(args, "dask", None))   # auto, a GPU: the
               else resolve_kernel(options.variant, options.traceback_on))   # input decides
-    if args.batch_size is None:
-        args.batch_size = GPU_BATCH if kernel is None or kernel.device == "cuda" else BATCH
+    if args.batch_size is None:         # (with a GPU, later batches may grow: batch_grow)
+        gpu = kernel is None or kernel.device == "cuda"
+        args.batch_size, args.grow_to = (GPU_BATCH, knobs().batch_grow) if gpu else (BATCH, 0)
     for path in (args.reads, args.reads2):
         if path is not None and path != "-" and not os.path.exists(path):
             raise S2GError(f"{path}: no such file")
@@ -413,7 +415,8 @@ def _align(args, out, options, kernel) -> int:
     else:
         part = getattr(args, "reads_part", None)         # (s2g/processes.py)
         batches = iter_read_batches(args.reads, args.batch_size, qualities=sam,
-                                    max_bases=knobs().batch_bases, part=part)
+                                    max_bases=knobs().batch_bases, part=part,
+                                    grow_to=getattr(args, "grow_to", 0))
     run = None              # the whole input's size (auto: its method; with a GPU, its device)
     marks = []              # --timings: (milestone, seconds from t0) of the start-up
     clear, auto = False, kernel is None   # auto with a GPU driver: read first; CUDA starts
@@ -775,15 +778,6 @@ def _debug() -> bool:
         return settings().debug
     except Exception:  # noqa: BLE001 - a bad S2G_CONFIG must not hide the first error
         return False
-
-
-def _printable(text: str) -> str:
-    """Names with bytes that are not UTF-8 (surrogate escapes) shown as \\x.. escapes,
-    whatever the error handler of stderr."""
-    try:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):

@@ -126,6 +126,10 @@ KNOBS = (
     Knob("batch_bases", 25_000_000, int, "run",
          "a batch of reads also ends at this many bases (--batch-size counts reads): long "
          "reads' batches stay small enough for the pipeline's stages to overlap (0: no bound)"),
+    Knob("batch_grow", 0, int, "run",
+         "with a GPU and no --batch-size: each batch after the first may hold twice the reads "
+         "of the one before, up to this many (0: all of --batch-size's default); a small "
+         "first batch starts the pipeline soon, larger ones cost less a read"),
     Knob("batch_ramp", 0, int, "run",
          "seeded: the first batch cut into pieces 1/2^n, 1/2^n, ..., 1/2 of it and the last "
          "into halves down to 1/2^n (the pipeline's fill and drain; 0: whole batches)"),

@@ -16,3 +16,12 @@ class GraphError(S2GError):
 
 class ReadError(S2GError):
     """Malformed or unsupported read input."""
+
+
+def printable(text: str) -> str:
+    """Names with bytes that are not UTF-8 (surrogate escapes) shown as \\x.. escapes,
+    whatever the error handler of stderr (the CLI's one-line messages)."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")

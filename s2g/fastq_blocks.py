@@ -360,10 +360,12 @@ class Pieces:
                 return
 
 
-def assemble(src, batch_size, max_bases, qualities, make):
+def assemble(src, batch_size, max_bases, qualities, make, grow_to=0):
     """Batches (``make(names, codes, offsets, first)``: s2g.reads.ReadBatch) of the blocks
     ``src``: ``batch_size`` reads each, or (``max_bases`` > 0) as many as first reach that
-    many bases (at least one); the last, shorter one has ``is_last`` set."""
+    many bases (at least one); the last, shorter one has ``is_last`` set. ``grow_to`` >
+    ``batch_size``: each batch after the first may hold twice the reads of the one before,
+    up to ``grow_to``."""
     pending, n, first = [], 0, 0
     for blk in src:
         if not len(blk.names):
@@ -377,6 +379,7 @@ def assemble(src, batch_size, max_bases, qualities, make):
             yield _take(pending, k, first, qualities, make)
             n -= k
             first += k
+            batch_size = max(batch_size, min(grow_to, 2 * batch_size))
     while n:
         k = _batch_end(pending, n, batch_size, max_bases) or n
         batch = _take(pending, k, first, qualities, make)
@@ -385,6 +388,7 @@ def assemble(src, batch_size, max_bases, qualities, make):
         if n == 0:
             batch.is_last = True
         yield batch
+        batch_size = max(batch_size, min(grow_to, 2 * batch_size))
 
 
 def _batch_end(pending, n, batch_size, max_bases):

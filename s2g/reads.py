@@ -297,7 +297,7 @@ def _one_line(exc) -> str:
 
 
 def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = False,
-                      max_bases: int = 0, part=None):
+                      max_bases: int = 0, part=None, grow_to: int = 0):
     """Yield :class:`ReadBatch` chunks of at most ``batch_size`` reads, in input order
     (``qualities``: keep FASTQ base qualities, :attr:`ReadBatch.quals`). ``max_bases``
     (0: no bound): a batch also ends once its reads reach that many bases (always at least
@@ -307,7 +307,10 @@ def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = Fals
     ``part``: an :class:`~s2g.read_ranges.InputRange` of ``path``, whose records are read
     instead of the whole file's; its batches count ``first_index`` from its first record,
     and a read without a name is named :func:`unnamed_mark` of its record number in the
-    part (the client, which knows where the part starts, writes the name), unwarned."""
+    part (the client, which knows where the part starts, writes the name), unwarned.
+    ``grow_to`` > ``batch_size``: each batch after the first may hold twice the reads of the
+    one before, up to ``grow_to`` (a small first batch starts the pipeline soon, larger
+    ones cost less a read: knob ``batch_grow``)."""
     import dnaio
 
     if batch_size < 1:
@@ -323,8 +326,8 @@ def iter_read_batches(path: str, batch_size: int = 65536, qualities: bool = Fals
                 fh.close()                      # (dnaio said FASTQ; the bytes are read here)
                 fast = Pieces(open_raw(path), _CODE_OR_BAD, _BAD, qualities,
                               head=(batch_size, max_bases))
-            batches = assemble(_read_blocks(fh, fast, qualities, max_bases, part, label,
-                                                got), batch_size, max_bases, qualities, ReadBatch)
+            batches = assemble(_read_blocks(fh, fast, qualities, max_bases, part, label, got),
+                               batch_size, max_bases, qualities, ReadBatch, grow_to)
             for batch in batches:
                 if getattr(batch, "is_last", False):
                     batch.input_pos = input_size(path) if part is None else None

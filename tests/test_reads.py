@@ -104,6 +104,26 @@ def test_batches_end_at_a_read_count_or_a_base_count(tmp_path_factory, seqs, siz
         last.n_reads < size and not (0 < cap <= last.total_bases))
 
 
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(1, 60), size=st.integers(1, 5), grow=st.integers(0, 20),
+       fastq=st.booleans())
+def test_batches_grow_to_twice_the_last_up_to_grow_to(tmp_path_factory, n, size, grow, fastq):
+    """``grow_to`` (knob batch_grow): the first batch holds ``size`` reads, each next one
+    twice the one before up to ``grow_to`` (no growth where it is not above ``size``);
+    every read once, in order, through s2g's FASTQ pass and dnaio's FASTA reader alike."""
+    p = tmp_path_factory.mktemp("g") / ("r.fq" if fastq else "r.fa")
+    p.write_text("".join(f"@r{k}\nACGT\n+\nIIII\n" if fastq else f">r{k}\nACGT\n"
+                         for k in range(n)))
+    batches = list(iter_read_batches(str(p), size, grow_to=grow))
+    assert [nm for b in batches for nm in b.names] == [f"r{k}" for k in range(n)]
+    want, left = [], n
+    while left:
+        want.append(min(left, size))
+        left -= want[-1]
+        size = max(size, min(grow, 2 * size))
+    assert [b.n_reads for b in batches] == want
+
+
 # ----------------------------------------------------------------- bad input
 
 def test_non_iupac_character_names_read_and_position(reads_file):
