@@ -126,7 +126,7 @@ KNOBS = (
     Knob("batch_bases", 25_000_000, int, "run",
          "a batch of reads also ends at this many bases (--batch-size counts reads): long "
          "reads' batches stay small enough for the pipeline's stages to overlap (0: no bound)"),
-    Knob("batch_grow", 0, int, "run",
+    Knob("batch_grow", 200_000, int, "run",
          "with a GPU and no --batch-size: each batch after the first may hold twice the reads "
          "of the one before, up to this many (0: all of --batch-size's default); a small "
          "first batch starts the pipeline soon, larger ones cost less a read"),
