@@ -145,8 +145,9 @@ def build_parser(bench: bool = True) -> argparse.ArgumentParser:
     _add_graph_opts(p)
     r = p.add_argument_group("run")
     r.add_argument("--batch-size", type=int, default=None,
-                   help=f"reads per batch (bounds memory; default {BATCH:,}, {GPU_BATCH:,} with a "
-                        "GPU; a batch also ends at 25 Mbp, knob batch_bases)")
+                   help=f"reads per batch (bounds memory; default {BATCH:,}; with a GPU "
+                        f"{GPU_BATCH:,}, then each batch twice the last up to 200,000, knob "
+                        "batch_grow; a batch also ends at 25 Mbp, knob batch_bases)")
     r.add_argument("--no-traceback", action="store_true",
                    help="score only: GAF no-hit columns with AS:i (much faster on CPU)")
     r.add_argument("--max-traceback-cells", type=int, default=1 << 31,
