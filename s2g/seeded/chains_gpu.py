@@ -622,8 +622,10 @@ _PRELOADS = []       # preload's threads
 
 
 def preloading() -> bool:
-    """Whether a :func:`preload` thread is still loading the kernels or uploading the index."""
-    return any(t.is_alive() for t in _PRELOADS)
+    """Whether a :func:`preload` thread is still loading the kernels or uploading the index
+    (those that ended are forgotten)."""
+    _PRELOADS[:] = [t for t in _PRELOADS if t.is_alive()]
+    return bool(_PRELOADS)
 
 
 def penalty_tables(k, max_skip, max_ins):
