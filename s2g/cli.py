@@ -26,9 +26,7 @@ from .plan import is_cyclic, short_e
 from .unseeded import FULL_FALLBACK_CELLS, UNSEEDED_MIN_MATCHES
 from .summary import report
 
-BATCH = 20_000
-#: GPU: larger batches keep it fuller (100,000 x 150 bp, H200: 2.93 s at 50,000, 3.19 at 20,000)
-GPU_BATCH = 50_000
+BATCH = 20_000      # (with a GPU: knobs batch_first, batch_grow)
 
 
 def _add_scoring(p):
@@ -146,8 +144,8 @@ def build_parser(bench: bool = True) -> argparse.ArgumentParser:
     r = p.add_argument_group("run")
     r.add_argument("--batch-size", type=int, default=None,
                    help=f"reads per batch (bounds memory; default {BATCH:,}; with a GPU "
-                        f"{GPU_BATCH:,}, then each batch twice the last up to 200,000, knob "
-                        "batch_grow; a batch also ends at 25 Mbp, knob batch_bases)")
+                        "50,000, then each batch twice the last up to 200,000, knobs "
+                        "batch_first, batch_grow; a batch also ends at 25 Mbp, knob batch_bases)")
     r.add_argument("--no-traceback", action="store_true",
                    help="score only: GAF no-hit columns with AS:i (much faster on CPU)")
     r.add_argument("--max-traceback-cells", type=int, default=1 << 31,
@@ -317,7 +315,8 @@ def _cmd_align(args) -> int:
               else resolve_kernel(options.variant, options.traceback_on))   # input decides
     if args.batch_size is None:         # (with a GPU, later batches may grow: batch_grow)
         gpu = kernel is None or kernel.device == "cuda"
-        args.batch_size, args.grow_to = (GPU_BATCH, knobs().batch_grow) if gpu else (BATCH, 0)
+        args.batch_size, args.grow_to = (knobs().batch_first, knobs().batch_grow) if gpu else \
+            (BATCH, 0)
     for path in (args.reads, args.reads2):
         if path is not None and path != "-" and not os.path.exists(path):
             raise S2GError(f"{path}: no such file")

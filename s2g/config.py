@@ -126,9 +126,13 @@ KNOBS = (
     Knob("batch_bases", 25_000_000, int, "run",
          "a batch of reads also ends at this many bases (--batch-size counts reads): long "
          "reads' batches stay small enough for the pipeline's stages to overlap (0: no bound)"),
+    # GPU batches: larger ones keep it fuller (100,000 x 150 bp, H200: 2.93 s at 50,000, 3.19 at
+    # 20,000); growing ones after a 50,000-read first: docs/performance.md, session 66
+    Knob("batch_first", 50_000, int, "run",
+         "with a GPU and no --batch-size: the first batch's reads (then batch_grow)"),
     Knob("batch_grow", 200_000, int, "run",
          "with a GPU and no --batch-size: each batch after the first may hold twice the reads "
-         "of the one before, up to this many (0: all of --batch-size's default); a small "
+         "of the one before, up to this many (0: all of batch_first's size); a small "
          "first batch starts the pipeline soon, larger ones cost less a read"),
     Knob("batch_ramp", 0, int, "run",
          "seeded: the first batch cut into pieces 1/2^n, 1/2^n, ..., 1/2 of it and the last "
@@ -398,6 +402,8 @@ def _check(knob: Knob, value):
         raise ValueError("prewarm must be auto, 0 or 1")
     if knob.name == "batch_ramp_ends" and value not in ("both", "first", "last"):
         raise ValueError("batch_ramp_ends must be both, first or last")
+    if knob.name == "batch_first" and value < 1:
+        raise ValueError("batch_first must be >= 1")
     if knob.name in ("align_workers", "batch_ramp") and not 0 <= value <= 16:
         raise ValueError(f"{knob.name} must be 0 to 16")
     if knob.name == "processes" and not 1 <= value <= 64:

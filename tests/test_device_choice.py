@@ -374,3 +374,32 @@ def test_early_context_starts_the_driver_and_retains_device_0s_context_once(monk
         assert not registry.early_context() and not calls
         monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "0")
         monkeypatch.delenv("NUMBA_CUDA_DRIVER", raising=False)
+
+
+def test_a_gpu_run_reads_a_small_first_batch_and_larger_ones_after_it(monkeypatch, tmp_path):
+    """With a GPU (``auto`` waiting for the input) and no --batch-size, the reader gets
+    batch_first reads for the first batch and grows to batch_grow; a --batch-size stays,
+    and so does a CPU variant's default."""
+    from s2g import cli, reads
+    from s2g.config import configure, settings
+    from s2g.errors import S2GError
+    seen = []
+
+    def reader(path, batch_size, **kw):
+        seen.append((batch_size, kw.get("grow_to", 0)))
+        raise S2GError("stop here")     # (a one-line error, exit status 1)
+    monkeypatch.setattr(reads, "iter_read_batches", reader)
+    g, fq = REPO / "graphs" / "example.gfa", REPO / "graphs" / "example.fq"
+    old = (settings().batch_first, settings().batch_grow)
+    try:
+        configure(batch_first=50, batch_grow=100)
+        monkeypatch.setattr(P, "input_decides", lambda *a: True)      # a GPU machine
+        for more in ([], ["--batch-size", "70"]):
+            assert cli.main(["align", str(g), str(fq), "-o", str(tmp_path / "o.gaf"),
+                             "--quiet", *more]) == 1
+        monkeypatch.setattr(P, "input_decides", lambda *a: False)
+        assert cli.main(["align", str(g), str(fq), "-o", str(tmp_path / "o.gaf"), "--quiet",
+                         "--variant", "simd"]) == 1
+    finally:
+        configure(batch_first=old[0], batch_grow=old[1])
+    assert seen == [(50, 100), (70, 0), (cli.BATCH, 0)]
