@@ -56,11 +56,14 @@ def test_seed_batches_takes_the_early_batch_and_aligns_it_the_same(sim):
     opts = P.RunOptions(method="auto", graph_path=gfa)
     sa = _aligner(g, gfa)
     es = sa.early = early.EarlySeeds(g, opts, preload_index(index_path(gfa)), batches[0])
+    es._thread.join()
+    want = es.windows
     out = list(sa.seed_batches(iter(batches)))
     assert sa.early is None and all(b is a for a, b in zip(batches, out))
     assert len(out) == len(batches) > 1
-    assert out[0]._seeds is es.windows          # taken, not made again
-    assert all(b._seeds is not es.windows for b in out[1:])
+    assert want is not None and out[0]._seeds is want     # taken, not made again
+    assert all(b._seeds is not want for b in out[1:])
+    assert es.windows is None and es.reads is None        # not held once taken
     assert sa.totals["reads seeded on the CPU at the start"] == batches[0].n_reads
     assert {"chains", "windows_of"} <= set(sa.first_at)
     plain = _aligner(g, gfa)

@@ -88,11 +88,13 @@ class EarlySeeds:
 
     def take(self, reads):
         """The candidates of ``reads`` when it is this batch and they were made (waiting
-        for the thread), else None."""
-        if reads is not self.reads:
+        for the thread), else None; once taken, neither the batch nor its candidates are
+        held here any more."""
+        if self.reads is None or reads is not self.reads:
             return None
         self._thread.join()
-        return self.windows
+        w, self.windows, self.reads = self.windows, None, None
+        return w
 
 
 def _no_kernel(*args, **kwargs):
