@@ -236,8 +236,8 @@ def plan(graph, options: RunOptions, run_cells=None, say=None, index=None,
     (``s2g align``), where it was counted: ``run_cells`` and ``run_reads``. ``early``: the
     first batch's seeding begun (:func:`early_seeds`), for a seeded run's aligner."""
     kernel = kernel or resolve_kernel(options.variant, options.traceback_on)
-    if estimate is not None and estimate.counted and run_cells is None:
-        run_cells, run_reads = int(graph.n_bases) * estimate.bases, estimate.reads
+    if run_cells is None:
+        run_cells, run_reads = _counted(graph, estimate, run_reads)
     method = choose_method(graph, options, kernel.device, run_cells, say, run_reads)
     seeded = None if method == "exact" else seeded_aligner(graph, options, kernel, say, index)
     if seeded is not None and early is not None:
@@ -262,12 +262,18 @@ def early_seeds(clear, graph, options: RunOptions, index, batches, run=None, das
     return early.start(graph, options, index, batches)
 
 
+def _counted(graph, estimate, run_reads=None):
+    """(full-graph DP cells, reads) of the whole input where ``estimate`` counted it, else
+    (None, ``run_reads``)."""
+    if estimate is not None and estimate.counted:
+        return int(graph.n_bases) * estimate.bases, estimate.reads
+    return None, run_reads
+
+
 def will_seed(graph, options: RunOptions, device: str, estimate=None) -> bool:
     """Whether :func:`plan` will choose seeded alignment on ``device`` for the input of
     ``estimate`` (an :class:`InputEstimate`, None: unknown), saying and warning nothing."""
-    run_cells = run_reads = None
-    if estimate is not None and estimate.counted:
-        run_cells, run_reads = int(graph.n_bases) * estimate.bases, estimate.reads
+    run_cells, run_reads = _counted(graph, estimate)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return choose_method(graph, options, device, run_cells, None, run_reads) == "seeded"
