@@ -13,6 +13,10 @@
 # GRAPHS="MHC:mhc100k" runs one graph (default both; graph:reads of .devdata/bac2).
 # GPU_TESTS="test files" (GPU_K="a -k expression"): `pytest -m gpu` on them first
 # (GPU_TESTS_TIMEOUT seconds, 300), with the wheels on PYTHONPATH (OUT/gpu_tests.txt).
+# LOADS=1: after a graph's runs, one more warm run under bench.cache_load_probe and
+# `python -X importtime` (OUT/<graph>_loads.txt: every Numba cache load of the run, its
+# thread and wall, and the 30 dearest imports). NO_DC=1: no OUT/dc.tgz (it can be too large
+# to come back).
 # Writes OUT/probe.txt, OUT/<graph>_summary.md, OUT/MHC_prof.{txt,json.gz}.
 set -uo pipefail
 out=$1
@@ -41,7 +45,18 @@ for pair in ${GRAPHS:-MHC:mhc100k Mbovis:Mbovis100k}; do
   cp "/tmp/th/$g/summary.md" "$out/${g}_summary.md"
   [ -f "/tmp/th/$g/gpu_prof.json" ] && gzip -c "/tmp/th/$g/gpu_prof.json" > "$out/${g}_prof.json.gz" &&
     cp "/tmp/th/$g/gpu_prof.txt" "$out/${g}_prof.txt"
+  if [ -n "${LOADS:-}" ]; then
+    timeout "${ALIGN_TIMEOUT:-120}" python3 -X importtime -m bench.cache_load_probe \
+      --out "/tmp/th_${g}_loads.tsv" -- align "/tmp/da/g.gfa" /tmp/da/reads.fq \
+      -o /tmp/th_loads.gaf --timings > "/tmp/th_${g}_loads.log" 2>&1
+    { grep "^s2g: \|^#\|^  " "/tmp/th_${g}_loads.log" | grep -v "^import time"
+      echo "## every load (start_s wall_s thread function found)"; cat "/tmp/th_${g}_loads.tsv"
+      echo "## dearest imports (cumulative us)"
+      grep "^import time" "/tmp/th_${g}_loads.log" | sort -t'|' -k2 -n -r | head -30
+    } > "$out/${g}_loads.txt"
+    grep "start-up\|cache loads" "$out/${g}_loads.txt"
+  fi
   grep -A3 "^| configuration" "$out/${g}_summary.md" | head -6
   grep -A6 "^| configuration" "$out/${g}_summary.md" | tail -3
 done
-tar czf "$out/dc.tgz" -C /tmp/dc .    # Numba's cache, for the next call (.devcache/)
+[ -z "${NO_DC:-}" ] && tar czf "$out/dc.tgz" -C /tmp/dc .    # Numba's cache (.devcache/)
