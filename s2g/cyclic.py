@@ -118,6 +118,7 @@ from __future__ import annotations
 import heapq
 import threading
 from collections import OrderedDict
+from types import SimpleNamespace
 
 import numba
 import numpy as np
@@ -411,6 +412,12 @@ class CyclicGraph:
     :meth:`for_reads` the (cached) DAG for a batch.
     """
 
+    #: what :meth:`_analyse` computes, on first use: a seeded run whose DAG came from the
+    #: graph cache (:meth:`keep_seeded`) never needs them
+    _ANALYSED = frozenset((
+        "comp", "cyc", "cyclic_components", "back", "n_back", "rank", "fwd_ptr", "fwd_idx",
+        "rfwd_ptr", "rfwd_idx", "bk_ptr", "bk_idx", "rbk_ptr", "rbk_idx"))
+
     def __init__(self, rec, seg_len, src, dst, alive, strands, path):
         self.rec, self.seg_len, self.strands, self.source = rec, seg_len, strands, path
         n = len(alive)
@@ -418,30 +425,48 @@ class CyclicGraph:
         self.src, self.dst = src, dst
         self.succ_ptr, self.succ_idx = csr(n, src, dst)
         self.node_len = np.where(alive, seg_len[np.arange(n) >> 1], 0).astype(np.int64)
+        self._cache: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+        self._analysis_lock = threading.Lock()
+        #: walk bound -> the seeded DAG (:meth:`for_seeded`)
+        self._seeded: dict = {}
+
+    def __getattr__(self, name):
+        # only for attributes not set yet: the analysis' results, computed once
+        if name in CyclicGraph._ANALYSED:
+            with self.__dict__["_analysis_lock"]:
+                if "comp" not in self.__dict__:
+                    self._analyse()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _analyse(self):
+        """The SCCs, the DFS back edges and the forward graph's ranks (module doc)."""
+        n, src, dst, alive = self.n, self.src, self.dst, self.alive
+        a = SimpleNamespace()     # published whole at the end: no thread sees half of it
         comp, _ = _tarjan(n, self.succ_ptr, self.succ_idx, alive)
-        self.comp = comp
         size = np.bincount(comp[alive], minlength=int(comp.max()) + 1)
         loop = src[src == dst]
         cyc_comp = size > 1
         cyc_comp[comp[loop]] = True
-        self.cyc = np.zeros(n, np.bool_)
-        self.cyc[alive] = cyc_comp[comp[alive]]
+        a.cyc = np.zeros(n, np.bool_)
+        a.cyc[alive] = cyc_comp[comp[alive]]
         # a cycle and its mirror on the other strand are one cycle of the GFA
-        cn = np.flatnonzero(self.cyc)
+        cn = np.flatnonzero(a.cyc)
         cn = cn[np.argsort(comp[cn], kind="stable")]
         cuts = np.flatnonzero(np.diff(comp[cn])) + 1
-        self.cyclic_components = len({frozenset((part >> 1).tolist())
-                                      for part in np.split(cn, cuts)}) if len(cn) else 0
+        a.cyclic_components = len({frozenset((part >> 1).tolist())
+                                   for part in np.split(cn, cuts)}) if len(cn) else 0
         # DFS roots: entry nodes (a predecessor outside the SCC) first, then the rest
         entry = np.zeros(n, np.bool_)
         cross = comp[src] != comp[dst]
         entry[dst[cross]] = True
-        nodes = np.flatnonzero(self.cyc)
+        nodes = np.flatnonzero(a.cyc)
         roots = nodes[np.lexsort((nodes, ~entry[nodes]))]
-        self.back = _dfs_back_edges(n, self.succ_ptr, self.succ_idx, comp, roots)
+        a.back = _dfs_back_edges(n, self.succ_ptr, self.succ_idx, comp, roots)
         esrc = np.repeat(np.arange(n), np.diff(self.succ_ptr))
-        self.n_back = int(self.back.sum())
-        keep = ~self.back
+        a.n_back = int(a.back.sum())
+        keep = ~a.back
         fs, fd = esrc[keep], self.succ_idx[keep]
         # topological rank of the forward graph (every edge but the back edges)
         fptr, fidx = csr(n, fs, fd)
@@ -449,17 +474,17 @@ class CyclicGraph:
                                 np.where(alive, np.bincount(fd, minlength=n), 1).astype(np.int64))
         if cnt != int(alive.sum()):      # pragma: no cover - DFS back edges break every cycle
             raise AssertionError("cyclic: the graph without its back edges is not a DAG")
-        self.rank = np.full(n, n, np.int64)
-        self.rank[order[:cnt]] = np.arange(cnt)
+        a.rank = np.full(n, n, np.int64)
+        a.rank[order[:cnt]] = np.arange(cnt)
         # forward (inside an SCC) and back edges, and the reversed graph's, for ``_copies``
-        inside = self.cyc[fs] & (comp[fs] == comp[fd])
-        self.fwd_ptr, self.fwd_idx = csr(n, fs[inside], fd[inside])
-        self.rfwd_ptr, self.rfwd_idx = csr(n, fd[inside], fs[inside])
-        bs, bd = esrc[self.back], self.succ_idx[self.back]
-        self.bk_ptr, self.bk_idx = csr(n, bs, bd)
-        self.rbk_ptr, self.rbk_idx = csr(n, bd, bs)
-        self._cache: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
+        inside = a.cyc[fs] & (comp[fs] == comp[fd])
+        a.fwd_ptr, a.fwd_idx = csr(n, fs[inside], fd[inside])
+        a.rfwd_ptr, a.rfwd_idx = csr(n, fd[inside], fs[inside])
+        bs, bd = esrc[a.back], self.succ_idx[a.back]
+        a.bk_ptr, a.bk_idx = csr(n, bs, bd)
+        a.rbk_ptr, a.rbk_idx = csr(n, bd, bs)
+        a.comp = comp
+        self.__dict__.update(vars(a))
 
     # -- sizes
     @property
@@ -532,8 +557,23 @@ class CyclicGraph:
 
     def for_seeded(self, max_read_len: int | None = None):
         """The one DAG of seeded alignment and its index: walks of
-        :func:`seeded_walk_bound` bases, copies counting up (module doc)."""
-        return self.unroll_walks(seeded_walk_bound(max_read_len), count="up")
+        :func:`seeded_walk_bound` bases, copies counting up (module doc). Made once per
+        bound (the same object again), or taken from the graph cache (:meth:`keep_seeded`)."""
+        L = seeded_walk_bound(max_read_len)
+        with self._lock:
+            g = self._seeded.get(L)
+        if g is None:
+            g = self.unroll_walks(L, count="up")
+            with self._lock:
+                g = self._seeded.setdefault(L, g)
+        return g
+
+    def keep_seeded(self, dag) -> None:
+        """Keep ``dag`` as :meth:`for_seeded`'s DAG for its walk bound (the graph cache
+        stores the default bound's: a seeded run on a cached cyclic graph neither unrolls
+        it nor analyses its cycles)."""
+        with self._lock:
+            self._seeded[int(dag.walk_bound)] = dag
 
     def for_reads(self, max_len: int, scoring: Scoring | None = None, mode="local",
                   floor: int | None = None):

@@ -15,8 +15,11 @@ What is cached
       are not hashed again at each run); ``source`` is the path it is opened by now.
     * a cyclic graph: what :class:`~s2g.cyclic.CyclicGraph` is built from (the parsed
       records: names, sequences, links, paths; the doubled graph's edges), so the parse
-      is skipped; its components and back edges are recomputed (compiled, fast) and
-      unrolled DAGs are not cached.
+      is skipped; and its seeded DAG (``CyclicGraph.for_seeded()``, the default read
+      length's, with its checksum), so that a seeded run neither unrolls the graph nor
+      analyses its cycles (M. bovis: 0.18 s of a run's start-up on the 2-core VM); the
+      components and back edges are recomputed when a run needs them (full-graph DP's
+      unrolling per batch) and those DAGs are not cached.
     * the parser's warnings (ignored C/J lines), shown again on a cached load; the
       ``break_cycles`` warning is rebuilt from the graph's ``broken_edges``.
 
@@ -280,12 +283,17 @@ class GraphCache:
                 return (meta, self._read_cyclic(z, meta)) if cyclic else (None, None)
             return meta, self._read_flat(z, meta)
 
-    def _read_flat(self, z, meta):
+    def _read_flat(self, z, meta, prefix="", shared=None):
+        """The FlatGraph of ``meta``'s fields (:meth:`_pack_flat`), its arrays named
+        ``prefix + field``; ``shared``: fields given (a cyclic graph's seeded DAG takes
+        its segment names and paths from the cyclic graph's records)."""
         from .graph_core import FlatGraph
         kw = {}
         for f in dataclasses.fields(FlatGraph):
             name = f.name
-            if name == "source":
+            if shared and name in shared:
+                kw[name] = shared[name]
+            elif name == "source":
                 kw[name] = self.gfa_path
             elif name == "seg_names":
                 kw[name] = _unpack_strings(z["seg_names"], meta["n_segments"])
@@ -296,7 +304,7 @@ class GraphCache:
             elif name in meta["scalars"]:
                 kw[name] = meta["scalars"][name]
             else:
-                kw[name] = z[name]
+                kw[name] = z[prefix + name]
         g = FlatGraph(**kw)
         if len(g.seg_len) != g.n_segments or len(g.node_start) != len(g.node_seg) + 1:
             raise ValueError("inconsistent array sizes")
@@ -319,8 +327,14 @@ class GraphCache:
                          z["link_a"], z["link_ar"], z["link_b"], z["link_br"],
                          meta["version"], _unpack_paths(z, meta), meta["n_paths"],
                          meta["n_walks"])
-        return CyclicGraph(rec, seg_len, z["src"], z["dst"], z["alive"],
-                           self.options["strands"], self.gfa_path)
+        g = CyclicGraph(rec, seg_len, z["src"], z["dst"], z["alive"],
+                        self.options["strands"], self.gfa_path)
+        sd = meta.get("seeded")
+        if sd is not None:          # the seeded DAG, as for_seeded() made it at the write
+            g.keep_seeded(self._read_flat(z, sd, "sd.", {
+                "source": self.gfa_path, "seg_names": rec.seg_names, "paths": rec.paths,
+                "seg_len": seg_len}))
+        return g
 
     # -- writing
     def wants_write(self) -> bool:
@@ -351,6 +365,7 @@ class GraphCache:
         arrays = {}
         from .graph_core import FlatGraph
         if isinstance(graph, FlatGraph):
+            meta["kind"] = "flat"
             self._pack_flat(graph, arrays, meta)
         else:
             self._pack_cyclic(graph, rec, arrays, meta)
@@ -373,20 +388,22 @@ class GraphCache:
         return self.path
 
     @staticmethod
-    def _pack_flat(g, arrays, meta):
+    def _pack_flat(g, arrays, meta, prefix="", shared=()):
+        """``g``'s fields into ``arrays`` (named ``prefix + field``) and ``meta``;
+        ``shared``: fields not stored (the reader is given them)."""
         from .graph_core import graph_checksum
         # the seed index's check of the graph, stored: no run hashes the graph again
-        meta.update(kind="flat", none=[], scalars={}, checksum=graph_checksum(g))
+        meta.update(none=[], scalars={}, checksum=graph_checksum(g))
         for f in dataclasses.fields(g):
             name, v = f.name, getattr(g, f.name)
-            if name == "source":
+            if name == "source" or name in shared:
                 continue
             if name == "seg_names":
                 arrays[name] = _pack_strings(v)
             elif name == "paths":
                 _pack_paths(v, arrays, meta)
             elif isinstance(v, np.ndarray):
-                arrays[name] = v
+                arrays[prefix + name] = v
             elif v is None:
                 meta["none"].append(name)
             elif isinstance(v, (int, str)) and not isinstance(v, bool):
@@ -405,3 +422,12 @@ class GraphCache:
             arrays[name] = getattr(rec, name)
         arrays["src"], arrays["dst"], arrays["alive"] = g.src, g.dst, g.alive
         _pack_paths(rec.paths, arrays, meta)
+        # the seeded DAG of the default read length (what s2g align --seeded and s2g index
+        # unroll): a cached load skips the unrolling and the cycles' analysis
+        from .errors import GraphError
+        try:
+            dag = g.for_seeded()
+        except GraphError:          # too large to unroll: the run that needs it says so
+            return
+        meta["seeded"] = sd = {}
+        GraphCache._pack_flat(dag, arrays, sd, "sd.", ("seg_names", "paths", "seg_len"))
