@@ -139,6 +139,9 @@ KNOBS = (
          "into halves down to 1/2^n (the pipeline's fill and drain; 0: whole batches)"),
     Knob("batch_ramp_ends", "both", str, "run",
          "which batches batch_ramp cuts: both, first or last"),
+    Knob("cached_seeded_dag", True, bool, "run",
+         "a cyclic graph read from its graph cache brings its seeded DAG (no unrolling, no "
+         "analysis of its cycles at the start); off: unrolled at each run as before"),
     Knob("fast_exit", True, bool, "run",
          "the s2g command leaves without the interpreter's clean-up once its output is "
          "flushed and closed (os._exit; that clean-up took 0.4-0.5 s)"),

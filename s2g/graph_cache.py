@@ -330,7 +330,8 @@ class GraphCache:
         g = CyclicGraph(rec, seg_len, z["src"], z["dst"], z["alive"],
                         self.options["strands"], self.gfa_path)
         sd = meta.get("seeded")
-        if sd is not None:          # the seeded DAG, as for_seeded() made it at the write
+        from .config import settings
+        if sd is not None and settings().cached_seeded_dag:          # the seeded DAG, as for_seeded() made it at the write
             g.keep_seeded(self._read_flat(z, sd, "sd.", {
                 "source": self.gfa_path, "seg_names": rec.seg_names, "paths": rec.paths,
                 "seg_len": seg_len}))
