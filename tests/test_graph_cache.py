@@ -478,3 +478,18 @@ def _digests_agree(size, cuts):
         other = graph_cache.FileDigest()
         other.update(data[:-1] + bytes([data[-1] ^ 1]))
         assert other.hexdigest() != got.hexdigest()
+
+
+def test_cached_seeded_dag_off_unrolls_at_each_load(tmp_path):
+    """Knob ``cached_seeded_dag`` off: a cached cyclic graph comes without its seeded DAG,
+    which is unrolled again (the same DAG) and analyses the cycles."""
+    from s2g import config
+    path, parsed = cached_copy(str(REAL_DATA / "mt_minigraph" / "MT.gfa"), tmp_path)
+    config.configure(cached_seeded_dag=False)
+    g = _cached_quiet(path, Notes())
+    assert isinstance(g, CyclicGraph) and not g._seeded
+    assert_same_flat(g.for_seeded(), parsed.for_seeded())
+    assert "comp" in vars(g)
+    config.configure(cached_seeded_dag=True)
+    g = _cached_quiet(path, Notes())
+    assert g._seeded and "comp" not in vars(g)
