@@ -329,9 +329,9 @@ class GraphCache:
                          meta["n_walks"])
         g = CyclicGraph(rec, seg_len, z["src"], z["dst"], z["alive"],
                         self.options["strands"], self.gfa_path)
-        sd = meta.get("seeded")
         from .config import settings
-        if sd is not None and settings().cached_seeded_dag:          # the seeded DAG, as for_seeded() made it at the write
+        sd = meta.get("seeded")     # the seeded DAG, as for_seeded() made it at the write
+        if sd is not None and settings().cached_seeded_dag:
             g.keep_seeded(self._read_flat(z, sd, "sd.", {
                 "source": self.gfa_path, "seg_names": rec.seg_names, "paths": rec.paths,
                 "seg_len": seg_len}))
