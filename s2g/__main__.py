@@ -14,6 +14,8 @@ import sys
 
 
 def entry():
+    from ._numba import skip_blas_probe
+    skip_blas_probe()
     from .cli import main
     code = main()
     _leave(code)

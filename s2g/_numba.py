@@ -195,3 +195,50 @@ def loaded(kernel):
             if lib is not None and hasattr(lib, "get_cufunc"):
                 lib.get_cufunc()
     return kernel
+
+
+class _NoBlasProbe:
+    """A ``sys.meta_path`` finder that answers Numba's BLAS probe "no" (see
+    :func:`skip_blas_probe`); every other import passes through untouched."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "scipy.linalg":
+            return None
+        import sys
+        f = sys._getframe(1)
+        while f is not None:
+            if f.f_code.co_name == "_check_blas" and \
+                    f.f_globals.get("__name__") == "numba.np.arraymath":
+                remove_blas_probe_skip()        # once: later imports are the user's own
+                raise ImportError("s2g: Numba's BLAS probe skipped (s2g/_numba.py)")
+            f = f.f_back
+        return None
+
+
+_BLAS_SKIP = _NoBlasProbe()
+
+
+def skip_blas_probe() -> bool:
+    """Numba's CPU target, when first used in a process, imports ``numba.np.arraymath``,
+    which probes for BLAS by importing ``scipy.linalg`` where SciPy is installed: 0.16 s
+    on the 2-core VM, 0.39 s of the GPU host's start-up (H100 host, MHC, ``python -X
+    importtime``, 2026-12-07), all of it holding the GIL while CUDA starts. s2g's kernels
+    call no BLAS; the probe's only other use is ``np.correlate``/``np.convolve`` of floats
+    in Numba code, which then use Numba's own loop. The ``s2g`` command calls this first
+    thing (knob ``blas_probe`` on: the probe runs as in any Numba program); the library
+    leaves a user's process alone. Returns True when the probe will be skipped."""
+    import sys
+    from .config import compile_time
+    if compile_time("blas_probe") or "numba.np.arraymath" in sys.modules:
+        return False
+    if _BLAS_SKIP not in sys.meta_path:
+        sys.meta_path.insert(0, _BLAS_SKIP)
+    return True
+
+
+def remove_blas_probe_skip() -> None:
+    import sys
+    try:
+        sys.meta_path.remove(_BLAS_SKIP)
+    except ValueError:
+        pass

@@ -139,6 +139,9 @@ KNOBS = (
          "into halves down to 1/2^n (the pipeline's fill and drain; 0: whole batches)"),
     Knob("batch_ramp_ends", "both", str, "run",
          "which batches batch_ramp cuts: both, first or last"),
+    Knob("blas_probe", False, bool, "compile",
+         "the s2g command lets Numba probe for BLAS (it imports scipy.linalg where SciPy is "
+         "installed: 0.16-0.39 s of the start-up; s2g's kernels use no BLAS)"),
     Knob("cached_seeded_dag", True, bool, "run",
          "a cyclic graph read from its graph cache brings its seeded DAG (no unrolling, no "
          "analysis of its cycles at the start); off: unrolled at each run as before"),
