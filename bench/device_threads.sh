@@ -12,7 +12,8 @@
 # NO_PROF=1: no py-spy run; ALIGN_TIMEOUT: seconds a run (120). OUT/dc.tgz: Numba's cache.
 # GRAPHS="MHC:mhc100k" runs one graph (default both; graph:reads of .devdata/bac2).
 # GPU_TESTS="test files" (GPU_K="a -k expression"): `pytest -m gpu` on them first
-# (GPU_TESTS_TIMEOUT seconds, 300), with the wheels on PYTHONPATH (OUT/gpu_tests.txt).
+# (GPU_TESTS_TIMEOUT seconds, 300), with the wheels on PYTHONPATH (OUT/gpu_tests.txt);
+# TESTS_LAST=1: after the runs instead (the kernels they compiled are then in the cache).
 # LOADS=1: after a graph's runs, one more warm run under bench.cache_load_probe and
 # `python -X importtime` (OUT/<graph>_loads.txt: every Numba cache load of the run, its
 # thread and wall, and the 30 dearest imports). NO_DC=1: no OUT/dc.tgz (it can be too large
@@ -24,10 +25,14 @@ export S2G_DEVICE_CACHE=/tmp/dc
 mkdir -p /tmp/dc /tmp/g "$out"
 [ -f .devcache/dc.tgz ] && tar xzf .devcache/dc.tgz -C /tmp/dc
 . bench/device_env.sh || exit 1
-if [ -n "${GPU_TESTS:-}" ]; then   # test files; GPU_K: a -k expression
+gpu_tests() {
+  [ -n "${GPU_TESTS:-}" ] || return 0   # test files; GPU_K: a -k expression
   timeout "${GPU_TESTS_TIMEOUT:-300}" python3 -m pytest -m gpu -q -p no:cacheprovider \
-    $GPU_TESTS ${GPU_K:+-k "$GPU_K"} 2>&1 | tail -5 | tee "$out/gpu_tests.txt"
-fi
+    $GPU_TESTS ${GPU_K:+-k "$GPU_K"} > /tmp/gpu_tests.txt 2>&1
+  echo "rc=$?" >> /tmp/gpu_tests.txt
+  tail -8 /tmp/gpu_tests.txt | tee "$out/gpu_tests.txt"
+}
+[ -z "${TESTS_LAST:-}" ] && gpu_tests
 [ -z "${NO_PROBE:-}" ] && timeout 120 python3 -m bench.thread_probe 300 2>&1 | tee "$out/probe.txt"
 D="X=1"
 P="S2G_CONFIG=gpu_pack_uploads=1"
@@ -59,4 +64,5 @@ for pair in ${GRAPHS:-MHC:mhc100k Mbovis:Mbovis100k}; do
   grep -A3 "^| configuration" "$out/${g}_summary.md" | head -6
   grep -A6 "^| configuration" "$out/${g}_summary.md" | tail -3
 done
+[ -n "${TESTS_LAST:-}" ] && gpu_tests
 [ -z "${NO_DC:-}" ] && tar czf "$out/dc.tgz" -C /tmp/dc .    # Numba's cache (.devcache/)
