@@ -197,9 +197,16 @@ def loaded(kernel):
     return kernel
 
 
+#: the modules whose ``_check_blas()`` imports scipy.linalg at their import: Numba's CPU
+#: target's and numba-cuda's copy of it (the CUDA target's, imported at its first use: the
+#: first kernel a run compiles or loads from its cache)
+_BLAS_PROBES = ("numba.np.arraymath", "numba.cuda.np.arraymath")
+
+
 class _NoBlasProbe:
-    """A ``sys.meta_path`` finder that answers Numba's BLAS probe "no" (see
-    :func:`skip_blas_probe`); every other import passes through untouched."""
+    """A ``sys.meta_path`` finder that answers Numba's BLAS probes "no" (see
+    :func:`skip_blas_probe`): ``scipy.linalg`` imported from a probe's frame. Every other
+    import, ``scipy.linalg`` from anywhere else included, passes through untouched."""
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname != "scipy.linalg":
@@ -208,8 +215,7 @@ class _NoBlasProbe:
         f = sys._getframe(1)
         while f is not None:
             if f.f_code.co_name == "_check_blas" and \
-                    f.f_globals.get("__name__") == "numba.np.arraymath":
-                remove_blas_probe_skip()        # once: later imports are the user's own
+                    f.f_globals.get("__name__") in _BLAS_PROBES:
                 raise ImportError("s2g: Numba's BLAS probe skipped (s2g/_numba.py)")
             f = f.f_back
         return None
@@ -222,23 +228,18 @@ def skip_blas_probe() -> bool:
     """Numba's CPU target, when first used in a process, imports ``numba.np.arraymath``,
     which probes for BLAS by importing ``scipy.linalg`` where SciPy is installed: 0.16 s
     on the 2-core VM, 0.39 s of the GPU host's start-up (H100 host, MHC, ``python -X
-    importtime``, 2026-12-07), all of it holding the GIL while CUDA starts. s2g's kernels
-    call no BLAS; the probe's only other use is ``np.correlate``/``np.convolve`` of floats
-    in Numba code, which then use Numba's own loop. The ``s2g`` command calls this first
-    thing (knob ``blas_probe`` on: the probe runs as in any Numba program); the library
-    leaves a user's process alone. Returns True when the probe will be skipped."""
+    importtime``, 2026-12-07), all of it holding the GIL while CUDA starts; numba-cuda's
+    CUDA target does the same at its first use (``numba.cuda.np.arraymath``: the first
+    kernel loaded, on the way to the first seeds). s2g's kernels call no BLAS; the probe's
+    only other use is ``np.correlate``/``np.convolve`` of floats in Numba code, which then
+    use Numba's own loop. The ``s2g`` command calls this first thing (knob ``blas_probe``
+    on: the probes run as in any Numba program); the library leaves a user's process
+    alone. Returns True when the probes will be skipped."""
     import sys
     from .config import compile_time
-    if compile_time("blas_probe") or "numba.np.arraymath" in sys.modules:
+    if compile_time("blas_probe") or all(m in sys.modules for m in _BLAS_PROBES):
         return False
     if _BLAS_SKIP not in sys.meta_path:
         sys.meta_path.insert(0, _BLAS_SKIP)
     return True
 
-
-def remove_blas_probe_skip() -> None:
-    import sys
-    try:
-        sys.meta_path.remove(_BLAS_SKIP)
-    except ValueError:
-        pass
