@@ -242,4 +242,3 @@ def skip_blas_probe() -> bool:
     if _BLAS_SKIP not in sys.meta_path:
         sys.meta_path.insert(0, _BLAS_SKIP)
     return True
-
