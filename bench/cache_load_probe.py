@@ -7,10 +7,10 @@ Runs ``s2g.cli.main`` with those arguments in this process, with every Numba cac
 ``load_overload`` (Numba's CPU caches and numba-cuda's, whichever the run imports)
 wrapped: per load its start (seconds since this probe started), its wall seconds, the
 thread, the function and whether it was found. Prints a summary to stderr (loads, their
-summed wall, the 15 dearest, the loads before the first GAF line would be what a
-start-up pays) and writes every load as TSV to ``--out``. The wrapped calls are the same
-calls; the timing adds ~1 us each. Leaves with ``sys.exit`` (not ``os._exit``) so the
-summary is printed: pass ``S2G_CONFIG=fast_exit=0`` only if the knob matters to you.
+summed wall by thread, the 15 dearest) and writes every load as TSV to ``--out``. The
+wrapped calls are the same calls; the timing adds ~1 us each. As the ``s2g`` command does
+(``s2g/__main__.py``), Numba's BLAS probes are skipped first (knob ``blas_probe``); the
+probe leaves with ``sys.exit`` (the command's ``fast_exit`` does not apply).
 """
 from __future__ import annotations
 
@@ -95,6 +95,8 @@ def main(argv=None):
             for v in vars(mod).values():
                 if isinstance(v, type) and hasattr(v, "load_overload"):
                     _wrap(v)
+    from s2g._numba import skip_blas_probe
+    skip_blas_probe()                               # as s2g/__main__.py's entry()
     from s2g.cli import main as s2g_main
     code = s2g_main(argv[cut + 1:])
     loads = list(LOADS)
