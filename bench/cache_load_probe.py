@@ -43,6 +43,12 @@ def _wrap(cls):
     cls.load_overload = load_overload
 
 
+def _wrap_module(module):
+    for v in vars(module).values():
+        if isinstance(v, type):
+            _wrap(v)
+
+
 class _Finder(importlib.abc.MetaPathFinder):
     """Wraps the ``Cache`` classes of any module named ``*.caching`` as it is imported."""
 
@@ -60,9 +66,7 @@ class _Finder(importlib.abc.MetaPathFinder):
 
         def run(module):
             exec_module(module)
-            for v in vars(module).values():
-                if isinstance(v, type) and hasattr(v, "load_overload"):
-                    _wrap(v)
+            _wrap_module(module)
         spec.loader.exec_module = run
         return spec
 
@@ -92,9 +96,7 @@ def main(argv=None):
     sys.meta_path.insert(0, _Finder())
     for mod in list(sys.modules.values()):          # already imported (rare)
         if getattr(mod, "__name__", "").endswith("caching"):
-            for v in vars(mod).values():
-                if isinstance(v, type) and hasattr(v, "load_overload"):
-                    _wrap(v)
+            _wrap_module(mod)
     from s2g._numba import skip_blas_probe
     skip_blas_probe()                               # as s2g/__main__.py's entry()
     from s2g.cli import main as s2g_main

@@ -17,6 +17,7 @@ tests tune for an Intel CPU with it and check for zmm).
 """
 import hashlib
 import os
+import sys
 import threading
 
 from .config import compile_time
@@ -211,7 +212,6 @@ class _NoBlasProbe:
     def find_spec(self, fullname, path=None, target=None):
         if fullname != "scipy.linalg":
             return None
-        import sys
         f = sys._getframe(1)
         while f is not None:
             if f.f_code.co_name == "_check_blas" and \
@@ -235,7 +235,6 @@ def skip_blas_probe() -> bool:
     use Numba's own loop. The ``s2g`` command calls this first thing (knob ``blas_probe``
     on: the probes run as in any Numba program); the library leaves a user's process
     alone. Returns True when the probes will be skipped."""
-    import sys
     from .config import compile_time
     if compile_time("blas_probe") or all(m in sys.modules for m in _BLAS_PROBES):
         return False
