@@ -16,7 +16,9 @@
 # TESTS_LAST=1: after the runs instead (the kernels they compiled are then in the cache).
 # LOADS=1: after a graph's runs, one more warm run under bench.cache_load_probe and
 # `python -X importtime` (OUT/<graph>_loads.txt: every Numba cache load of the run, its
-# thread and wall, and the 30 dearest imports). NO_DC=1: no OUT/dc.tgz (it can be too large
+# thread and wall, and the 30 dearest imports). DRIVER_PROBE=1: first, bench.driver_launch_probe
+# (a kernel's first result through the driver API against numba.cuda, alone and beside 0.6 s
+# of main-thread Python, three rounds; OUT/driver_probe.txt). NO_DC=1: no OUT/dc.tgz (it can be too large
 # to come back).
 # Writes OUT/probe.txt, OUT/<graph>_summary.md, OUT/MHC_prof.{txt,json.gz}.
 set -uo pipefail
@@ -33,6 +35,13 @@ gpu_tests() {
   tail -8 /tmp/gpu_tests.txt | tee "$out/gpu_tests.txt"
 }
 [ -z "${TESTS_LAST:-}" ] && gpu_tests
+if [ -n "${DRIVER_PROBE:-}" ]; then
+  { timeout 300 python3 -m bench.driver_launch_probe dump /tmp/dlp &&
+    for rep in 1 2 3; do for busy in 0 0.6; do for way in driver numba; do
+      timeout 60 python3 -m bench.driver_launch_probe time /tmp/dlp --way $way --busy $busy
+    done; done; done; } > "$out/driver_probe.txt" 2>&1
+  grep "first result\|^# way\|error" "$out/driver_probe.txt" | head -40
+fi
 [ -z "${NO_PROBE:-}" ] && timeout 120 python3 -m bench.thread_probe 300 2>&1 | tee "$out/probe.txt"
 D="X=1"
 P="S2G_CONFIG=gpu_pack_uploads=1"
