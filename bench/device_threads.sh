@@ -37,7 +37,7 @@ gpu_tests() {
 [ -z "${TESTS_LAST:-}" ] && gpu_tests
 if [ -n "${DRIVER_PROBE:-}" ]; then
   { timeout 300 python3 -m bench.driver_launch_probe dump /tmp/dlp &&
-    for rep in 1 2 3; do for busy in 0 0.6; do for way in driver numba; do
+    for rep in 1 2 3; do for busy in 0 0.6; do for way in driver lean numba; do
       timeout 60 python3 -m bench.driver_launch_probe time /tmp/dlp --way $way --busy $busy
     done; done; done; } > "$out/driver_probe.txt" 2>&1
   grep "first result\|^# way\|error" "$out/driver_probe.txt" | head -40

@@ -8,7 +8,7 @@ measures that in a fresh process, both ways, on one real s2g kernel (the seeding
 ``widen_body``, int32 -> int64, two array arguments in Numba's kernel ABI):
 
     python -m bench.driver_launch_probe dump DIR         # numba: compile/load, write the cubin
-    python -m bench.driver_launch_probe time DIR --way driver|numba [--busy S] [--n N]
+    python -m bench.driver_launch_probe time DIR --way driver|lean|numba [--busy S] [--n N]
 
 ``dump`` writes DIR/widen.cubin and DIR/widen.json (the entry's mangled name). ``time``
 starts a thread that brings CUDA up and runs the kernel once on ``--n`` values (checked
@@ -16,7 +16,8 @@ against numpy), printing each step's seconds from the probe's start; ``--busy S`
 thread meanwhile holds the GIL for S seconds in pure Python (what s2g align's reader, graph
 load and plan do then), in 1 ms slices, as a thread of the real run would. Both ways have numba
 and numpy imported before the clock starts (as s2g align has); the driver way never imports
-numba.cuda.
+numba.cuda. ``--way lean``: the driver way through s2g's own module
+(s2g/variants/_driver.py), which the probe so also checks on the GPU.
 
 Numba's kernel ABI (numba-cuda 0.30, ``_Kernel._prepare_args``): each C-contiguous array is
 ``meminfo, parent`` (null pointers), ``nitems, itemsize`` (int64), ``data`` (pointer), then
@@ -109,6 +110,25 @@ def driver_way(d, n):
     mark(f"first result ({'equal' if (out == src).all() else 'WRONG'})")
 
 
+def lean_way(d, n):
+    """The same through s2g's lean launch core (s2g/variants/_driver.py)."""
+    from s2g.variants import _driver
+    _driver.ensure()
+    mark("context current (s2g.variants._driver)")
+    with open(os.path.join(d, "widen.cubin"), "rb") as fh:
+        image = fh.read()
+    meta = json.load(open(os.path.join(d, "widen.json")))
+    kern = _driver.Kernel(image, meta["entry"], [["a", 1], ["a", 1]])
+    mark("module loaded")
+    src = np.arange(n, dtype=np.int32) * 3 - 7
+    d_src, d_dst = _driver.to_device(src), _driver.device_array(n, np.int64)
+    block = int(meta["block"])
+    kern[min(-(-n // block), 4096), block](d_src, d_dst)
+    out = d_dst.copy_to_host()
+    mark(f"first result ({'equal' if (out == src).all() else 'WRONG'}; "
+         f"{kern.get_regs_per_thread()} registers, {_driver.device_name()})")
+
+
 def numba_way(n):
     from numba import cuda
     mark("numba.cuda imported")
@@ -141,7 +161,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("what", choices=("dump", "time"))
     ap.add_argument("dir")
-    ap.add_argument("--way", choices=("driver", "numba"), default="driver")
+    ap.add_argument("--way", choices=("driver", "lean", "numba"), default="driver")
     ap.add_argument("--busy", type=float, default=0.0)
     ap.add_argument("--n", type=int, default=1 << 20)
     a = ap.parse_args(argv)
@@ -152,7 +172,10 @@ def main(argv=None):
 
     def run():
         try:
-            driver_way(a.dir, a.n) if a.way == "driver" else numba_way(a.n)
+            if a.way == "numba":
+                numba_way(a.n)
+            else:
+                (driver_way if a.way == "driver" else lean_way)(a.dir, a.n)
         except Exception as exc:              # noqa: BLE001 - said below
             errors.append(exc)
     th = threading.Thread(target=run, name="cuda")
