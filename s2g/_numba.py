@@ -58,6 +58,10 @@ PREFER_512 = prefer_512()
 
 #: the file in the package's ``__pycache__`` that records the sources its caches are of
 STAMP = "s2g-sources.stamp"
+#: this process's :func:`source_stamp` of the package (taken at import by
+#: :func:`drop_stale_caches`; None with the disk cache off): the lean path's cubin store
+#: keys on it (s2g/variants/_lean.py)
+SOURCES = None
 
 
 def source_stamp(root: str) -> str:
@@ -84,8 +88,9 @@ def drop_stale_caches(root: str = os.path.dirname(os.path.abspath(__file__))) ->
     cached kernel there (``*.nbi``, ``*.nbc``) is deleted first and compiled again on use.
     Returns the files deleted; never fails an import (a read-only install keeps Numba's
     own per-file check: reinstalling rewrites every file)."""
+    global SOURCES
     try:
-        stamp = source_stamp(root)
+        stamp = SOURCES = source_stamp(root)
         path = os.path.join(root, "__pycache__", STAMP)
         try:
             with open(path) as fh:

@@ -286,6 +286,10 @@ def _dispatchers(task):
     each of its stages spends its compile time in (the entry points of the stage)."""
     k = task["kind"]
     if k == "fast_kernel":
+        from .variants import _lean
+        if _lean.active():              # its stored cubin or none (no numba.cuda here)
+            from .variants.fast import kernel
+            return [] if kernel.stored(*fast_args(task["key"])) else [_Cold()]
         from numba import cuda
 
         from .variants import fast
@@ -381,8 +385,15 @@ def _dispatchers(task):
     raise ValueError(f"unknown warm-up task {task!r}")
 
 
+class _Cold:
+    """A dispatcher stand-in whose cache holds nothing (a lean kernel not yet stored)."""
+    _cache = None
+
+
 def _has_entry(disp) -> bool:
     """Whether ``disp``'s disk cache holds a fresh entry (any signature)."""
+    if isinstance(disp, _Cold):
+        return False
     cache = getattr(disp, "_cache", None)
     cf = getattr(cache, "_cache_file", None)
     if cf is None:                   # caching off (NullCache): nothing to warm

@@ -35,7 +35,9 @@ def test_param_layout_is_the_ptx_entrys(name):
         nvvm.NVVM()
     except Exception as exc:  # pragma: no cover - depends on the install (as test_ptx.py)
         pytest.skip(f"NVVM unavailable ({type(exc).__name__}: {exc})")
+    from s2g.seeded import chains_gpu
     from s2g.trace import warp_walk
+    chains_gpu.compile_module()         # (device functions made, as its kernels' build does)
     warp_walk.cuda = cuda               # (its bodies name the module it imports lazily)
     (fn, sig), = [(f, s) for n, f, s in _kernels() if n == name]
     ptx, _ = cuda.compile_ptx(fn, sig, cc=(9, 0))

@@ -494,6 +494,7 @@ def test_seed_kernels_compile_to_sm90_without_fused_multiply_adds():
     multiply-add would change scores' last bits against the CPU's)."""
     cuda = pytest.importorskip("numba.cuda", reason="numba-cuda is not installed")
     from s2g.seeded import chains_gpu
+    chains_gpu.compile_module()          # (its device functions, as its kernels' build does)
     ptx = {}
     for name, fn, sig in (("count", chains_gpu.count_body, chains_gpu.COUNT_SIGNATURE),
                           ("chain", chains_gpu.chain_body, chains_gpu.CHAIN_SIGNATURE),

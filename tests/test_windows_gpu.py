@@ -40,6 +40,7 @@ def test_window_search_kernel_compiles_to_sm90():
     cuda = pytest.importorskip("numba.cuda", reason="numba-cuda is not installed")
     from s2g.seeded import windows_gpu
     try:
+        windows_gpu.compile_module()
         ptx = cuda.compile_ptx(windows_gpu.search_body, windows_gpu.SEARCH_SIGNATURE,
                                cc=(9, 0))[0]
     except Exception as exc:  # no NVVM: the toolchain is a test dependency (pyproject)

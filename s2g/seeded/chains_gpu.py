@@ -37,11 +37,15 @@ import threading
 
 import numba
 import numpy as np
-from numba import cuda
 
 from .._numba import loaded
-from ..variants import _devpool
+from ..variants import _devpool, _lean
+from ..variants._lean import device
 from .chains import CHAIN_LOOKBACK
+
+#: numba.cuda, once this module's kernels are compiled (:func:`s2g.variants._lean.compile_module`:
+#: the lean path launches their stored cubins and never imports it)
+cuda = None
 
 #: threads a block
 BLOCK = 128
@@ -55,7 +59,7 @@ MAX_BATCH_ANCHORS = 1 << 27
 POS_BITS = 24
 
 
-@cuda.jit(device=True, inline=True)
+@device
 def _hash64(key, mask):
     key = (~key + (key << numba.uint64(21))) & mask
     key = key ^ (key >> numba.uint64(24))
@@ -67,7 +71,7 @@ def _hash64(key, mask):
     return key
 
 
-@cuda.jit(device=True, inline=True)
+@device
 def _lookup(keys, starts, shift, h):
     """:func:`s2g.index.lookup`: the entries ``[lo, hi)`` whose hash is ``h`` (a binary
     search of its bucket where the CPU scans small ones: the same first entry)."""
@@ -87,7 +91,7 @@ def _lookup(keys, starts, shift, h):
     return x, z
 
 
-@cuda.jit(device=True, inline=True)
+@device
 def _syncmer_step(b, i, x, ln, ring, k, s, kmask, smask):
     """The rolling k-mer ``x`` (``ln`` bases since the last N) advanced by base ``b`` at
     read position ``i``, the s-mer hash ring updated: (x, ln, whether the k-mer ending at
@@ -138,7 +142,7 @@ def count_body(codes, offs, keys, starts, shift, k, s, max_occ, n_anc, skipped, 
     skipped[r] = sk
 
 
-@cuda.jit(device=True, inline=True)
+@device
 def _merge_keys(src, dst, n):
     """Bottom-up merge sort of ``src[:n]`` (int64), ``dst`` scratch; True when the
     sorted keys ended in ``dst``."""
@@ -165,7 +169,7 @@ def _merge_keys(src, dst, n):
     return flip
 
 
-@cuda.jit(device=True, inline=True)
+@device
 def _order_by_score(f, a, b, n):
     """Indices ``0 .. n-1`` by descending ``f``, ties ascending (a stable merge sort of
     ``-f``), into ``a`` or ``b`` (scratch); True when they ended in ``b``."""
@@ -194,7 +198,7 @@ def _order_by_score(f, a, b, n):
     return flip
 
 
-@cuda.jit(device=True, inline=True)
+@device
 def _chain(ac, aq, f, pred, n, k, max_skip, max_ins, half_log2, lin):
     """:func:`s2g.seeded.chains.chain` (the penalty from the tables)."""
     fk = numba.float64(k)
@@ -237,7 +241,7 @@ def _chain(ac, aq, f, pred, n, k, max_skip, max_ins, half_log2, lin):
         pred[i] = bp
 
 
-@cuda.jit(device=True, inline=True)
+@device
 def _take(f, pred, ac, aq, order, used, n, thr, max_chains, jump, fk, out):
     """:func:`s2g.seeded.chains.take_chains` without waypoints."""
     for i in range(n):
@@ -359,7 +363,7 @@ HEAVY = 64
 _NEG = -1e300
 
 
-@cuda.jit(device=True, inline=True)
+@device
 def _rank_pass(src, dst, n, w, t, by_f, f):
     """One pass of a merge sort by ranks: runs of ``w`` merged pairwise into runs of ``2w``,
     each of this thread's elements (``t``, ``t + WARP``, ...) put at its rank (its index in
@@ -578,15 +582,24 @@ _KERNELS_LOCK = threading.Lock()
 
 
 def kernels():
-    """(count, chain, heavy) kernels, compiled once (disk cache; ``widen`` beside them)."""
+    """(count, chain, heavy) kernels, compiled once (disk cache; ``widen`` beside them);
+    on the lean path their stored cubins (:func:`s2g.variants._lean.kernel`)."""
     with _KERNELS_LOCK:
         if not _KERNELS:
             for name, sig, body in (("count", COUNT_SIGNATURE, count_body),
                                     ("chain", CHAIN_SIGNATURE, chain_body),
                                     ("heavy", HEAVY_SIGNATURE, heavy_body),
                                     ("widen", WIDEN_SIGNATURE, widen_body)):
-                _KERNELS[name] = loaded(cuda.jit(sig, cache=True)(body))
+                _KERNELS[name] = _lean.kernel(
+                    f"chains_gpu.{name}",
+                    lambda sig=sig, body=body: loaded(compile_module()(sig, cache=True)(body)))
     return _KERNELS["count"], _KERNELS["chain"], _KERNELS["heavy"]
+
+
+def compile_module():
+    """``cuda.jit``, this module's device functions made (:func:`s2g.variants._lean.compile_module`;
+    tests compile its kernels to PTX after it)."""
+    return _lean.compile_module(globals())
 
 
 def preload(index=None):
@@ -647,15 +660,16 @@ def device_int64(a):
     (:func:`widen_body`): half the bytes over PCIe and no host copy (a 1 Gbp graph's
     columns and bucket starts, 465 M + 268 M entries: widening them on the host took
     1.9 s and uploading them 1.4 s of the first batch, H100 host, py-spy)."""
+    gpu = _lean.api()
     a = np.ascontiguousarray(a)
     if a.dtype != np.int32:
-        return cuda.to_device(np.ascontiguousarray(a, np.int64))
-    out = cuda.device_array(len(a), np.int64)
+        return gpu.to_device(np.ascontiguousarray(a, np.int64))
+    out = gpu.device_array(len(a), np.int64)
     if len(a):
-        src = cuda.to_device(a)
+        src = gpu.to_device(a)
         kernels()
         _KERNELS["widen"][min(-(-len(a) // BLOCK), 4096), BLOCK](src, out)
-        cuda.synchronize()                  # done before src is freed and out is used
+        gpu.synchronize()                   # done before src is freed and out is used
     return out
 
 
@@ -666,7 +680,7 @@ class DeviceIndex:
     def __init__(self, index):
         starts, shift = index.buckets
         self.k, self.s, self.shift = int(index.k), int(index.s), int(shift)
-        self.keys = cuda.to_device(np.ascontiguousarray(index.keys, np.uint64))
+        self.keys = _lean.api().to_device(np.ascontiguousarray(index.keys, np.uint64))
         self.cols = device_int64(index.cols)
         self.starts = device_int64(starts)
         _devpool.shared(self.keys, self.cols, self.starts)    # seeding threads share it
@@ -677,7 +691,8 @@ class DeviceIndex:
         if max_skip > s0 or max_ins > i0:
             s0, i0 = max(max_skip, s0), max(max_ins, i0)
             h, li = penalty_tables(self.k, s0, i0)
-            half, lin = _devpool.shared(cuda.to_device(h), cuda.to_device(li))
+            gpu = _lean.api()
+            half, lin = _devpool.shared(gpu.to_device(h), gpu.to_device(li))
             self._tables = (s0, i0, half, lin)
         return half, lin
 

@@ -31,11 +31,15 @@ import time
 
 import numba
 import numpy as np
-from numba import cuda
 
 from .._numba import loaded
 from ..counters import Counters
-from ..variants import _devpool
+from ..variants import _devpool, _lean
+from ..variants._lean import device
+
+#: numba.cuda, once this module's kernels are compiled (:func:`s2g.variants._lean.compile_module`:
+#: the lean path launches their stored cubins and never imports it)
+cuda = None
 
 #: threads a block
 BLOCK = 128
@@ -51,7 +55,7 @@ _BIG = np.int32(2**31 - 1)            # a node reached, not (yet) entered
 _LOW = np.int64(0xFFFFFFFF)
 
 
-@cuda.jit(device=True, inline=True)
+@device
 def _node_of(node_start, n_nodes, c):
     """The last node v with ``node_start[v] <= c`` (searchsorted right, minus one)."""
     lo = numba.int32(0)
@@ -65,7 +69,7 @@ def _node_of(node_start, n_nodes, c):
     return lo
 
 
-@cuda.jit(device=True, inline=True)
+@device
 def _push(h, n, key):
     i = n
     while i > 0:
@@ -78,7 +82,7 @@ def _push(h, n, key):
     return n + 1
 
 
-@cuda.jit(device=True, inline=True)
+@device
 def _pop(h, n):
     top = h[0]
     n -= 1
@@ -99,7 +103,7 @@ def _pop(h, n):
     return top, n
 
 
-@cuda.jit(device=True, inline=True)
+@device
 def _find(bn, a, b, w):
     """The slot of node ``w`` among ``bn[a:b]``, or ``b``."""
     z = a
@@ -110,7 +114,7 @@ def _find(bn, a, b, w):
     return b
 
 
-@cuda.jit(device=True, inline=True)
+@device
 def _walk_d(c0, c1, budget, node_start, n_nodes, ptr, idx, wv, wsd, heap, t_cap):
     """:func:`s2g.seeded.search._walk_dist`: bases of the shortest walk from column c0 to
     c1 within ``budget``, -1 when none, -2 when the search needs more than ``t_cap``
@@ -160,7 +164,7 @@ def _walk_d(c0, c1, budget, node_start, n_nodes, ptr, idx, wv, wsd, heap, t_cap)
     return numba.int64(-1)
 
 
-@cuda.jit(device=True, inline=True)
+@device
 def _reach_d(c, dist, node_start, n_nodes, ptr, idx, forward, bn, bl, bh, sd, heap, nb,
              caps):
     """:func:`s2g.seeded.search._reach` into the chain's piece slots from ``nb``: returns
@@ -234,7 +238,7 @@ def _reach_d(c, dist, node_start, n_nodes, ptr, idx, forward, bn, bl, bh, sd, he
     return nb
 
 
-@cuda.jit(device=True, inline=True)
+@device
 def _merged(bn, bl, bh, od, nb, on, ol, oh, at, write):
     """The pieces ``od[:nb]`` (sorted by node, lo) with a node's overlapping or touching
     intervals merged, written from ``at`` when ``write``; returns their count."""
@@ -364,8 +368,14 @@ def kernel():
     """The search kernel, compiled once (disk cache)."""
     with _LOCK:
         if not _KERNEL:
-            _KERNEL.append(loaded(cuda.jit(SEARCH_SIGNATURE, cache=True)(search_body)))
+            _KERNEL.append(_lean.kernel("windows_gpu.search", lambda: loaded(
+                compile_module()(SEARCH_SIGNATURE, cache=True)(search_body))))
     return _KERNEL[0]
+
+
+def compile_module():
+    """``cuda.jit``, this module's device functions made (tests compile to PTX after it)."""
+    return _lean.compile_module(globals())
 
 
 def device_graph(graph):
@@ -377,7 +387,7 @@ def device_graph(graph):
             from ..graph_core import successors
             sp, si = successors(graph)
             arrs = (graph.node_start, graph.pred_ptr, graph.pred_idx, sp, si)
-            got = _devpool.shared(*(cuda.to_device(np.ascontiguousarray(a, np.int32))
+            got = _devpool.shared(*(_lean.api().to_device(np.ascontiguousarray(a, np.int32))
                                     for a in arrs))
             graph.__dict__["_s2g_dgraph"] = got
     return got

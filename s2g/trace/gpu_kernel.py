@@ -183,12 +183,13 @@ def get_kernel():
 
 
 def _compile():
-    _cuda()
     from numba import config
     if config.ENABLE_CUDASIM:
-        return cuda.jit(_tb_body)
+        return _cuda().jit(_tb_body)
     opts = {} if settings().no_cache else {"cache": True}
-    return loaded(cuda.jit(kernel_signature(), **opts)(_tb_body))
+    from ..variants import _lean
+    return _lean.kernel(f"gpu_kernel.tb.{bool(opts)}", lambda: loaded(
+        _cuda().jit(kernel_signature(), **opts)(_tb_body)))
 
 
 def compile_ptx(cc=(9, 0)):

@@ -19,10 +19,16 @@ from __future__ import annotations
 
 import threading
 
-from numba import cuda, types
+from numba import types
 
 from .._numba import loaded
+from ..variants import _lean
+from ..variants._lean import device
 from .common import OP_EQ, OP_I, OP_X, ST_OK
+
+#: numba.cuda, once this module's kernels are compiled (:func:`s2g.variants._lean.compile_module`:
+#: the lean path launches their stored cubins and never imports it)
+cuda = None
 
 #: threads a block
 BLOCK = 128
@@ -31,7 +37,7 @@ BLOCK = 128
 META = 9
 
 
-@cuda.jit(device=True, inline=True)
+@device
 def _node_of(ns, j):
     """The node whose columns hold column ``j`` (``np.searchsorted(ns, j, "right") - 1``)."""
     lo = 0
@@ -165,18 +171,23 @@ def kernels():
         if not _KERNELS:
             from numba import config
             if config.ENABLE_CUDASIM:
-                _KERNELS.extend([cuda.jit(summary_body), cuda.jit(pack_body)])
+                jit = _lean.compile_module(globals())
+                _KERNELS.extend([jit(summary_body), jit(pack_body)])
             else:
                 from ..config import settings
                 opts = {} if settings().no_cache else {"cache": True}
                 s_sig, p_sig = signatures()
-                _KERNELS.extend([loaded(cuda.jit(s_sig, **opts)(summary_body)),
-                                 loaded(cuda.jit(p_sig, **opts)(pack_body))])
+                for name, sig, body in (("summary", s_sig, summary_body),
+                                        ("pack", p_sig, pack_body)):
+                    _KERNELS.append(_lean.kernel(
+                        f"gpu_summary.{name}.{bool(opts)}", lambda sig=sig, body=body: loaded(
+                            _lean.compile_module(globals())(sig, **opts)(body))))
     return tuple(_KERNELS)
 
 
 def compile_ptx(cc=(9, 0)):
     """PTX of (summary, pack) (tests; no GPU needed)."""
+    _lean.compile_module(globals())
     s_sig, p_sig = signatures()
     return (cuda.compile_ptx(summary_body, s_sig, cc=cc)[0],
             cuda.compile_ptx(pack_body, p_sig, cc=cc)[0])

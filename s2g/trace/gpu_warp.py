@@ -24,7 +24,7 @@ from ..config import settings
 from ..counters import Counters
 from ..dp import LOCAL, SEMIGLOBAL
 from ..errors import S2GError
-from ..variants import _devpool
+from ..variants import _devpool, _lean
 from .common import ST_MISMATCH, ST_OK, raise_status
 from .gpu_program import summarize_all
 from .gpu_walk import cum
@@ -126,13 +126,12 @@ def _launch(dp, tab, n_slots, csr, d_codes, scoring, prmt, mode, units, reads, t
     column, columns, end row, end column, score, end node, first merge-list offset, merge
     entries, walk bound L, read offset: arrays, a window each); ``prmt``: the tables'
     substitution form (:func:`~s2g.variants.fast.geometry.prmt_scores`)."""
-    from numba import cuda
-
     from ..variants.fast.constants import ST_NOT_RUN
     from ..variants.fast.kernel import get_kernel, sim
     from ..variants.fast.tables import kernel_constants
     from ..variants.fast.windows import launch_shape
     from . import warp_walk
+    cuda = _lean.api()
     t0 = time.perf_counter()
     rws, cb, nc, ei, ej, sc, v_end, mp0, nm, L, roff = units
     n = len(rws)

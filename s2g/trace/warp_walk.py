@@ -149,15 +149,23 @@ def kernel():
     with _LOCK:
         if not _KERNEL:
             from numba import config
-            from numba import cuda as _c
-            cuda = _c
             if config.ENABLE_CUDASIM:
+                from numba import cuda as _c
+                cuda = _c
                 _KERNEL.append(_c.jit(walk_body))
             else:
                 from ..config import settings
+                from ..variants import _lean
                 opts = {} if settings().no_cache else {"cache": True}
-                _KERNEL.append(loaded(_c.jit(signature(), **opts)(walk_body)))
+                _KERNEL.append(_lean.kernel(f"warp_walk.walk.{bool(opts)}", lambda: _build(opts)))
     return _KERNEL[0]
+
+
+def _build(opts):
+    global cuda
+    from numba import cuda as _c
+    cuda = _c
+    return loaded(_c.jit(signature(), **opts)(walk_body))
 
 
 def compile_ptx(cc=(9, 0)):

@@ -17,6 +17,7 @@ import weakref
 import numpy as np
 
 from ..config import settings
+from . import _lean
 
 _LOCAL = threading.local()
 _COUNT = threading.Lock()
@@ -44,7 +45,7 @@ def _sample_used():
     """PEAK["used"]: the most device memory in use (the whole GPU's: every pool, the
     graph's and index's arrays, the context, frees Numba has not yet made), sampled after
     each allocation of a pool's, where use rises."""
-    from numba import cuda
+    cuda = _lean.api()
     try:
         free, total = cuda.current_context().get_memory_info()
         used = int(total) - int(free)
@@ -70,7 +71,7 @@ def shared(*arrays):
     other threads use them from their own streams (``per_thread_streams``), which do not
     wait for this thread's copies. A context-wide synchronisation, once per upload of a
     graph's or an index's arrays. Returns ``arrays`` (one array: itself)."""
-    from numba import cuda
+    cuda = _lean.api()
     cuda.synchronize()
     return arrays[0] if len(arrays) == 1 else arrays
 
@@ -140,7 +141,7 @@ class DevicePool:
         for k in gone:
             _account("device", self._bufs.pop(k), None)
         self.trims += 1
-        from numba import cuda
+        cuda = _lean.api()
         with _FLUSH:                  # (Numba's pending frees are the context's, shared)
             try:
                 cuda.current_context().deallocations.clear()
@@ -149,7 +150,7 @@ class DevicePool:
 
     def empty(self, name: str, size: int, dtype):
         """A device array of ``size`` elements of ``dtype`` (contents undefined)."""
-        from numba import cuda
+        cuda = _lean.api()
         size = int(max(size, 1))
         dtype = np.dtype(dtype)
         buf = self._bufs.get(name)
@@ -184,7 +185,7 @@ class DevicePool:
         """A page-locked host array of ``size`` elements (``put`` uploads it by DMA, without
         the driver's staging copy), reused as :meth:`empty`'s buffers are: valid until
         this thread asks for ``name`` again."""
-        from numba import cuda
+        cuda = _lean.api()
         size = int(max(size, 1))
         dtype = np.dtype(dtype)
         key = ("host", name)
@@ -284,7 +285,7 @@ def events(site: str, k: int):
     """``k`` CUDA events for the kernel timings of ``site``: made once a thread and site
     (knob ``gpu_reuse_events``; each call's must be read before the next call of the site
     in the thread), else new."""
-    from numba import cuda
+    cuda = _lean.api()
     if not settings().gpu_reuse_events:
         return [cuda.event() for _ in range(k)]
     got = getattr(_LOCAL, "events", None)
@@ -300,5 +301,5 @@ def sync_first():
     """Wait for this thread's stream (knob ``gpu_sync_first``) before a copy back that
     would wait for its kernels inside the driver's copy."""
     if settings().gpu_sync_first:
-        from numba import cuda
+        cuda = _lean.api()
         cuda.default_stream().synchronize()

@@ -22,6 +22,7 @@ says its bytes, which ``tests/test_driver.py`` checks against the PTX entry's pa
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 
 import numpy as np
@@ -74,6 +75,20 @@ def param_bytes(spec) -> list:
     return out
 
 
+#: CUDA per-thread default streams (s2g sets CUDA Python's variable for numba.cuda, knob
+#: ``per_thread_streams``): the stream-ordered calls are then the driver's ``_ptds`` /
+#: ``_ptsz`` entry points, on which the null stream is the calling thread's own, as
+#: numba.cuda's are
+PTDS = os.environ.get("CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM", "0") == "1"
+_PT = {"cuMemcpyHtoD_v2": "_ptds", "cuMemcpyDtoH_v2": "_ptds", "cuLaunchKernel": "_ptsz",
+       "cuEventRecord": "_ptsz", "cuStreamSynchronize": "_ptsz"}
+
+
+def fn(name: str):
+    """The driver function ``name`` (its per-thread-stream form where :data:`PTDS`)."""
+    return getattr(lib(), name + (_PT.get(name, "") if PTDS else ""))
+
+
 _LIB = []
 _LOCK = threading.RLock()          # (ensure calls lib under it)
 _TLS = threading.local()
@@ -118,12 +133,19 @@ def ensure():
     return _TLS.ctx
 
 
+_ATTRS: dict = {}
+
+
 def device_attribute(name: str) -> int:
-    ensure()
-    v = ctypes.c_int()
-    check(lib().cuDeviceGetAttribute(ctypes.byref(v), DEV_ATTR[name], _CTX[1]),
-          f"cuDeviceGetAttribute({name})")
-    return int(v.value)
+    """A :data:`DEV_ATTR` attribute of the device (asked once)."""
+    got = _ATTRS.get(name)
+    if got is None:
+        ensure()
+        v = ctypes.c_int()
+        check(lib().cuDeviceGetAttribute(ctypes.byref(v), DEV_ATTR[name], _CTX[1]),
+              f"cuDeviceGetAttribute({name})")
+        got = _ATTRS[name] = int(v.value)
+    return got
 
 
 def device_name() -> str:
@@ -144,6 +166,42 @@ def memory_info():
 def synchronize():
     ensure()
     check(lib().cuCtxSynchronize(), "cuCtxSynchronize")
+
+
+def stream_synchronize(stream=0):
+    """Wait for ``stream`` (0: this thread's default stream)."""
+    ensure()
+    check(fn("cuStreamSynchronize")(_stream(stream)), "cuStreamSynchronize")
+
+
+class _Pinned:
+    """A cuMemHostAlloc'd (page-locked) block, freed when the last array on it goes."""
+
+    def __init__(self, nbytes: int):
+        ensure()
+        p = ctypes.c_void_p()
+        check(lib().cuMemHostAlloc(ctypes.byref(p), ctypes.c_size_t(max(int(nbytes), 1)), 0),
+              f"cuMemHostAlloc({nbytes} bytes)")
+        self.ptr = p.value
+
+    def __del__(self):
+        try:
+            if _LIB and self.ptr:
+                ensure()
+                lib().cuMemFreeHost(ctypes.c_void_p(self.ptr))
+        except Exception:                   # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+def pinned_array(shape, dtype=np.float64) -> np.ndarray:
+    """A page-locked host array (numpy, over driver memory that lives as long as it)."""
+    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    mem = _Pinned(n)
+    raw = (ctypes.c_uint8 * max(n, 1)).from_address(mem.ptr)
+    raw._s2g_mem = mem                      # (the buffer keeps the block alive)
+    return np.frombuffer(raw, np.uint8, n).view(dtype).reshape(shape)
 
 
 class _Memory:
@@ -232,6 +290,12 @@ class DArray:
             raise ValueError(f"cannot reshape {self.size} elements to {shape}")
         return DArray(self.ptr, shape, self.dtype, self._mem)
 
+    @property
+    def __cuda_array_interface__(self):
+        """(Numba's kernels, where an unconverted one takes a lean array, see it as theirs.)"""
+        return {"shape": self.shape, "strides": None, "data": (self.ptr, False),
+                "typestr": self.dtype.str, "version": 3, "stream": None}
+
     def copy_to_host(self, ary=None, stream=0):
         """The array's contents in ``ary`` (a C-contiguous host array of its bytes) or a
         new one; synchronous (as Numba's on the default stream)."""
@@ -240,7 +304,7 @@ class DArray:
         if out.nbytes != self.nbytes or not out.flags.c_contiguous:
             raise ValueError("copy_to_host: a C-contiguous array of the same bytes")
         if self.nbytes:
-            check(lib().cuMemcpyDtoH_v2(ctypes.c_void_p(out.ctypes.data),
+            check(fn("cuMemcpyDtoH_v2")(ctypes.c_void_p(out.ctypes.data),
                                         ctypes.c_uint64(self.ptr), ctypes.c_size_t(self.nbytes)),
                   "cuMemcpyDtoH")
         return out
@@ -252,7 +316,7 @@ class DArray:
         if host.nbytes != self.nbytes:
             raise ValueError("copy_to_device: a host array of the same bytes")
         if self.nbytes:
-            check(lib().cuMemcpyHtoD_v2(ctypes.c_uint64(self.ptr),
+            check(fn("cuMemcpyHtoD_v2")(ctypes.c_uint64(self.ptr),
                                         ctypes.c_void_p(host.ctypes.data),
                                         ctypes.c_size_t(self.nbytes)), "cuMemcpyHtoD")
 
@@ -284,7 +348,7 @@ class Event:
         self.handle = h
 
     def record(self, stream=0):
-        check(lib().cuEventRecord(self.handle, _stream(stream)), "cuEventRecord")
+        check(fn("cuEventRecord")(self.handle, _stream(stream)), "cuEventRecord")
 
     def synchronize(self):
         check(lib().cuEventSynchronize(self.handle), "cuEventSynchronize")
@@ -322,6 +386,7 @@ class Kernel:
               f"cuModuleGetFunction({entry})")
         self.module, self.function = mod, fn
         self._dyn = 48 * 1024
+        self._dyn_lock = threading.Lock()
 
     def attribute(self, name: str) -> int:
         v = ctypes.c_int()
@@ -353,8 +418,10 @@ class Kernel:
                 for s in reversed(shape):
                     strides.append(step)
                     step *= s
+                ptr = a.ptr if isinstance(a, DArray) else \
+                    a.__cuda_array_interface__["data"][0]      # (a Numba device array)
                 vals += [ctypes.c_void_p(0), ctypes.c_void_p(0), ctypes.c_int64(n),
-                         ctypes.c_int64(item), ctypes.c_void_p(int(a.ptr))]
+                         ctypes.c_int64(item), ctypes.c_void_p(int(ptr))]
                 vals += [ctypes.c_int64(s) for s in shape]
                 vals += [ctypes.c_int64(s) for s in reversed(strides)]
             else:
@@ -367,12 +434,15 @@ class Kernel:
         grid, block = (grid + (1, 1))[:3], (block + (1, 1))[:3]
         ensure()
         shared = int(shared)
-        if shared > self._dyn:              # above 48 KB a block: an opt-in
-            check(lib().cuFuncSetAttribute(self.function, FUNC_ATTR["MAX_DYNAMIC_SHARED_SIZE_BYTES"],
-                                           shared), "cuFuncSetAttribute")
-            self._dyn = shared
+        if shared > self._dyn:              # above 48 KB a block: an opt-in, which only
+            with self._dyn_lock:            # rises (a thread's smaller one would fail
+                if shared > self._dyn:      # another's launch: codegen.allow_shared)
+                    check(lib().cuFuncSetAttribute(
+                        self.function, FUNC_ATTR["MAX_DYNAMIC_SHARED_SIZE_BYTES"], shared),
+                        "cuFuncSetAttribute")
+                    self._dyn = shared
         vals, params = self.marshal(args)
-        check(lib().cuLaunchKernel(self.function, *[ctypes.c_uint(int(g)) for g in grid],
+        check(fn("cuLaunchKernel")(self.function, *[ctypes.c_uint(int(g)) for g in grid],
                                    *[ctypes.c_uint(int(b)) for b in block],
                                    ctypes.c_uint(shared), _stream(stream), params, None),
               f"cuLaunchKernel({self.entry})")

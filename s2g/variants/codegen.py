@@ -92,7 +92,11 @@ def allow_shared(kern, nbytes) -> bool:
     attribute belongs to the function, not to a launch, so a thread that set a smaller
     limit between another thread's call and its launch would make that launch fail with
     CUDA_ERROR_INVALID_VALUE (the likely cause when a window launch failed so on the 4Sim
-    graph, bench/results/nvidia-h100/seeded/s55/)."""
+    graph, bench/results/nvidia-h100/seeded/s55/). A lean kernel (``lean_cuda``) raises
+    its own at launch, likewise."""
+    from ._driver import Kernel
+    if isinstance(kern, Kernel):
+        return True
     with _SHARED_LOCK:
         key = id(kern)
         held = _SHARED.get(key)

@@ -155,6 +155,14 @@ def _probe():
     """:func:`cuda_available`'s answer, found: CUDA started where there is a GPU."""
     if _no_driver():
         return False, "no CUDA GPU or driver found"
+    from . import _lean
+    if _lean.active():                  # the lean path: the driver itself, no numba.cuda
+        try:
+            from . import _driver
+            _driver.ensure()
+            return True, _driver.device_name()
+        except Exception as exc:  # noqa: BLE001 - as below
+            return False, f"CUDA unavailable ({type(exc).__name__}: {exc})"
     try:
         from numba import cuda
         if not cuda.is_available():

@@ -19,7 +19,7 @@ from ...counters import Counters
 from ...errors import S2GError
 from ...result import BatchResult
 from ...scoring import NEG_INF, Mode, fits_int32
-from .. import _devpool
+from .. import _devpool, _lean
 from .constants import ST_NOT_RUN, ST_OK
 from .geometry import launch_shape, pair_fits, plan, prmt_scores, shared_slots
 from .kernel import get_kernel
@@ -46,7 +46,7 @@ def run_kernel(graph, codes, offsets, lengths, scoring, mode, G=None, K=None,
     ``on_launch``: called once the kernel is queued, before this thread waits for it (the
     aligner starts host work there that would otherwise follow the kernel).
     """
-    from numba import cuda
+    cuda = _lean.api()
     t_start = time.perf_counter()
     n = len(lengths)
     tab = graph_tables(graph, mode, scoring)

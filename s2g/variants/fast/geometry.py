@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from ...config import compile_time, settings
 from ...scoring import Mode
-from .. import _devpool
+from .. import _devpool, _lean
 from ..codegen import allow_shared
 from .constants import NEG_INF16, PIPE_MAX_GROUPS, WARP
 from .kernel import shared_exchange, sim
@@ -144,7 +144,7 @@ def choose_config(max_len: int, pair: bool = False, n_units=None, sms=None):
 
 
 def _resident_groups(G):
-    from numba import cuda
+    cuda = _lean.api()
     if sim():
         return 2 * (WARP // G)
     dev = cuda.get_current_device()
@@ -178,7 +178,7 @@ def shared_slots(kern, G, K, n_slots, block):
     elif sim():
         n_sh = min(n_slots, 1)                          # exercise both paths
     else:
-        from numba import cuda
+        cuda = _lean.api()
         dev = cuda.get_current_device()
         try:
             per_sm = int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
@@ -235,7 +235,7 @@ def plan(graph, reads_max_len, n_reads, G=None, K=None, pair=False, pipe=None):
     bench); ``n_reads``: the kernel's work units (read pairs for the pair kernel); P, SG:
     stages a block and groups a stage of the pipelined kernel (:func:`pipe_groups`; 0:
     not pipelined)."""
-    from numba import cuda
+    cuda = _lean.api()
     if G is None:
         G, K = choose_config(reads_max_len, pair, n_reads, None if sim() else sm_count())
     npass = -(-reads_max_len // (G * K))
@@ -305,5 +305,5 @@ def launch_shape(graph, max_len, pair, n_units, G=None, K=None, ranges=None):
 
 def sm_count() -> int:
     """The GPU's streaming multiprocessors."""
-    from numba import cuda
+    cuda = _lean.api()
     return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)

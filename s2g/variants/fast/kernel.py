@@ -24,6 +24,7 @@ import threading
 
 from ..._numba import loaded
 from ...config import compile_time
+from .. import _lean
 from ..codegen import load_source
 from .constants import WARP
 from .render import module_text
@@ -91,12 +92,22 @@ def sim() -> bool:
     return bool(config.ENABLE_CUDASIM)
 
 
+def _key(G, K, mode, prmt_sub=True, pair=False, pipe=0, win=False, tb=False):
+    return (G, K, int(mode), shared_exchange(), MAX_REGISTERS, sim(), bool(prmt_sub),
+            bool(pair), int(pipe), bool(win), bool(tb))
+
+
+def stored(*args) -> bool:
+    """Whether the lean path's store holds the kernel of :func:`get_kernel`'s ``args``
+    (warm-up's probe on that path: it renders no source and imports no numba.cuda)."""
+    return _lean.load(f"fast.{_key(*args)}") is not None
+
+
 def get_kernel(G, K, mode, prmt_sub=True, pair=False, pipe=0, win=False, tb=False):
     """The compiled kernel; ``pipe``: groups a stage of the pipelined kernel (0: off);
     ``win``: the seeded-window form (:mod:`.windows`); ``tb``: its traceback form
     (:mod:`.render_tb`)."""
-    key = (G, K, int(mode), shared_exchange(), MAX_REGISTERS, sim(), bool(prmt_sub),
-           bool(pair), int(pipe), bool(win), bool(tb))
+    key = _key(G, K, mode, prmt_sub, pair, pipe, win, tb)
     with _KERNELS_LOCK:           # the stages' threads ask for kernels (s2g._numba.loaded)
         hit = _KERNELS.get(key)
         if hit is not None:
@@ -129,7 +140,12 @@ def compiled_source(G, K, mode, prmt_sub=True, pair=False, pipe=0, win=False, tb
 
 
 def _compile(key):
-    """The dispatcher of :func:`get_kernel`'s ``key``."""
+    """The dispatcher of :func:`get_kernel`'s ``key`` (on the lean path its stored cubin,
+    found without rendering the kernel's source, whose module imports numba.cuda)."""
+    return _lean.kernel(f"fast.{key}", lambda: _build(key))
+
+
+def _build(key):
     from numba import cuda
     G, K, mode, _, _, _, prmt_sub, pair, pipe, win, tb = key     # (exchange: this process's)
     fn, opts = compiled_source(G, K, mode, prmt_sub, pair, pipe, win, tb)

@@ -44,7 +44,7 @@ import numpy as np
 from ..._numba import NJIT
 from ...dp import GLOBAL
 from ...scoring import NEG_INF
-from .. import _devpool
+from .. import _devpool, _lean
 from .constants import (CI_BASE, CI_KEEP, CI_MERGE, CI_SINK, CI_SLOT_SHIFT, CI_VIRT, GRAPH_N,
                         PACKED_PREDS, SLOT_BITS, SLOT_MASK, pack16)
 
@@ -153,7 +153,7 @@ class GraphOnDevice:
     """Column tables of one (graph, mode, scoring) on the device, built once."""
 
     def __init__(self, graph, mode, scoring):
-        from numba import cuda
+        cuda = _lean.api()
         a, b, o, e = scoring.as_tuple()
         slot, n_slots = fast_slots(graph)
         ci, mw, mp, ms, r0 = column_tables(graph.base, graph.node_start, graph.pred_ptr,
@@ -172,7 +172,7 @@ class GraphOnDevice:
         """The kernel's per-column substitution words (:func:`column_sub`), on the device."""
         key = (bool(pair), bool(prmt_sub))
         if key not in self._sub:
-            from numba import cuda
+            cuda = _lean.api()
             self._sub[key] = _devpool.shared(cuda.to_device(column_sub(self._ci, self._sc, *key)))
         return self._sub[key]
 

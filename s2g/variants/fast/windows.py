@@ -28,7 +28,7 @@ from ..._numba import NJIT
 from ...config import settings
 from ...counters import Counters
 from ...scoring import NEG_INF
-from .. import _devpool
+from .. import _devpool, _lean
 from .constants import (CI_KEEP, CI_MERGE, CI_SINK, CI_SLOT_SHIFT, CI_VIRT, GRAPH_N,
                         PACKED_PREDS, SLOT_BITS, SLOT_MASK, ST_NOT_RUN, ST_OK, WARP)
 from .geometry import (BLOCK, K_CHOICES, LONG_G, MAX_K, SHORT_G, _resident_groups, prmt_scores,
@@ -153,7 +153,7 @@ def run(wgraph, piece_at, codes, offsets, t_read, t_lo, t_hi, scoring, mode):
     is one whole window's, ``[t_lo[w], t_hi[w])``, any read in it): (score, end_i, end_j,
     done) int64 arrays and a bool mask; windows of reads over :data:`MAX_ROWS` bases are
     not run (``done`` False, score NEG_INF)."""
-    from numba import cuda
+    cuda = _lean.api()
     t_start = time.perf_counter()
     n = len(t_read)
     score = np.full(n, NEG_INF, np.int64)

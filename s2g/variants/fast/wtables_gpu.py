@@ -17,14 +17,16 @@ import threading
 
 import numba
 import numpy as np
-from numba import cuda
 
 from ..._numba import loaded
-from .. import _devpool
+from .. import _devpool, _lean
 from .constants import (CI_KEEP, CI_MERGE, CI_SINK, CI_SLOT_SHIFT, CI_VIRT, GRAPH_N,
                         PACKED_PREDS, SLOT_BITS, SLOT_MASK)
 from .tables import window_node_parts
 
+#: numba.cuda, once this module's kernels are compiled (:func:`s2g.variants._lean.compile_module`:
+#: the lean path launches their stored cubins and never imports it)
+cuda = None
 #: threads a block of the table kernel (:func:`fill_body`)
 BLOCK = 256
 
@@ -111,8 +113,14 @@ _PARENT = {}
 def kernel():
     with _LOCK:
         if not _KERNEL:
-            _KERNEL.append(loaded(cuda.jit(SIGNATURE, cache=True)(fill_body)))
+            _KERNEL.append(_lean.kernel("wtables_gpu.fill", lambda: loaded(
+                compile_module()(SIGNATURE, cache=True)(fill_body))))
     return _KERNEL[0]
+
+
+def compile_module():
+    """``cuda.jit``, this module ready for Numba (tests compile to PTX after it)."""
+    return _lean.compile_module(globals())
 
 
 def parent_bases(base):
@@ -123,7 +131,7 @@ def parent_bases(base):
         hit = _PARENT.get(id(base))
         if hit is None or hit[0] is not base:
             _PARENT.clear()
-            hit = _PARENT[id(base)] = (base, _devpool.shared(cuda.to_device(base)))
+            hit = _PARENT[id(base)] = (base, _devpool.shared(_lean.api().to_device(base)))
         return hit[1]
 
 
