@@ -16,7 +16,9 @@
 # TESTS_LAST=1: after the runs instead (the kernels they compiled are then in the cache).
 # LOADS=1: after a graph's runs, one more warm run under bench.cache_load_probe and
 # `python -X importtime` (OUT/<graph>_loads.txt: every Numba cache load of the run, its
-# thread and wall, and the 30 dearest imports). DRIVER_PROBE=1: first, bench.driver_launch_probe
+# thread and wall, and the 30 dearest imports). FIRST_ENVS="W ...": runs before the
+# interleaved ones (their own medians; e.g. the lean path's first run, which stores the
+# cubins: FIRST_ENVS="S2G_CONFIG=lean_cuda=1+STORE=1"). DRIVER_PROBE=1: first, bench.driver_launch_probe
 # (a kernel's first result through the driver API against numba.cuda, alone and beside 0.6 s
 # of main-thread Python, three rounds; OUT/driver_probe.txt). NO_DC=1: no OUT/dc.tgz (it can be too large
 # to come back).
@@ -53,7 +55,8 @@ for pair in ${GRAPHS:-MHC:mhc100k Mbovis:Mbovis100k}; do
   rm -rf "/tmp/th/$g"
   prof=
   [ "$g" = MHC ] && [ -d .whlx ] && [ -z "${NO_PROF:-}" ] && prof=1
-  PROFILE=$prof CPU=0 REPEAT=10 ALIGN_TIMEOUT=${ALIGN_TIMEOUT:-120} ENVS="$CONFIGS $CONFIGS" \
+  PROFILE=$prof CPU=0 REPEAT=10 ALIGN_TIMEOUT=${ALIGN_TIMEOUT:-120} \
+    ENVS="${FIRST_ENVS:-} $CONFIGS $CONFIGS" \
     bash bench/device_align.sh "/tmp/th/$g" "/tmp/g/$g.gfa" ".devdata/bac2/$r.fq.gz" \
     > "/tmp/th_$g.out" 2>&1
   cp "/tmp/th/$g/summary.md" "$out/${g}_summary.md"

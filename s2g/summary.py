@@ -135,6 +135,11 @@ def _timings(args, aligner, st, dt, spent):
         print(f"s2g: GPU busy {busy[0]:.2f} s of the {stages} {busy[1]:.2f} s "
               f"({100 * busy[0] / max(busy[1], 1e-9):.0f}%; kernels timed with CUDA events)",
               file=sys.stderr)
+        from .variants import _lean
+        print("s2g: kernels launched through " + (
+            "the CUDA driver (lean_cuda; numba.cuda "
+            + ("imported: a kernel was compiled or stored)" if "numba.cuda" in sys.modules
+               else "not imported)") if _lean.active() else "numba.cuda"), file=sys.stderr)
     if aligner.prewarm is not None:      # first use on cold caches (s2g/warmup.py)
         print("s2g: " + aligner.prewarm.report(), file=sys.stderr)
     p = st.profiles.get("fast")
