@@ -1,0 +1,185 @@
+"""The lean launch path (knob ``lean_cuda``, s2g/variants/_lean.py): its cubin store, its
+module preparation, and on a GPU (``-m gpu``) a seeded run through it equal to the CPU's,
+the second without importing numba.cuda."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from s2g.variants import _lean
+
+HERE = Path(__file__).resolve().parent
+
+
+def _fake_dispatcher(entry="_Z3fooPi", image=b"\x7fELF fake cubin"):
+    import numba
+    lib = types.SimpleNamespace(get_cubin=lambda: image)
+    ov = types.SimpleNamespace(_codelibrary=lib, entry_name=entry,
+                               argument_types=(numba.int32[::1], numba.int64))
+    return types.SimpleNamespace(overloads={("sig",): ov})
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    from s2g import _numba
+    from s2g.variants import _driver
+    monkeypatch.setattr(_numba, "SOURCES", "stamp-a")
+    monkeypatch.setattr(_driver, "device_attribute", lambda name: {
+        "COMPUTE_CAPABILITY_MAJOR": 9, "COMPUTE_CAPABILITY_MINOR": 0}[name])
+    monkeypatch.setenv("S2G_CONFIG", f"cache_dir={tmp_path}")
+    return tmp_path
+
+
+def test_store_round_trip(store):
+    assert _lean.load("chains_gpu.count") is None
+    image, meta = _lean.save("chains_gpu.count", _fake_dispatcher())
+    assert meta == {"key": "chains_gpu.count", "entry": "_Z3fooPi", "bytes": len(image),
+                    "spec": [["a", 1], ["s", "i8"]]}
+    got = _lean.load("chains_gpu.count")
+    assert got == (image, meta)
+    assert _lean.load("chains_gpu.chain") is None        # another key: another file
+    files = sorted(p.name for p in Path(_lean.store_dir()).iterdir())
+    assert len(files) == 2 and files[0].endswith(".cubin") and files[1].endswith(".json")
+
+
+def test_store_refuses_a_damaged_or_foreign_entry(store):
+    _lean.save("k", _fake_dispatcher())
+    cubin = next(Path(_lean.store_dir()).glob("*.cubin"))
+    cubin.write_bytes(b"short")                          # truncated: its size disagrees
+    assert _lean.load("k") is None
+    _lean.save("k", _fake_dispatcher())
+    meta = next(Path(_lean.store_dir()).glob("*.json"))
+    doc = json.loads(meta.read_text())
+    doc["key"] = "other"                                  # a digest collision's entry
+    meta.write_text(json.dumps(doc))
+    assert _lean.load("k") is None
+
+
+def test_store_folder_follows_sources_versions_and_device(store, monkeypatch):
+    from s2g import _numba
+    from s2g.variants import _driver
+    a = _lean.version()
+    monkeypatch.setattr(_numba, "SOURCES", "stamp-b")            # an edit of s2g
+    b = _lean.version()
+    monkeypatch.setattr(_driver, "device_attribute", lambda name: 8)   # another GPU
+    c = _lean.version()
+    assert len({a, b, c}) == 3
+    monkeypatch.setattr(_numba, "SOURCES", None)                  # no disk cache
+    assert _lean.store_dir() is None and _lean.load("k") is None
+
+
+def test_store_ignores_a_dispatcher_of_several_signatures(store):
+    d = _fake_dispatcher()
+    d.overloads[("other",)] = d.overloads[("sig",)]
+    assert _lean.save("k", d) is None
+
+
+def test_off_path_is_numba(monkeypatch):
+    """Knob off (the default) or the simulator: numba.cuda and the factories' own
+    dispatchers."""
+    monkeypatch.setattr(_lean, "_STATE", [])
+    assert not _lean.active()
+    built = object()
+    assert _lean.kernel("any", lambda: built) is built
+    from numba import cuda
+    assert _lean.api() is cuda
+    monkeypatch.setattr(_lean, "_STATE", [])
+    monkeypatch.setenv("S2G_CONFIG", "lean_cuda=1")
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+    assert not _lean.active()
+
+
+def test_kernel_modules_import_without_numba_cuda():
+    """The GPU run's modules import without numba.cuda (its kernels' device functions are
+    made when they compile: _lean.compile_module)."""
+    code = ("import sys, importlib\n"
+            "from s2g.plan import GPU_RUN_MODULES\n"
+            "mods = GPU_RUN_MODULES + ('s2g.seeded.chains_gpu', 's2g.seeded.windows_gpu',"
+            " 's2g.variants.fast.wtables_gpu', 's2g.trace.gpu_summary', 's2g.seeded.copies',"
+            " 's2g.variants.fast.driver', 's2g.variants.registry', 's2g.variants._devpool')\n"
+            "for m in mods:\n"
+            "    importlib.import_module(m)\n"
+            "    assert 'numba.cuda' not in sys.modules, m\n"
+            "print('ok')\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=300, env={**os.environ, "S2G_CONFIG": "lean_cuda=1"})
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stdout + p.stderr
+
+
+def test_compile_module_makes_device_functions_once():
+    g = {"__name__": "m"}
+
+    def helper(x):
+        return x + 1
+    helper.__module__ = "m"
+    g["helper"] = _lean.device(helper)
+    g["plain"] = len
+    jit = _lean.compile_module(g)
+    from numba import cuda
+    assert jit is cuda.jit and g["cuda"] is cuda
+    assert g["helper"] is not helper and g["plain"] is len
+    first = g["helper"]
+    _lean.compile_module(g)
+    assert g["helper"] is first
+
+
+def digest(res) -> str:
+    """A seeded batch result's scores, end cells, MAPQ and tracebacks, hashed."""
+    h = hashlib.sha256()
+    for f in ("score", "end_i", "end_j", "mapq"):
+        h.update(np.ascontiguousarray(getattr(res, f)).tobytes())
+    h.update(repr(list(res.tracebacks)).encode())
+    return h.hexdigest()
+
+
+_CHILD = """
+import sys
+sys.path.insert(0, {here!r})
+import s2g
+from s2g.index import build_index
+from s2g.seeded import SeededAligner
+from s2g.scoring import Scoring
+from test_lean import digest
+g = s2g.load_graph({gfa!r})
+reads = s2g.read_reads({fq!r})
+gpu = SeededAligner(g, build_index(g), Scoring(), device="gpu")
+res = gpu.align_batch(reads)
+gpu.traceback(reads, res)
+print(digest(res), "numba.cuda" in sys.modules)
+"""
+
+
+@pytest.mark.gpu
+def test_lean_gpu_run_equals_the_cpu_and_skips_numba_cuda(tmp_path):
+    """On a GPU: a seeded run with ``lean_cuda`` (the first stores its cubins, the second
+    launches them) gives the CPU path's scores, end cells, MAPQ and tracebacks, and the
+    second never imports numba.cuda."""
+    import s2g
+    from s2g.index import build_index
+    from s2g.scoring import Scoring
+    from s2g.seeded import SeededAligner
+    from s2g.simulate import simulate
+    gfa, fq, _ = simulate(str(tmp_path / "s"), total_bases=200_000, n_reads=3000, seed=5)
+    g = s2g.load_graph(gfa)
+    reads = s2g.read_reads(fq)
+    cpu = SeededAligner(g, build_index(g), Scoring())
+    want = cpu.align_batch(reads)
+    cpu.traceback(reads, want)
+    env = {**os.environ, "S2G_CONFIG": "lean_cuda=1"}
+    runs = []
+    for _ in range(2):
+        p = subprocess.run([sys.executable, "-c", _CHILD.format(here=str(HERE), gfa=gfa,
+                                                                  fq=fq)],
+                           capture_output=True, text=True, timeout=900, env=env)
+        assert p.returncode == 0, p.stdout + p.stderr
+        runs.append(p.stdout.split())
+    assert runs[0][0] == digest(want) and runs[1][0] == digest(want)
+    assert runs[1][1] == "False", "the second lean run imported numba.cuda"
