@@ -15,7 +15,7 @@ from ..config import settings
 from ..counters import Counters
 from ..errors import S2GError
 from .common import ST_OK, raise_status
-from ..variants import _devpool, _lean
+from ..variants import _devpool
 from .gpu_kernel import BLOCK
 from .gpu_program import (PROG_COLUMN, PROG_NAMES, band_rows, fill, gather_codes,
                           summarize_all)
@@ -240,7 +240,6 @@ def chunk(ti, idx, sz, rows, L, win=None, long=False, prep=None, on_launch=None,
                                           poff, sz, oo, co, prog, win is not None, band,
                                           store, prune))
     else:
-        cuda = _lean.api()
         d_live = None
         small = [qoff, rows.astype(np.int32), score_c.astype(np.int32), coff, poff, hoff, soff,
                  doff, xoff, oo, co, np.full(n, -1, np.int32)]
