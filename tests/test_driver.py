@@ -79,6 +79,8 @@ def test_array_arguments_are_numbas_layout():
         k.marshal([a])
     with pytest.raises(TypeError, match="2 dimensions"):
         k.marshal([b, 1, b])
+    with pytest.raises(TypeError, match="host array"):
+        k.marshal([np.zeros((3, 5)), 1, b])
 
 
 def test_device_array_views():

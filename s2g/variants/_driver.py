@@ -405,8 +405,11 @@ class Kernel:
         if len(args) != len(self.spec):
             raise TypeError(f"{self.entry}: {len(self.spec)} arguments, {len(args)} given")
         vals = []
-        for (kind, x), a in zip(self.spec, args):
+        for i, ((kind, x), a) in enumerate(zip(self.spec, args)):
             if kind == "a":
+                if isinstance(a, np.ndarray):       # (Numba would copy it over and back)
+                    raise TypeError(f"{self.entry}: argument {i} is a host array; a lean "
+                                    "kernel takes device arrays")
                 shape = tuple(a.shape)
                 if len(shape) != x:
                     raise TypeError(f"{self.entry}: an array of {x} dimensions expected")
