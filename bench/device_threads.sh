@@ -18,7 +18,8 @@
 # `python -X importtime` (OUT/<graph>_loads.txt: every Numba cache load of the run, its
 # thread and wall, and the 30 dearest imports). FIRST_ENVS="W ...": runs before the
 # interleaved ones (their own medians; e.g. the lean path's first run, which stores the
-# cubins: FIRST_ENVS="S2G_CONFIG=lean_cuda=1+STORE=1"). DRIVER_PROBE=1: first, bench.driver_launch_probe
+# cubins: FIRST_ENVS="S2G_CONFIG=lean_cuda=1+STORE=1"). DRIVER_PROBE=1: after the runs (their kernels then
+# load from the cache), bench.driver_launch_probe
 # (a kernel's first result through the driver API against numba.cuda, alone and beside 0.6 s
 # of main-thread Python, three rounds; OUT/driver_probe.txt). NO_DC=1: no OUT/dc.tgz (it can be too large
 # to come back).
@@ -37,13 +38,6 @@ gpu_tests() {
   tail -8 /tmp/gpu_tests.txt | tee "$out/gpu_tests.txt"
 }
 [ -z "${TESTS_LAST:-}" ] && gpu_tests
-if [ -n "${DRIVER_PROBE:-}" ]; then
-  { timeout 300 python3 -m bench.driver_launch_probe dump /tmp/dlp &&
-    for rep in 1 2 3; do for busy in 0 0.6; do for way in driver lean numba; do
-      timeout 60 python3 -m bench.driver_launch_probe time /tmp/dlp --way $way --busy $busy
-    done; done; done; } > "$out/driver_probe.txt" 2>&1
-  grep "first result\|^# way\|error" "$out/driver_probe.txt" | head -40
-fi
 [ -z "${NO_PROBE:-}" ] && timeout 120 python3 -m bench.thread_probe 300 2>&1 | tee "$out/probe.txt"
 D="X=1"
 P="S2G_CONFIG=gpu_pack_uploads=1"
@@ -76,5 +70,12 @@ for pair in ${GRAPHS:-MHC:mhc100k Mbovis:Mbovis100k}; do
   grep -A3 "^| configuration" "$out/${g}_summary.md" | head -6
   grep -A6 "^| configuration" "$out/${g}_summary.md" | tail -3
 done
+if [ -n "${DRIVER_PROBE:-}" ]; then
+  { timeout 300 python3 -m bench.driver_launch_probe dump /tmp/dlp &&
+    for rep in 1 2 3; do for busy in 0 0.6; do for way in driver lean numba; do
+      timeout 60 python3 -m bench.driver_launch_probe time /tmp/dlp --way $way --busy $busy
+    done; done; done; } > "$out/driver_probe.txt" 2>&1
+  grep "first result\|^# way\|error" "$out/driver_probe.txt" | head -40
+fi
 [ -n "${TESTS_LAST:-}" ] && gpu_tests
 [ -z "${NO_DC:-}" ] && tar czf "$out/dc.tgz" -C /tmp/dc .    # Numba's cache (.devcache/)
