@@ -136,7 +136,8 @@ def numba_way(n):
     mark("context current")
     from s2g._numba import loaded
     from s2g.seeded import chains_gpu
-    kern = loaded(cuda.jit(chains_gpu.WIDEN_SIGNATURE, cache=True)(chains_gpu.widen_body))
+    jit = chains_gpu.compile_module()      # (its globals readied for Numba, as s2g does)
+    kern = loaded(jit(chains_gpu.WIDEN_SIGNATURE, cache=True)(chains_gpu.widen_body))
     mark("kernel loaded from Numba's cache")
     src = np.arange(n, dtype=np.int32) * 3 - 7
     d_src, d_dst = cuda.to_device(src), cuda.device_array(n, np.int64)
