@@ -34,7 +34,8 @@ def store(tmp_path, monkeypatch):
     monkeypatch.setattr(_numba, "SOURCES", "stamp-a")
     monkeypatch.setattr(_driver, "device_attribute", lambda name: {
         "COMPUTE_CAPABILITY_MAJOR": 9, "COMPUTE_CAPABILITY_MINOR": 0}[name])
-    monkeypatch.setenv("S2G_CONFIG", f"cache_dir={tmp_path}")
+    from s2g.variants import codegen
+    monkeypatch.setattr(codegen, "_cache_dir", lambda: str(tmp_path))
     return tmp_path
 
 
@@ -46,17 +47,19 @@ def test_store_round_trip(store):
     got = _lean.load("chains_gpu.count")
     assert got == (image, meta)
     assert _lean.load("chains_gpu.chain") is None        # another key: another file
+    assert _lean.store_dir().startswith(str(store))
     files = sorted(p.name for p in Path(_lean.store_dir()).iterdir())
     assert len(files) == 2 and files[0].endswith(".cubin") and files[1].endswith(".json")
 
 
 def test_store_refuses_a_damaged_or_foreign_entry(store):
     _lean.save("k", _fake_dispatcher())
-    cubin = next(Path(_lean.store_dir()).glob("*.cubin"))
+    cubin, meta = map(Path, _lean._paths("k"))
+    assert str(cubin).startswith(str(store))
     cubin.write_bytes(b"short")                          # truncated: its size disagrees
     assert _lean.load("k") is None
     _lean.save("k", _fake_dispatcher())
-    meta = next(Path(_lean.store_dir()).glob("*.json"))
+    assert _lean.load("k") is not None
     doc = json.loads(meta.read_text())
     doc["key"] = "other"                                  # a digest collision's entry
     meta.write_text(json.dumps(doc))
