@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The lean launch path (knob lean_cuda, docs/plans/driver_launch.md) on the GPU machine, one
+# device call (carry .whl .devdata/bac2):
+#   bash bench/device_lean.sh "$OUT"
+# 1,000,000 x 150 bp reads on MHC (mhc100k ten times over): a cold run (compiles), a warm
+# one, the first lean run (stores the cubins), then lean and numba.cuda runs interleaved
+# (RUNS pairs, default 2), each run's GAF compared with the warm run's; then
+# bench.driver_launch_probe (a kernel's first result: raw ctypes, s2g's _driver, numba.cuda;
+# alone and beside 0.6 s of main-thread Python) and `pytest -m gpu tests/test_lean.py`.
+# Everything goes to OUT/lean.txt as it ends (a call cut at its limit still returns it).
+set -uo pipefail
+out=$1
+log="$out/lean.txt"
+export S2G_DEVICE_CACHE=/tmp/dc
+mkdir -p /tmp/dc /tmp/g /tmp/lean "$out"
+. bench/device_env.sh || exit 1
+{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  lscpu | grep -E "^Model name" | tr -s ' '; date -u +%FT%TZ; git log --oneline -1 2>/dev/null
+} >> "$log"
+zcat .devdata/bac2/MHC.gfa.gz > /tmp/g/MHC.gfa || exit 1
+for k in $(seq 1 10); do
+  zcat .devdata/bac2/mhc100k.fq.gz | awk -v k="$k" 'NR % 4 == 1 { $1 = $1 "_" k } { print }'
+done > /tmp/lean/reads.fq
+run() {       # run NAME VAR=VALUE...: one s2g align, its --timings and GAF check in the log
+  local name=$1; shift
+  local t0; t0=$(date +%s.%N)
+  env "$@" timeout "${ALIGN_TIMEOUT:-150}" python3 -m s2g align /tmp/g/MHC.gfa \
+    /tmp/lean/reads.fq -o "/tmp/lean/$name.gaf" --timings 2> "/tmp/lean/$name.err"
+  local rc=$?
+  { echo "## $name ($*) rc=$rc process wall $(awk -v a="$t0" -v b="$(date +%s.%N)" \
+      'BEGIN { printf "%.2f", b - a }') s"
+    grep "^s2g: [0-9]* reads\|seconds per stage\|start-up\|kernels launched\|GPU busy" \
+      "/tmp/lean/$name.err" | cut -c1-400
+    [ "$rc" != 0 ] && tail -12 "/tmp/lean/$name.err"
+    if [ "$name" != cold ] && [ "$name" != warm ] && [ -f /tmp/lean/warm.gaf ]; then
+      cmp -s /tmp/lean/warm.gaf "/tmp/lean/$name.gaf" && echo "GAF identical to warm" ||
+        echo "GAF DIFFERS from warm"
+    fi; } >> "$log"
+}
+run cold X=1
+run warm X=1
+run store S2G_CONFIG=lean_cuda=1
+for i in $(seq 1 "${RUNS:-2}"); do
+  run "lean$i" S2G_CONFIG=lean_cuda=1
+  run "numba$i" X=1
+done
+{ echo "## driver_launch_probe"
+  timeout 200 python3 -m bench.driver_launch_probe dump /tmp/dlp &&
+    for busy in 0 0.6; do for way in driver lean numba; do
+      timeout 60 python3 -m bench.driver_launch_probe time /tmp/dlp --way $way --busy $busy
+    done; done; } >> "$log" 2>&1
+{ echo "## pytest -m gpu tests/test_lean.py"
+  timeout "${TESTS_TIMEOUT:-150}" python3 -m pytest -m gpu -q -p no:cacheprovider \
+    tests/test_lean.py 2>&1 | tail -6; } >> "$log"
