@@ -52,9 +52,9 @@ def dump(out):
     os.makedirs(out, exist_ok=True)
     chains_gpu.kernels()
     kern = chains_gpu._KERNELS["widen"]
-    kern = getattr(kern, "__wrapped__", kern)
     (ovl,) = kern.overloads.values()
-    cubin = ovl._codelibrary.get_cubin()
+    from s2g.variants._lean import cubin_bytes
+    cubin = cubin_bytes(ovl._codelibrary.get_cubin())
     with open(os.path.join(out, "widen.cubin"), "wb") as fh:
         fh.write(bytes(cubin))
     with open(os.path.join(out, "widen.json"), "w") as fh:

@@ -153,7 +153,8 @@ from s2g.scoring import Scoring
 from test_lean import digest
 g = s2g.load_graph({gfa!r})
 reads = s2g.read_reads({fq!r})
-gpu = SeededAligner(g, build_index(g), Scoring(), device="gpu")
+from s2g.scoring import Mode
+gpu = SeededAligner(g, build_index(g), Scoring(), Mode.parse("local"), device="gpu")
 res = gpu.align_batch(reads)
 gpu.traceback(reads, res)
 print(digest(res), "numba.cuda" in sys.modules)
@@ -167,13 +168,13 @@ def test_lean_gpu_run_equals_the_cpu_and_skips_numba_cuda(tmp_path):
     second never imports numba.cuda."""
     import s2g
     from s2g.index import build_index
-    from s2g.scoring import Scoring
+    from s2g.scoring import Mode, Scoring
     from s2g.seeded import SeededAligner
     from s2g.simulate import simulate
     gfa, fq, _ = simulate(str(tmp_path / "s"), total_bases=200_000, n_reads=3000, seed=5)
     g = s2g.load_graph(gfa)
     reads = s2g.read_reads(fq)
-    cpu = SeededAligner(g, build_index(g), Scoring())
+    cpu = SeededAligner(g, build_index(g), Scoring(), Mode.parse("local"))
     want = cpu.align_batch(reads)
     cpu.traceback(reads, want)
     env = {**os.environ, "S2G_CONFIG": "lean_cuda=1"}

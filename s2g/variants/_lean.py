@@ -152,6 +152,16 @@ def load(key: str):
     return image, meta
 
 
+def cubin_bytes(obj) -> bytes:
+    """A code library's cubin as bytes (numba-cuda 0.30 returns cuda.core's ``ObjectCode``,
+    its bytes in ``code``)."""
+    code = getattr(obj, "code", obj)
+    if isinstance(code, str) and os.path.isfile(code):
+        with open(code, "rb") as fh:
+            return fh.read()
+    return bytes(code)
+
+
 def save(key: str, dispatcher) -> tuple | None:
     """Store the cubin of ``dispatcher``'s one compiled signature under ``key``; returns
     (cubin, metadata), or None where it has not exactly one."""
@@ -159,8 +169,7 @@ def save(key: str, dispatcher) -> tuple | None:
     if len(ovls) != 1:
         return None
     ov = ovls[0]
-    lib = ov._codelibrary
-    image = bytes(lib.get_cubin())
+    image = cubin_bytes(ov._codelibrary.get_cubin())
     meta = {"key": key, "entry": ov.entry_name, "bytes": len(image),
             "spec": _driver.param_spec(ov.argument_types)}
     paths = _paths(key)
