@@ -187,3 +187,13 @@ def test_lean_gpu_run_equals_the_cpu_and_skips_numba_cuda(tmp_path):
         runs.append(p.stdout.split())
     assert runs[0][0] == digest(want) and runs[1][0] == digest(want)
     assert runs[1][1] == "False", "the second lean run imported numba.cuda"
+
+
+def test_cubin_bytes_of_each_form(tmp_path):
+    """numba-cuda 0.30 returns cuda.core's ObjectCode (bytes in ``code``, or a file's path);
+    older versions bytes (the device run of session 68 failed on the first)."""
+    assert _lean.cubin_bytes(b"abc") == b"abc"
+    assert _lean.cubin_bytes(types.SimpleNamespace(code=b"\x7fELF")) == b"\x7fELF"
+    p = tmp_path / "k.cubin"
+    p.write_bytes(b"on disk")
+    assert _lean.cubin_bytes(types.SimpleNamespace(code=str(p))) == b"on disk"
