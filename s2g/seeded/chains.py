@@ -32,6 +32,19 @@ MAX_WINDOW = 100_000
 _HALF_LOG2 = np.array([0.5 * math.log2(d + 1.0) for d in range(4096)])
 
 
+def penalty_tables(k, max_skip, max_ins):
+    """(``0.5 log2(d + 1)`` for d in 0 .. max_skip, ``0.01 k d`` for d in 0 .. max_ins):
+    the chaining penalty's terms as :func:`s2g.seeded.chains.chain` computes them on the
+    host (the same bits)."""
+    half = np.empty(max_skip + 1, np.float64)
+    t = min(len(_HALF_LOG2), max_skip + 1)
+    half[:t] = _HALF_LOG2[:t]
+    for d in range(t, max_skip + 1):
+        half[d] = 0.5 * math.log2(d + 1.0)
+    lin = np.array([0.01 * k * d for d in range(max_ins + 1)], np.float64)
+    return half, lin
+
+
 @numba.njit(**NJIT)
 def chain(ac, aq, k, max_skip, max_ins):
     """Best colinear chaining score ending at each anchor, and the predecessor."""

@@ -32,7 +32,6 @@ nor a fused multiply-add can change a bit of a score. Reads whose chains need wa
 """
 from __future__ import annotations
 
-import math
 import threading
 
 import numba
@@ -41,11 +40,9 @@ import numpy as np
 from .._numba import loaded
 from ..variants import _devpool, _lean
 from ..variants._lean import device
-from .chains import CHAIN_LOOKBACK
+from .chains import CHAIN_LOOKBACK, penalty_tables
 
-#: numba.cuda, once this module's kernels are compiled (:func:`s2g.variants._lean.compile_module`:
-#: the lean path launches their stored cubins and never imports it)
-cuda = None
+cuda = None     # numba.cuda once the kernels compile (_lean.compile_module; lean: never)
 
 #: threads a block
 BLOCK = 128
@@ -590,15 +587,13 @@ def kernels():
                                     ("chain", CHAIN_SIGNATURE, chain_body),
                                     ("heavy", HEAVY_SIGNATURE, heavy_body),
                                     ("widen", WIDEN_SIGNATURE, widen_body)):
-                _KERNELS[name] = _lean.kernel(
-                    f"chains_gpu.{name}",
-                    lambda sig=sig, body=body: loaded(compile_module()(sig, cache=True)(body)))
+                _KERNELS[name] = _lean.kernel(f"chains_gpu.{name}", lambda sig=sig, body=body:
+                                              loaded(compile_module()(sig, cache=True)(body)))
     return _KERNELS["count"], _KERNELS["chain"], _KERNELS["heavy"]
 
 
 def compile_module():
-    """``cuda.jit``, this module's device functions made (:func:`s2g.variants._lean.compile_module`;
-    tests compile its kernels to PTX after it)."""
+    """``cuda.jit``, the device functions made (_lean.compile_module; tests: before PTX)."""
     return _lean.compile_module(globals())
 
 
@@ -639,20 +634,6 @@ def preloading() -> bool:
     (those that ended are forgotten)."""
     _PRELOADS[:] = [t for t in _PRELOADS if t.is_alive()]
     return bool(_PRELOADS)
-
-
-def penalty_tables(k, max_skip, max_ins):
-    """(``0.5 log2(d + 1)`` for d in 0 .. max_skip, ``0.01 k d`` for d in 0 .. max_ins):
-    the chaining penalty's terms as :func:`s2g.seeded.chains.chain` computes them on the
-    host (the same bits)."""
-    from .chains import _HALF_LOG2
-    half = np.empty(max_skip + 1, np.float64)
-    t = min(len(_HALF_LOG2), max_skip + 1)
-    half[:t] = _HALF_LOG2[:t]
-    for d in range(t, max_skip + 1):
-        half[d] = 0.5 * math.log2(d + 1.0)
-    lin = np.array([0.01 * k * d for d in range(max_ins + 1)], np.float64)
-    return half, lin
 
 
 def device_int64(a):
