@@ -7,6 +7,8 @@
 # (RUNS pairs, default 2), each run's GAF compared with the warm run's; then
 # bench.driver_launch_probe (a kernel's first result: raw ctypes, s2g's _driver, numba.cuda;
 # alone and beside 0.6 s of main-thread Python) and `pytest -m gpu tests/test_lean.py`.
+# LEAN_TESTS="files" (LEAN_K: a -k expression): those GPU tests with the knob on too
+# (LEAN_TESTS_TIMEOUT seconds, 300). SKIP_RUNS=1: the tests only (a machine that ran them).
 # Everything goes to OUT/lean.txt as it ends (a call cut at its limit still returns it).
 set -uo pipefail
 out=$1
@@ -37,13 +39,15 @@ run() {       # run NAME VAR=VALUE...: one s2g align, its --timings and GAF chec
         echo "GAF DIFFERS from warm"
     fi; } >> "$log"
 }
-run cold X=1
-run warm X=1
-run store S2G_CONFIG=lean_cuda=1
-for i in $(seq 1 "${RUNS:-2}"); do
-  run "lean$i" S2G_CONFIG=lean_cuda=1
-  run "numba$i" X=1
-done
+if [ -z "${SKIP_RUNS:-}" ]; then
+  run cold X=1
+  run warm X=1
+  run store S2G_CONFIG=lean_cuda=1
+  for i in $(seq 1 "${RUNS:-2}"); do
+    run "lean$i" S2G_CONFIG=lean_cuda=1
+    run "numba$i" X=1
+  done
+fi
 { echo "## driver_launch_probe"
   timeout 200 python3 -m bench.driver_launch_probe dump /tmp/dlp &&
     for busy in 0 0.6; do for way in driver lean numba; do
@@ -52,3 +56,8 @@ done
 { echo "## pytest -m gpu tests/test_lean.py"
   timeout "${TESTS_TIMEOUT:-150}" python3 -m pytest -m gpu -q -p no:cacheprovider \
     tests/test_lean.py 2>&1 | tail -6; } >> "$log"
+if [ -n "${LEAN_TESTS:-}" ]; then      # other GPU tests through the lean path (e.g. long reads)
+  { echo "## S2G_CONFIG=lean_cuda=1 pytest -m gpu $LEAN_TESTS ${LEAN_K:+-k $LEAN_K}"
+    S2G_CONFIG=lean_cuda=1 timeout "${LEAN_TESTS_TIMEOUT:-300}" python3 -m pytest -m gpu -q \
+      -p no:cacheprovider $LEAN_TESTS ${LEAN_K:+-k "$LEAN_K"} 2>&1 | tail -8; } >> "$log"
+fi
