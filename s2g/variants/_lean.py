@@ -59,10 +59,6 @@ def api():
     return cuda
 
 
-def is_lean(kern) -> bool:
-    return isinstance(kern, _driver.Kernel)
-
-
 # ---- kernel modules that import numba.cuda only to compile
 
 def device(fn):
