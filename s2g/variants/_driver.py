@@ -174,6 +174,17 @@ def stream_synchronize(stream=0):
     check(fn("cuStreamSynchronize")(_stream(stream)), "cuStreamSynchronize")
 
 
+def _free(name: str, handle):
+    """The driver's ``name`` (a free) of ``handle`` from a finalizer: errors ignored (at
+    interpreter shutdown the driver may be gone)."""
+    try:
+        if _LIB and handle.value:
+            ensure()
+            getattr(lib(), name)(handle)
+    except Exception:                       # noqa: BLE001 - see the docstring
+        pass
+
+
 class _Pinned:
     """A cuMemHostAlloc'd (page-locked) block, freed when the last array on it goes."""
 
@@ -185,12 +196,7 @@ class _Pinned:
         self.ptr = p.value
 
     def __del__(self):
-        try:
-            if _LIB and self.ptr:
-                ensure()
-                lib().cuMemFreeHost(ctypes.c_void_p(self.ptr))
-        except Exception:                   # noqa: BLE001 - interpreter shutdown
-            pass
+        _free("cuMemFreeHost", ctypes.c_void_p(self.ptr))
 
 
 def pinned_array(shape, dtype=np.float64) -> np.ndarray:
@@ -216,12 +222,7 @@ class _Memory:
         self.ptr, self.nbytes = int(p.value), int(nbytes)
 
     def __del__(self):
-        try:
-            if _LIB and self.ptr:
-                ensure()
-                lib().cuMemFree_v2(ctypes.c_uint64(self.ptr))
-        except Exception:                   # noqa: BLE001 - interpreter shutdown
-            pass
+        _free("cuMemFree_v2", ctypes.c_uint64(self.ptr))
 
 
 class DArray:
@@ -448,8 +449,7 @@ class Kernel:
         check(fn("cuLaunchKernel")(self.function, *[ctypes.c_uint(int(g)) for g in grid],
                                    *[ctypes.c_uint(int(b)) for b in block],
                                    ctypes.c_uint(shared), _stream(stream), params, None),
-              f"cuLaunchKernel({self.entry})")
-        del vals
+              f"cuLaunchKernel({self.entry})")     # (vals kept alive until here)
 
     def __getitem__(self, cfg):
         cfg = tuple(cfg)

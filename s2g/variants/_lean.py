@@ -29,8 +29,6 @@ import os
 import threading
 import types
 
-import numpy as np
-
 from . import _driver
 
 _STATE = []
@@ -91,25 +89,26 @@ def compile_module(g: dict):
 
 # ---- the cubin store
 
-def version() -> str:
-    """The store's folder name for this process (see the module doc)."""
-    import numba
-    import numba_cuda
+_VERSIONS: dict = {}
 
+
+def version() -> str:
+    """The store's folder name for this process (see the module doc; worked out once for
+    its sources and device)."""
     from .. import _numba
-    from ..config import settings
     cc = (_driver.device_attribute("COMPUTE_CAPABILITY_MAJOR"),
           _driver.device_attribute("COMPUTE_CAPABILITY_MINOR"))
-    compiled = sorted((k, repr(v)) for k, v in settings().as_dict().items()
-                      if _compile_knob(k))
-    text = json.dumps([_numba.SOURCES, numba.__version__, numba_cuda.__version__, cc,
-                       compiled])
-    return hashlib.sha1(text.encode()).hexdigest()[:20]
+    got = _VERSIONS.get((_numba.SOURCES, cc))
+    if got is None:
+        import numba
+        import numba_cuda
 
-
-def _compile_knob(name) -> bool:
-    from ..config import KNOBS
-    return any(k.name == name and k.when == "compile" for k in KNOBS)
+        from ..config import KNOBS, compile_time
+        compiled = [(k.name, repr(compile_time(k.name))) for k in KNOBS if k.when == "compile"]
+        text = json.dumps([_numba.SOURCES, numba.__version__, numba_cuda.__version__, cc,
+                           compiled])
+        got = _VERSIONS[(_numba.SOURCES, cc)] = hashlib.sha1(text.encode()).hexdigest()[:20]
+    return got
 
 
 def store_dir():
@@ -240,12 +239,8 @@ class _Device:
         raise AttributeError(name)
 
 
-def _pinned_array(shape, dtype=np.float64):
-    return _driver.pinned_array(shape, dtype)
-
-
 LEAN = types.SimpleNamespace(
     to_device=_driver.to_device, device_array=_driver.device_array,
-    pinned_array=_pinned_array, synchronize=_driver.synchronize, event=_driver.Event,
+    pinned_array=_driver.pinned_array, synchronize=_driver.synchronize, event=_driver.Event,
     default_stream=lambda: _Stream(), current_context=lambda: _Context(),
     get_current_device=lambda: _Device(), is_available=lambda: True)
