@@ -79,14 +79,20 @@ def param_bytes(spec) -> list:
 #: ``per_thread_streams``): the stream-ordered calls are then the driver's ``_ptds`` /
 #: ``_ptsz`` entry points, on which the null stream is the calling thread's own, as
 #: numba.cuda's are
-PTDS = os.environ.get("CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM", "0") == "1"
 _PT = {"cuMemcpyHtoD_v2": "_ptds", "cuMemcpyDtoH_v2": "_ptds", "cuLaunchKernel": "_ptsz",
        "cuEventRecord": "_ptsz", "cuStreamSynchronize": "_ptsz"}
 
 
+def ptds() -> bool:
+    """Whether the process uses per-thread default streams: CUDA Python's variable, read
+    when the driver is loaded (:func:`lib`), as numba.cuda reads it at its first use."""
+    lib()
+    return _LIB[1]
+
+
 def fn(name: str):
-    """The driver function ``name`` (its per-thread-stream form where :data:`PTDS`)."""
-    return getattr(lib(), name + (_PT.get(name, "") if PTDS else ""))
+    """The driver function ``name`` (its per-thread-stream form where :func:`ptds`)."""
+    return getattr(lib(), name + (_PT.get(name, "") if ptds() else ""))
 
 
 _LIB = []
@@ -101,6 +107,8 @@ def lib():
         with _LOCK:
             if not _LIB:
                 _LIB.append(ctypes.CDLL("libcuda.so.1"))
+                _LIB.append(os.environ.get("CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM",
+                                           "0") == "1")
     return _LIB[0]
 
 
