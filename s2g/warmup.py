@@ -302,7 +302,10 @@ def _dispatchers(task):
         return [fast.row0_global]
     if k == "long_kernel":
         from .trace.long import launch
+        from .variants import _lean
         local, prmt, prune = task["key"]
+        if _lean.active():
+            return [] if launch.stored(bool(local), bool(prmt), bool(prune)) else [_Cold()]
         return [launch.cache_probe(bool(local), bool(prmt), prune=bool(prune))]
     if k == "align":
         if task["variant"] == "simd":
@@ -370,17 +373,22 @@ def _dispatchers(task):
                 from .trace.long import prune
                 ds += [prune._bounds, prune.strip_thresholds, prune.envelope,
                        prune.gather_rows]
+                from .variants import _lean
+                lean = _lean.active()             # kernels: their stored cubins
                 if cfg.gpu_prune_handoff:         # the hand-offs sized by a kernel
-                    ds.append(prune.ranges_probe())
+                    ds.append(_Cold() if lean and not prune.ranges_stored() else
+                              prune.ranges_probe() if not lean else None)
                 # the programs: per node on the host, spread by a kernel (gpu_long_programs;
                 # probing walk_bounds, which that run never calls, kept every warm 10 kbp run
                 # waiting 3.5 s on a task, H200, session 39), or per column on the host
                 if cfg.gpu_long_programs:
                     from .trace.long import programs_gpu
-                    ds += [programs_gpu.node_records, programs_gpu.cache_probe()]
+                    ds += [programs_gpu.node_records,
+                           _Cold() if lean and not programs_gpu.stored() else
+                           programs_gpu.cache_probe() if not lean else None]
                 else:
                     ds.append(prune.walk_bounds)
-            return ds
+            return [d for d in ds if d is not None]
         return ds + [gpu_program.sizes, gpu_program.summarize_sel]
     raise ValueError(f"unknown warm-up task {task!r}")
 

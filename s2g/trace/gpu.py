@@ -71,7 +71,7 @@ def prepare(mode, scoring, read_len) -> None:
         from numba import config
         if not config.ENABLE_CUDASIM:
             for k in kernels:           # compiled for the signature: load into the context
-                for ov in k.overloads.values():
+                for ov in getattr(k, "overloads", {}).values():    # (a lean one is loaded)
                     ov._codelibrary.get_cufunc()
     except Exception:                   # noqa: BLE001 - an optimisation only
         pass

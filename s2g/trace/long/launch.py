@@ -18,6 +18,7 @@ from ..._numba import loaded
 from ...config import settings
 from ...dp import LOCAL
 from ...scoring import NEG_INF
+from ...variants import _lean
 from ..common import ST_MISMATCH, ST_OK
 from ..gpu_walk import cum, walk_dev
 from . import plan
@@ -110,17 +111,21 @@ _WALK = None
 
 
 def get_walk_kernel():
-    """:func:`walk_body` compiled once per process (on a GPU eagerly, disk-cached)."""
+    """:func:`walk_body` compiled once per process (on a GPU eagerly, disk-cached; on the
+    lean path its stored cubin, :func:`s2g.variants._lean.kernel`)."""
     global _WALK
     with _KERNELS_LOCK:
         if _WALK is None:
-            _cuda()
-            if SIM:
-                _WALK = cuda.jit(walk_body)
-            else:
-                opts = {} if settings().no_cache else {"cache": True}
-                _WALK = loaded(cuda.jit(walk_signature(), **opts)(walk_body))
+            _WALK = _lean.kernel("long.walk", _build_walk)
     return _WALK
+
+
+def _build_walk():
+    _cuda()
+    if SIM:
+        return cuda.jit(walk_body)
+    opts = {} if settings().no_cache else {"cache": True}
+    return loaded(cuda.jit(walk_signature(), **opts)(walk_body))
 
 
 _KERNELS: dict = {}
@@ -137,21 +142,34 @@ def get_kernel(S: int = None, local: bool = True, prmt_sub: bool = True, prune: 
         return _KERNELS[key] if key in _KERNELS else _get_kernel(key)
 
 
+def _lean_key(key) -> str:
+    return f"long.kernel.{key}.{plan.MAXREG}"
+
+
 def _get_kernel(key):
     if key not in _KERNELS:
-        _cuda()
-        S, local, prmt_sub, prune = key
-        if SIM:
-            _KERNELS[key] = cuda.jit(kernel_source(S, local, prmt_sub, prune=prune))
-        else:
-            opts = {} if settings().no_cache else {"cache": True}
-            if plan.MAXREG:
-                opts["max_registers"] = plan.MAXREG
-            # numba's on-disk cache keys on the source, not on max_registers
-            fn = kernel_source(S, local, prmt_sub, note=f"max_registers={plan.MAXREG}",
-                               prune=prune)
-            _KERNELS[key] = loaded(cuda.jit(kernel_signature(prune), **opts)(fn))
+        _KERNELS[key] = _lean.kernel(_lean_key(key), lambda: _build_kernel(key))
     return _KERNELS[key]
+
+
+def _build_kernel(key):
+    _cuda()
+    S, local, prmt_sub, prune = key
+    if SIM:
+        return cuda.jit(kernel_source(S, local, prmt_sub, prune=prune))
+    opts = {} if settings().no_cache else {"cache": True}
+    if plan.MAXREG:
+        opts["max_registers"] = plan.MAXREG
+    # numba's on-disk cache keys on the source, not on max_registers
+    fn = kernel_source(S, local, prmt_sub, note=f"max_registers={plan.MAXREG}", prune=prune)
+    return loaded(cuda.jit(kernel_signature(prune), **opts)(fn))
+
+
+def stored(local: bool, prmt_sub: bool, prune: bool = False) -> bool:
+    """Whether the lean path's store holds :func:`get_kernel`'s kernel (default strip
+    height) and the walk kernel (warm-up's probe on that path: no numba.cuda)."""
+    key = (plan.S, bool(local), bool(prmt_sub), bool(prune))
+    return _lean.load(_lean_key(key)) is not None and _lean.load("long.walk") is not None
 
 
 def cache_probe(local: bool, prmt_sub: bool, prune: bool = False):
@@ -252,7 +270,7 @@ def launch(dev, emp, chunk):
     else:
         bargs = (np.int32(1),) + tuple(dev(x) for x in band[:4])
         wband = (np.int32(1), bargs[3], bargs[4])
-    ev0, ev1 = cuda.event(), cuda.event()
+    ev0, ev1 = _lean.api().event(), _lean.api().event()
     wfind = 2 if find and not store else int(find)
     walk_args = [np.int32(n), np.int32(mode), np.int32(wfind), d_rows,
                  dev(score.astype(np.int32)), d_coff, d_poff, d_doff, d_xoff, d_qoff]

@@ -125,10 +125,12 @@ cuda = None
 
 
 def _cuda():
+    """numba.cuda, or the lean path's stand-in (:func:`s2g.variants._lean.api`): the device
+    attributes and memory asked here."""
     global cuda
     if cuda is None:
-        from numba import cuda as _c
-        cuda = _c
+        from ...variants import _lean
+        cuda = _lean.api()
     return cuda
 
 

@@ -147,15 +147,26 @@ cuda = None
 
 
 def kernel():
-    """:func:`spread_body` compiled once per process (eagerly on a GPU, disk-cached)."""
-    global cuda
+    """:func:`spread_body` compiled once per process (eagerly on a GPU, disk-cached; on the
+    lean path its stored cubin, :func:`s2g.variants._lean.kernel`)."""
+    from ...variants import _lean
     with _LOCK:
         if not _KERNEL:
-            from numba import cuda as _c
-            cuda = _c
-            _KERNEL.append(cuda.jit(spread_body) if SIM else
-                           loaded(cuda.jit(SIGNATURE, cache=True)(spread_body)))
+            _KERNEL.append(_lean.kernel("long.spread", _build))
     return _KERNEL[0]
+
+
+def stored() -> bool:
+    """Whether the lean path's store holds :func:`kernel` (warm-up's probe on that path)."""
+    from ...variants import _lean
+    return _lean.load("long.spread") is not None
+
+
+def _build():
+    global cuda
+    from numba import cuda as _c
+    cuda = _c
+    return cuda.jit(spread_body) if SIM else loaded(cuda.jit(SIGNATURE, cache=True)(spread_body))
 
 
 def cache_probe():

@@ -192,18 +192,31 @@ def ranges_probe():
 
 
 def ranges_kernel():
-    """The ranges kernel, compiled once a process (eagerly on a GPU, disk-cached; locked:
-    several aligning threads may ask at once)."""
+    """The ranges kernel, compiled once a process (eagerly on a GPU, disk-cached; on the
+    lean path its stored cubin, :func:`s2g.variants._lean.kernel`; locked: several aligning
+    threads may ask at once)."""
+    from ...variants import _lean
+    with _RANGES_LOCK:
+        if not _RANGES:
+            _RANGES.append(_lean.kernel("long.ranges", _build_ranges))
+    return _RANGES[0]
+
+
+def ranges_stored() -> bool:
+    """Whether the lean path's store holds the ranges kernel (warm-up's probe there)."""
+    from ...variants import _lean
+    return _lean.load("long.ranges") is not None
+
+
+def _build_ranges():
     from numba import cuda
+
     from ..._numba import loaded
     from ...config import settings
     from .plan import SIM
-    with _RANGES_LOCK:
-        if not _RANGES:
-            fn = ranges_source()
-            _RANGES.append(cuda.jit(fn) if SIM else loaded(
-                cuda.jit(ranges_signature(), cache=not settings().no_cache)(fn)))
-    return _RANGES[0]
+    fn = ranges_source()
+    return cuda.jit(fn) if SIM else loaded(
+        cuda.jit(ranges_signature(), cache=not settings().no_cache)(fn))
 
 
 def handoff_lines(dev, emp, T, d_jobs, nj, a, dbg, d_rows, d_coff, pargs, nxt):
