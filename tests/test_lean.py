@@ -107,7 +107,9 @@ def test_kernel_modules_import_without_numba_cuda():
             "from s2g.plan import GPU_RUN_MODULES\n"
             "mods = GPU_RUN_MODULES + ('s2g.seeded.chains_gpu', 's2g.seeded.windows_gpu',"
             " 's2g.variants.fast.wtables_gpu', 's2g.trace.gpu_summary', 's2g.seeded.copies',"
-            " 's2g.variants.fast.driver', 's2g.variants.registry', 's2g.variants._devpool')\n"
+            " 's2g.variants.fast.driver', 's2g.variants.registry', 's2g.variants._devpool',"
+            " 's2g.trace.gpu', 's2g.trace.gpu_chunk', 's2g.trace.long.launch',"
+            " 's2g.trace.long.prune', 's2g.trace.long.programs_gpu', 's2g.trace.long.plan')\n"
             "for m in mods:\n"
             "    importlib.import_module(m)\n"
             "    assert 'numba.cuda' not in sys.modules, m\n"
@@ -115,6 +117,40 @@ def test_kernel_modules_import_without_numba_cuda():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        timeout=300, env={**os.environ, "S2G_CONFIG": "lean_cuda=1"})
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stdout + p.stderr
+
+
+def test_warmup_probes_the_store_for_long_kernels(store, monkeypatch):
+    """On the lean path warm-up asks the store (not Numba's cache, which would import
+    numba.cuda) whether the long-window kernels are compiled: cold until the rounds and
+    the walk kernel are both stored."""
+    from s2g import warmup
+    from s2g.trace.long import launch, plan
+    monkeypatch.setattr(_lean, "_STATE", [True])
+    task = {"kind": "long_kernel", "key": (1, 1, 0)}
+    assert warmup.cold(task)
+    _lean.save(launch._lean_key((plan.S, True, True, False)), _fake_dispatcher())
+    assert warmup.cold(task)                              # the walk kernel still missing
+    _lean.save("long.walk", _fake_dispatcher())
+    assert not warmup.cold(task)
+    assert warmup.cold({"kind": "long_kernel", "key": (1, 1, 1)})      # pruned: another
+
+
+def test_long_kernels_go_through_the_store(monkeypatch):
+    """Each long-window kernel factory asks :func:`_lean.kernel` under its own key."""
+    from s2g.trace.long import launch, programs_gpu, prune
+    keys = []
+    monkeypatch.setattr(_lean, "kernel", lambda key, build: keys.append(key) or key)
+    monkeypatch.setattr(launch, "_WALK", None)
+    monkeypatch.setattr(launch, "_KERNELS", {})
+    monkeypatch.setattr(programs_gpu, "_KERNEL", [])
+    monkeypatch.setattr(prune, "_RANGES", [])
+    launch.get_walk_kernel()
+    launch.get_kernel(8, True, True, False)
+    launch.get_kernel(8, True, True, True)
+    programs_gpu.kernel()
+    prune.ranges_kernel()
+    assert len(set(keys)) == 5 and keys[0] == "long.walk"
+    assert keys[-2:] == ["long.spread", "long.ranges"]
 
 
 def test_compile_module_makes_device_functions_once():
@@ -162,16 +198,20 @@ print(digest(res), "numba.cuda" in sys.modules)
 
 
 @pytest.mark.gpu
-def test_lean_gpu_run_equals_the_cpu_and_skips_numba_cuda(tmp_path):
+@pytest.mark.parametrize("read_len,n_reads", [(150, 3000), (6000, 40)],
+                         ids=["short", "long"])
+def test_lean_gpu_run_equals_the_cpu_and_skips_numba_cuda(tmp_path, read_len, n_reads):
     """On a GPU: a seeded run with ``lean_cuda`` (the first stores its cubins, the second
     launches them) gives the CPU path's scores, end cells, MAPQ and tracebacks, and the
-    second never imports numba.cuda."""
+    second never imports numba.cuda: short reads (the window kernels) and long ones (the
+    long-window kernels, s2g.trace.long)."""
     import s2g
     from s2g.index import build_index
     from s2g.scoring import Mode, Scoring
     from s2g.seeded import SeededAligner
     from s2g.simulate import simulate
-    gfa, fq, _ = simulate(str(tmp_path / "s"), total_bases=200_000, n_reads=3000, seed=5)
+    gfa, fq, _ = simulate(str(tmp_path / "s"), total_bases=200_000, n_reads=n_reads,
+                          read_len=read_len, seed=5)
     g = s2g.load_graph(gfa)
     reads = s2g.read_reads(fq)
     cpu = SeededAligner(g, build_index(g), Scoring(), Mode.parse("local"))
