@@ -8,7 +8,9 @@
 # bench.driver_launch_probe (a kernel's first result: raw ctypes, s2g's _driver, numba.cuda;
 # alone and beside 0.6 s of main-thread Python) and `pytest -m gpu tests/test_lean.py`.
 # LEAN_TESTS="files" (LEAN_K: a -k expression): those GPU tests with the knob on too
-# (LEAN_TESTS_TIMEOUT seconds, 300). SKIP_RUNS=1: the tests only (a machine that ran them).
+# (LEAN_TESTS_TIMEOUT seconds, 300). SKIP_RUNS=1: the tests only (a machine that ran them);
+# SKIP_TESTS=1: the runs and the probe only; SKIP_PROBE=1: no probe. FIRST_LEAN=1: no numba.cuda cold and warm runs,
+# the first lean run compiles (and stores), the others' GAF compared with its.
 # Everything goes to OUT/lean.txt as it ends (a call cut at its limit still returns it).
 set -uo pipefail
 out=$1
@@ -34,25 +36,30 @@ run() {       # run NAME VAR=VALUE...: one s2g align, its --timings and GAF chec
     grep "^s2g: [0-9]* reads\|seconds per stage\|start-up\|kernels launched\|GPU busy" \
       "/tmp/lean/$name.err" | cut -c1-400
     [ "$rc" != 0 ] && tail -12 "/tmp/lean/$name.err"
-    if [ "$name" != cold ] && [ "$name" != warm ] && [ -f /tmp/lean/warm.gaf ]; then
-      cmp -s /tmp/lean/warm.gaf "/tmp/lean/$name.gaf" && echo "GAF identical to warm" ||
-        echo "GAF DIFFERS from warm"
+    if [ "$name" != cold ] && [ "$name" != "$ref" ] && [ -f "/tmp/lean/$ref.gaf" ]; then
+      cmp -s "/tmp/lean/$ref.gaf" "/tmp/lean/$name.gaf" && echo "GAF identical to $ref" ||
+        echo "GAF DIFFERS from $ref"
     fi; } >> "$log"
 }
+ref=warm
+[ -n "${FIRST_LEAN:-}" ] && ref=store
 if [ -z "${SKIP_RUNS:-}" ]; then
-  run cold X=1
-  run warm X=1
-  run store S2G_CONFIG=lean_cuda=1
+  if [ -z "${FIRST_LEAN:-}" ]; then
+    run cold X=1
+    run warm X=1
+  fi
+  ALIGN_TIMEOUT=${STORE_TIMEOUT:-300} run store S2G_CONFIG=lean_cuda=1
   for i in $(seq 1 "${RUNS:-2}"); do
     run "lean$i" S2G_CONFIG=lean_cuda=1
     run "numba$i" X=1
   done
 fi
-{ echo "## driver_launch_probe"
+[ -z "${SKIP_PROBE:-}" ] && { echo "## driver_launch_probe"
   timeout 200 python3 -m bench.driver_launch_probe dump /tmp/dlp &&
     for busy in 0 0.6; do for way in driver lean numba; do
       timeout 60 python3 -m bench.driver_launch_probe time /tmp/dlp --way $way --busy $busy
     done; done; } >> "$log" 2>&1
+[ -n "${SKIP_TESTS:-}" ] && exit 0
 { echo "## pytest -m gpu tests/test_lean.py"
   timeout "${TESTS_TIMEOUT:-150}" python3 -m pytest -m gpu -q -p no:cacheprovider \
     tests/test_lean.py 2>&1 | tail -6; } >> "$log"
