@@ -9,8 +9,10 @@
 # alone and beside 0.6 s of main-thread Python) and `pytest -m gpu tests/test_lean.py`.
 # LEAN_TESTS="files" (LEAN_K: a -k expression): those GPU tests with the knob on too
 # (LEAN_TESTS_TIMEOUT seconds, 300). SKIP_RUNS=1: the tests only (a machine that ran them);
-# SKIP_TESTS=1: the runs and the probe only; SKIP_PROBE=1: no probe. FIRST_LEAN=1: no numba.cuda cold and warm runs,
-# the first lean run compiles (and stores), the others' GAF compared with its.
+# SKIP_TESTS=1: the runs and the probe only; SKIP_PROBE=1: no probe; STAGE_LOG=1: one more
+# lean run with knob stage_log (its first STAGE_LINES, 40, stage calls). FIRST_LEAN=1: no
+# numba.cuda cold and warm runs, the first lean run compiles (and stores), the others' GAF
+# compared with its.
 # Everything goes to OUT/lean.txt as it ends (a call cut at its limit still returns it).
 set -uo pipefail
 out=$1
@@ -35,6 +37,7 @@ run() {       # run NAME VAR=VALUE...: one s2g align, its --timings and GAF chec
       'BEGIN { printf "%.2f", b - a }') s"
     grep "^s2g: [0-9]* reads\|seconds per stage\|start-up\|kernels launched\|GPU busy" \
       "/tmp/lean/$name.err" | cut -c1-400
+    grep "^s2g: stage " "/tmp/lean/$name.err" | head -${STAGE_LINES:-40}
     [ "$rc" != 0 ] && tail -12 "/tmp/lean/$name.err"
     if [ "$name" != cold ] && [ "$name" != "$ref" ] && [ -f "/tmp/lean/$ref.gaf" ]; then
       cmp -s "/tmp/lean/$ref.gaf" "/tmp/lean/$name.gaf" && echo "GAF identical to $ref" ||
@@ -53,6 +56,8 @@ if [ -z "${SKIP_RUNS:-}" ]; then
     run "lean$i" S2G_CONFIG=lean_cuda=1
     run "numba$i" X=1
   done
+  # STAGE_LOG=1: one more lean run with knob stage_log (the first stage calls' times)
+  [ -n "${STAGE_LOG:-}" ] && run lean_log S2G_CONFIG=lean_cuda=1,stage_log=1
 fi
 [ -z "${SKIP_PROBE:-}" ] && { echo "## driver_launch_probe"
   timeout 200 python3 -m bench.driver_launch_probe dump /tmp/dlp &&

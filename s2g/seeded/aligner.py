@@ -220,23 +220,30 @@ class SeededAligner:
             # on the CPU while the kernels load and the index goes up (the same chains)
             self._count("reads seeded on the CPU at the start", len(offs) - 1)
             return None
-        if self._dix is None:
+        t0 = time.perf_counter()
+        if self._dix is None:           # (the first call: preload's upload, or waits for it)
             self._dix = chains_gpu.device_index(self.index) if chains_gpu.usable(self.index) \
                 else False
+            log_stage("device_index", t0, time.perf_counter())
         if self._dix is False:
             return None
         dev = {} if settings().gpu_window_search else None
+        t1 = time.perf_counter()
         got = chains_gpu.batch_chains(self._dix, reads.codes_flat, offs, self.max_occ,
                                       2 * self.max_cand, self.min_chain, self.max_window,
                                       dev=dev)
+        t2 = time.perf_counter()
+        log_stage("gpu_chains", t1, t2)          # (knob stage_log: the first call's parts)
         if got is None or not dev:
             return got
         # the windows' searches right after the chains, on this thread's stream, reading the
         # chains where they are (no upload); every chain's list, weak ones too (unused)
         from . import windows_gpu
         a, _, _, e = self.scoring.as_tuple()
-        return (*got, windows_gpu.chain_lists(self.graph, got[0], got[1], offs, a / e,
-                                              on_device=(dev["ch"], dev["nch"])))
+        lists = windows_gpu.chain_lists(self.graph, got[0], got[1], offs, a / e,
+                                        on_device=(dev["ch"], dev["nch"]))
+        log_stage("chain_lists", t2, time.perf_counter())
+        return (*got, lists)
 
     def _gpu_loading(self) -> bool:
         """Whether the GPU's seeding kernels and index are still loading
