@@ -35,7 +35,7 @@ run() {       # run NAME VAR=VALUE...: one s2g align, its --timings and GAF chec
   local rc=$?
   { echo "## $name ($*) rc=$rc process wall $(awk -v a="$t0" -v b="$(date +%s.%N)" \
       'BEGIN { printf "%.2f", b - a }') s"
-    grep "^s2g: [0-9]* reads\|seconds per stage\|start-up\|kernels launched\|GPU busy" \
+    grep "^s2g: [0-9]* reads\|seconds per stage\|start-up\|kernels launched\|GPU busy\|fast window kernel\|traceback form" \
       "/tmp/lean/$name.err" | cut -c1-400
     grep "^s2g: stage " "/tmp/lean/$name.err" | head -${STAGE_LINES:-40}
     [ "$rc" != 0 ] && tail -12 "/tmp/lean/$name.err"
