@@ -209,9 +209,7 @@ def window_kernel_tasks(mode, scoring, read_len):
     prmt = bool(fast.prmt_scores(*(int(x) for x in scoring)))
     tasks = [({"kind": "fast_kernel", "key": [G, K, int(mode), prmt, False, 0, True]},
               ("align",))]
-    from .dp import LOCAL, SEMIGLOBAL
-    if settings().gpu_tb_warp and G == fast_windows.SHORT_G and int(mode) in (LOCAL,
-                                                                           SEMIGLOBAL):
+    if warp_form(mode, n):
         # its traceback form (s2g/trace/gpu_warp.py), one shape for all its windows:
         # 47-80 s to compile on the H100 host
         from .trace.gpu_warp import form_shape
@@ -219,6 +217,19 @@ def window_kernel_tasks(mode, scoring, read_len):
                        "key": [*form_shape(), int(mode), prmt, False, 0, True, True]},
                       ("align",)))
     return tasks
+
+
+def warp_form(mode, read_len) -> bool:
+    """Whether a seeded GPU run of reads up to ``read_len`` bases traces its windows in the
+    ``fast`` kernel's traceback form (knob ``gpu_tb_warp``, s2g/trace/gpu_warp.py)."""
+    from .config import settings
+    from .dp import LOCAL, SEMIGLOBAL
+    from .variants.fast import windows as fast_windows
+    n = int(max(1, read_len))
+    return bool(settings().gpu_tb_warp and settings().gpu_window_fast
+                and n <= fast_windows.MAX_ROWS
+                and fast_windows.shape(n)[0] == fast_windows.SHORT_G
+                and int(mode) in (LOCAL, SEMIGLOBAL))
 
 
 def long_kernel_tasks(mode, scoring, read_len, traceback=True):
@@ -356,9 +367,17 @@ def _dispatchers(task):
         from .variants.fast import tables as fast_tables
         from .variants.fast import windows as fast_windows
         if settings().gpu_window_fast and int(task["read_len"]) <= fast_windows.MAX_ROWS:
-            # scored without walks (summarize_sel never runs), traced from their end cells
-            return ds + [gpu_program.sizes, fast_tables.window_merge_counts
-                         if settings().gpu_window_tables else fast_windows._tables_fill]
+            # scored without walks (summarize_sel never runs), traced from their end cells:
+            # in the fast kernel's traceback form where it applies, and then the one-thread
+            # kernel's column programs (gpu_program.sizes) only for windows the form leaves,
+            # so no run compiles them (probing sizes kept every warm 150 bp GPU run after
+            # a fresh install waiting ~1.6-2 s for a worker that compiled nothing: first
+            # chains 2.1-2.6 s from the start against 0.65-0.75 once a long-read run had
+            # compiled it, MHC, H100, session 69)
+            tb = [] if warp_form(int(task["mode"]), int(task["read_len"])) else \
+                [gpu_program.sizes]
+            return ds + tb + [fast_tables.window_merge_counts
+                              if settings().gpu_window_tables else fast_windows._tables_fill]
         from .trace.gpu import window_max_cells
         if cfg.gpu_long and cfg.long_score_first and \
                 int(task["read_len"]) ** 2 > window_max_cells():

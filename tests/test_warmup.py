@@ -376,6 +376,61 @@ def test_long_seeded_gpu_probe_skips_find_mode():
     assert prune.walk_bounds in off and programs_gpu.node_records not in off
 
 
+def test_short_seeded_gpu_probe_skips_the_column_programs():
+    """A seeded GPU task of short reads traced in the fast kernel's traceback form
+    (gpu_tb_warp) does not probe ``gpu_program.sizes``, which such a run never compiles:
+    probing it kept every warm 150 bp GPU run after a fresh install waiting ~1.6-2 s for
+    a worker (MHC, H100, session 69). Global mode and the knob off do compile it."""
+    from s2g.trace import gpu_program
+    base = {"kind": "seeded", "gpu": True, "variant": "fast", "scoring": [2, 4, 4, 2],
+            "read_len": 150}
+    for mode in (Mode.LOCAL, Mode.SEMIGLOBAL):
+        assert gpu_program.sizes not in warmup._dispatchers(dict(base, mode=int(mode)))
+    assert gpu_program.sizes in warmup._dispatchers(dict(base, mode=int(Mode.GLOBAL)))
+    config.configure(gpu_tb_warp=False)
+    try:
+        assert gpu_program.sizes in warmup._dispatchers(dict(base, mode=int(Mode.LOCAL)))
+    finally:
+        config.reset()
+
+
+_PROBED = """
+import sys
+from s2g import warmup
+from s2g.graph import load_graph
+from s2g.index import build_index
+from s2g.reads import read_reads
+from s2g.scoring import Mode, Scoring
+from s2g.seeded import SeededAligner
+from s2g.simulate import simulate
+gfa, fq, _ = simulate(sys.argv[1], total_bases=6000, n_reads=3, seed=4)
+g = load_graph(gfa)
+reads = read_reads(fq)
+for mode in (Mode.LOCAL, Mode.SEMIGLOBAL):
+    gpu = SeededAligner(g, build_index(g), Scoring(), mode, device="gpu")
+    res = gpu.align_batch(reads)
+    gpu.traceback(reads, res)
+    (task,) = [t for t, _ in warmup.seeded_plan("fast", mode, Scoring(), 150)
+               if t["kind"] == "seeded"]
+    cold = [d.py_func.__qualname__ for d in warmup._dispatchers(task)
+            if hasattr(d, "signatures") and not d.signatures]
+    print(int(mode), "cold:", *cold)
+"""
+
+
+def test_seeded_gpu_probe_is_what_a_gpu_run_compiles(tmp_path):
+    """Every function the seeded GPU task probes is one a seeded GPU run of short reads
+    compiles (under the CUDA simulator, local and semiglobal mode): a probed function no run
+    compiles leaves the task cold for ever, and every run starts a worker and waits."""
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", S2G_CONFIG="no_cache=1",
+               PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    p = subprocess.run([sys.executable, "-c", _PROBED, str(tmp_path / "s")], env=env,
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout + p.stderr
+    lines = p.stdout.strip().splitlines()
+    assert lines == [f"{int(Mode.LOCAL)} cold:", f"{int(Mode.SEMIGLOBAL)} cold:"], p.stdout
+
+
 def _env(monkeypatch, **values):
     """Set (a string) or unset (None) S2G_* variables; the settings read them again."""
     for var, v in values.items():
