@@ -313,11 +313,8 @@ def _dispatchers(task):
         return [fast.row0_global]
     if k == "long_kernel":
         from .trace.long import launch
-        from .variants import _lean
-        local, prmt, prune = task["key"]
-        if _lean.active():
-            return [] if launch.stored(bool(local), bool(prmt), bool(prune)) else [_Cold()]
-        return [launch.cache_probe(bool(local), bool(prmt), prune=bool(prune))]
+        key = tuple(bool(x) for x in task["key"])          # local, prmt, prune
+        return _kernel_probe(lambda: launch.stored(*key), lambda: launch.cache_probe(*key))
     if k == "align":
         if task["variant"] == "simd":
             from .variants import simd
@@ -392,22 +389,18 @@ def _dispatchers(task):
                 from .trace.long import prune
                 ds += [prune._bounds, prune.strip_thresholds, prune.envelope,
                        prune.gather_rows]
-                from .variants import _lean
-                lean = _lean.active()             # kernels: their stored cubins
                 if cfg.gpu_prune_handoff:         # the hand-offs sized by a kernel
-                    ds.append(_Cold() if lean and not prune.ranges_stored() else
-                              prune.ranges_probe() if not lean else None)
+                    ds += _kernel_probe(prune.ranges_stored, prune.ranges_probe)
                 # the programs: per node on the host, spread by a kernel (gpu_long_programs;
                 # probing walk_bounds, which that run never calls, kept every warm 10 kbp run
                 # waiting 3.5 s on a task, H200, session 39), or per column on the host
                 if cfg.gpu_long_programs:
                     from .trace.long import programs_gpu
                     ds += [programs_gpu.node_records,
-                           _Cold() if lean and not programs_gpu.stored() else
-                           programs_gpu.cache_probe() if not lean else None]
+                           *_kernel_probe(programs_gpu.stored, programs_gpu.cache_probe)]
                 else:
                     ds.append(prune.walk_bounds)
-            return [d for d in ds if d is not None]
+            return ds
         return ds + [gpu_program.sizes, gpu_program.summarize_sel]
     raise ValueError(f"unknown warm-up task {task!r}")
 
@@ -415,6 +408,16 @@ def _dispatchers(task):
 class _Cold:
     """A dispatcher stand-in whose cache holds nothing (a lean kernel not yet stored)."""
     _cache = None
+
+
+def _kernel_probe(stored, probe) -> list:
+    """A CUDA kernel's probe: on the lean path its stored cubin (``stored()``; nothing to
+    probe, or a :class:`_Cold`; no numba.cuda imported), else ``probe()``'s lazy
+    dispatcher over the source it compiles (its Numba cache)."""
+    from .variants import _lean
+    if _lean.active():
+        return [] if stored() else [_Cold()]
+    return [probe()]
 
 
 def _has_entry(disp) -> bool:
