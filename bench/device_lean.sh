@@ -12,7 +12,8 @@
 # SKIP_TESTS=1: the runs and the probe only; SKIP_PROBE=1: no probe; STAGE_LOG=1: one more
 # lean run with knob stage_log (its first STAGE_LINES, 40, stage calls). FIRST_LEAN=1: no
 # numba.cuda cold and warm runs, the first lean run compiles (and stores), the others' GAF
-# compared with its.
+# compared with its. CPU=1: two CPU-only runs (--variant simd) after them, for the same
+# host's ratio.
 # Everything goes to OUT/lean.txt as it ends (a call cut at its limit still returns it).
 set -uo pipefail
 out=$1
@@ -31,7 +32,7 @@ run() {       # run NAME VAR=VALUE...: one s2g align, its --timings and GAF chec
   local name=$1; shift
   local t0; t0=$(date +%s.%N)
   env "$@" timeout "${ALIGN_TIMEOUT:-150}" python3 -m s2g align /tmp/g/MHC.gfa \
-    /tmp/lean/reads.fq -o "/tmp/lean/$name.gaf" --timings 2> "/tmp/lean/$name.err"
+    /tmp/lean/reads.fq -o "/tmp/lean/$name.gaf" --timings ${EXTRA:-} 2> "/tmp/lean/$name.err"
   local rc=$?
   { echo "## $name ($*) rc=$rc process wall $(awk -v a="$t0" -v b="$(date +%s.%N)" \
       'BEGIN { printf "%.2f", b - a }') s"
@@ -58,6 +59,12 @@ if [ -z "${SKIP_RUNS:-}" ]; then
   done
   # STAGE_LOG=1: one more lean run with knob stage_log (the first stage calls' times)
   [ -n "${STAGE_LOG:-}" ] && run lean_log S2G_CONFIG=lean_cuda=1,stage_log=1
+  # CPU=1: the CPU-only path on the same host (--variant simd: its first run compiles), its
+  # GAF compared too (the GPU and CPU paths' GAF are byte-identical)
+  if [ -n "${CPU:-}" ]; then
+    EXTRA="--variant simd" ALIGN_TIMEOUT=300 run cpu_first X=1
+    EXTRA="--variant simd" run cpu X=1
+  fi
 fi
 [ -z "${SKIP_PROBE:-}" ] && { echo "## driver_launch_probe"
   timeout 200 python3 -m bench.driver_launch_probe dump /tmp/dlp &&
