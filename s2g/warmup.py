@@ -60,6 +60,8 @@ import tempfile
 import threading
 import time
 
+from . import warmup_unmet
+
 #: a worker running longer than this is killed (its stage compiles in-process). A cold
 #: task takes ~15-60 s (the lane traceback up to ~120 s on a busy 2-core VM); a stage
 #: waits for its tasks, so this bounds what a slow task can cost a run (``--timings``
@@ -442,11 +444,14 @@ def index_build_cold() -> bool:
         return False
 
 
-def cold(task) -> bool:
-    """True when ``task``'s main functions have no fresh disk cache entry. Any doubt
-    (private Numba API changed, a name gone) answers False: then nothing starts and the
-    run compiles in-process, as it did before this module."""
+def cold(task, raw=False) -> bool:
+    """True when ``task``'s main functions have no fresh disk cache entry, unless a worker
+    of it ended well and left it so (:mod:`s2g.warmup_unmet`; ``raw``: the probe alone).
+    Any doubt (private Numba API changed, a name gone) answers False: then nothing starts
+    and the run compiles in-process, as it did before this module."""
     try:
+        if not raw and task_name(task) in warmup_unmet.known():
+            return False
         ds = _dispatchers(task)
         return bool(ds) and not all(_has_entry(d) for d in ds)
     except Exception:                # noqa: BLE001 - a probe only
@@ -506,6 +511,7 @@ class Prewarm:
         self.timeout = timeout
         self.events = {task_name(t): threading.Event() for t in self.tasks}
         self.results = {}            # name -> (seconds, error or None)
+        self.unmet = []              # tasks whose worker ended well, still cold
         self.waited = {}             # stage -> seconds waited
         self._procs = {}
         self._stop = False
@@ -552,6 +558,9 @@ class Prewarm:
                 ok = p.returncode == 0 and "S2G-WARM-OK" in text
                 self.results[name] = (time.perf_counter() - t1,
                                       None if ok else f"exit {p.returncode}: {text[-600:]}")
+                if ok and cold(json.loads(name), raw=True):     # a probe no worker meets
+                    self.unmet.append(name)
+                    warmup_unmet.remember([name])
                 self.events[name].set()
         for name, p, log, _ in running:
             p.kill()
@@ -583,8 +592,11 @@ class Prewarm:
         parts = [f"{_label(json.loads(n))} {s:.1f} s" + (" FAILED" if err else "")
                  for n, (s, err) in self.results.items()]
         waits = ", ".join(f"{k} {v:.1f} s" for k, v in self.waited.items())
+        unmet = ", ".join(_label(json.loads(n)) for n in self.unmet)
         return (f"compiled ahead in {len(self.tasks)} processes: " + ", ".join(parts)
-                + (f"; stages waited: {waits}" if waits else ""))
+                + (f"; stages waited: {waits}" if waits else "")
+                + (f"; still cold after its worker, not waited for again: {unmet}"
+                   if unmet else ""))
 
 
 def _label(task) -> str:

@@ -504,6 +504,32 @@ def test_close_stops_workers(monkeypatch):
     assert pw.done()
 
 
+def test_a_probe_no_worker_meets_is_not_waited_for_again(tmp_path, monkeypatch):
+    """A task whose worker ends well but whose probe stays cold (a probed function the
+    worker never compiles) is remembered for these sources: later runs neither start it
+    nor say they compile; a failed worker is not; an edit of s2g forgets it."""
+    from s2g import _numba, warmup_unmet
+    from s2g.variants import codegen
+    monkeypatch.setattr(codegen, "_cache_dir", lambda: str(tmp_path))
+    monkeypatch.setattr(_numba, "SOURCES", "stamp-a")
+    monkeypatch.setattr(warmup, "_dispatchers", lambda task: [warmup._Cold()])
+    never, bad = {"kind": "gaf", "x": 1}, {"kind": "gaf", "x": 2}
+    assert warmup.cold(never) and warmup.cold(bad)
+    monkeypatch.setattr(warmup, "_CODE", "import sys; print('S2G-WARM-OK' if "
+                        "sys.argv[1].endswith('1}') else 'no')")
+    pw = warmup.Prewarm([(never, ("gaf",)), (bad, ("align",))], jobs=2)
+    pw.wait("gaf", timeout=60)
+    pw.wait("align", timeout=60)
+    pw.close()
+    assert pw.unmet == [warmup.task_name(never)]
+    assert "still cold after its worker, not waited for again: gaf" in pw.report()
+    assert not warmup.cold(never) and warmup.cold(never, raw=True)
+    assert warmup.cold(bad)                        # its worker failed: tried again
+    assert (tmp_path / "warmup-unmet.json").exists()
+    monkeypatch.setattr(_numba, "SOURCES", "stamp-b")             # s2g edited
+    assert warmup.cold(never) and warmup_unmet.known() == set()
+
+
 def _example(tmp_path, n_reads=6):
     from s2g.simulate import simulate
     gfa, fq, _ = simulate(str(tmp_path / "s"), total_bases=600, n_reads=n_reads, seed=4,
