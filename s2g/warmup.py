@@ -558,10 +558,10 @@ class Prewarm:
                 ok = p.returncode == 0 and "S2G-WARM-OK" in text
                 self.results[name] = (time.perf_counter() - t1,
                                       None if ok else f"exit {p.returncode}: {text[-600:]}")
+                self.events[name].set()          # (its stages go on meanwhile)
                 if ok and cold(json.loads(name), raw=True):     # a probe no worker meets
                     self.unmet.append(name)
                     warmup_unmet.remember([name])
-                self.events[name].set()
         for name, p, log, _ in running:
             p.kill()
             log.close()
