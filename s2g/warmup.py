@@ -223,15 +223,12 @@ def window_kernel_tasks(mode, scoring, read_len):
 
 def warp_form(mode, read_len) -> bool:
     """Whether a seeded GPU run of reads up to ``read_len`` bases traces its windows in the
-    ``fast`` kernel's traceback form (knob ``gpu_tb_warp``, s2g/trace/gpu_warp.py)."""
+    ``fast`` kernel's traceback form (knob ``gpu_tb_warp``; the rows it takes:
+    :func:`s2g.trace.gpu_warp.fits`)."""
     from .config import settings
-    from .dp import LOCAL, SEMIGLOBAL
-    from .variants.fast import windows as fast_windows
-    n = int(max(1, read_len))
+    from .trace.gpu_warp import fits
     return bool(settings().gpu_tb_warp and settings().gpu_window_fast
-                and n <= fast_windows.MAX_ROWS
-                and fast_windows.shape(n)[0] == fast_windows.SHORT_G
-                and int(mode) in (LOCAL, SEMIGLOBAL))
+                and fits([max(1, int(read_len))], mode)[0])
 
 
 def long_kernel_tasks(mode, scoring, read_len, traceback=True):
