@@ -3,8 +3,9 @@
 # device call (carry .whl .devdata/bac2):
 #   bash bench/device_lean.sh "$OUT"
 # 1,000,000 x 150 bp reads on MHC (mhc100k ten times over): a cold run (compiles), a warm
-# one, the first lean run (stores the cubins), then lean and numba.cuda runs interleaved
-# (RUNS pairs, default 2), each run's GAF compared with the warm run's; then
+# one (both numba.cuda: S2G_CONFIG=lean_cuda=0), the first lean run (stores the cubins), then
+# lean and numba.cuda runs interleaved (RUNS pairs, default 2), each run's GAF compared with
+# the warm run's; then
 # bench.driver_launch_probe (a kernel's first result: raw ctypes, s2g's _driver, numba.cuda;
 # alone and beside 0.6 s of main-thread Python) and `pytest -m gpu tests/test_lean.py`.
 # LEAN_TESTS="files" (LEAN_K: a -k expression): those GPU tests with the knob on too
@@ -49,13 +50,13 @@ ref=warm
 [ -n "${FIRST_LEAN:-}" ] && ref=store
 if [ -z "${SKIP_RUNS:-}" ]; then
   if [ -z "${FIRST_LEAN:-}" ]; then
-    run cold X=1
-    run warm X=1
+    run cold S2G_CONFIG=lean_cuda=0
+    run warm S2G_CONFIG=lean_cuda=0
   fi
   ALIGN_TIMEOUT=${STORE_TIMEOUT:-300} run store S2G_CONFIG=lean_cuda=1
   for i in $(seq 1 "${RUNS:-2}"); do
     run "lean$i" S2G_CONFIG=lean_cuda=1
-    run "numba$i" X=1
+    run "numba$i" S2G_CONFIG=lean_cuda=0
   done
   # STAGE_LOG=1: one more lean run with knob stage_log (the first stage calls' times)
   [ -n "${STAGE_LOG:-}" ] && run lean_log S2G_CONFIG=lean_cuda=1,stage_log=1

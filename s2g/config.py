@@ -142,10 +142,11 @@ KNOBS = (
     Knob("blas_probe", False, bool, "compile",
          "the s2g command lets Numba probe for BLAS (it imports scipy.linalg where SciPy is "
          "installed: 0.16-0.39 s of the start-up; s2g's kernels use no BLAS)"),
-    Knob("lean_cuda", False, bool, "run",
+    Knob("lean_cuda", True, bool, "run",
          "GPU runs launch their kernels' stored cubins through the CUDA driver (ctypes) and "
          "never import numba.cuda once every kernel is stored (the first run stores them; "
-         "s2g/variants/_lean.py); off: every launch through numba.cuda"),
+         "s2g/variants/_lean.py; 1.3-1.4 s less a run, docs/performance.md session 70); "
+         "off: every launch through numba.cuda"),
     Knob("cached_seeded_dag", True, bool, "run",
          "a cyclic graph read from its graph cache brings its seeded DAG (no unrolling, no "
          "analysis of its cycles at the start); off: unrolled at each run as before"),

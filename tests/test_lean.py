@@ -85,9 +85,40 @@ def test_store_ignores_a_dispatcher_of_several_signatures(store):
     assert _lean.save("k", d) is None
 
 
+def test_lean_path_is_the_default():
+    from s2g import config
+    assert config._BY_NAME["lean_cuda"].default is True
+
+
+def test_a_stored_cubin_the_driver_refuses_is_stored_again(store, monkeypatch):
+    """A stored entry whose cubin the driver will not load (damaged, written for another
+    driver) is compiled and stored again, not an error."""
+    from s2g.variants import _driver
+    loaded = []
+
+    class FakeKernel:
+        def __init__(self, image, entry, spec):
+            if image == b"bad":
+                raise RuntimeError("CUDA_ERROR_INVALID_IMAGE")
+            loaded.append(image)
+
+    monkeypatch.setattr(_driver, "Kernel", FakeKernel)
+    monkeypatch.setattr(_lean, "_STATE", [True])
+    monkeypatch.setattr(_lean, "_KERNELS", {})
+    _lean.save("k", _fake_dispatcher(image=b"bad"))
+    builds = []
+    k = _lean.kernel("k", lambda: builds.append(1) or _fake_dispatcher(image=b"good"))
+    assert isinstance(k, FakeKernel) and builds == [1] and loaded == [b"good"]
+    assert _lean.load("k")[0] == b"good"                 # the store holds the new one
+    monkeypatch.setattr(_lean, "_KERNELS", {})
+    _lean.kernel("k", lambda: builds.append(2))           # next process: loaded, not built
+    assert builds == [1] and loaded == [b"good", b"good"]
+
+
 def test_off_path_is_numba(monkeypatch):
-    """Knob off (the default) or the simulator: numba.cuda and the factories' own
-    dispatchers."""
+    """Knob off or the simulator: numba.cuda and the factories' own dispatchers."""
+    from s2g import config
+    config.configure(lean_cuda=False)
     monkeypatch.setattr(_lean, "_STATE", [])
     assert not _lean.active()
     built = object()
@@ -97,7 +128,11 @@ def test_off_path_is_numba(monkeypatch):
     monkeypatch.setattr(_lean, "_STATE", [])
     monkeypatch.setenv("S2G_CONFIG", "lean_cuda=1")
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
-    assert not _lean.active()
+    config.reset()
+    assert config.settings().lean_cuda and not _lean.active()
+    monkeypatch.setattr(_lean, "_STATE", [])
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "0")
+    assert _lean.active()                      # knob on, no simulator: the lean path
 
 
 def test_kernel_modules_import_without_numba_cuda():

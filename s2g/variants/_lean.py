@@ -12,7 +12,8 @@ calls s2g makes (``to_device``, ``device_array``, ``pinned_array``, ``synchroniz
 of ``key`` loaded as a :class:`._driver.Kernel`; where the store has none (the first run
 after an install or an edit), ``build()`` compiles or loads it with Numba as before (that
 run imports numba.cuda), its cubin and entry name are stored, and the same lean kernel is
-returned. Off: ``build()``'s dispatcher, as before.
+returned; a stored cubin the driver will not load is replaced the same way. Off:
+``build()``'s dispatcher, as before. On by default (since 2026-12-08).
 
 The store: ``<kernel cache>/cubins/<version>/<key digest>.{cubin,json}``, the version a
 digest of s2g's sources (:data:`s2g._numba.SOURCES`, the stamp its stale-cache check
@@ -196,12 +197,18 @@ def kernel(key: str, build):
     if hit is not None:
         return hit
     got = load(key)
-    if got is None:
+    k = None
+    if got is not None:
+        try:
+            k = _driver.Kernel(got[0], got[1]["entry"], got[1]["spec"])
+        except Exception:               # noqa: BLE001 - a stored entry the driver refuses
+            k = None                    # (damaged, another driver's): stored again below
+    if k is None:
         got = save(key, build())
         if got is None:
             raise RuntimeError(f"lean_cuda: no single compiled signature for {key}")
-    image, meta = got
-    k = _driver.Kernel(image, meta["entry"], meta["spec"])
+        image, meta = got
+        k = _driver.Kernel(image, meta["entry"], meta["spec"])
     with _LOCK:
         return _KERNELS.setdefault(key, k)
 
