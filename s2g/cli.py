@@ -766,6 +766,10 @@ def _run(handler, args) -> int:
         except Exception as exc:  # a bug: one line, full trace only on request
             if _debug():
                 raise
+            if "OUT_OF_MEMORY" in str(exc):     # the CUDA driver's, either launch path
+                print("s2g: error: out of GPU memory; try a smaller --batch-size or "
+                      "--variant simd", file=sys.stderr)
+                return 1
             print(f"s2g: internal error: {type(exc).__name__}: {exc} (set S2G_DEBUG=1 for the "
                   "traceback and please report it)", file=sys.stderr)
             return 3

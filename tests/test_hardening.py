@@ -401,3 +401,25 @@ def test_real_graphs_are_carried_by_the_repository(tmp_path):
             assert (real_data / d / n).read_bytes()[:1] in (b">", b"@", b"S", b"H"), (d, n)
     size = sum(p.stat().st_size for p in carried.rglob("*") if p.is_file())
     assert size < 4_000_000, size
+
+
+def test_gpu_out_of_memory_is_one_error_line(inputs, capsys, monkeypatch):
+    """The CUDA driver's out-of-memory (the lean path's DriverError, numba.cuda's
+    CudaAPIError name it alike): one line with what to try, not an internal error; any
+    other driver error stays an internal error (exit 3)."""
+    from s2g import cli
+    from s2g.variants._driver import DriverError
+
+    def oom(args):
+        raise DriverError("cuMemAlloc failed: CUresult 2 (CUDA_ERROR_OUT_OF_MEMORY)")
+
+    monkeypatch.setattr(cli, "cmd_align", oom)
+    code, _, err = main(capsys, "align", *inputs)
+    one_error(code, err, "out of GPU memory", "--batch-size")
+
+    def other(args):
+        raise DriverError("cuLaunchKernel failed: CUresult 700 (CUDA_ERROR_ILLEGAL_ADDRESS)")
+
+    monkeypatch.setattr(cli, "cmd_align", other)
+    code, _, err = main(capsys, "align", *inputs)
+    assert code == 3 and "internal error" in err[-1] and "ILLEGAL_ADDRESS" in err[-1]

@@ -79,6 +79,28 @@ def test_store_folder_follows_sources_versions_and_device(store, monkeypatch):
     assert _lean.store_dir() is None and _lean.load("k") is None
 
 
+def test_a_new_store_folder_prunes_all_but_the_newest_others(store, monkeypatch):
+    """An edit or upgrade makes a new version folder: the older ones do not pile up (the
+    KEEP_VERSIONS newest stay, this one among them); a folder that exists prunes nothing."""
+    from s2g import _numba
+    root = Path(_lean.store_dir()).parent
+    for k in range(6):                                  # six older versions, oldest first
+        d = root / f"old{k}"
+        d.mkdir(parents=True)
+        (d / "x.cubin").write_bytes(b"x")
+        os.utime(d, (1000 + k, 1000 + k))
+    _lean.save("k", _fake_dispatcher())
+    kept = sorted(p.name for p in root.iterdir())
+    assert kept == sorted(["old3", "old4", "old5", Path(_lean.store_dir()).name])
+    assert _lean.load("k") is not None
+    (root / "old9").mkdir()
+    _lean.save("k2", _fake_dispatcher())                # same folder: nothing pruned
+    assert len(list(root.iterdir())) == 5
+    monkeypatch.setattr(_numba, "SOURCES", "stamp-z")  # an edit: a new folder, pruned again
+    _lean.save("k", _fake_dispatcher())
+    assert len(list(root.iterdir())) == _lean.KEEP_VERSIONS
+
+
 def test_store_ignores_a_dispatcher_of_several_signatures(store):
     d = _fake_dispatcher()
     d.overloads[("other",)] = d.overloads[("sig",)]

@@ -20,7 +20,8 @@ digest of s2g's sources (:data:`s2g._numba.SOURCES`, the stamp its stale-cache c
 takes), Numba's and numba-cuda's versions, the device's compute capability and every
 *compile* knob: an edit, an upgrade or another GPU reads another folder. Written to a
 temporary name, then renamed. A store that cannot be written only means the next run
-compiles (loads from Numba's cache) again.
+compiles (loads from Numba's cache) again. Making a new version folder removes all but the
+:data:`KEEP_VERSIONS` newest (:func:`prune`).
 """
 from __future__ import annotations
 
@@ -171,7 +172,10 @@ def save(key: str, dispatcher) -> tuple | None:
     paths = _paths(key)
     if paths is not None:
         try:
-            os.makedirs(os.path.dirname(paths[0]), exist_ok=True)
+            folder = os.path.dirname(paths[0])
+            if not os.path.isdir(folder):
+                os.makedirs(folder, exist_ok=True)
+                prune(os.path.dirname(folder), folder)
             for path, data in ((paths[0], image), (paths[1], json.dumps(meta).encode())):
                 tmp = f"{path}.{os.getpid()}.{threading.get_ident()}"
                 with open(tmp, "wb") as fh:
@@ -180,6 +184,29 @@ def save(key: str, dispatcher) -> tuple | None:
         except OSError:
             pass
     return image, meta
+
+
+#: store folders kept (this one and the most recently made others: another install's or
+#: GPU's s2g may use them; one of a source edit or an upgrade since is not used again)
+KEEP_VERSIONS = 4
+
+
+def prune(root: str, current: str) -> int:
+    """Removes the store folders under ``root`` but ``current`` and the KEEP_VERSIONS - 1
+    most recently modified others (a new folder is made at each edit or upgrade of s2g,
+    Numba or the driver's GPU); returns how many. A process still reading a removed
+    folder's entries finds none and stores them again: never an error."""
+    import shutil
+    try:
+        others = [e for e in os.scandir(root) if e.is_dir() and e.path != current]
+    except OSError:
+        return 0
+    others.sort(key=lambda e: e.stat().st_mtime, reverse=True)
+    gone = 0
+    for e in others[KEEP_VERSIONS - 1:]:
+        shutil.rmtree(e.path, ignore_errors=True)
+        gone += 1
+    return gone
 
 
 _KERNELS: dict = {}
