@@ -770,8 +770,9 @@ def _run(handler, args) -> int:
                 print("s2g: error: out of GPU memory; try a smaller --batch-size or "
                       "--variant simd", file=sys.stderr)
                 return 1
-            print(f"s2g: internal error: {type(exc).__name__}: {exc} (set S2G_DEBUG=1 for the "
-                  "traceback and please report it)", file=sys.stderr)
+            from .errors import where
+            print(f"s2g: internal error: {type(exc).__name__}: {exc} (at {where(exc)}; set "
+                  "S2G_DEBUG=1 for the traceback and please report it)", file=sys.stderr)
             return 3
     return code
 

@@ -25,3 +25,19 @@ def printable(text: str) -> str:
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def where(exc: BaseException) -> str:
+    """Where ``exc`` was raised, for an internal error's one line: the innermost frame
+    in s2g's own code (``s2g/trace/gpu.py:123 in run``), else the innermost of all;
+    '' without a traceback."""
+    import os
+    import traceback
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ""
+    pkg = os.path.dirname(os.path.abspath(__file__))
+    own = [f for f in frames if os.path.abspath(f.filename).startswith(pkg + os.sep)]
+    f = (own or frames)[-1]
+    name = os.path.relpath(f.filename, os.path.dirname(pkg)) if own else f.filename
+    return f"{name}:{f.lineno} in {f.name}"

@@ -127,11 +127,13 @@ def _stop(pid, grace=None):
 def _import_cuda(args):
     """Knob ``processes_import_cuda``: numba.cuda's modules imported here, before the
     fork, where a GPU variant may run and a CUDA driver is there. Only the import: the
-    driver is started (cuInit) lazily, in each child, as a forked child needs."""
+    driver is started (cuInit) lazily, in each child, as a forked child needs. Not on the
+    lean path (knob ``lean_cuda``): its children launch stored cubins without numba.cuda."""
+    from .variants import _lean
     from .variants.registry import REGISTRY, _no_driver
     info = REGISTRY.get(args.variant)
     if not settings().processes_import_cuda or (info is not None and info.device == "cpu") \
-            or _no_driver():
+            or _no_driver() or _lean.active():
         return
     try:
         import numba.cuda  # noqa: F401

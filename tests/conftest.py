@@ -208,6 +208,17 @@ def _knobs_per_test():
 
 
 @pytest.fixture(autouse=True)
+def _numba_launches_off_the_gpu_tests(request, monkeypatch):
+    """Tests not marked ``gpu`` see numba.cuda's launch path on every host, as in CI (no
+    driver there): on a GPU machine the lean path (knob ``lean_cuda``) would be on in this
+    process; the ones about it set ``_lean._STATE`` themselves."""
+    if request.node.get_closest_marker("gpu") is None:
+        from s2g.variants import _lean
+        monkeypatch.setattr(_lean, "_STATE", [False])
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _gpu_wait_for_compiles(request):
     """A GPU test starts when its module's (or its own, gpu_cases.WARM_BY_TEST) precompile
     tasks are done."""

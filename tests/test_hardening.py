@@ -423,3 +423,13 @@ def test_gpu_out_of_memory_is_one_error_line(inputs, capsys, monkeypatch):
     monkeypatch.setattr(cli, "cmd_align", other)
     code, _, err = main(capsys, "align", *inputs)
     assert code == 3 and "internal error" in err[-1] and "ILLEGAL_ADDRESS" in err[-1]
+    # where it was raised: the innermost frame in s2g's code (here the CLI's call of the
+    # command; this test's own frame is not s2g's)
+    assert f"(at s2g{os.sep}cli.py:" in err[-1] and " in _run; set S2G_DEBUG=1" in err[-1]
+    from s2g.errors import where
+    from s2g import config
+    with pytest.raises(ValueError) as got:
+        config.configure(no_such_knob=1)
+    assert where(got.value).startswith(f"s2g{os.sep}config.py:")
+    assert where(got.value).endswith(" in configure")
+    assert where(ValueError("no traceback")) == ""

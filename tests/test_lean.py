@@ -152,9 +152,17 @@ def test_off_path_is_numba(monkeypatch):
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
     config.reset()
     assert config.settings().lean_cuda and not _lean.active()
+    from s2g.variants import _driver
     monkeypatch.setattr(_lean, "_STATE", [])
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "0")
-    assert _lean.active()                      # knob on, no simulator: the lean path
+    monkeypatch.setattr(_driver, "lib", lambda: object())
+    assert _lean.active()                      # knob on, a driver, no simulator: lean
+
+    def no_driver():
+        raise OSError("libcuda.so.1: cannot open shared object file")
+    monkeypatch.setattr(_driver, "lib", no_driver)
+    monkeypatch.setattr(_lean, "_STATE", [])
+    assert not _lean.active()                  # no driver (CI, a CPU host): numba's path
 
 
 def test_kernel_modules_import_without_numba_cuda():

@@ -131,14 +131,18 @@ def test_part_copy_names_unnamed_reads_across_chunk_ends(tmp_path, monkeypatch):
             unnamed_mark(3, "tok"), "read103").encode()
 
 
-@pytest.mark.parametrize("variant, knob, imported", [
-    ("auto", "1", True), ("simd", "1", False), ("auto", "0", False)])
-def test_cuda_modules_imported_before_the_fork_only_where_a_gpu_may_run(variant, knob, imported):
+@pytest.mark.parametrize("variant, knob, imported, lean", [
+    ("auto", "1", True, False), ("simd", "1", False, False), ("auto", "0", False, False),
+    ("auto", "1", False, True)])
+def test_cuda_modules_imported_before_the_fork_only_where_a_gpu_may_run(variant, knob,
+                                                                         imported, lean):
     """Knob ``processes_import_cuda``: numba.cuda's import (~1 s of each child's start-up
     on the GPU machine, holding its GIL) done once before the fork where a GPU variant may
-    run and a driver is there (the simulator counts as one); not for a CPU variant."""
+    run and a driver is there (the simulator counts as one); not for a CPU variant, nor on
+    the lean path (its children launch without numba.cuda)."""
     code = ("import sys, types; from s2g import processes; "
-            f"processes._import_cuda(types.SimpleNamespace(variant={variant!r})); "
+            + ("from s2g.variants import _lean; _lean._STATE.append(True); " if lean else "")
+            + f"processes._import_cuda(types.SimpleNamespace(variant={variant!r})); "
             "print('numba.cuda' in sys.modules)")
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", S2G_CONFIG=f"processes_import_cuda={knob}",
                PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))

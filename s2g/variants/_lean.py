@@ -39,16 +39,25 @@ _LOCK = threading.Lock()
 
 def active() -> bool:
     """Whether this process launches through the driver (knob ``lean_cuda``; never under
-    the CUDA simulator or a ``NUMBA_CUDA_DRIVER`` of the user's). Decided once."""
+    the CUDA simulator or a ``NUMBA_CUDA_DRIVER`` of the user's, nor where the driver
+    library cannot be loaded: no GPU, nothing to launch). Decided once."""
     if not _STATE:
         with _LOCK:
             if not _STATE:
                 from ..config import settings
                 on = bool(settings().lean_cuda) and \
                     os.environ.get("NUMBA_ENABLE_CUDASIM", "0") in ("", "0") and \
-                    not os.environ.get("NUMBA_CUDA_DRIVER")
+                    not os.environ.get("NUMBA_CUDA_DRIVER") and _driver_loads()
                 _STATE.append(on)
     return _STATE[0]
+
+
+def _driver_loads() -> bool:
+    try:
+        _driver.lib()
+        return True
+    except OSError:
+        return False
 
 
 def api():
