@@ -156,12 +156,50 @@ if NJIT["cache"]:
     name_cache_entries_by_key()
 
 
+#: set while no :func:`start_cpu_target_soon` thread is running
+_TARGET_READY = threading.Event()
+_TARGET_READY.set()
+
+
 def start_cpu_target_soon() -> None:
     """:func:`start_cpu_target` in a thread started now: ``s2g align`` calls it first
     thing, so that it runs beside CUDA's start-up (which waits on the driver, not the GIL)
     and the graph's loading instead of in the first compiled call (in a seeded run the
-    index's bucket table, which the first batch waits for: 0.4-0.9 s)."""
-    threading.Thread(target=start_cpu_target, name="s2g-numba-start", daemon=True).start()
+    index's bucket table, which the first batch waits for: 0.4-0.9 s). Until it ends, a
+    compiled function's first call in any other thread waits for it
+    (:func:`_first_calls_wait`)."""
+    _first_calls_wait()
+    _TARGET_READY.clear()
+
+    def run():
+        try:
+            start_cpu_target()
+        finally:
+            _TARGET_READY.set()
+    threading.Thread(target=run, name="s2g-numba-start", daemon=True).start()
+
+
+def _first_calls_wait() -> None:
+    """Numba types a call's arguments (``typeof``, a ``functools.singledispatch``) outside
+    its compiler lock, and the target's start imports modules that register more types in
+    that dispatcher: a first call in one thread while the start ran in another failed
+    with "RuntimeError: dictionary changed size during iteration" (CI, 2026-12-08, the
+    ``processes`` knob's children, in ``simd.run_tasks``; 5 of 60 such runs here). So
+    ``typeof_pyval``, where a dispatcher's first call (and the native dispatcher's
+    fallback) types its arguments, waits for the start first (at most 60 s)."""
+    from numba.core.dispatcher import _DispatcherBase
+    if getattr(_DispatcherBase, "_s2g_waits", False):
+        return
+    typeof_pyval = _DispatcherBase.typeof_pyval
+
+    def waiting(self, val):
+        if not _TARGET_READY.is_set() and \
+                threading.current_thread().name != "s2g-numba-start":
+            _TARGET_READY.wait(60)
+        return typeof_pyval(self, val)
+
+    _DispatcherBase.typeof_pyval = waiting
+    _DispatcherBase._s2g_waits = True
 
 
 def start_cpu_target() -> None:

@@ -326,3 +326,33 @@ def test_worker_and_cuda_knobs_are_checked(env):
     env(S2G_CONFIG="format_workers=2,cuda_early_bytes=-1")
     s = config.settings()
     assert (s.format_workers, s.cuda_early_bytes) == (2, -1)
+
+
+def test_a_first_compiled_call_waits_for_the_cpu_targets_start():
+    """While ``start_cpu_target_soon``'s thread starts Numba's CPU target (imports that
+    register types in ``typeof``'s singledispatch), a compiled function's first call in
+    another thread waits for it: it typed its arguments beside those imports and failed
+    with "dictionary changed size during iteration" (CI, 2026-12-08)."""
+    import threading
+
+    import numba
+
+    from s2g import _numba
+    _numba._first_calls_wait()
+
+    @numba.njit
+    def plus_one(x):
+        return x + 1
+
+    got = []
+    _numba._TARGET_READY.clear()                  # as while the start thread runs
+    t = threading.Thread(target=lambda: got.append(plus_one(1)), daemon=True)
+    try:
+        t.start()
+        t.join(0.5)
+        assert t.is_alive() and not got           # its first call waits
+    finally:
+        _numba._TARGET_READY.set()
+    t.join(60)
+    assert got == [2]
+    assert plus_one(2) == 3                       # and later calls do not
