@@ -145,7 +145,7 @@ KNOBS = (
     Knob("lean_cuda", True, bool, "run",
          "GPU runs launch their kernels' stored cubins through the CUDA driver (ctypes) and "
          "never import numba.cuda once every kernel is stored (the first run stores them; "
-         "s2g/variants/_lean.py; 1.3-1.4 s less a run, docs/performance.md session 70); "
+         "s2g/variants/_lean.py; 1.0-1.4 s less a run on MHC, docs/performance.md session 70); "
          "off: every launch through numba.cuda"),
     Knob("cached_seeded_dag", True, bool, "run",
          "a cyclic graph read from its graph cache brings its seeded DAG (no unrolling, no "

@@ -210,12 +210,19 @@ def prune(root: str, current: str) -> int:
         others = [e for e in os.scandir(root) if e.is_dir() and e.path != current]
     except OSError:
         return 0
-    others.sort(key=lambda e: e.stat().st_mtime, reverse=True)
+    others.sort(key=_mtime, reverse=True)
     gone = 0
     for e in others[KEEP_VERSIONS - 1:]:
         shutil.rmtree(e.path, ignore_errors=True)
         gone += 1
     return gone
+
+
+def _mtime(entry) -> float:
+    try:
+        return entry.stat().st_mtime
+    except OSError:                         # removed meanwhile (another process's prune)
+        return 0.0
 
 
 _KERNELS: dict = {}
