@@ -156,9 +156,10 @@ if NJIT["cache"]:
     name_cache_entries_by_key()
 
 
-#: set while no :func:`start_cpu_target_soon` thread is running
+#: set while no :func:`start_cpu_target_soon` thread (named _START_THREAD) is running
 _TARGET_READY = threading.Event()
 _TARGET_READY.set()
+_START_THREAD = "s2g-numba-start"
 
 
 def start_cpu_target_soon() -> None:
@@ -176,7 +177,7 @@ def start_cpu_target_soon() -> None:
             start_cpu_target()
         finally:
             _TARGET_READY.set()
-    threading.Thread(target=run, name="s2g-numba-start", daemon=True).start()
+    threading.Thread(target=run, name=_START_THREAD, daemon=True).start()
 
 
 def _first_calls_wait() -> None:
@@ -194,7 +195,7 @@ def _first_calls_wait() -> None:
 
     def waiting(self, val):
         if not _TARGET_READY.is_set() and \
-                threading.current_thread().name != "s2g-numba-start":
+                threading.current_thread().name != _START_THREAD:
             _TARGET_READY.wait(60)
         return typeof_pyval(self, val)
 
